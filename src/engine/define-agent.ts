@@ -1,0 +1,52 @@
+import { ConfigurationError } from '../errors.js';
+import { validateTool } from '../tools/tool.js';
+import type { Agent, AgentDefinition } from './types.js';
+import { checkPositiveInt, checkHooks, checkObject } from './validate.js';
+
+/**
+ * Validates and freezes an agent definition (DESIGN.md §3). Defaults:
+ * `tools: []`, `maxTurns: 20`, sequential tool dispatch.
+ * Throws `ConfigurationError` naming the field (e.g. `agent.tools[1].name`,
+ * `agent.maxTurns`) for anything invalid, and for two tools with one name.
+ *
+ * @example
+ * const agent = defineAgent({ name: 'analyst', instructions: 'You analyse logs.', model, tools: [readLog] });
+ */
+export function defineAgent<C = unknown>(definition: AgentDefinition<C>): Agent<C> {
+  checkObject(definition, 'agent');
+  if (typeof definition.name !== 'string' || definition.name.length === 0)
+    throw new ConfigurationError('agent.name', 'must be a non-empty string');
+  if (typeof definition.instructions !== 'string')
+    throw new ConfigurationError('agent.instructions', 'must be a string');
+  checkProvider(definition.model, 'agent.model');
+  if (definition.fallbackModel !== undefined) checkProvider(definition.fallbackModel, 'agent.fallbackModel');
+  const tools = definition.tools ?? [];
+  if (!Array.isArray(tools)) throw new ConfigurationError('agent.tools', 'must be an array of tools');
+  const names = new Set<string>();
+  tools.forEach((t, i) => {
+    validateTool(t, `agent.tools[${i}]`);
+    if (names.has(t.name)) throw new ConfigurationError(`agent.tools[${i}].name`, `duplicate tool name "${t.name}"`);
+    names.add(t.name);
+  });
+  const maxTurns = definition.maxTurns ?? 20;
+  checkPositiveInt(maxTurns, 'agent.maxTurns');
+  if (definition.parallelToolCalls !== undefined) {
+    checkObject(definition.parallelToolCalls, 'agent.parallelToolCalls');
+    checkPositiveInt(definition.parallelToolCalls.maxConcurrency, 'agent.parallelToolCalls.maxConcurrency');
+  }
+  if (definition.breaker !== undefined) {
+    checkObject(definition.breaker, 'agent.breaker');
+    if (definition.breaker.failureThreshold !== undefined)
+      checkPositiveInt(definition.breaker.failureThreshold, 'agent.breaker.failureThreshold');
+    if (definition.breaker.cooldownMs !== undefined && !(definition.breaker.cooldownMs >= 0))
+      throw new ConfigurationError('agent.breaker.cooldownMs', 'must be a number of ms >= 0');
+  }
+  if (definition.hooks !== undefined) checkHooks(definition.hooks, 'agent.hooks');
+  return Object.freeze({ ...definition, tools: Object.freeze([...tools]), maxTurns });
+}
+
+function checkProvider(model: unknown, field: string): void {
+  const m = model as { id?: unknown; call?: unknown } | null;
+  if (m === null || typeof m !== 'object' || typeof m.id !== 'string' || typeof m.call !== 'function')
+    throw new ConfigurationError(field, 'must be a ModelProvider ({ id: string; call(request) })');
+}

@@ -1,0 +1,74 @@
+import { EMPTY, Observable, concat, concatMap, defer, from, mergeMap, of, type ObservableInput } from 'rxjs';
+import type { ToolCall } from '../items.js';
+import type { Tool } from '../tools/tool.js';
+import { callHooks$ } from './hooks.js';
+import type { RunController, Step } from './run-controller.js';
+import { errorResult, parseArguments, toolCall$ } from './tool-call.js';
+
+interface Runnable {
+  readonly call: ToolCall;
+  readonly tool: Tool;
+  readonly args: unknown;
+}
+
+/**
+ * Runs the tool calls of one model response (DESIGN.md §4 rows 6, 7, 10).
+ * First the batch is prepared, in call order: arguments validated (an
+ * unknown tool or bad arguments become a tool error for the model) and every
+ * `beforeToolCall` hook run (a deny becomes a tool error), all before any
+ * tool starts (guarantee 2). Then the calls run: sequentially, each stage
+ * polling the token first (row 6, phase `between_tools`), or in a pool of
+ * `maxConcurrency` that polls before each start (row 7, `wave_boundary`).
+ * Results enter history in call order; on cancel, finished calls keep their
+ * results and the rest are paired as interrupted in `partial` (row 10).
+ */
+export function dispatch$(rc: RunController<any>, calls: readonly ToolCall[]): Observable<Step> {
+  const runnables: Runnable[] = [];
+  const tools = new Map(rc.agent.tools.map((t) => [t.name, t] as const));
+  const refuse = (call: ToolCall, name: string, message: string): Observable<Step> => {
+    const item = errorResult(call.callId, message);
+    rc.scratch.addResult(item);
+    return of({ type: 'tool_call_failed', callId: call.callId, name: call.name, error: { name, message }, interrupted: false });
+  };
+
+  const prepare$ = from(calls).pipe(
+    concatMap((call): ObservableInput<Step> => {
+      const tool = tools.get(call.name);
+      if (!tool) {
+        const known = [...tools.keys()].join(', ') || 'none';
+        return refuse(call, 'UnknownToolError', `unknown tool "${call.name}"; available tools: ${known}`);
+      }
+      const parsed = parseArguments(tool, call);
+      if (!parsed.ok) return refuse(call, 'InvalidArgumentsError', parsed.message);
+      let denied: string | undefined;
+      const hooks$ = callHooks$([rc.agent.hooks, rc.opts.hooks], 'beforeToolCall', { ...rc.hookContext(), call }, () => (rc.phase = 'hook'));
+      return concat(
+        hooks$.pipe(concatMap((verdict) => {
+          if (denied === undefined && verdict && typeof verdict === 'object' && typeof verdict.deny === 'string') denied = verdict.deny;
+          return EMPTY;
+        })),
+        defer(() => {
+          if (denied !== undefined) return refuse(call, 'ToolCallDenied', `the call was denied: ${denied}`);
+          runnables.push({ call, tool, args: parsed.args });
+          return EMPTY;
+        }),
+      );
+    }),
+  );
+
+  const parallel = rc.agent.parallelToolCalls;
+  const run$ = defer(() =>
+    parallel
+      ? from(runnables).pipe(mergeMap((r) => rc.stage('wave_boundary', () => toolCall$(rc, r.call, r.tool, r.args)), parallel.maxConcurrency))
+      : from(runnables).pipe(concatMap((r) => rc.stage('between_tools', () => toolCall$(rc, r.call, r.tool, r.args)))),
+  );
+
+  return concat(
+    rc.stage('dispatch', () => prepare$),
+    run$,
+    defer(() => {
+      rc.scratch.endBatch();
+      return EMPTY;
+    }),
+  );
+}

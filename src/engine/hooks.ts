@@ -1,0 +1,77 @@
+import { EMPTY, Observable, defaultIfEmpty, from, isObservable, last, of } from 'rxjs';
+import type { HookContext, HookReturn, Hooks } from './types.js';
+
+type AwaitedHook = Exclude<keyof Hooks, 'runEnded'>;
+type HookArg<K extends AwaitedHook> = Parameters<NonNullable<Hooks[K]>>[0];
+type HookValue<K extends AwaitedHook> = ReturnType<NonNullable<Hooks[K]>> extends HookReturn<infer T> ? T : never;
+
+/** A hook threw, rejected or errored: fails the run (DESIGN.md §3 Hooks). */
+export class HookError extends Error {
+  override readonly name = 'HookError';
+  constructor(readonly hook: string, cause: unknown) {
+    super(`hook ${hook} failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+}
+
+/** Turns a value, Promise or Observable into an Observable of its last value (`undefined` when empty). */
+export function toLastValue<T>(value: HookReturn<T>): Observable<T | undefined> {
+  if (isObservable(value)) return value.pipe(defaultIfEmpty(undefined), last());
+  if (value !== null && typeof value === 'object' && typeof (value as PromiseLike<T>).then === 'function')
+    return from(value as PromiseLike<T>);
+  return of(value as T);
+}
+
+/**
+ * Calls hook `name` of each hook set in order (the agent's, then the run's)
+ * and emits the values they return (so `beforeToolCall` can see a deny).
+ * Sync hooks run inline; awaited ones are raced against cancel by the run's
+ * teardown (DESIGN.md §4 row 11). `enter` runs before each hook (it sets
+ * the run's phase to `hook`, so a cancel raised by or during a hook says so).
+ * A throw, rejection or error becomes a {@link HookError}.
+ */
+export function callHooks$<K extends AwaitedHook>(
+  sets: readonly (Hooks<any> | undefined)[],
+  name: K,
+  arg: HookArg<K>,
+  enter: () => void,
+): Observable<HookValue<K> | undefined> {
+  const fns = sets.map((s) => s?.[name]).filter((f): f is NonNullable<Hooks[K]> => typeof f === 'function');
+  if (fns.length === 0) return EMPTY;
+  return new Observable<HookValue<K> | undefined>((subscriber) => {
+    let i = 0;
+    const next = (): void => {
+      while (i < fns.length && !subscriber.closed) {
+        const fn = fns[i++]! as (a: HookArg<K>) => HookReturn<HookValue<K>>;
+        let ret: HookReturn<HookValue<K>>;
+        enter();
+        try {
+          ret = fn(arg);
+        } catch (err) {
+          subscriber.error(new HookError(name, err));
+          return;
+        }
+        if (ret === undefined || ret === null || (typeof ret !== 'object' && typeof ret !== 'function')) {
+          subscriber.next(ret as HookValue<K> | undefined);
+          continue;
+        }
+        if (!isObservable(ret) && typeof (ret as PromiseLike<unknown>).then !== 'function') {
+          subscriber.next(ret as HookValue<K>);
+          continue;
+        }
+        subscriber.add(
+          toLastValue(ret).subscribe({
+            next: (v) => subscriber.next(v),
+            error: (err) => subscriber.error(new HookError(name, err)),
+            complete: next,
+          }),
+        );
+        return;
+      }
+      subscriber.complete();
+    };
+    next();
+  });
+}
+
+/** The shared part of every hook's context. */
+export type BaseHookContext = HookContext<any>;

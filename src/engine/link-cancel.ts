@@ -1,0 +1,35 @@
+import type { Subscription } from 'rxjs';
+import { cancellableTimer } from '../cancel/cancellable-timer.js';
+import type { RunController } from './run-controller.js';
+
+/** The reason a run deadline cancels with (DESIGN.md §4 "Sources of cancel"). */
+export const DEADLINE_REASON = Object.freeze({ type: 'deadline' as const });
+
+/**
+ * Links every cancel source of DESIGN.md §4 to the run's own token, and
+ * merges `steer$` into the mailbox. Everything is added to `links`, which
+ * the run tears down before its terminal event, so a long-lived caller
+ * signal keeps its listener count (guarantee 9). The caller's token is only
+ * ever listened to, never fired (guarantee 8).
+ */
+export function linkCancelSources(rc: RunController<any>, links: Subscription): void {
+  const { cancel$, signal, deadlines, steer$ } = rc.opts;
+  const token = rc.token;
+  if (signal) {
+    if (signal.aborted) token.cancel(signal.reason);
+    else {
+      const onAbort = (): void => token.cancel(signal.reason);
+      signal.addEventListener('abort', onAbort, { once: true });
+      links.add(() => signal.removeEventListener('abort', onAbort));
+    }
+  }
+  if (cancel$ && !token.isCancelled) {
+    links.add(cancel$.subscribe({ next: (reason) => token.cancel(reason), error: () => {} }));
+  }
+  if (deadlines?.runMs !== undefined && !token.isCancelled) {
+    links.add(cancellableTimer(deadlines.runMs, token, rc.scheduler).subscribe(() => token.cancel(DEADLINE_REASON)));
+  }
+  if (steer$) {
+    links.add(steer$.subscribe({ next: (text) => rc.mailbox.push(String(text)), error: () => {} }));
+  }
+}

@@ -1,0 +1,192 @@
+import { Subscription, asapScheduler, defer, asyncScheduler, config, type Observable, type ObservableInput, type SchedulerLike, type Subscriber } from 'rxjs';
+import { CancelSignal } from '../cancel/cancel-signal.js';
+import { stage } from '../cancel/stage.js';
+import { ConcurrentRunError, isConfigurationError, isModelCallError, isTimeoutError, serializeError } from '../errors.js';
+import type { CancelPhase, RunEvent, RunEventDraft, StopReason, TerminalEvent, Undelivered } from '../events.js';
+import { ZERO_USAGE, type Item, type Usage } from '../items.js';
+import { Mailbox, type MailboxToken } from '../mailbox/mailbox.js';
+import type { ModelResponse } from '../model/types.js';
+import type { Session } from '../session/session.js';
+import { toLastValue } from './hooks.js';
+import { ON_COMMITTED, type InternalRunOptions } from './internal.js';
+import { Scratchpad } from './scratchpad.js';
+import { linkCancelSources } from './link-cancel.js';
+import type { Agent, HookContext, RunOptions } from './types.js';
+
+/** How the run loop (`body$`) reports its end to the controller. */
+export type Outcome =
+  | { readonly kind: 'completed'; readonly output: string; readonly response: ModelResponse }
+  | { readonly kind: 'failed'; readonly stopReason: StopReason; readonly error: unknown }
+  | { readonly kind: 'cancelled'; readonly reason: unknown };
+
+/** What the loop emits: event drafts, or its outcome. */
+export type Step = RunEventDraft | { readonly type: '@outcome'; readonly outcome: Outcome };
+
+const busy = new WeakMap<Session, object>();
+const defaultIds = (): string => globalThis.crypto.randomUUID();
+
+/**
+ * One run's state and its terminal logic (DESIGN.md §2, §4). The loop
+ * (`body$`) does the work; the controller owns the run token, stamps events,
+ * and ends the run exactly once on the first of: the loop's outcome, the
+ * token firing (any cancel source, synchronously: guarantee 3), or the
+ * subscriber unsubscribing (the same cancel path, nothing delivered).
+ */
+export class RunController<C = unknown> {
+  readonly runId: string;
+  readonly token: CancelSignal;
+  readonly mailbox: Mailbox;
+  readonly scratch = new Scratchpad();
+  readonly scheduler: SchedulerLike;
+  readonly hopScheduler: SchedulerLike;
+  phase: CancelPhase = 'turn_entry';
+  turn = 0;
+  usage: Usage = ZERO_USAGE;
+  /** The session history loaded at start (never mutated: the run works on `scratch`). */
+  history: readonly Item[] = [];
+  lastResponse: ModelResponse | undefined;
+  /** True once the outcome is decided; later cancels belong to the next run. */
+  decided = false;
+  readonly drained: MailboxToken[] = [];
+  #seq = 0;
+  #ended = false;
+  #unsubscribed = false;
+  #busyError: ConcurrentRunError | undefined;
+  readonly #body = new Subscription();
+  readonly #links = new Subscription();
+  readonly #ids: (kind: 'run' | 'item') => string;
+
+  constructor(
+    readonly agent: Agent<C>,
+    readonly opts: RunOptions<C>,
+    private readonly subscriber: Subscriber<RunEvent>,
+    ownedToken?: CancelSignal,
+  ) {
+    this.#ids = opts.idGenerator ?? defaultIds;
+    this.runId = this.#ids('run');
+    this.scheduler = opts.scheduler ?? asyncScheduler;
+    this.hopScheduler = opts.scheduler ?? asapScheduler;
+    this.token = ownedToken ?? opts.cancel?.child() ?? new CancelSignal();
+    this.mailbox = opts.mailbox ?? new Mailbox({ idGenerator: () => this.#ids('item') });
+  }
+
+  nextId(): string {
+    return this.#ids('item');
+  }
+
+  /** Stamps and delivers one event (nothing once unsubscribed). */
+  emit(draft: RunEventDraft): void {
+    if (this.#unsubscribed || this.decided) return;
+    this.subscriber.next({ ...draft, runId: this.runId, seq: this.#seq++, turn: this.turn, at: this.scheduler.now() } as RunEvent);
+  }
+
+  /** A stage start (DESIGN.md §4 "biased"): one hop, then poll; sets `phase` for the wait. */
+  stage<T>(phase: CancelPhase, start: () => ObservableInput<T>): Observable<T> {
+    return defer(() => {
+      this.phase = phase;
+      return stage(this.token, start, this.hopScheduler);
+    });
+  }
+
+  hookContext(): HookContext<C> {
+    return { runId: this.runId, agent: this.agent.name, turn: this.turn, cancel: this.token, mailbox: this.mailbox, context: this.opts.context as C };
+  }
+
+  /** Starts the run: links cancel sources, emits `run_started`, then subscribes the loop. */
+  start(body: (rc: RunController<C>) => Observable<Step>): void {
+    const { session } = this.opts;
+    if (!this.mailbox.acquire(this)) this.#busyError = new ConcurrentRunError('options.mailbox', 'another run is using this mailbox');
+    else if (session && busy.has(session)) this.#busyError = new ConcurrentRunError('options.session', 'another run is using this session');
+    else if (session) busy.set(session, this);
+    if (!this.#busyError) linkCancelSources(this, this.#links);
+    this.emit({ type: 'run_started', agent: this.agent.name });
+    if (this.#busyError) return this.finish({ kind: 'failed', stopReason: 'configuration_error', error: this.#busyError });
+    // The controller's listener goes first, so the run ends before other listeners react.
+    this.#links.add(this.token.onCancel((reason) => this.finish({ kind: 'cancelled', reason })));
+    if (this.decided) return;
+    this.#body.add(
+      body(this).subscribe({
+        next: (step) => {
+          if (this.decided) return;
+          if (step.type === '@outcome') this.finish(step.outcome);
+          else this.emit(step);
+        },
+        error: (error) => this.finish({ kind: 'failed', stopReason: stopReasonOf(error), error }),
+        complete: () => this.finish({ kind: 'failed', stopReason: 'internal_error', error: new Error('the run loop ended without an outcome') }),
+      }),
+    );
+  }
+
+  /** The subscriber unsubscribed: the same cancel path, with nothing delivered. */
+  teardown(): void {
+    if (this.#ended) return;
+    this.#unsubscribed = true;
+    if (!this.decided) this.token.cancel({ type: 'unsubscribed' });
+  }
+
+  /** Decides the outcome once; a completed run commits its session first (never cancelled). */
+  finish(outcome: Outcome): void {
+    if (this.decided) return;
+    this.decided = true;
+    this.#body.unsubscribe(); // inner cleanup first: tools' signals, model requests (guarantee 11)
+    const { session } = this.opts;
+    if (outcome.kind !== 'completed' || !session) return this.#settle(outcome);
+    toLastValue(session.append(this.scratch.items)).subscribe({
+      error: (error) => this.#settle({ kind: 'failed', stopReason: 'internal_error', error }),
+      complete: () => this.#settle(outcome),
+    });
+  }
+
+  #settle(outcome: Outcome): void {
+    if (this.#ended) return;
+    const { cancel, session } = this.opts;
+    // Re-arm the caller's token that this run saw fire (guarantee 5), before the terminal event.
+    if (outcome.kind === 'cancelled' && cancel?.isCancelled) cancel.reset();
+    if (outcome.kind === 'completed') {
+      this.mailbox.markDelivered(this.drained);
+      (this.opts as InternalRunOptions)[ON_COMMITTED]?.(this.scratch.items);
+    }
+    else this.mailbox.giveBack(this.drained);
+    const undelivered: Undelivered[] = this.mailbox.peek().map((t) => ({ id: t.id, content: t.content }));
+    this.#links.unsubscribe();
+    if (!this.#busyError) {
+      this.mailbox.release(this);
+      if (session && busy.get(session) === this) busy.delete(session);
+    }
+    this.token.dispose();
+    const terminal = this.#terminal(outcome, undelivered);
+    for (const hooks of [this.agent.hooks, this.opts.hooks]) {
+      try {
+        hooks?.runEnded?.({ ...this.hookContext(), outcome: terminal });
+      } catch (err) {
+        reportUnhandled(err);
+      }
+    }
+    this.#ended = true;
+    if (!this.#unsubscribed) this.subscriber.next(terminal);
+    this.subscriber.complete();
+  }
+
+  #terminal(outcome: Outcome, undelivered: Undelivered[]): TerminalEvent {
+    const base = { runId: this.runId, seq: this.#seq, turn: this.turn, at: this.scheduler.now(), undelivered, usage: this.usage };
+    switch (outcome.kind) {
+      case 'completed':
+        return { type: 'run_completed', ...base, output: outcome.output, finishReason: outcome.response.finishReason };
+      case 'cancelled':
+        return { type: 'run_cancelled', ...base, reason: outcome.reason, phase: this.phase, partial: this.scratch.partial(() => this.nextId()) };
+      case 'failed':
+        return { type: 'run_failed', ...base, error: serializeError(outcome.error), stopReason: outcome.stopReason, partial: this.scratch.partial(() => this.nextId()) };
+    }
+  }
+}
+
+function stopReasonOf(error: unknown): StopReason {
+  if (isModelCallError(error) || isTimeoutError(error)) return 'model_error';
+  if (isConfigurationError(error)) return 'configuration_error';
+  return 'internal_error';
+}
+
+function reportUnhandled(err: unknown): void {
+  if (config.onUnhandledError) config.onUnhandledError(err);
+  else setTimeout(() => { throw err; });
+}

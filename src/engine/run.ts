@@ -1,0 +1,42 @@
+import { Observable } from 'rxjs';
+import type { RunEvent } from '../events.js';
+import type { Item } from '../items.js';
+import { OWNED_TOKEN, type InternalRunOptions } from './internal.js';
+import { RunController } from './run-controller.js';
+import { runLoop$ } from './turn.js';
+import type { Agent, RunOptions } from './types.js';
+import { validateRunArgs } from './validate.js';
+
+
+/**
+ * Runs `agent` on `input` as a cold Observable of {@link RunEvent}s
+ * (DESIGN.md §2–§4): each subscription is one run. It emits `run_started`,
+ * the turns' events, then exactly one terminal event (`run_completed`,
+ * `run_cancelled` or `run_failed`) and completes; it never errors.
+ *
+ * Cancel it with `options.cancel` (a CancelSignal: sticky, re-armed by the
+ * run that saw it fire), `options.cancel$`, `options.signal`, by
+ * unsubscribing (the same path, nothing delivered), from a tool or hook
+ * (`ctx.cancel`), or with `options.deadlines.runMs`. `run_cancelled` is
+ * delivered before `cancel()` returns. Note: an aborted AbortSignal cancels
+ * every run it is given, and an emission on a hot `cancel$` before the run
+ * subscribed is not seen; use a CancelSignal for re-armable semantics.
+ *
+ * Throws `ConfigurationError` naming the field for invalid input or options,
+ * before anything runs.
+ *
+ * @example
+ * run(agent, 'Summarise the logs', { cancel, mailbox })
+ *   .subscribe(event => console.log(event.type));
+ */
+export function run<C = unknown>(agent: Agent<C>, input: string | readonly Item[], options: RunOptions<C> = {}): Observable<RunEvent> {
+  const items = validateRunArgs(input, options);
+  const owned = (options as InternalRunOptions)[OWNED_TOKEN];
+  return new Observable<RunEvent>((subscriber) => {
+    const rc = new RunController<C>(agent, options, subscriber, owned);
+    const initial: Item[] = typeof items === 'string' ? [{ type: 'user', id: rc.nextId(), text: items }] : [...items];
+    for (const item of initial) rc.scratch.add(item);
+    rc.start(runLoop$);
+    return () => rc.teardown();
+  });
+}

@@ -1,0 +1,120 @@
+import { EmptyError, Observable, catchError, concat, concatMap, defer, finalize, from, ignoreElements, isObservable, last, map, of, throwError, timeout } from 'rxjs';
+import { z } from 'zod';
+import { TimeoutError, ToolExecutionError, serializeError } from '../errors.js';
+import type { ToolCall, ToolResultItem } from '../items.js';
+import { isZodSchema, type Tool, type ToolContext, type ToolReturn } from '../tools/tool.js';
+import { callHooks$ } from './hooks.js';
+import type { RunController, Step } from './run-controller.js';
+
+/** Why a tool's signal aborts when the run drops it without a cancel (it never does today; kept for safety). */
+const ABANDONED = Object.freeze({ type: 'abandoned' as const });
+
+/** A tool's return as an Observable of its result: the last value; an empty Observable is a tool error. */
+function toolResult$(name: string, callId: string, ret: ToolReturn<unknown>): Observable<unknown> {
+  if (isObservable(ret))
+    return ret.pipe(
+      last(),
+      catchError((err) => throwError(() => (err instanceof EmptyError ? new ToolExecutionError(name, callId, `tool ${name} returned an empty Observable`) : err))),
+    );
+  if (ret !== null && typeof ret === 'object' && typeof (ret as PromiseLike<unknown>).then === 'function') return from(ret as PromiseLike<unknown>);
+  return of(ret);
+}
+
+/** The text the model sees for a tool's value: strings as they are, anything else as JSON. */
+export function outputText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value === undefined) return '';
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+export function errorResult(callId: string, message: string): ToolResultItem {
+  return { type: 'tool_result', callId, output: `Error: ${message}`, isError: true };
+}
+
+/**
+ * Parses and validates a call's arguments (DESIGN.md §6: unusable model
+ * output becomes a tool error, never a crash). Empty arguments mean `{}`.
+ */
+export function parseArguments(tool: Tool, call: ToolCall): { ok: true; args: unknown } | { ok: false; message: string } {
+  let parsed: unknown;
+  try {
+    parsed = call.arguments.trim() === '' ? {} : JSON.parse(call.arguments);
+  } catch (err) {
+    return { ok: false, message: `the arguments of ${tool.name} are not valid JSON (${(err as Error).message}): ${call.arguments.slice(0, 200)}` };
+  }
+  if (isZodSchema(tool.parameters)) {
+    const result = tool.parameters.safeParse(parsed);
+    if (!result.success) return { ok: false, message: `invalid arguments for ${tool.name}:\n${z.prettifyError(result.error)}` };
+    return { ok: true, args: result.data };
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+    return { ok: false, message: `the arguments of ${tool.name} must be a JSON object` };
+  return { ok: true, args: parsed };
+}
+
+/**
+ * One tool call (DESIGN.md §4 row 8): emits `tool_call_started`, runs the
+ * tool with its own AbortController, and records and emits the result, then
+ * runs `afterToolCall`. A cancel tears it down: the tool is abandoned (never
+ * awaited, a late result or rejection ignored) and its `ctx.signal` aborts
+ * with the cancel reason. The per-tool timeout aborts `ctx.signal` with a
+ * `TimeoutError` and becomes a tool error for the model, not a cancel.
+ */
+export function toolCall$(rc: RunController<any>, call: ToolCall, tool: Tool, args: unknown): Observable<Step> {
+  return defer(() => {
+    rc.phase = 'tool_call';
+    const controller = new AbortController();
+    let settled = false;
+    const ctx: ToolContext = {
+      signal: controller.signal,
+      cancel: rc.token,
+      mailbox: rc.mailbox,
+      runId: rc.runId,
+      callId: call.callId,
+      turn: rc.turn,
+      context: rc.opts.context,
+      reportProgress: (progress) => {
+        if (!settled) rc.emit({ type: 'tool_call_progress', callId: call.callId, name: call.name, progress });
+      },
+    };
+    const timeoutMs = tool.timeoutMs ?? rc.opts.deadlines?.toolMs;
+    let value$ = defer(() => toolResult$(tool.name, call.callId, tool.execute(args, ctx)));
+    if (timeoutMs !== undefined)
+      value$ = value$.pipe(
+        timeout({
+          first: timeoutMs,
+          scheduler: rc.scheduler,
+          with: () => {
+            const err = new TimeoutError('tool', timeoutMs, `tool ${tool.name} timed out after ${timeoutMs} ms`);
+            controller.abort(err);
+            return throwError(() => err);
+          },
+        }),
+      );
+    const run$ = value$.pipe(
+      map((value): ToolResultItem => ({ type: 'tool_result', callId: call.callId, output: outputText(value), isError: false })),
+      catchError((err) => of({ ...errorResult(call.callId, err instanceof Error ? err.message : outputText(err)), error: err })),
+      concatMap((result) => {
+        settled = true;
+        const { error, ...item } = result as ToolResultItem & { error?: unknown };
+        rc.scratch.addResult(item);
+        const event: Step = item.isError
+          ? { type: 'tool_call_failed', callId: call.callId, name: call.name, error: serializeError(error), interrupted: false }
+          : { type: 'tool_call_completed', callId: call.callId, name: call.name, output: item.output };
+        const after$ = callHooks$([rc.agent.hooks, rc.opts.hooks], 'afterToolCall', { ...rc.hookContext(), call, result: item }, () => (rc.phase = 'hook'));
+        return concat(of(event), after$.pipe(ignoreElements()));
+      }),
+      finalize(() => {
+        if (!settled) controller.abort(rc.token.isCancelled ? rc.token.reason : ABANDONED);
+      }),
+    );
+    return concat(
+      of<Step>({ type: 'tool_call_started', callId: call.callId, name: call.name, arguments: call.arguments }),
+      defer(() => (rc.decided ? [] : run$)),
+    );
+  });
+}

@@ -1,0 +1,111 @@
+import { EMPTY, Observable, concat, defer, expand, filter, ignoreElements, of } from 'rxjs';
+import { MaxTurnsError } from '../errors.js';
+import { toJsonSchema } from '../tools/tool.js';
+import type { ModelRequest } from '../model/types.js';
+import { dispatch$ } from './dispatch.js';
+import { callHooks$, toLastValue } from './hooks.js';
+import { callModel$ } from './model-call.js';
+import type { RunController, Step } from './run-controller.js';
+
+type LoopStep = Step | { readonly type: '@next_turn' };
+
+/**
+ * The run loop (DESIGN.md §2): load the session (checkpoint 12), then turns,
+ * one after another (`expand` over turn numbers, one turn at a time), until
+ * an outcome. Each turn: entry stage (checkpoint 1) → `turn_started` →
+ * `turnStarted` hook → mailbox drain (`user_message_injected`) →
+ * `beforeModelCall` → model call → tools → `turn_completed`. A final answer
+ * passes one last stage that checks the mailbox: pending steering gets one
+ * more turn (within `maxTurns`), else the run completes (DESIGN.md §5).
+ */
+export function runLoop$(rc: RunController<any>): Observable<Step> {
+  const loaded$ = defer(() => {
+    const { session } = rc.opts;
+    if (!session) return EMPTY;
+    return rc.stage('session_load', () => {
+      const load = toLastValue(session.load());
+      return new Observable<never>((subscriber) =>
+        load.subscribe({ next: (items) => (rc.history = [...(items ?? [])]), error: (e) => subscriber.error(e), complete: () => subscriber.complete() }),
+      );
+    });
+  });
+  const turns$ = turn$(rc, 1).pipe(
+    expand((step) => (step.type === '@next_turn' ? turn$(rc, rc.turn + 1) : EMPTY)),
+    filter((step): step is Step => step.type !== '@next_turn'),
+  );
+  return concat(loaded$, turns$);
+}
+
+function turn$(rc: RunController<any>, n: number): Observable<LoopStep> {
+  const hookSets = [rc.agent.hooks, rc.opts.hooks];
+  const enterHook = (): void => {
+    rc.phase = 'hook';
+  };
+  return concat(
+    rc.stage('turn_entry', () => {
+      rc.turn = n;
+      return of<Step>({ type: 'turn_started' });
+    }),
+    defer(() => callHooks$(hookSets, 'turnStarted', rc.hookContext(), enterHook).pipe(ignoreElements())),
+    defer(() => drain$(rc)),
+    rc.stage('model_request', () => {
+      const request = buildRequest(rc);
+      return concat(
+        callHooks$(hookSets, 'beforeModelCall', { ...rc.hookContext(), request }, enterHook).pipe(ignoreElements()),
+        defer(() => callModel$(rc, request)),
+      );
+    }),
+    defer(() => afterResponse$(rc, n)),
+  );
+}
+
+/** Drains the mailbox into the turn's input (DESIGN.md §5): each item a `user` Item with its token's id. */
+function drain$(rc: RunController<any>): Observable<Step> {
+  return new Observable<Step>((subscriber) => {
+    const tokens = rc.mailbox.take();
+    rc.drained.push(...tokens);
+    for (const token of tokens) {
+      if (subscriber.closed) return;
+      rc.scratch.add({ type: 'user', id: token.id, text: token.content });
+      subscriber.next({ type: 'user_message_injected', id: token.id, content: token.content });
+    }
+    subscriber.complete();
+  });
+}
+
+function buildRequest(rc: RunController<any>): ModelRequest {
+  const timeoutMs = rc.opts.deadlines?.requestMs;
+  return {
+    stream: rc.opts.stream ?? rc.agent.model.stream ?? true,
+    instructions: rc.agent.instructions,
+    items: [...rc.history, ...rc.scratch.items],
+    tools: rc.agent.tools.map((t) => ({ name: t.name, description: t.description, parameters: toJsonSchema(t.parameters) })),
+    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+  };
+}
+
+function afterResponse$(rc: RunController<any>, n: number): Observable<LoopStep> {
+  const response = rc.lastResponse!;
+  const maxTurns = rc.agent.maxTurns;
+  if (response.toolCalls.length > 0) {
+    return concat(
+      dispatch$(rc, response.toolCalls),
+      defer((): Observable<LoopStep> => {
+        const done: Step = { type: 'turn_completed' };
+        if (n >= maxTurns) return of(done, outcome({ kind: 'failed', stopReason: 'max_turns', error: new MaxTurnsError(maxTurns) }));
+        return of(done, { type: '@next_turn' as const });
+      }),
+    );
+  }
+  return concat(
+    of<LoopStep>({ type: 'turn_completed' }),
+    // The outcome decision is a stage too: a cancel in the same tick wins, and a
+    // push during the final answer gets one more turn (DESIGN.md §5).
+    rc.stage('dispatch', (): Observable<LoopStep> => {
+      if (rc.mailbox.size > 0 && n < maxTurns) return of({ type: '@next_turn' as const });
+      return of(outcome({ kind: 'completed', output: response.text, response }));
+    }),
+  );
+}
+
+const outcome = (o: Extract<Step, { type: '@outcome' }>['outcome']): Step => ({ type: '@outcome', outcome: o });

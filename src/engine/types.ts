@@ -1,0 +1,151 @@
+import type { Observable, SchedulerLike } from 'rxjs';
+import type { CancelSignal } from '../cancel/cancel-signal.js';
+import type { FinishReason, RunEvent, TerminalEvent, Undelivered } from '../events.js';
+import type { Item, ToolCall, ToolResultItem, Usage } from '../items.js';
+import type { Mailbox } from '../mailbox/mailbox.js';
+import type { ModelProvider, ModelRequest } from '../model/types.js';
+import type { Session } from '../session/session.js';
+import type { Tool } from '../tools/tool.js';
+
+/** A hook may return nothing, a value, a Promise or an Observable (its last value counts). Awaited ones race the cancel (DESIGN.md §4 row 11). */
+export type HookReturn<T> = T | PromiseLike<T> | Observable<T>;
+
+/** What every hook receives. `cancel` is a token the run owns; `mailbox` is the run's mailbox. */
+export interface HookContext<C = unknown> {
+  readonly runId: string;
+  readonly agent: string;
+  readonly turn: number;
+  readonly cancel: CancelSignal;
+  readonly mailbox: Mailbox;
+  readonly context: C;
+}
+
+/**
+ * Lifecycle hooks (DESIGN.md §3). A throwing (or rejecting, or erroring)
+ * hook fails the run with `run_failed`, except `runEnded`, whose error is
+ * reported as unhandled and changes nothing.
+ * - `turnStarted`: before the turn's mailbox drain (a push from it lands in this turn).
+ * - `beforeModelCall`: before each model request, with the request.
+ * - `beforeToolCall`: before each tool call; `{ deny: reason }` skips the call and the model gets a tool error. All of a batch's `beforeToolCall` hooks run before any of its tools starts.
+ * - `afterToolCall`: after each call, with its result Item.
+ * - `runEnded`: synchronous, exactly once per run on every outcome (unsubscribe included), after inner cleanup started and before the terminal event, which it receives.
+ */
+export interface Hooks<C = unknown> {
+  turnStarted?(ctx: HookContext<C>): HookReturn<void>;
+  beforeModelCall?(ctx: HookContext<C> & { readonly request: ModelRequest }): HookReturn<void>;
+  beforeToolCall?(ctx: HookContext<C> & { readonly call: ToolCall }): HookReturn<void | { readonly deny: string }>;
+  afterToolCall?(ctx: HookContext<C> & { readonly call: ToolCall; readonly result: ToolResultItem }): HookReturn<void>;
+  runEnded?(ctx: HookContext<C> & { readonly outcome: TerminalEvent }): void;
+}
+
+/** Retry of transient model errors (DESIGN.md §6): exponential backoff with full jitter, capped; `retry-after` honoured. */
+export interface RetryOptions {
+  /** Retries after the first attempt. Default 2. */
+  readonly maxRetries?: number;
+  /** The first backoff ceiling in ms. Default 500. */
+  readonly initialDelayMs?: number;
+  /** The cap of any backoff in ms (a `retry-after` above it is capped too). Default 8000. */
+  readonly maxDelayMs?: number;
+  /** Growth factor per attempt. Default 2. */
+  readonly multiplier?: number;
+}
+
+/** Deadlines in ms (DESIGN.md §6); each is off when absent. */
+export interface Deadlines {
+  /** From request start to the model's first event. A retryable model error. */
+  readonly firstEventMs?: number;
+  /** Longest silence between two stream events (one timer, not one per chunk). A retryable model error. */
+  readonly idleMs?: number;
+  /** A whole model request. A retryable model error. */
+  readonly requestMs?: number;
+  /** Default per tool call (a tool's own `timeoutMs` wins). A tool error for the model, not a cancel. */
+  readonly toolMs?: number;
+  /** The whole run: a cancel with reason `{ type: 'deadline' }`. */
+  readonly runMs?: number;
+}
+
+/** The fallback circuit breaker (DESIGN.md §6). One breaker per provider instance. */
+export interface BreakerOptions {
+  /** Consecutive failures that open the breaker. Default 3. */
+  readonly failureThreshold?: number;
+  /** How long it stays open before a half-open probe, in ms. Default 30 000. */
+  readonly cooldownMs?: number;
+}
+
+/** What {@link defineAgent} takes. */
+export interface AgentDefinition<C = unknown> {
+  readonly name: string;
+  /** The system instructions. */
+  readonly instructions: string;
+  readonly model: ModelProvider;
+  readonly fallbackModel?: ModelProvider;
+  readonly breaker?: BreakerOptions;
+  readonly tools?: readonly Tool<any, any, C>[];
+  /** Turns before `run_failed` with `stopReason: 'max_turns'`. Default 20. */
+  readonly maxTurns?: number;
+  /** loopctl's dispatch concurrency (not OpenAI's `parallel_tool_calls`). Default: sequential. */
+  readonly parallelToolCalls?: { readonly maxConcurrency: number };
+  readonly hooks?: Hooks<C>;
+}
+
+/** A validated, frozen agent. */
+export interface Agent<C = unknown> extends AgentDefinition<C> {
+  readonly tools: readonly Tool<any, any, C>[];
+  readonly maxTurns: number;
+}
+
+/**
+ * Options of `run()` and `start()` (DESIGN.md §3). Invalid ones throw a
+ * `ConfigurationError` naming the field before anything runs.
+ * Cancel sources: `cancel` (sticky and re-armable), `cancel$` (a hot
+ * emission before the run subscribed is not seen), `signal` (an aborted
+ * AbortSignal cancels every run it is given).
+ */
+export interface RunOptions<C = unknown> {
+  readonly cancel?: CancelSignal;
+  readonly cancel$?: Observable<unknown>;
+  readonly signal?: AbortSignal;
+  readonly mailbox?: Mailbox;
+  /** Merged into the mailbox while the run lives. */
+  readonly steer$?: Observable<string>;
+  readonly session?: Session;
+  /** Run-level hooks, called after the agent's own. */
+  readonly hooks?: Hooks<C>;
+  /** Retry policy, or `false` for none. */
+  readonly retry?: RetryOptions | false;
+  readonly deadlines?: Deadlines;
+  /** Streams or not; overrides the provider's own default. */
+  readonly stream?: boolean;
+  /** User data for tools and hooks (`ctx.context`). */
+  readonly context?: C;
+  /** Time source for timers, deadlines, backoff and `at`. Default: asyncScheduler (timers) and asapScheduler (stage hops). */
+  readonly scheduler?: SchedulerLike;
+  /** Id source for the run and its items. Default: `crypto.randomUUID()`. */
+  readonly idGenerator?: (kind: 'run' | 'item') => string;
+  /** Random source in [0, 1) for backoff jitter. Default `Math.random`. */
+  readonly random?: () => number;
+}
+
+/** What a completed run resolves `handle.result` with. `items` are the run's new Items (what it committed). */
+export interface RunResult {
+  readonly runId: string;
+  readonly output: string;
+  readonly finishReason: FinishReason;
+  readonly usage: Usage;
+  readonly items: readonly Item[];
+  readonly undelivered: readonly Undelivered[];
+}
+
+/**
+ * A hot run (`start()`): it began at once. `events$` replays the run's events
+ * so far to each subscriber; `cancel(reason)` fires a token the run owns;
+ * `result` resolves with the {@link RunResult} or rejects with
+ * `RunCancelledError` / `RunFailedError`.
+ */
+export interface RunHandle {
+  readonly runId: string;
+  readonly events$: Observable<RunEvent>;
+  readonly mailbox: Mailbox;
+  readonly result: Promise<RunResult>;
+  cancel(reason?: unknown): void;
+}

@@ -1,0 +1,202 @@
+import type { CancelPhase, StopReason } from './events.js';
+import type { Item, Usage } from './items.js';
+
+/**
+ * Error classes (DESIGN.md §8): one base class with `cause`, a few subclasses
+ * grouped by cause, and an `isX()` guard each. Cancellation is recognised by
+ * which token fired, never by an error's `name` (a timeout is not a cancel).
+ */
+export class LoopctlError extends Error {
+  override readonly name: string = 'LoopctlError';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/** Invalid options or agent definition; `field` names the offending field (e.g. `options.maxTurns`). */
+export class ConfigurationError extends LoopctlError {
+  override readonly name: string = 'ConfigurationError';
+  constructor(readonly field: string, message: string, options?: { cause?: unknown }) {
+    super(`${field}: ${message}`, options);
+  }
+}
+
+/**
+ * A second run started on a mailbox or session that another run is using
+ * (DESIGN.md §3: one active run per mailbox and per session). Reported as
+ * `run_failed` with `stopReason: 'configuration_error'`.
+ */
+export class ConcurrentRunError extends ConfigurationError {
+  override readonly name: string = 'ConcurrentRunError';
+}
+
+/**
+ * A model request failed. `status` is the HTTP status when there was one;
+ * `retryable` is the adapter's classification (408/409/429/5xx, connection
+ * reset, stream idle timeout: DESIGN.md §6); `retryAfterMs` comes from
+ * `retry-after-ms` / `retry-after`; `code` is the provider's error code.
+ * `streamStarted` is true when the failure came after the first stream event
+ * (the engine may rescue such a stream once, DESIGN.md §4 row 5).
+ */
+export class ModelCallError extends LoopctlError {
+  override readonly name: string = 'ModelCallError';
+  readonly status: number | undefined;
+  readonly retryable: boolean;
+  readonly retryAfterMs: number | undefined;
+  readonly code: string | undefined;
+  readonly streamStarted: boolean;
+  constructor(
+    message: string,
+    init: {
+      status?: number;
+      retryable?: boolean;
+      retryAfterMs?: number;
+      code?: string;
+      streamStarted?: boolean;
+      cause?: unknown;
+    } = {},
+  ) {
+    super(message, { cause: init.cause });
+    this.status = init.status;
+    this.retryable = init.retryable ?? false;
+    this.retryAfterMs = init.retryAfterMs;
+    this.code = init.code;
+    this.streamStarted = init.streamStarted ?? false;
+  }
+}
+
+/** Model output the engine cannot use at the run level (e.g. a response with neither text nor tool calls nor finish reason). */
+export class ModelOutputError extends LoopctlError {
+  override readonly name: string = 'ModelOutputError';
+}
+
+/** A tool threw or its Observable ended empty; fed back to the model as a tool error. */
+export class ToolExecutionError extends LoopctlError {
+  override readonly name: string = 'ToolExecutionError';
+  constructor(readonly toolName: string, readonly callId: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+/** Which deadline of DESIGN.md §6 expired. */
+export type TimeoutKind = 'first_event' | 'idle' | 'request' | 'tool' | 'run';
+
+/** A deadline expired after `timeoutMs` ms. Not a cancel (guarantee 4), except the run deadline, which cancels with reason `{ type: 'deadline' }`. */
+export class TimeoutError extends LoopctlError {
+  override readonly name: string = 'TimeoutError';
+  constructor(readonly kind: TimeoutKind, readonly timeoutMs: number, message?: string) {
+    super(message ?? `${kind} deadline of ${timeoutMs} ms expired`);
+  }
+}
+
+/** The run reached `maxTurns` turns without a final answer (`stopReason: 'max_turns'`). */
+export class MaxTurnsError extends LoopctlError {
+  override readonly name: string = 'MaxTurnsError';
+  constructor(readonly maxTurns: number) {
+    super(`the run reached maxTurns (${maxTurns}) without a final answer`);
+  }
+}
+
+/** What a run that did not complete leaves behind (carried by both terminal errors). */
+export interface RunRemains {
+  readonly runId: string;
+  readonly partial: readonly Item[];
+  readonly undelivered: readonly { readonly id: string; readonly content: string }[];
+  readonly usage: Usage;
+}
+
+/** `handle.result` rejects with this when the run ended `run_cancelled`; `reason` is kept exactly as given. */
+export class RunCancelledError extends LoopctlError implements RunRemains {
+  override readonly name: string = 'RunCancelledError';
+  readonly runId: string;
+  readonly reason: unknown;
+  readonly phase: CancelPhase;
+  readonly partial: readonly Item[];
+  readonly undelivered: readonly { readonly id: string; readonly content: string }[];
+  readonly usage: Usage;
+  constructor(init: RunRemains & { reason: unknown; phase: CancelPhase }) {
+    super(`run cancelled at ${init.phase}: ${describeReason(init.reason)}`);
+    this.runId = init.runId;
+    this.reason = init.reason;
+    this.phase = init.phase;
+    this.partial = init.partial;
+    this.undelivered = init.undelivered;
+    this.usage = init.usage;
+  }
+}
+
+/** `handle.result` rejects with this when the run ended `run_failed`; `cause` is the original error. */
+export class RunFailedError extends LoopctlError implements RunRemains {
+  override readonly name: string = 'RunFailedError';
+  readonly runId: string;
+  readonly stopReason: StopReason;
+  readonly error: SerializedError;
+  readonly partial: readonly Item[];
+  readonly undelivered: readonly { readonly id: string; readonly content: string }[];
+  readonly usage: Usage;
+  constructor(init: RunRemains & { stopReason: StopReason; error: SerializedError; cause?: unknown }) {
+    super(`run failed (${init.stopReason}): ${init.error.message}`, { cause: init.cause });
+    this.runId = init.runId;
+    this.stopReason = init.stopReason;
+    this.error = init.error;
+    this.partial = init.partial;
+    this.undelivered = init.undelivered;
+    this.usage = init.usage;
+  }
+}
+
+/** An error as a plain serialisable object, as carried by `run_failed.error`. */
+export interface SerializedError {
+  readonly name: string;
+  readonly message: string;
+  readonly [field: string]: unknown;
+}
+
+const OWN_FIELDS = ['field', 'status', 'retryable', 'retryAfterMs', 'code', 'kind', 'timeoutMs', 'maxTurns', 'toolName', 'callId'] as const;
+
+/** Turns any thrown value into a {@link SerializedError} (name, message and the known typed fields). */
+export function serializeError(error: unknown): SerializedError {
+  if (error instanceof Error) {
+    const out: Record<string, unknown> = { name: error.name, message: error.message };
+    for (const key of OWN_FIELDS) {
+      const value = (error as unknown as Record<string, unknown>)[key];
+      if (value !== undefined) out[key] = value;
+    }
+    return out as SerializedError;
+  }
+  return { name: 'Error', message: describeReason(error) };
+}
+
+function describeReason(reason: unknown): string {
+  if (typeof reason === 'string') return reason;
+  if (reason instanceof Error) return reason.message;
+  try {
+    return JSON.stringify(reason) ?? String(reason);
+  } catch {
+    return String(reason);
+  }
+}
+
+/** @returns true when `e` is a {@link LoopctlError}. */
+export const isLoopctlError = (e: unknown): e is LoopctlError => e instanceof LoopctlError;
+/** @returns true when `e` is a {@link ConfigurationError} (including {@link ConcurrentRunError}). */
+export const isConfigurationError = (e: unknown): e is ConfigurationError => e instanceof ConfigurationError;
+/** @returns true when `e` is a {@link ConcurrentRunError}. */
+export const isConcurrentRunError = (e: unknown): e is ConcurrentRunError => e instanceof ConcurrentRunError;
+/** @returns true when `e` is a {@link ModelCallError}. */
+export const isModelCallError = (e: unknown): e is ModelCallError => e instanceof ModelCallError;
+/** @returns true when `e` is a {@link ModelOutputError}. */
+export const isModelOutputError = (e: unknown): e is ModelOutputError => e instanceof ModelOutputError;
+/** @returns true when `e` is a {@link ToolExecutionError}. */
+export const isToolExecutionError = (e: unknown): e is ToolExecutionError => e instanceof ToolExecutionError;
+/** @returns true when `e` is a {@link TimeoutError}. */
+export const isTimeoutError = (e: unknown): e is TimeoutError => e instanceof TimeoutError;
+/** @returns true when `e` is a {@link MaxTurnsError}. */
+export const isMaxTurnsError = (e: unknown): e is MaxTurnsError => e instanceof MaxTurnsError;
+/** @returns true when `e` is a {@link RunFailedError}. */
+export const isRunFailedError = (e: unknown): e is RunFailedError => e instanceof RunFailedError;
+/**
+ * @returns true when `e` reports a cancelled run ({@link RunCancelledError}).
+ * Decided by identity, never by `name`: a {@link TimeoutError} is not a cancellation (DESIGN.md §4 guarantee 4).
+ */
+export const isCancellation = (e: unknown): e is RunCancelledError => e instanceof RunCancelledError;

@@ -1,0 +1,24 @@
+/**
+ * loopctl: LLM agent loops as RxJS Observables, with cooperative cancellation
+ * that lands at a clean boundary and live steering through a mailbox.
+ * This is the isomorphic core (no `node:*` imports). See DESIGN.md §3.
+ */
+export { CancelSignal, DEFAULT_CANCEL_REASON, type CancelListener } from './cancel/cancel-signal.js';
+export { takeUntilCancelled, untilCancelled, cancellableTimer, stage, hopThenPoll } from './cancel/operators.js';
+export { Mailbox, type MailboxToken, type MailboxOptions } from './mailbox/mailbox.js';
+export * from './items.js';
+export * from './events.js';
+export * from './errors.js';
+export type { ModelProvider, ModelRequest, ModelResponse, ModelEvent, ToolSpec, JsonSchema } from './model/types.js';
+export { tool, toJsonSchema, type Tool, type ToolContext, type ToolReturn } from './tools/tool.js';
+export type { Session, MaybeAsync } from './session/session.js';
+export { MemorySession } from './session/memory-session.js';
+export { commitPartial } from './session/commit-partial.js';
+export { defineAgent } from './engine/define-agent.js';
+export { run } from './engine/run.js';
+export { start } from './engine/start.js';
+export { DEADLINE_REASON } from './engine/link-cancel.js';
+export type {
+  Agent, AgentDefinition, Hooks, HookContext, HookReturn, RunOptions, RunResult, RunHandle,
+  RetryOptions, Deadlines, BreakerOptions,
+} from './engine/types.js';

@@ -1,0 +1,2 @@
+export { Mailbox } from './mailbox.js';
+export type { MailboxToken, MailboxOptions } from './mailbox.js';

@@ -1,0 +1,13 @@
+/**
+ * The OpenAI wire adapters (DESIGN.md §3 `ModelProvider`): `openaiChat` for
+ * Chat Completions, `openaiResponses` for the Responses API, plus the pure
+ * conversions and the error classification they use.
+ */
+export { openaiChat, type OpenAIChatOptions } from './chat.js';
+export { openaiResponses, type OpenAIResponsesOptions } from './responses.js';
+export { DEFAULT_TIMEOUT_MS, SDK_TIMEOUT_MARGIN_MS, type OpenAIProviderOptions } from './provider.js';
+export { toChatMessages, toChatTools, type ChatMessage, type ChatTool } from './chat-messages.js';
+export { ChatStreamAccumulator, chatCompletionToResponse, mapChatFinishReason, mapChatUsage } from './chat-stream.js';
+export { toResponsesInput, toResponsesTools, responseToModelResponse, mapResponsesUsage } from './responses-items.js';
+export { ResponsesStreamAccumulator } from './responses-stream.js';
+export { toModelCallError, retryAfterMs, SERVER_ERROR_CODES } from './errors.js';

@@ -1,0 +1,172 @@
+import OpenAI from 'openai';
+import { Observable } from 'rxjs';
+import { ConfigurationError } from '../../errors.js';
+import type { ModelEvent, ModelRequest, ModelResponse } from '../types.js';
+import { toModelCallError } from './errors.js';
+
+/** Options of `openaiChat` and `openaiResponses`. */
+export interface OpenAIProviderOptions {
+  /** Model name sent on the wire, e.g. `gpt-4o-mini`; also names the provider (`openai:<model>`). */
+  readonly model: string;
+  /** A configured client. loopctl still passes `maxRetries: 0`, `timeout` and its own `signal` per request (DESIGN.md §9). */
+  readonly client?: OpenAI;
+  /** API key when no `client` is given; defaults to `OPENAI_API_KEY` (local servers accept any non-empty key). */
+  readonly apiKey?: string;
+  /** Base URL when no `client` is given, e.g. `http://127.0.0.1:11434/v1`; defaults to the SDK's (`OPENAI_BASE_URL` or api.openai.com). */
+  readonly baseURL?: string;
+  /** The provider's default for `ModelRequest.stream` (the engine's `RunOptions.stream` overrides it). Default true. */
+  readonly stream?: boolean;
+  /** The SDK's per-request timeout in ms (connect + response headers) when the request carries no `timeoutMs`. Default 600 000. */
+  readonly timeoutMs?: number;
+  /** Extra body fields (e.g. `temperature`, `parallel_tool_calls`); they cannot override model, input/messages, tools or stream. */
+  readonly request?: Readonly<Record<string, unknown>>;
+}
+
+/** The SDK timeout used when neither the request nor the options give one (the SDK's own default), in ms. */
+export const DEFAULT_TIMEOUT_MS = 600_000;
+/** Added to `ModelRequest.timeoutMs` so the engine's request deadline always fires before the SDK's timer (DESIGN.md §9), in ms. */
+export const SDK_TIMEOUT_MARGIN_MS = 1_000;
+
+/** Per-request options passed to every SDK call. */
+export interface SdkRequestOptions {
+  readonly signal: AbortSignal;
+  readonly maxRetries: 0;
+  readonly timeout: number;
+}
+
+/**
+ * Validates the options and returns a lazy client getter. Without `client`,
+ * the key is checked HERE (construction), not at call time: no `apiKey` and
+ * no `OPENAI_API_KEY` throws `ConfigurationError` naming `apiKey`. The client
+ * (`maxRetries: 0`, `dangerouslyAllowBrowser: true`: the core is isomorphic)
+ * is built on the first call. @throws ConfigurationError (`model`, `timeoutMs`, `apiKey`).
+ */
+export function clientFactory(options: OpenAIProviderOptions): () => OpenAI {
+  if (typeof options.model !== 'string' || options.model === '') {
+    throw new ConfigurationError('model', 'must be a non-empty string');
+  }
+  if (options.timeoutMs !== undefined && !(Number.isFinite(options.timeoutMs) && options.timeoutMs > 0)) {
+    throw new ConfigurationError('timeoutMs', 'must be a positive number of milliseconds');
+  }
+  const given = options.client;
+  if (given) return () => given;
+  const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env;
+  const apiKey = options.apiKey ?? env?.['OPENAI_API_KEY'];
+  if (!apiKey) throw new ConfigurationError('apiKey', 'no API key: pass apiKey or client, or set OPENAI_API_KEY');
+  let client: OpenAI | undefined;
+  return () => (client ??= new OpenAI({ apiKey, baseURL: options.baseURL, maxRetries: 0, dangerouslyAllowBrowser: true }));
+}
+
+/**
+ * The SDK timeout of one request, in ms: `request.timeoutMs + SDK_TIMEOUT_MARGIN_MS`
+ * when the engine sets a deadline, else `options.timeoutMs`, else 600 000.
+ */
+export function requestTimeout(options: OpenAIProviderOptions, request: ModelRequest): number {
+  if (request.timeoutMs !== undefined) return request.timeoutMs + SDK_TIMEOUT_MARGIN_MS;
+  return options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+}
+
+/** Reads a stream chunk by chunk; `finish` returns the final response or throws. */
+export interface StreamReducer<C> {
+  push(chunk: C): readonly ModelEvent[];
+  finish(): ModelResponse;
+}
+
+/**
+ * A cold Observable over one streamed SDK call. Each subscription creates its
+ * OWN `AbortController` (the SDK never removes the listener it adds to the
+ * signal: DESIGN.md §9), calls `send({ signal, maxRetries: 0, timeout })`,
+ * iterates the SDK stream, emits the reducer's deltas, then one `response`,
+ * then completes. Unsubscribing aborts the controller (the socket closes) and
+ * calls `iterator.return()`; nothing is emitted after it and the abort error
+ * is swallowed. Failures error with `ModelCallError` (`streamStarted` is true
+ * once a chunk was read).
+ */
+export function streamCall<C>(
+  timeout: number,
+  send: (options: SdkRequestOptions) => PromiseLike<AsyncIterable<C>>,
+  reducer: () => StreamReducer<C>,
+): Observable<ModelEvent> {
+  return bridge(timeout, async (ctx, options) => {
+    const stream = await send(options);
+    const iterator = stream[Symbol.asyncIterator]();
+    if (ctx.closed) {
+      void iterator.return?.()?.catch(() => undefined);
+      return undefined;
+    }
+    ctx.iterator = iterator;
+    const state = reducer();
+    for (;;) {
+      const next = await iterator.next();
+      if (ctx.closed) return undefined;
+      if (next.done) break;
+      const events = state.push(next.value);
+      ctx.started = true;
+      for (const event of events) if (!ctx.emit(event)) return undefined;
+    }
+    return state.finish();
+  });
+}
+
+/**
+ * A cold Observable over one non-streamed SDK call: sends it with its own
+ * `AbortController`, emits one `response` (no deltas) and completes.
+ * Unsubscribing aborts the request (the socket closes). Errors: `ModelCallError`.
+ */
+export function singleCall<R>(
+  timeout: number,
+  send: (options: SdkRequestOptions) => PromiseLike<R>,
+  toResponse: (result: R) => ModelResponse,
+): Observable<ModelEvent> {
+  return bridge(timeout, async (ctx, options) => {
+    const result = await send(options);
+    return ctx.closed ? undefined : toResponse(result);
+  });
+}
+
+interface BridgeContext {
+  closed: boolean;
+  started: boolean;
+  iterator: AsyncIterator<unknown> | undefined;
+  emit(event: ModelEvent): boolean;
+}
+
+function bridge(
+  timeout: number,
+  body: (ctx: BridgeContext, options: SdkRequestOptions) => Promise<ModelResponse | undefined>,
+): Observable<ModelEvent> {
+  return new Observable<ModelEvent>((subscriber) => {
+    const controller = new AbortController();
+    let succeeded = false;
+    const ctx: BridgeContext = {
+      closed: false,
+      started: false,
+      iterator: undefined,
+      emit(event) {
+        if (!ctx.closed) subscriber.next(event);
+        return !ctx.closed;
+      },
+    };
+    Promise.resolve()
+      .then(() => (ctx.closed ? undefined : body(ctx, { signal: controller.signal, maxRetries: 0, timeout })))
+      .then(
+        (response) => {
+          if (ctx.closed || !response) return;
+          succeeded = true;
+          subscriber.next({ type: 'response', response });
+          subscriber.complete();
+        },
+        (error: unknown) => {
+          if (ctx.closed) return; // our own abort (unsubscribe) never surfaces
+          subscriber.error(toModelCallError(error, { streamStarted: ctx.started }));
+        },
+      );
+    return () => {
+      ctx.closed = true;
+      if (!succeeded) controller.abort();
+      const iterator = ctx.iterator;
+      ctx.iterator = undefined;
+      if (iterator?.return) iterator.return().catch(() => undefined);
+    };
+  });
+}

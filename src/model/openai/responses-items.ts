@@ -1,0 +1,139 @@
+import { APIError } from 'openai';
+import type OpenAI from 'openai';
+import type { FinishReason } from '../../events.js';
+import type { Item, ToolCall, Usage } from '../../items.js';
+import type { ModelResponse, ToolSpec } from '../types.js';
+import { buildResponse } from './chat-stream.js';
+
+/** A Responses API input item (`openai` 6.x `ResponseInputItem`). */
+export type ResponsesInputItem = OpenAI.Responses.ResponseInputItem;
+/** A Responses API function tool (`openai` 6.x `FunctionTool`). */
+export type ResponsesTool = OpenAI.Responses.FunctionTool;
+/** A Responses API response object (final, or inside `response.completed`). */
+export type ResponsesResponse = OpenAI.Responses.Response;
+
+/**
+ * Converts a provider-neutral history into Responses API `input` items
+ * (instructions go in the request's top-level `instructions`, not here):
+ *
+ * - `user` → `{ type: 'message', role: 'user', content }`;
+ * - `assistant` → `{ type: 'message', role: 'assistant', content }` when it
+ *   has text, then one `{ type: 'function_call', call_id, name, arguments }`
+ *   per tool call;
+ * - `tool_result` → `{ type: 'function_call_output', call_id, output }`.
+ *
+ * Pure; never throws.
+ */
+export function toResponsesInput(items: readonly Item[]): ResponsesInputItem[] {
+  const input: ResponsesInputItem[] = [];
+  for (const item of items) {
+    switch (item.type) {
+      case 'user':
+        input.push({ type: 'message', role: 'user', content: item.text });
+        break;
+      case 'assistant':
+        if (item.text !== '') input.push({ type: 'message', role: 'assistant', content: item.text });
+        for (const call of item.toolCalls) {
+          input.push({ type: 'function_call', call_id: call.callId, name: call.name, arguments: call.arguments });
+        }
+        break;
+      case 'tool_result':
+        input.push({ type: 'function_call_output', call_id: item.callId, output: item.output });
+        break;
+    }
+  }
+  return input;
+}
+
+/**
+ * Converts tool specs to Responses function tools:
+ * `{ type: 'function', name, description, parameters, strict: false }`.
+ * `strict` is sent as false because the Responses API otherwise applies strict
+ * schemas, which plain zod / MCP schemas do not satisfy (Chat parity).
+ */
+export function toResponsesTools(tools: readonly ToolSpec[]): ResponsesTool[] {
+  return tools.map((tool) => ({
+    type: 'function' as const,
+    name: tool.name,
+    description: tool.description,
+    parameters: { ...tool.parameters },
+    strict: false,
+  }));
+}
+
+/** What a stream accumulated, used where the final `output` lacks it. */
+export interface ResponsesAccumulated {
+  readonly text: string;
+  readonly refusal: string;
+  readonly reasoning: string;
+  readonly toolCalls: readonly ToolCall[];
+}
+
+const NOTHING: ResponsesAccumulated = { text: '', refusal: '', reasoning: '', toolCalls: [] };
+
+/**
+ * Converts a final Responses object to a {@link ModelResponse}. Text is the
+ * concatenation of `output_text` parts of `message` items; refusal of
+ * `refusal` parts; reasoning of `reasoning_text` content (else summaries) of
+ * `reasoning` items; tool calls from `function_call` items. Where `output`
+ * yields nothing for a field, `streamed` (from deltas) is used instead.
+ * finishReason: `incomplete` → `length` (max_output_tokens) / `content_filter`
+ * / `other`; otherwise `tool_calls` when there are calls, else `stop`.
+ * @throws APIError (status undefined) for a `failed` response with an `error`.
+ */
+export function responseToModelResponse(response: ResponsesResponse, streamed: ResponsesAccumulated = NOTHING): ModelResponse {
+  if (response.status === 'failed' && response.error) {
+    throw new APIError(undefined, response.error as unknown as object, undefined, undefined);
+  }
+  let text = '';
+  let refusal = '';
+  let reasoning = '';
+  let summary = '';
+  const toolCalls: ToolCall[] = [];
+  for (const item of response.output ?? []) {
+    if (item.type === 'message') {
+      for (const part of item.content ?? []) {
+        if (part.type === 'output_text') text += part.text;
+        else if (part.type === 'refusal') refusal += part.refusal;
+      }
+    } else if (item.type === 'function_call') {
+      toolCalls.push({ callId: item.call_id, name: item.name, arguments: item.arguments ?? '' });
+    } else if (item.type === 'reasoning') {
+      for (const part of item.content ?? []) if (part.type === 'reasoning_text') reasoning += part.text;
+      for (const part of item.summary ?? []) summary += part.text;
+    }
+  }
+  const calls = toolCalls.length > 0 ? toolCalls : streamed.toolCalls;
+  return buildResponse(
+    text || streamed.text,
+    calls,
+    responsesFinishReason(response, calls.length > 0),
+    mapResponsesUsage(response.usage),
+    refusal || streamed.refusal,
+    reasoning || summary || streamed.reasoning,
+  );
+}
+
+function responsesFinishReason(response: ResponsesResponse, hasToolCalls: boolean): FinishReason {
+  if (response.status === 'incomplete') {
+    const reason = response.incomplete_details?.reason;
+    return reason === 'max_output_tokens' ? 'length' : reason === 'content_filter' ? 'content_filter' : 'other';
+  }
+  if (response.status === 'completed' || response.status === undefined) return hasToolCalls ? 'tool_calls' : 'stop';
+  return 'other';
+}
+
+/** Maps Responses usage (`input_tokens`, `output_tokens`, `total_tokens`) to {@link Usage}. */
+export function mapResponsesUsage(usage: unknown): Usage | undefined {
+  if (typeof usage !== 'object' || usage === null) return undefined;
+  const u = usage as Record<string, unknown>;
+  const input = typeof u['input_tokens'] === 'number' ? u['input_tokens'] : undefined;
+  const output = typeof u['output_tokens'] === 'number' ? u['output_tokens'] : undefined;
+  if (input === undefined && output === undefined) return undefined;
+  const total = u['total_tokens'];
+  return {
+    inputTokens: input ?? 0,
+    outputTokens: output ?? 0,
+    totalTokens: typeof total === 'number' ? total : (input ?? 0) + (output ?? 0),
+  };
+}

@@ -1,0 +1,57 @@
+import type OpenAI from 'openai';
+import type { ModelProvider, ModelRequest } from '../types.js';
+import { responseToModelResponse, toResponsesInput, toResponsesTools } from './responses-items.js';
+import { ResponsesStreamAccumulator, type ResponsesStreamEvent } from './responses-stream.js';
+import { clientFactory, requestTimeout, singleCall, streamCall, type OpenAIProviderOptions } from './provider.js';
+
+/** Options of {@link openaiResponses} (see {@link OpenAIProviderOptions}). */
+export type OpenAIResponsesOptions = OpenAIProviderOptions;
+
+type StreamingParams = OpenAI.Responses.ResponseCreateParamsStreaming;
+type NonStreamingParams = OpenAI.Responses.ResponseCreateParamsNonStreaming;
+
+/**
+ * A {@link ModelProvider} speaking the Responses API (`POST {baseURL}/responses`).
+ *
+ * `id` is `openai-responses:<model>`; `stream` (default true) is the provider's
+ * default. `call(request)` is cold: subscribing sends `{ ...options.request,
+ * model, instructions?, input, tools? }` (plus `stream: true` when
+ * `request.stream`) with `maxRetries: 0`, a per-request timeout and its own
+ * AbortController (DESIGN.md §9). It emits deltas (streaming only), one
+ * `response`, then completes; unsubscribing aborts the request (the socket
+ * closes). Stream `error` / `response.failed` events and HTTP errors are
+ * `ModelCallError`s classified by `toModelCallError`.
+ *
+ * @throws ConfigurationError at construction (`model`, `timeoutMs`, `apiKey`).
+ * @example
+ * const model = openaiResponses({ model: 'gpt-4.1-mini' });
+ */
+export function openaiResponses(options: OpenAIResponsesOptions): ModelProvider {
+  const client = clientFactory(options);
+  const body = (request: ModelRequest) => ({
+    ...options.request,
+    model: options.model,
+    ...(request.instructions ? { instructions: request.instructions } : {}),
+    input: toResponsesInput(request.items),
+    ...(request.tools.length > 0 ? { tools: toResponsesTools(request.tools) } : {}),
+  });
+  return {
+    id: `openai-responses:${options.model}`,
+    stream: options.stream ?? true,
+    call(request) {
+      const timeout = requestTimeout(options, request);
+      if (request.stream) {
+        return streamCall<ResponsesStreamEvent>(
+          timeout,
+          (sdk) => client().responses.create({ ...body(request), stream: true } as StreamingParams, sdk),
+          () => new ResponsesStreamAccumulator(),
+        );
+      }
+      return singleCall(
+        timeout,
+        (sdk) => client().responses.create({ ...body(request), stream: false } as NonStreamingParams, sdk),
+        (response) => responseToModelResponse(response),
+      );
+    },
+  };
+}

@@ -1,0 +1,63 @@
+import type { Observable } from 'rxjs';
+import type { FinishReason } from '../events.js';
+import type { Item, ToolCall, Usage } from '../items.js';
+
+/** A JSON Schema object as sent on the wire (`z.toJSONSchema` output or an MCP tool's `inputSchema`). */
+export type JsonSchema = { readonly [key: string]: unknown };
+
+/** A tool as a model sees it: name, description and JSON Schema parameters. */
+export interface ToolSpec {
+  readonly name: string;
+  readonly description: string;
+  readonly parameters: JsonSchema;
+}
+
+/**
+ * One model request, provider-neutral. `items` always has every tool call
+ * paired with a result. `timeoutMs` is the whole-request deadline the engine
+ * enforces; adapters pass it to their SDK per request so the SDK's own
+ * timer never fires first (DESIGN.md §9).
+ */
+export interface ModelRequest {
+  readonly instructions: string;
+  readonly items: readonly Item[];
+  readonly tools: readonly ToolSpec[];
+  readonly stream: boolean;
+  readonly timeoutMs?: number;
+}
+
+/** The complete answer of one model call. */
+export interface ModelResponse {
+  readonly text: string;
+  readonly toolCalls: readonly ToolCall[];
+  readonly finishReason: FinishReason;
+  readonly usage?: Usage;
+  readonly refusal?: string;
+  readonly reasoning?: string;
+}
+
+/**
+ * What a provider's `call()` emits: any number of deltas, then exactly one
+ * `response` (the authoritative result), then completion. A failure is an
+ * Observable error, ideally a `ModelCallError` with `retryable` set.
+ */
+export type ModelEvent =
+  | { readonly type: 'text_delta'; readonly delta: string }
+  | { readonly type: 'reasoning_delta'; readonly delta: string }
+  | { readonly type: 'refusal_delta'; readonly delta: string }
+  /** A tool call's arguments are streaming; the engine drops such a call from `partial`. */
+  | { readonly type: 'tool_call_delta'; readonly index: number; readonly callId?: string; readonly name?: string; readonly argumentsDelta: string }
+  | { readonly type: 'response'; readonly response: ModelResponse };
+
+/**
+ * A model behind one interface (DESIGN.md §3). `call` is cold: subscribing
+ * sends the request, unsubscribing aborts it (the HTTP socket closes).
+ * Recovery, deadlines and fallback live in the engine, not in providers.
+ * `id` names the model in events (e.g. `openai:gpt-4o-mini`); `stream` is the
+ * provider's default, overridden by `RunOptions.stream`.
+ */
+export interface ModelProvider {
+  readonly id: string;
+  readonly stream?: boolean;
+  call(request: ModelRequest): Observable<ModelEvent>;
+}

@@ -1,0 +1,11 @@
+/**
+ * The `loopctl/node` entry (Node.js only): the atomic file write that the
+ * tool author's contract asks for (DESIGN.md §4), and ready-made workspace
+ * tools (filesystem tools confined to a folder; a shell tool, not sandboxed).
+ */
+export { atomicWriteFile, type AtomicWriteOptions } from './atomic-write.js';
+export { fsTools, type FsToolsOptions } from './fs-tools.js';
+export { searchPattern } from './fs-search.js';
+export { BinaryFileError } from './read-text.js';
+export { runShell, shellTool, type ShellToolOptions } from './shell-tool.js';
+export { isPathOutsideRootError, PathOutsideRootError, resolveInside } from './workspace.js';

@@ -1,0 +1,102 @@
+import type { Observable } from 'rxjs';
+import { z } from 'zod';
+import type { CancelSignal } from '../cancel/cancel-signal.js';
+import { ConfigurationError } from '../errors.js';
+import type { Mailbox } from '../mailbox/mailbox.js';
+import type { JsonSchema } from '../model/types.js';
+
+/**
+ * What a tool's `execute` receives besides its arguments (DESIGN.md §3).
+ * - `signal` aborts when the run is cancelled (reason: the cancel reason) or
+ *   the per-tool timeout expires (reason: a `TimeoutError`).
+ * - `cancel` is a token the run owns: firing it cancels this run only.
+ * - `callId` is the provider's tool call id: a stable idempotency key.
+ * - `reportProgress(progress)` emits a `tool_call_progress` event.
+ */
+export interface ToolContext<C = unknown> {
+  readonly signal: AbortSignal;
+  readonly cancel: CancelSignal;
+  readonly mailbox: Mailbox;
+  readonly runId: string;
+  readonly callId: string;
+  readonly turn: number;
+  readonly context: C;
+  reportProgress(progress: unknown): void;
+}
+
+/** A tool may return a value, a Promise or an Observable (its last value is the result; an empty one is a tool error). */
+export type ToolReturn<R> = R | PromiseLike<R> | Observable<R>;
+
+/**
+ * A tool the model can call. `parameters` is a zod schema (arguments are
+ * parsed and validated) or a raw JSON Schema (MCP tools; arguments are only
+ * JSON-parsed and checked to be an object). Results that are not strings are
+ * sent to the model as JSON. `timeoutMs` (ms, optional) is the per-call
+ * deadline: on expiry `ctx.signal` aborts with a `TimeoutError` and the model
+ * gets a tool error (DESIGN.md §6), never a cancel.
+ */
+export interface Tool<A = any, R = unknown, C = any> {
+  readonly name: string;
+  readonly description: string;
+  readonly parameters: z.ZodType<A> | JsonSchema;
+  readonly timeoutMs?: number;
+  execute(args: A, ctx: ToolContext<C>): ToolReturn<R>;
+}
+
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/**
+ * Defines a tool; the `execute` argument type is inferred from a zod schema.
+ * Throws `ConfigurationError` naming the field for an invalid name (OpenAI's
+ * `^[a-zA-Z0-9_-]{1,64}$`), a missing description, parameters or execute.
+ *
+ * @example
+ * const add = tool({
+ *   name: 'add', description: 'Adds two numbers',
+ *   parameters: z.object({ a: z.number(), b: z.number() }),
+ *   execute: ({ a, b }) => a + b,
+ * });
+ */
+export function tool<S extends z.ZodType, R, C = unknown>(definition: {
+  name: string;
+  description: string;
+  parameters: S;
+  timeoutMs?: number;
+  execute(args: z.output<S>, ctx: ToolContext<C>): ToolReturn<R>;
+}): Tool<z.output<S>, R, C>;
+export function tool<R, C = unknown>(definition: {
+  name: string;
+  description: string;
+  parameters: JsonSchema;
+  timeoutMs?: number;
+  execute(args: Record<string, unknown>, ctx: ToolContext<C>): ToolReturn<R>;
+}): Tool<Record<string, unknown>, R, C>;
+export function tool(definition: Tool): Tool {
+  validateTool(definition, 'tool');
+  return Object.freeze({ ...definition });
+}
+
+/** Checks a tool definition; `path` prefixes the field named in the error. */
+export function validateTool(t: Tool, path: string): void {
+  if (t === null || typeof t !== 'object') throw new ConfigurationError(path, 'must be a tool object');
+  if (typeof t.name !== 'string' || !TOOL_NAME.test(t.name))
+    throw new ConfigurationError(`${path}.name`, `must match ${TOOL_NAME} (got ${JSON.stringify(t.name)})`);
+  if (typeof t.description !== 'string') throw new ConfigurationError(`${path}.description`, 'must be a string');
+  if (t.parameters === null || typeof t.parameters !== 'object')
+    throw new ConfigurationError(`${path}.parameters`, 'must be a zod schema or a JSON Schema object');
+  if (typeof t.execute !== 'function') throw new ConfigurationError(`${path}.execute`, 'must be a function');
+  if (t.timeoutMs !== undefined && !(Number.isFinite(t.timeoutMs) && t.timeoutMs > 0))
+    throw new ConfigurationError(`${path}.timeoutMs`, 'must be a positive number of ms');
+}
+
+/** @returns true when `parameters` is a zod schema rather than a raw JSON Schema. */
+export function isZodSchema(parameters: unknown): parameters is z.ZodType {
+  return parameters instanceof z.ZodType;
+}
+
+/** The JSON Schema sent on the wire for a tool's parameters. */
+export function toJsonSchema(parameters: z.ZodType | JsonSchema): JsonSchema {
+  if (!isZodSchema(parameters)) return parameters;
+  const { $schema: _drop, ...schema } = z.toJSONSchema(parameters, { io: 'input' }) as Record<string, unknown>;
+  return schema;
+}

@@ -1,0 +1,155 @@
+import { getEventListeners } from 'node:events';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { TimeoutError } from '../src/errors.js';
+import { shellTool, type ShellToolOptions } from '../src/node/index.js';
+import type { ToolContext } from '../src/tools/tool.js';
+
+let root: string;
+const groups: number[] = [];
+
+beforeEach(async () => {
+  root = await mkdtemp(join(tmpdir(), 'loopctl-sh-'));
+});
+
+afterEach(async () => {
+  for (const pgid of groups.splice(0)) {
+    try {
+      process.kill(-pgid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  await rm(root, { recursive: true, force: true });
+});
+
+function ctx(signal: AbortSignal): ToolContext {
+  return {
+    signal,
+    callId: 'c1',
+    runId: 'r1',
+    turn: 1,
+    context: undefined,
+    cancel: undefined as any,
+    mailbox: undefined as any,
+    reportProgress() {},
+  };
+}
+
+async function run(command: string, signal = new AbortController().signal, options?: ShellToolOptions): Promise<unknown> {
+  const t = shellTool(root, options);
+  return await t.execute((t.parameters as any).parse({ command }), ctx(signal));
+}
+
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (e) {
+    expect((e as NodeJS.ErrnoException).code).toBe('ESRCH');
+    return false;
+  }
+}
+
+/** Polls until `check` holds (generous bound: "it happened", not a timing assertion). */
+async function eventually(check: () => boolean | Promise<boolean>, ms = 10_000): Promise<boolean> {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    if (await check()) return true;
+    await sleep(20);
+  }
+  return check();
+}
+
+/** Members of process group `pgid` per /proc (Linux), zombies excluded. */
+async function groupMembers(pgid: number): Promise<number> {
+  let n = 0;
+  for (const name of await readdir('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const stat = await readFile(`/proc/${name}/stat`, 'utf8').catch(() => '');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (fields[0] !== 'Z' && Number(fields[2]) === pgid) n++;
+  }
+  return n;
+}
+
+describe('run_shell', () => {
+  it('resolves with the exit code and the output', async () => {
+    expect(await run('echo hi')).toBe('exit code 0\nhi\n');
+    expect(await run('echo oops >&2; exit 3')).toBe('exit code 3\noops\n');
+    await writeFile(join(root, 'marker.txt'), 'in root\n');
+    expect(await run('cat marker.txt')).toBe('exit code 0\nin root\n');
+    expect(await run('cat < /dev/stdin; echo done')).toBe('exit code 0\ndone\n');
+  });
+
+  it('caps the output with a note', async () => {
+    expect(await run('printf abcdefghij', undefined, { maxOutputBytes: 4 })).toBe(
+      'exit code 0\nabcd\n[output truncated: 6 more bytes not shown]',
+    );
+  });
+
+  it('leaves no abort listener after a normal completion', async () => {
+    const controller = new AbortController();
+    await run('true', controller.signal);
+    expect(getEventListeners(controller.signal, 'abort').length).toBe(0);
+  });
+
+  it('on abort kills the whole process group, rejects with the reason and leaves no listener', async () => {
+    const controller = new AbortController();
+    const reason = { type: 'user', text: 'stop' };
+    const pidFile = join(root, 'pid');
+    const result = run(`echo $$ > pid; sh -c 'sleep 30 & sleep 30'`, controller.signal).then(
+      (v) => ({ ok: v }),
+      (e: unknown) => ({ error: e }),
+    );
+    expect(await eventually(() => existsSync(pidFile) && readFileSyncTrim(pidFile) !== '')).toBe(true);
+    const pgid = Number(readFileSyncTrim(pidFile));
+    groups.push(pgid);
+    if (existsSync('/proc')) expect(await eventually(async () => (await groupMembers(pgid)) >= 3)).toBe(true);
+    expect(getEventListeners(controller.signal, 'abort').length).toBe(1);
+
+    controller.abort(reason);
+    expect(await result).toEqual({ error: reason });
+    expect((await result as { error: unknown }).error).toBe(reason);
+    expect(getEventListeners(controller.signal, 'abort').length).toBe(0);
+    expect(await eventually(() => !groupAlive(pgid))).toBe(true);
+  });
+
+  it('escalates to SIGKILL when the group ignores SIGTERM', async () => {
+    const controller = new AbortController();
+    const result = run(`trap '' TERM; echo $$ > pid; sleep 30`, controller.signal, { killGraceMs: 100 }).catch(
+      (e: unknown) => e,
+    );
+    const pidFile = join(root, 'pid');
+    expect(await eventually(() => existsSync(pidFile) && readFileSyncTrim(pidFile) !== '')).toBe(true);
+    const pgid = Number(readFileSyncTrim(pidFile));
+    groups.push(pgid);
+    controller.abort('stop');
+    expect(await result).toBe('stop');
+    expect(await eventually(() => !groupAlive(pgid))).toBe(true);
+  });
+
+  it('an already-aborted signal rejects without running anything', async () => {
+    const controller = new AbortController();
+    controller.abort('early');
+    await expect(run('echo ran > ran.txt', controller.signal)).rejects.toBe('early');
+    expect(existsSync(join(root, 'ran.txt'))).toBe(false);
+    expect(getEventListeners(controller.signal, 'abort').length).toBe(0);
+  });
+
+  it('kills the group and rejects with a TimeoutError after timeoutMs', async () => {
+    const controller = new AbortController();
+    const error = await run('sleep 30', controller.signal, { timeoutMs: 100 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TimeoutError);
+    expect(error).toMatchObject({ kind: 'tool', timeoutMs: 100 });
+    expect(getEventListeners(controller.signal, 'abort').length).toBe(0);
+  });
+});
+
+function readFileSyncTrim(path: string): string {
+  return readFileSync(path, 'utf8').trim();
+}
