@@ -382,3 +382,20 @@ describe('CancelSignal.from(Observable)', () => {
     expect(() => CancelSignal.from(NEVER).dispose()).not.toThrow();
   });
 });
+
+describe('children attached while a cancel is being delivered', () => {
+  it('a child created by a listener after a reset does not see the cancel being delivered', () => {
+    const parent = new CancelSignal();
+    const first = parent.child();
+    let second: CancelSignal | undefined;
+    first.onCancel(() => {
+      parent.reset();
+      second = parent.child();
+    });
+    parent.cancel('stop');
+    expect(first.isCancelled).toBe(true);
+    expect(second?.isCancelled).toBe(false);
+    parent.cancel('again');
+    expect(second?.reason).toBe('again');
+  });
+});

@@ -2,8 +2,8 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ModelCallError } from '../src/errors.js';
 import { openaiChat, openaiResponses, retryAfterMs, toModelCallError } from '../src/model/openai/index.js';
-import type { ModelEvent, ModelRequest } from '../src/model/types.js';
-import { collect, startOpenAIServer, type OpenAIServer } from './support/openai-server.js';
+import type { ModelEvent, ModelRequest, ModelResponse } from '../src/model/types.js';
+import { SSE_DONE, chatChunk, collect, sseData, startOpenAIServer, toolCallDelta, wireUsage, type OpenAIServer } from './support/openai-server.js';
 
 let server: OpenAIServer;
 beforeAll(async () => void (server = await startOpenAIServer()));
@@ -137,5 +137,66 @@ describe('connection failures', () => {
     expect(inStream({ code: 'tool_use_failed', status_code: 400, message: 'm' })).toMatchObject({ retryable: false });
     expect(inStream({ code: 'rate_limit_exceeded', message: 'm' })).toMatchObject({ retryable: false });
     expect(inStream({ type: 'overloaded_error', message: 'm' })).toMatchObject({ retryable: true });
+  });
+});
+
+const req = (over: Partial<ModelRequest> = {}): ModelRequest => ({ ...request(true), ...over });
+const chatModel = () => openaiChat({ model: 'gpt-test', apiKey: 'test-key', baseURL: server.baseURL });
+const responseOf = (events: ModelEvent[]): ModelResponse => {
+  const last = events.at(-1);
+  if (last?.type !== 'response') throw new Error(`last event is ${last?.type}`);
+  return last.response;
+};
+
+describe('openaiChat: malformed server output (typed error or clean response, never a hang)', () => {
+  const quiet = () => openaiChat({ model: 'gpt-test', client: new OpenAI({ apiKey: 'k', baseURL: server.baseURL, logLevel: 'off' }) });
+
+  it('a data line that is not JSON → non-retryable invalid_json', async () => {
+    server.enqueue({ sse: [sseData(chatChunk({ content: 'Hel' })), 'data: {not json\n\n', SSE_DONE] });
+    const { events, error } = await collect<ModelEvent>(quiet().call(req()));
+    expect(events).toEqual([{ type: 'text_delta', delta: 'Hel' }]);
+    expect(error).toBeInstanceOf(ModelCallError);
+    expect(error).toMatchObject({ retryable: false, code: 'invalid_json', streamStarted: true });
+  });
+
+  it('a stream ending without [DONE] after finish_reason → clean response', async () => {
+    server.enqueue({ sse: [sseData(chatChunk({ content: 'ok' })), sseData(chatChunk({}, { finishReason: 'stop' }))] });
+    const { events, completed } = await collect<ModelEvent>(chatModel().call(req()));
+    expect(completed).toBe(true);
+    expect(responseOf(events)).toEqual({ text: 'ok', toolCalls: [], finishReason: 'stop' });
+  });
+
+  it('a stream ending without finish_reason → retryable stream_truncated', async () => {
+    server.enqueue({ sse: [sseData(chatChunk({ content: 'cut' }))] });
+    const { error } = await collect<ModelEvent>(chatModel().call(req()));
+    expect(error).toMatchObject({ retryable: true, code: 'stream_truncated', streamStarted: true });
+  });
+
+  it('an empty 200 stream → retryable stream_truncated, not started', async () => {
+    server.enqueue({ sse: [] });
+    const { error } = await collect<ModelEvent>(chatModel().call(req()));
+    expect(error).toMatchObject({ retryable: true, code: 'stream_truncated', streamStarted: false });
+  });
+
+  it('tool arguments that are not JSON pass through as raw text', async () => {
+    server.enqueue({ sse: [
+      sseData(chatChunk({ tool_calls: [toolCallDelta(0, '{"city": Par', 'call_x', 'weather')] })),
+      sseData(chatChunk({ tool_calls: [toolCallDelta(0, 'is')] })),
+      sseData(chatChunk({}, { finishReason: 'tool_calls', usage: wireUsage(3, 4) })),
+      SSE_DONE,
+    ] });
+    const { events } = await collect<ModelEvent>(chatModel().call(req()));
+    expect(responseOf(events)).toEqual({
+      text: '', finishReason: 'tool_calls', usage: { inputTokens: 3, outputTokens: 4, totalTokens: 7 },
+      toolCalls: [{ callId: 'call_x', name: 'weather', arguments: '{"city": Paris' }],
+    });
+  });
+
+  it('an unknown finish_reason maps to other; a non-JSON 200 body → invalid_json', async () => {
+    server.enqueue({ sse: [sseData(chatChunk({ content: 'x' }, { finishReason: 'eos' })), SSE_DONE] });
+    expect(responseOf((await collect<ModelEvent>(chatModel().call(req()))).events).finishReason).toBe('other');
+    server.enqueue({ json: '<html>not an API</html>' });
+    const { error } = await collect<ModelEvent>(quiet().call(req({ stream: false })));
+    expect(error).toMatchObject({ retryable: false, code: 'invalid_json' });
   });
 });

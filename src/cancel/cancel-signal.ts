@@ -174,8 +174,10 @@ export class CancelSignal implements Disposable {
       }
       listeners.clear();
     }
+    // Snapshot: a child attached while we notify (a run started from a handler after
+    // a reset) belongs to the next token and must not see this cancel.
     const children = this.#children;
-    if (children !== null) for (const child of children) child.cancel(r);
+    if (children !== null && children.size > 0) for (const child of [...children]) child.cancel(r);
   }
 
   /**

@@ -100,6 +100,8 @@ export function toolCall$(rc: RunController<any>, call: ToolCall, tool: Tool, ar
       catchError((err) => of({ ...errorResult(call.callId, err instanceof Error ? err.message : outputText(err)), error: err })),
       concatMap((result) => {
         settled = true;
+        // The call is over: a cancel from here on is seen at the boundary after it.
+        rc.phase = rc.agent.parallelToolCalls ? 'wave_boundary' : 'between_tools';
         const { error, ...item } = result as ToolResultItem & { error?: unknown };
         rc.scratch.addResult(item);
         const event: Step = item.isError

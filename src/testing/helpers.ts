@@ -79,3 +79,14 @@ export function collectEvents(events$: Observable<RunEvent>): Promise<RunEvent[]
     events$.subscribe({ next: (e) => out.push(e), error: reject, complete: () => resolve(out) });
   });
 }
+
+/**
+ * Marble helper: subscribes `events$` and records each event as
+ * `"<frame>:<label>"` (label from {@link eventLabels}) using `scheduler.now()`,
+ * so a spec can compare the exact timeline, ties included, after `flush()`.
+ */
+export function recordTimeline(scheduler: { now(): number }, events$: Observable<RunEvent>): string[] {
+  const out: string[] = [];
+  events$.pipe(eventLabels()).subscribe((label) => out.push(`${scheduler.now()}:${label}`));
+  return out;
+}

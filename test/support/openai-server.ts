@@ -151,14 +151,14 @@ export async function startOpenAIServer(
     res.writeHead(answer.status ?? 200, { ...SSE_HEADERS, ...recorded, ...answer.headers });
     res.flushHeaders();
     const cut = answer.cutAfter ?? Infinity;
+    let written: Promise<unknown> = Promise.resolve();
     for (let i = 0; i < Math.min(cut, frames.length); i++) {
       if (i > 0 && answer.delayMs) await sleep(answer.delayMs);
       if (res.destroyed) return;
-      res.write(frames[i]);
+      written = new Promise((resolve) => res.write(frames[i]!, resolve));
     }
     if (cut !== Infinity) {
-      // let the written frames reach the client before the socket goes
-      await new Promise<void>((resolve) => (res.writableLength === 0 ? resolve() : res.once('drain', resolve)));
+      await written; // the frames reach the client before the socket goes
       return void res.socket?.destroy();
     }
     res.end();
@@ -200,51 +200,29 @@ export const SSE_DONE = 'data: [DONE]\n\n';
 /** Wire shape of a usage object. */
 export const wireUsage = (prompt: number, completion: number) => ({ prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion });
 
+const meta = (object: string) => ({ id: 'test-id', object, created: 0, model: 'test-model' });
+
 /** A Chat Completions chunk for choice 0 with the given `delta` (and optional finish reason / top-level usage). */
 export function chatChunk(delta: Record<string, unknown>, extra: { finishReason?: string | null; usage?: unknown; choices?: unknown[] } = {}) {
-  return {
-    id: 'chatcmpl-test',
-    object: 'chat.completion.chunk',
-    created: 0,
-    model: 'test-model',
-    choices: extra.choices ?? [{ index: 0, delta, finish_reason: extra.finishReason ?? null }],
-    ...(extra.usage !== undefined ? { usage: extra.usage } : {}),
-  };
+  const choices = extra.choices ?? [{ index: 0, delta, finish_reason: extra.finishReason ?? null }];
+  return { ...meta('chat.completion.chunk'), choices, ...(extra.usage !== undefined ? { usage: extra.usage } : {}) };
 }
 
 /** A tool-call delta entry for `chatChunk({ tool_calls: [...] })`. */
 export const toolCallDelta = (index: number, args: string, id?: string, name?: string) => ({
-  index,
-  ...(id ? { id, type: 'function' } : {}),
-  function: { ...(name ? { name } : {}), arguments: args },
+  index, ...(id ? { id, type: 'function' } : {}), function: { ...(name ? { name } : {}), arguments: args },
 });
 
-/** A non-streamed Chat Completion body. */
-export function chatCompletion(message: { content?: string | null; tool_calls?: { id: string; name: string; arguments: string }[]; refusal?: string | null }, finishReason = 'stop', usage: unknown = wireUsage(10, 5)) {
-  return {
-    id: 'chatcmpl-test',
-    object: 'chat.completion',
-    created: 0,
-    model: 'test-model',
-    choices: [
-      {
-        index: 0,
-        finish_reason: finishReason,
-        logprobs: null,
-        message: {
-          role: 'assistant',
-          content: message.content ?? null,
-          refusal: message.refusal ?? null,
-          ...(message.tool_calls ? { tool_calls: message.tool_calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })) } : {}),
-        },
-      },
-    ],
-    usage,
-  };
+type Call = { id: string; name: string; arguments: string };
+/** A non-streamed Chat Completion body (choice 0). */
+export function chatCompletion(message: { content?: string | null; tool_calls?: Call[]; refusal?: string | null }, finishReason = 'stop', usage: unknown = wireUsage(10, 5)) {
+  const calls = message.tool_calls?.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }));
+  const msg = { role: 'assistant', content: message.content ?? null, refusal: message.refusal ?? null, ...(calls ? { tool_calls: calls } : {}) };
+  return { ...meta('chat.completion'), choices: [{ index: 0, finish_reason: finishReason, logprobs: null, message: msg }], usage };
 }
 
-/** A non-streamed Responses API body with a message and/or function calls. */
-export function responsesBody(opts: { text?: string; calls?: { callId: string; name: string; arguments: string }[]; usage?: [number, number]; status?: string; incompleteReason?: string }) {
+/** A non-streamed Responses API body with a message and/or function calls; `usage` is `[input, output]`. */
+export function responsesBody(opts: { text?: string; calls?: { callId: string; name: string; arguments: string }[]; usage?: [number, number] }) {
   const output: unknown[] = [];
   if (opts.text !== undefined) {
     output.push({ id: 'msg_1', type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: opts.text, annotations: [] }] });
@@ -253,17 +231,8 @@ export function responsesBody(opts: { text?: string; calls?: { callId: string; n
     output.push({ id: `fc_${i}`, type: 'function_call', status: 'completed', call_id: c.callId, name: c.name, arguments: c.arguments });
   }
   const [input, out] = opts.usage ?? [10, 5];
-  return {
-    id: 'resp_test',
-    object: 'response',
-    created_at: 0,
-    status: opts.status ?? 'completed',
-    incomplete_details: opts.incompleteReason ? { reason: opts.incompleteReason } : null,
-    error: null,
-    model: 'test-model',
-    output,
-    usage: { input_tokens: input, output_tokens: out, total_tokens: input + out },
-  };
+  const usage = { input_tokens: input, output_tokens: out, total_tokens: input + out };
+  return { ...meta('response'), created_at: 0, status: 'completed', incomplete_details: null, error: null, output, usage };
 }
 
 /** What an adapter Observable produced: every event, then `completed` or the `error`. */
