@@ -1,0 +1,59 @@
+import { Observable } from 'rxjs';
+import { describe, expectTypeOf, it } from 'vitest';
+import { z } from 'zod';
+import { defineAgent, run, start, tool, type RunEvent, type RunResult, type ToolContext } from '../src/index.js';
+import { scriptedModel } from '../src/testing/index.js';
+
+describe('RunEvent', () => {
+  it('narrows on type', () => {
+    const handle = (event: RunEvent) => {
+      if (event.type === 'text_delta') expectTypeOf(event.delta).toEqualTypeOf<string>();
+      if (event.type === 'run_cancelled') {
+        expectTypeOf(event.phase).toEqualTypeOf<
+          'turn_entry' | 'hook' | 'session_load' | 'model_request' | 'model_stream' | 'stream_gate' | 'rescue' | 'between_tools' | 'wave_boundary' | 'tool_call' | 'backoff' | 'dispatch'
+        >();
+        expectTypeOf(event.reason).toEqualTypeOf<unknown>();
+      }
+      if (event.type === 'run_failed') expectTypeOf(event.stopReason).toEqualTypeOf<'completed' | 'cancelled' | 'max_turns' | 'model_error' | 'configuration_error' | 'internal_error'>();
+      if (event.type === 'tool_call_started') expectTypeOf(event).toHaveProperty('callId').toEqualTypeOf<string>();
+      if (event.type === 'subrun_event') expectTypeOf(event.event).toEqualTypeOf<RunEvent>();
+      // @ts-expect-error a text_delta has no phase
+      if (event.type === 'text_delta') void event.phase;
+    };
+    expectTypeOf(handle).toBeFunction();
+  });
+
+  it('run() returns an Observable of RunEvent and start() a result of RunResult', () => {
+    const agent = defineAgent({ name: 'a', instructions: '', model: scriptedModel([]) });
+    expectTypeOf(run(agent, 'x')).toEqualTypeOf<Observable<RunEvent>>();
+    expectTypeOf(start(agent, 'x').result).toEqualTypeOf<Promise<RunResult>>();
+  });
+});
+
+describe('tool()', () => {
+  it('infers the execute argument from its zod schema', () => {
+    tool({
+      name: 'read_log',
+      description: 'Read a log',
+      parameters: z.object({ path: z.string(), lines: z.number().optional() }),
+      execute: (args, ctx) => {
+        expectTypeOf(args).toEqualTypeOf<{ path: string; lines?: number | undefined }>();
+        expectTypeOf(ctx).toMatchTypeOf<ToolContext>();
+        expectTypeOf(ctx.signal).toEqualTypeOf<AbortSignal>();
+        return args.path;
+      },
+    });
+  });
+
+  it('a raw JSON Schema gives a record argument', () => {
+    tool({
+      name: 'mcp_tool',
+      description: '',
+      parameters: { type: 'object', properties: { q: { type: 'string' } } },
+      execute: (args) => {
+        expectTypeOf(args).toEqualTypeOf<Record<string, unknown>>();
+        return 'ok';
+      },
+    });
+  });
+});
