@@ -10,6 +10,7 @@ export * from './items.js';
 export * from './events.js';
 export * from './errors.js';
 export type { ModelProvider, ModelRequest, ModelResponse, ModelEvent, ToolSpec, JsonSchema } from './model/types.js';
+export { openaiChat, openaiResponses, type OpenAIChatOptions, type OpenAIResponsesOptions, type OpenAIProviderOptions } from './model/openai/index.js';
 export { tool, toJsonSchema, type Tool, type ToolContext, type ToolReturn } from './tools/tool.js';
 export type { Session, MaybeAsync } from './session/session.js';
 export { MemorySession } from './session/memory-session.js';

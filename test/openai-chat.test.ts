@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigurationError, ModelCallError } from '../src/errors.js';
 import type { Item } from '../src/items.js';
 import { openaiChat, toChatMessages, toChatTools } from '../src/model/openai/index.js';
+import { requestTimeout } from '../src/model/openai/provider.js';
 import type { ModelEvent, ModelRequest, ModelResponse } from '../src/model/types.js';
 import {
   chatCompletion, collect, startOpenAIServer, wireUsage, type OpenAIServer,
@@ -249,6 +250,12 @@ describe('openaiChat: request', () => {
     const failed = await collect<ModelEvent>(provider.call(request({ stream: false })));
     expect(failed.error).toMatchObject({ status: 500, retryable: true });
     expect(server.requests.length).toBe(n + 1); // the SDK did not retry
+  });
+
+  it('SDK timeout per request: the engine deadline + 1 s margin, else timeoutMs, else 600 s', () => {
+    expect(requestTimeout({ model: 'm', timeoutMs: 5000 }, request({ timeoutMs: 30_000 }))).toBe(31_000);
+    expect(requestTimeout({ model: 'm', timeoutMs: 5000 }, request())).toBe(5000);
+    expect(requestTimeout({ model: 'm' }, request())).toBe(600_000);
   });
 
   it('validates options at construction', () => {
