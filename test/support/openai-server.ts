@@ -31,8 +31,8 @@ type Headers = Readonly<Record<string, string>>;
 export type ScriptedResponse =
   /** A recorded stream replayed verbatim, with its `.headers.json` when present; `cutAfter` destroys the socket after n SSE frames. */
   | { fixture: string; delayMs?: number; cutAfter?: number; status?: number; headers?: Headers }
-  /** Raw SSE frames written verbatim (include the `\n\n`), then the response ends (or the socket is destroyed after `cutAfter`). */
-  | { sse: readonly string[]; delayMs?: number; cutAfter?: number; status?: number; headers?: Headers }
+  /** Raw SSE frames written verbatim (include the `\n\n`), then the response ends (or the socket is destroyed after `cutAfter`, or with `hold` stays open, silent, until the client closes). */
+  | { sse: readonly string[]; delayMs?: number; cutAfter?: number; hold?: boolean; status?: number; headers?: Headers }
   /** A JSON body (non-streaming answer or error). */
   | { json: unknown; status?: number; headers?: Headers; delayMs?: number }
   /** A recorded `error-*.json` body with its sibling `.headers.json`, served with `status`. */
@@ -161,6 +161,7 @@ export async function startOpenAIServer(
       await written; // the frames reach the client before the socket goes
       return void res.socket?.destroy();
     }
+    if ('hold' in answer && answer.hold) return; // a stalled stream: open and silent
     res.end();
   }
 
