@@ -11,3 +11,14 @@ export interface InternalRunOptions {
   readonly [OWNED_TOKEN]?: CancelSignal;
   readonly [ON_COMMITTED]?: (items: readonly Item[]) => void;
 }
+
+/**
+ * @internal The channel a tool uses to relay a sub-run (agent as tool) into
+ * its parent: the child's events as `subrun_event`, and its usage summed
+ * into the parent's (DESIGN.md §3 `usage`, §4 guarantee 12).
+ */
+export const SUBRUN_CHANNEL = Symbol('loopctl.subrunChannel');
+export interface SubrunChannel {
+  emit(path: readonly string[], event: import('../events.js').RunEvent): void;
+  addUsage(usage: import('../items.js').Usage): void;
+}

@@ -1,7 +1,8 @@
 import { EmptyError, Observable, catchError, concat, concatMap, defer, finalize, from, ignoreElements, isObservable, last, map, of, throwError, timeout } from 'rxjs';
 import { z } from 'zod';
 import { TimeoutError, ToolExecutionError, serializeError } from '../errors.js';
-import type { ToolCall, ToolResultItem } from '../items.js';
+import { addUsage, type ToolCall, type ToolResultItem } from '../items.js';
+import { SUBRUN_CHANNEL, type SubrunChannel } from './internal.js';
 import { isZodSchema, type Tool, type ToolContext, type ToolReturn } from '../tools/tool.js';
 import { callHooks$ } from './hooks.js';
 import type { RunController, Step } from './run-controller.js';
@@ -81,6 +82,11 @@ export function toolCall$(rc: RunController<any>, call: ToolCall, tool: Tool, ar
         if (!settled) rc.emit({ type: 'tool_call_progress', callId: call.callId, name: call.name, progress });
       },
     };
+    const channel: SubrunChannel = {
+      emit: (path, event) => rc.emit({ type: 'subrun_event', path: [call.name, ...path], event }),
+      addUsage: (usage) => (rc.usage = addUsage(rc.usage, usage)),
+    };
+    Object.defineProperty(ctx, SUBRUN_CHANNEL, { value: channel });
     const timeoutMs = tool.timeoutMs ?? rc.opts.deadlines?.toolMs;
     let value$ = defer(() => toolResult$(tool.name, call.callId, tool.execute(args, ctx)));
     if (timeoutMs !== undefined)
