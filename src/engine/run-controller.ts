@@ -95,8 +95,8 @@ export class RunController<C = unknown> {
   /** Starts the run: links cancel sources, emits `run_started`, then subscribes the loop. */
   start(body: (rc: RunController<C>) => Observable<Step>): void {
     const { session } = this.opts;
-    if (!this.mailbox.acquire(this)) this.#busyError = new ConcurrentRunError('options.mailbox', 'another run is using this mailbox');
-    else if (session && busy.has(session)) this.#busyError = new ConcurrentRunError('options.session', 'another run is using this session');
+    if (session && busy.has(session)) this.#busyError = new ConcurrentRunError('options.session', 'another run is using this session');
+    else if (!this.mailbox.acquire(this)) this.#busyError = new ConcurrentRunError('options.mailbox', 'another run is using this mailbox');
     else if (session) busy.set(session, this);
     if (!this.#busyError) linkCancelSources(this, this.#links);
     this.emit({ type: 'run_started', agent: this.agent.name });
