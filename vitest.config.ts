@@ -1,6 +1,17 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
+const src = (file: string) => fileURLToPath(new URL(`./src/${file}`, import.meta.url));
+
 export default defineConfig({
+  // Specs and examples import the package by name; resolve it to the sources.
+  resolve: {
+    alias: [
+      { find: /^loopctl\/testing$/, replacement: src('testing/index.ts') },
+      { find: /^loopctl\/node$/, replacement: src('node/index.ts') },
+      { find: /^loopctl$/, replacement: src('index.ts') },
+    ],
+  },
   test: {
     include: ['test/**/*.test.ts', 'marbles/**/*.test.ts'],
     typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: './tsconfig.json' },
