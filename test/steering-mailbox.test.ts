@@ -162,10 +162,21 @@ describe('one active run per mailbox and per session', () => {
     });
   }
 
-  // BUG (run-controller.ts, RunController.start): the mailbox is acquired before the session check
-  // and never released when the session is busy (#settle skips release when #busyError is set).
-  // `it.fails` until the lead applies the fix described in the report.
-  it.fails('a run refused for a busy session does not keep its (free) mailbox claimed', () => {
+  // A run refused because the mailbox is busy never owned its queue.
+  it('a run refused for a busy mailbox does not report the other run\'s queue as its undelivered', () => {
+    ts.run(() => {
+      const mailbox = newMailbox();
+      const first = start([{ text: 'first', delayMs: 5 }, 'again'], { mailbox });
+      let refused: ReturnType<typeof start> | undefined;
+      ts.schedule(() => { mailbox.push('X'); refused = start(['never'], { mailbox }); }, 2);
+      ts.flush();
+      expect(refused!.terminal()).toMatchObject({ error: { name: 'ConcurrentRunError' }, undelivered: [] });
+      expect(first.events.filter((e) => e.type === 'user_message_injected')).toMatchObject([{ content: 'X' }]);
+    });
+  });
+
+  // Regression: the mailbox was once acquired before the session check and never released.
+  it('a run refused for a busy session does not keep its (free) mailbox claimed', () => {
     ts.run(() => {
       const session = new MemorySession();
       const m2 = newMailbox();

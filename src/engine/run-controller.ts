@@ -131,7 +131,7 @@ export class RunController<C = unknown> {
     this.#body.unsubscribe(); // inner cleanup first: tools' signals, model requests (guarantee 11)
     const { session } = this.opts;
     if (outcome.kind !== 'completed' || !session) return this.#settle(outcome);
-    toLastValue(session.append(this.scratch.items)).subscribe({
+    defer(() => toLastValue(session.append(this.scratch.items))).subscribe({
       error: (error) => this.#settle({ kind: 'failed', stopReason: 'internal_error', error }),
       complete: () => this.#settle(outcome),
     });
@@ -147,7 +147,9 @@ export class RunController<C = unknown> {
       (this.opts as InternalRunOptions)[ON_COMMITTED]?.(this.scratch.items);
     }
     else this.mailbox.giveBack(this.drained);
-    const undelivered: Undelivered[] = this.mailbox.peek().map((t) => ({ id: t.id, content: t.content }));
+    // A run refused for a busy mailbox never owned its queue: nothing of it is this run's to report.
+    const undelivered: Undelivered[] =
+      this.#busyError?.field === 'options.mailbox' ? [] : this.mailbox.peek().map((t) => ({ id: t.id, content: t.content }));
     this.#links.unsubscribe();
     if (!this.#busyError) {
       this.mailbox.release(this);
