@@ -23,3 +23,5 @@ export type {
   Agent, AgentDefinition, Hooks, HookContext, HookReturn, RunOptions, RunResult, RunHandle,
   RetryOptions, Deadlines, BreakerOptions,
 } from './engine/types.js';
+export { mcpTools, type McpToolsOptions, type McpCallOptions } from './mcp/index.js';
+export { agentAsTool, type AsToolOptions, type SubRunOptions } from './engine/as-tool.js';

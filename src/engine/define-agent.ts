@@ -1,5 +1,6 @@
 import { ConfigurationError } from '../errors.js';
 import { validateTool } from '../tools/tool.js';
+import { agentAsTool, type AsToolOptions } from './as-tool.js';
 import type { Agent, AgentDefinition } from './types.js';
 import { checkPositiveInt, checkHooks, checkObject } from './validate.js';
 
@@ -42,7 +43,8 @@ export function defineAgent<C = unknown>(definition: AgentDefinition<C>): Agent<
       throw new ConfigurationError('agent.breaker.cooldownMs', 'must be a number of ms >= 0');
   }
   if (definition.hooks !== undefined) checkHooks(definition.hooks, 'agent.hooks');
-  return Object.freeze({ ...definition, tools: Object.freeze([...tools]), maxTurns });
+  const agent: Agent<C> = Object.freeze({ ...definition, tools: Object.freeze([...tools]), maxTurns, asTool: (o: AsToolOptions<any, C>) => agentAsTool(agent, o) });
+  return agent;
 }
 
 function checkProvider(model: unknown, field: string): void {

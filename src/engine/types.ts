@@ -92,6 +92,8 @@ export interface AgentDefinition<C = unknown> {
 export interface Agent<C = unknown> extends AgentDefinition<C> {
   readonly tools: readonly Tool<any, any, C>[];
   readonly maxTurns: number;
+  /** This agent as a tool for another agent: each call is a sub-run on a child token (see `agentAsTool`). */
+  asTool<A = { input: string }>(options: import('./as-tool.js').AsToolOptions<A, C>): Tool<A, string, C>;
 }
 
 /**

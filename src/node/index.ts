@@ -9,3 +9,4 @@ export { searchPattern } from './fs-search.js';
 export { BinaryFileError } from './read-text.js';
 export { runShell, shellTool, type ShellToolOptions } from './shell-tool.js';
 export { isPathOutsideRootError, PathOutsideRootError, resolveInside } from './workspace.js';
+export { connectStdio, connectStreamableHttp, type StdioServerOptions, type StreamableHttpOptions, type McpConnectOptions, type McpClientInfo } from './mcp.js';
