@@ -1,6 +1,7 @@
-import { EmptyError, Observable, catchError, concat, concatMap, defer, finalize, from, ignoreElements, isObservable, last, map, of, throwError, timeout } from 'rxjs';
+import { EmptyError, Observable, catchError, concat, concatMap, defer, from, ignoreElements, isObservable, last, map, of, throwError, timeout, type MonoTypeOperatorFunction } from 'rxjs';
 import { z } from 'zod';
 import { TimeoutError, ToolExecutionError, serializeError } from '../errors.js';
+import type { CancelPhase } from '../events.js';
 import { addUsage, type ToolCall, type ToolResultItem } from '../items.js';
 import { SUBRUN_CHANNEL, type SubrunChannel } from './internal.js';
 import { isZodSchema, type Tool, type ToolContext, type ToolReturn } from '../tools/tool.js';
@@ -58,6 +59,59 @@ export function parseArguments(tool: Tool, call: ToolCall): { ok: true; args: un
 }
 
 /**
+ * Where a batch waits, as the run's `phase` (DESIGN.md §4 "phase": where a
+ * cancel is observed). A parallel batch waits on several things at once, so
+ * the phase is derived from counts: `tool_call` while any call executes, else
+ * `hook` while an `afterToolCall` hook is awaited, else the boundary before
+ * the next call (`between_tools` / `wave_boundary`) while calls are queued,
+ * else `turn_entry` (the batch is over; the next stage is the next turn).
+ */
+export class BatchPhase {
+  running = 0;
+  hooks = 0;
+  constructor(
+    private readonly rc: RunController<any>,
+    private readonly boundary: 'between_tools' | 'wave_boundary',
+    /** Calls not started yet. */
+    public queued: number,
+  ) {}
+
+  /** The phase now; {@link update} also sets it on the run. */
+  current(): CancelPhase {
+    if (this.running > 0) return 'tool_call';
+    if (this.hooks > 0) return 'hook';
+    return this.queued > 0 ? this.boundary : 'turn_entry';
+  }
+
+  update(): void {
+    this.rc.phase = this.current();
+  }
+
+  /** `enter` for {@link callHooks$}: phase `hook` while the hook runs (unless a call executes), then back. */
+  enterHook(): () => void {
+    this.hooks++;
+    this.update();
+    return () => {
+      this.hooks--;
+      this.update();
+    };
+  }
+}
+
+/**
+ * Like `finalize`, but the callback is registered before the source is
+ * subscribed, so an unsubscribe that happens during a synchronous subscribe
+ * (a re-entrant cancel) runs it at once rather than after the fact.
+ */
+function teardownFirst<T>(callback: () => void): MonoTypeOperatorFunction<T> {
+  return (source) =>
+    new Observable<T>((subscriber) => {
+      subscriber.add(callback);
+      source.subscribe(subscriber);
+    });
+}
+
+/**
  * One tool call (DESIGN.md §4 row 8): emits `tool_call_started`, runs the
  * tool with its own AbortController, and records and emits the result, then
  * runs `afterToolCall`. A cancel tears it down: the tool is abandoned (never
@@ -65,9 +119,11 @@ export function parseArguments(tool: Tool, call: ToolCall): { ok: true; args: un
  * with the cancel reason. The per-tool timeout aborts `ctx.signal` with a
  * `TimeoutError` and becomes a tool error for the model, not a cancel.
  */
-export function toolCall$(rc: RunController<any>, call: ToolCall, tool: Tool, args: unknown): Observable<Step> {
+export function toolCall$(rc: RunController<any>, call: ToolCall, tool: Tool, args: unknown, batch = new BatchPhase(rc, 'between_tools', 1)): Observable<Step> {
   return defer(() => {
-    rc.phase = 'tool_call';
+    batch.queued--;
+    batch.running++;
+    batch.update();
     const controller = new AbortController();
     let settled = false;
     const ctx: ToolContext = {
@@ -106,18 +162,23 @@ export function toolCall$(rc: RunController<any>, call: ToolCall, tool: Tool, ar
       catchError((err) => of({ ...errorResult(call.callId, err instanceof Error ? err.message : outputText(err)), error: err })),
       concatMap((result) => {
         settled = true;
-        // The call is over: a cancel from here on is seen at the boundary after it.
-        rc.phase = rc.agent.parallelToolCalls ? 'wave_boundary' : 'between_tools';
+        // The call is over: a cancel from here on is seen where the batch now waits (a sibling, a hook, the boundary after it).
+        batch.running--;
+        batch.update();
         const { error, ...item } = result as ToolResultItem & { error?: unknown };
         rc.scratch.addResult(item);
         const event: Step = item.isError
           ? { type: 'tool_call_failed', callId: call.callId, name: call.name, error: serializeError(error), interrupted: false }
           : { type: 'tool_call_completed', callId: call.callId, name: call.name, output: item.output };
-        const after$ = callHooks$([rc.agent.hooks, rc.opts.hooks], 'afterToolCall', { ...rc.hookContext(), call, result: item }, () => (rc.phase = 'hook'));
+        const after$ = callHooks$([rc.agent.hooks, rc.opts.hooks], 'afterToolCall', { ...rc.hookContext(), call, result: item }, () => batch.enterHook());
         return concat(of(event), after$.pipe(ignoreElements()));
       }),
-      finalize(() => {
-        if (!settled) controller.abort(rc.token.isCancelled ? rc.token.reason : ABANDONED);
+      // Registered before the tool is subscribed: a tool that cancels its own run synchronously
+      // (ctx.cancel inside execute) still gets its signal aborted before the run's terminal (guarantee 11).
+      teardownFirst(() => {
+        if (settled) return;
+        batch.running--;
+        controller.abort(rc.token.isCancelled ? rc.token.reason : ABANDONED);
       }),
     );
     return concat(

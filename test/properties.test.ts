@@ -1,0 +1,248 @@
+import { getEventListeners } from 'node:events';
+import fc from 'fast-check';
+import { Observable, Subject, map, timer } from 'rxjs';
+import { TestScheduler } from 'rxjs/testing';
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import {
+  CancelSignal, Mailbox, MemorySession, ModelCallError, defineAgent, run, tool, unpairedToolCalls,
+  type Item, type MailboxToken, type RunEvent, type TerminalEvent,
+} from '../src/index.js';
+import { scriptedModel, type ScriptedStep } from '../src/testing/index.js';
+
+/**
+ * DESIGN.md §4 as properties: random agents, tools, hooks, steering and
+ * cancel moments, each run in virtual time (TestScheduler run mode), then
+ * guarantees 1–9 and 11 checked. FC_RUNS raises the count; a failure prints
+ * its seed and path: replay with FC_SEED=<seed> FC_PATH=<path> npx vitest run test/properties.test.ts
+ */
+const NUM_RUNS = Number(process.env.FC_RUNS ?? 2000);
+const TOOL_KINDS = ['fast', 'slow', 'ignore', 'throw', 'empty', 'selfcancel'] as const;
+const SOURCES = ['token', 'cancel$', 'signal', 'unsubscribe', 'deadline', 'tool', 'hook'] as const;
+
+const stepArb = fc.record({
+  deltas: fc.array(fc.constantFrom('a', 'b', 'c'), { maxLength: 3 }),
+  calls: fc.array(fc.record({ kind: fc.constantFrom(...TOOL_KINDS), badArgs: fc.boolean() }), { maxLength: 3 }),
+  delay: fc.integer({ min: 0, max: 3 }),
+  fail: fc.constantFrom(undefined, undefined, undefined, 'retryable', 'fatal'),
+});
+const scenarioArb = fc.record({
+  steps: fc.array(stepArb, { minLength: 1, maxLength: 4 }),
+  parallel: fc.option(fc.integer({ min: 1, max: 3 }), { nil: undefined }),
+  hook: fc.constantFrom('none', 'deny', 'async'),
+  pushes: fc.array(fc.record({ at: fc.nat(12), removeAt: fc.option(fc.nat(12), { nil: undefined }) }), { maxLength: 3 }),
+  cancelAt: fc.option(fc.integer({ min: 0, max: 16 }), { nil: undefined }),
+  source: fc.constantFrom(...SOURCES),
+  maxTurns: fc.integer({ min: 1, max: 5 }),
+});
+type Scenario = typeof scenarioArb extends fc.Arbitrary<infer S> ? S : never;
+
+interface Outcome {
+  events: RunEvent[];
+  log: string[];
+  raisedAt?: { requests: number; executions: number; beforeTerminal: boolean };
+  /** For a cancel raised from outside the engine: was the terminal delivered by the time cancel() returned? */
+  settledInCancel?: boolean;
+  final: { requests: number; executions: number };
+  actionsAtTerminal: number;
+  queuedAtTerminal: string[];
+  pushed: { token: MailboxToken; removed: boolean }[];
+  mailbox: Mailbox;
+  session: MemorySession;
+  initial: readonly Item[];
+  caller: CancelSignal;
+  controller: AbortController;
+  listenersBefore: number;
+  runEnded: TerminalEvent[];
+}
+
+function execute(s: Scenario): Outcome {
+  const ts = new TestScheduler((a, b) => expect(a).toEqual(b));
+  let outcome!: Outcome;
+  ts.run(() => {
+    const log: string[] = [];
+    let executions = 0;
+    let toolOwned = 0; // actions a signal-ignoring tool keeps scheduled (the tool's, not the run's)
+    let harness = 0; // actions this harness scheduled
+    const caller = new CancelSignal();
+    const cancel$ = new Subject<string>();
+    const controller = new AbortController();
+    const listenersBefore = getEventListeners(controller.signal, 'abort').length;
+    let raisedAt: Outcome['raisedAt'];
+    const steps: ScriptedStep[] = s.steps.map((st) => ({
+      text: st.deltas,
+      delayMs: st.delay,
+      toolCalls: st.calls.map((c) => ({ name: `t_${c.kind}`, arguments: c.badArgs ? '{"n":' : { n: 1 } })),
+      ...(st.fail ? { error: new ModelCallError(st.fail, { retryable: st.fail === 'retryable', status: st.fail === 'retryable' ? 503 : 400 }) } : {}),
+    }));
+    const model = scriptedModel(steps);
+    const events: RunEvent[] = [];
+    const done = () => events.some((e) => e.type === 'run_completed' || e.type === 'run_cancelled' || e.type === 'run_failed');
+    const note = () => (raisedAt ??= { requests: model.requests.length, executions, beforeTerminal: !done() });
+    const params = z.object({ n: z.number() });
+    const mk = (kind: (typeof TOOL_KINDS)[number]) =>
+      tool({
+        name: `t_${kind}`,
+        description: kind,
+        parameters: params,
+        execute: (_a, ctx): string | Observable<string> => {
+          executions++;
+          ctx.signal.addEventListener('abort', () => log.push(`abort:${ctx.callId}`), { once: true });
+          switch (kind) {
+            case 'fast':
+              return 'fast';
+            case 'slow':
+              return timer(2).pipe(map(() => 'slow'));
+            case 'ignore':
+              return new Observable<string>((sub) => {
+                toolOwned++;
+                ts.schedule(() => (toolOwned--, sub.next('late'), sub.complete()), 3); // no teardown: it ignores cancel
+              });
+            case 'throw':
+              throw new Error('boom');
+            case 'empty':
+              return new Observable<string>((sub) => sub.complete());
+            case 'selfcancel':
+              if (s.source === 'tool') (note(), ctx.cancel.cancel('tool'));
+              return 'self';
+          }
+        },
+      });
+    const agent = defineAgent({
+      name: 'p',
+      instructions: '',
+      model,
+      tools: TOOL_KINDS.map(mk),
+      maxTurns: s.maxTurns,
+      ...(s.parallel ? { parallelToolCalls: { maxConcurrency: s.parallel } } : {}),
+    });
+    const initial: Item[] = [{ type: 'user', id: 'old', text: 'earlier' }];
+    const session = new MemorySession(initial);
+    const mailbox = new Mailbox();
+    let settledInCancel: boolean | undefined;
+    const runEnded: TerminalEvent[] = [];
+    let actionsAtTerminal = -1;
+    let queuedAtTerminal: string[] = [];
+    const sub = run(agent, 'go', {
+      cancel: caller,
+      cancel$,
+      signal: controller.signal,
+      mailbox,
+      session,
+      retry: { maxRetries: 1, initialDelayMs: 2 },
+      random: () => 0.5,
+      ...(s.source === 'deadline' && s.cancelAt !== undefined ? { deadlines: { runMs: s.cancelAt + 1 } } : {}),
+      hooks: {
+        beforeToolCall: ({ call, cancel }) => {
+          if (s.source === 'hook' && s.cancelAt !== undefined && ts.now() >= s.cancelAt) (note(), cancel.cancel('hook'));
+          if (s.hook === 'deny' && call.name === 't_fast') return { deny: 'no fast tools' };
+          if (s.hook === 'async') return timer(1).pipe(map(() => undefined));
+          return undefined;
+        },
+        runEnded: ({ outcome }) => void (runEnded.push(outcome), log.push('runEnded')),
+      },
+    }).subscribe((e) => {
+      events.push(e);
+      if (e.type === 'run_completed' || e.type === 'run_cancelled' || e.type === 'run_failed') {
+        log.push('terminal');
+        actionsAtTerminal = ts.actions.length - toolOwned - harness;
+        queuedAtTerminal = mailbox.peek().map((t) => t.id);
+      }
+    });
+    const pushed: Outcome['pushed'] = [];
+    const later = (at: number, fn: () => void) => {
+      harness++;
+      ts.schedule(() => (harness--, fn()), at);
+    };
+    for (const p of s.pushes) {
+      later(p.at, () => {
+        const entry = { token: mailbox.push(`steer@${p.at}`), removed: false };
+        pushed.push(entry);
+        if (p.removeAt !== undefined) later(p.removeAt, () => (entry.removed ||= mailbox.remove(entry.token)));
+      });
+    }
+    if (s.cancelAt !== undefined && ['token', 'cancel$', 'signal', 'unsubscribe'].includes(s.source)) {
+      later(s.cancelAt, () => {
+        note();
+        if (s.source === 'token') caller.cancel('token');
+        else if (s.source === 'cancel$') cancel$.next('cancel$');
+        else if (s.source === 'signal') controller.abort('signal');
+        else sub.unsubscribe();
+        if (s.source !== 'unsubscribe' && raisedAt?.beforeTerminal) settledInCancel = done();
+      });
+    }
+    ts.flush();
+    outcome = {
+      events, log, raisedAt, final: { requests: model.requests.length, executions }, actionsAtTerminal, queuedAtTerminal, settledInCancel, pushed, mailbox,
+      session, initial, caller, controller, listenersBefore, runEnded,
+    };
+  });
+  return outcome;
+}
+
+function check(s: Scenario, o: Outcome): void {
+  const terminals = o.events.filter((e) => e.type === 'run_completed' || e.type === 'run_cancelled' || e.type === 'run_failed');
+  const unsubscribed = s.source === 'unsubscribe' && o.raisedAt !== undefined && terminals.length === 0;
+  // 1. exactly one terminal, the last event (none delivered after an unsubscribe), runEnded exactly once
+  expect(o.runEnded).toHaveLength(1);
+  if (!unsubscribed) {
+    expect(terminals).toHaveLength(1);
+    expect(o.events.at(-1)).toBe(terminals[0]);
+    expect(o.runEnded[0]).toEqual(terminals[0]);
+  }
+  const terminal = o.runEnded[0]!;
+  o.events.forEach((e, i) => expect(e.seq).toBe(i));
+  // 2 and 4. after a cancel was raised: nothing new starts; the run is cancelled (unless its outcome was already decided)
+  if (o.raisedAt?.beforeTerminal) expect(terminal.type).toBe('run_cancelled');
+  // 3. latency: a cancel from outside has its terminal delivered before cancel() returns
+  if (o.settledInCancel !== undefined) expect(o.settledInCancel).toBe(true);
+  if (o.raisedAt && terminal.type === 'run_cancelled') {
+    expect({ requests: o.final.requests, executions: o.final.executions }).toEqual({ requests: o.raisedAt.requests, executions: o.raisedAt.executions });
+    expect(o.events.some((e) => e.type === 'retry_scheduled' && e.seq > terminal.seq)).toBe(false);
+  }
+  if (terminal.type === 'run_cancelled') expect(typeof terminal.phase).toBe('string');
+  // 5 and 8. re-armed when the caller's token was the one seen; the library never fires the caller's tokens
+  if (s.source !== 'token') expect(o.caller.isCancelled).toBe(false);
+  if (s.source !== 'signal') expect(o.controller.signal.aborted).toBe(false);
+  if (s.source === 'token' && terminal.type === 'run_cancelled') expect(o.caller.isCancelled).toBe(false);
+  // 6. scratchpad: only a completed run commits, once; others carry a consistent partial
+  if (terminal.type === 'run_completed') {
+    expect(o.session.writes).toBe(1);
+  } else {
+    expect(o.session.writes).toBe(0);
+    expect(o.session.items).toEqual(o.initial);
+    expect(unpairedToolCalls(terminal.partial)).toEqual([]);
+  }
+  // 7. steering: delivered exactly once, or back in the mailbox; withdrawn items never delivered
+  const injected = o.events.filter((e) => e.type === 'user_message_injected').map((e) => (e.type === 'user_message_injected' ? e.id : ''));
+  expect(new Set(injected).size).toBe(injected.length);
+  const queued = o.mailbox.peek().map((t) => t.id);
+  for (const { token, removed } of o.pushed) {
+    if (removed) {
+      // withdrawn while queued: never delivered (it may have been seen by a run that did not complete)
+      expect(terminal.type === 'run_completed' && injected.includes(token.id)).toBe(false);
+      expect(queued).not.toContain(token.id);
+      continue;
+    }
+    const delivered = terminal.type === 'run_completed' && injected.includes(token.id);
+    expect(Number(delivered) + Number(queued.includes(token.id))).toBe(1);
+  }
+  if (!unsubscribed) expect(terminal.undelivered.map((u) => u.id)).toEqual(o.queuedAtTerminal);
+  // 9. nothing of the run left: scheduled actions and listeners
+  if (!unsubscribed) expect(o.actionsAtTerminal).toBe(0);
+  expect(getEventListeners(o.controller.signal, 'abort').length).toBe(o.listenersBefore);
+  // 11. cleanup started inner to outer, before the terminal event
+  const ended = o.log.indexOf('runEnded');
+  expect(o.log.slice(ended + 1).filter((l) => l.startsWith('abort:'))).toEqual([]);
+  if (!unsubscribed) expect(o.log.indexOf('terminal')).toBe(ended + 1);
+}
+
+describe('DESIGN.md §4 guarantees under random schedules', () => {
+  it(`hold for ${NUM_RUNS} random runs`, () => {
+    const seed = process.env.FC_SEED ? Number(process.env.FC_SEED) : undefined;
+    fc.assert(
+      fc.property(scenarioArb, (s) => check(s, execute(s))),
+      { numRuns: NUM_RUNS, ...(seed !== undefined ? { seed } : {}), ...(process.env.FC_PATH ? { path: process.env.FC_PATH } : {}) },
+    );
+  }, 120_000);
+});
