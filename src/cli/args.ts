@@ -1,0 +1,142 @@
+import { statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+
+/** A command line the CLI refuses; `main` prints the message and exits with code 2. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+/** The parsed command line of `loopctl`. */
+export interface CliOptions {
+  readonly task: string;
+  /** Absolute path of the working folder. */
+  readonly cwd: string;
+  /** Model name; undefined = the default of the chosen model (see `selectModel`). */
+  readonly model: string | undefined;
+  readonly baseURL: string | undefined;
+  readonly apiKey: string | undefined;
+  readonly responses: boolean;
+  readonly allowShell: boolean;
+  readonly readOnly: boolean;
+  /** Turns before the run fails with `max_turns` (default 20). */
+  readonly maxTurns: number;
+}
+
+/** What {@link parseCli} found: a run to do, or help / version to print. */
+export type CliCommand = { readonly kind: 'run'; readonly options: CliOptions } | { readonly kind: 'help' } | { readonly kind: 'version' };
+
+/** The `--help` text. */
+export const HELP = `Usage: loopctl [options] "task"
+
+Runs one agent on the current folder (with npm start: the folder you ran it
+from), streams its answer, then exits. Ctrl-C stops the run cleanly (exit 130);
+a second Ctrl-C exits at once.
+
+Model: with OPENAI_API_KEY or --base-url, an OpenAI-compatible server
+(Chat Completions; --responses for the Responses API). With neither, the
+built-in offline model: a few rules, no AI, served on 127.0.0.1. It can list
+files of a kind, count the lines of a file, find a pattern such as TODO, and
+summarise a file into a new one.
+
+Options:
+  --model <name>      model name (default gpt-4o-mini; offline: loopctl-offline)
+  --base-url <url>    OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1
+  --api-key <key>     API key (default: OPENAI_API_KEY)
+  --responses         use the Responses API instead of Chat Completions
+  --allow-shell       give the agent a shell tool (NOT sandboxed: it runs
+                      commands as you, anywhere)
+  --read-only         no write_file tool
+  --max-turns <n>     turns before giving up (default 20)
+  --cwd <dir>         working folder (default: the current folder)
+  -h, --help          show this help
+  -v, --version       show the version
+
+Exit codes: 0 completed, 1 failed, 2 bad options, 130 cancelled (Ctrl-C),
+143 cancelled (SIGTERM).
+`;
+
+const OPTIONS = {
+  model: { type: 'string' },
+  'base-url': { type: 'string' },
+  'api-key': { type: 'string' },
+  responses: { type: 'boolean' },
+  'allow-shell': { type: 'boolean' },
+  'read-only': { type: 'boolean' },
+  'max-turns': { type: 'string' },
+  cwd: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'v' },
+} as const;
+
+/**
+ * Parses `argv` (without node and the script). The task is the positional
+ * arguments joined with spaces. The folder is `--cwd`, else, when run by
+ * loopctl's own `npm start`, `INIT_CWD` (the folder the user ran npm from:
+ * `npm start` runs scripts in the package folder), else `process.cwd()`.
+ * @throws UsageError naming the option for an unknown option, a missing or
+ *   bad value, a missing task or a folder that does not exist.
+ */
+export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): CliCommand {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError(error instanceof Error ? error.message : String(error));
+  }
+  const { values, positionals } = parsed;
+  if (values.help) return { kind: 'help' };
+  if (values.version) return { kind: 'version' };
+
+  const task = positionals.join(' ').trim();
+  if (task === '') throw new UsageError('missing the task: loopctl [options] "task" (see --help)');
+  const nonEmpty = (name: keyof typeof OPTIONS, value: string | undefined) => {
+    if (value !== undefined && value.trim() === '') throw new UsageError(`option --${name} needs a non-empty value`);
+    return value;
+  };
+  const baseURL = nonEmpty('base-url', values['base-url']);
+  if (baseURL !== undefined && !/^https?:\/\/[^/]/.test(baseURL))
+    throw new UsageError(`option --base-url must be an http(s) URL (got ${JSON.stringify(baseURL)})`);
+  if (values['allow-shell'] && values['read-only'])
+    throw new UsageError('options --allow-shell and --read-only cannot be combined: the shell can write files');
+  return {
+    kind: 'run',
+    options: {
+      task,
+      cwd: folder(values.cwd, env),
+      model: nonEmpty('model', values.model),
+      baseURL,
+      apiKey: nonEmpty('api-key', values['api-key']),
+      responses: values.responses ?? false,
+      allowShell: values['allow-shell'] ?? false,
+      readOnly: values['read-only'] ?? false,
+      maxTurns: maxTurns(values['max-turns']),
+    },
+  };
+}
+
+function maxTurns(value: string | undefined): number {
+  if (value === undefined) return 20;
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < 1)
+    throw new UsageError(`option --max-turns must be a positive integer (got ${JSON.stringify(value)})`);
+  return n;
+}
+
+/** True when this is loopctl's own `npm start` (npm then sets `INIT_CWD` to the folder the user ran npm from). */
+function ranByNpmStart(env: NodeJS.ProcessEnv): boolean {
+  return env['npm_lifecycle_event'] === 'start' && env['npm_package_name'] === 'loopctl';
+}
+
+function folder(given: string | undefined, env: NodeJS.ProcessEnv): string {
+  const fromNpm = ranByNpmStart(env) ? env['INIT_CWD'] : undefined;
+  const dir = resolve(given ?? (fromNpm || process.cwd()));
+  let isDir = false;
+  try {
+    isDir = statSync(dir).isDirectory();
+  } catch {
+    /* reported below */
+  }
+  if (!isDir) throw new UsageError(`option --cwd: ${JSON.stringify(dir)} is not a folder`);
+  return dir;
+}

@@ -1,0 +1,130 @@
+/**
+ * Helpers of the CLI tests (test/cli-*.test.ts): build once, run the bin as a
+ * child process, poll for "it happened", inspect a process group.
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { constants, tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { repoRoot } from './support/openai-server.js';
+
+export { repoRoot };
+/** The compiled bin. */
+export const BIN = path.join(repoRoot, 'dist/cli/main.js');
+const TSC = path.join(repoRoot, 'node_modules/typescript/bin/tsc');
+const LOCK = path.join(tmpdir(), 'loopctl-cli-test-build.lock');
+
+/**
+ * Builds `dist/` the way `npm start` does (`tsc -b`, a no-op when up to date),
+ * one test process at a time (a mkdir lock), so parallel test files never
+ * write `dist/` together.
+ */
+export async function ensureBuilt(): Promise<void> {
+  for (;;) {
+    try {
+      mkdirSync(LOCK);
+      break;
+    } catch {
+      const age = Date.now() - (statSync(LOCK, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
+      if (age > 180_000) {
+        try {
+          rmdirSync(LOCK); // a crashed run's lock
+        } catch {
+          /* another process took it away first */
+        }
+      }
+      await sleep(200);
+    }
+  }
+  try {
+    await promisify(execFile)(process.execPath, [TSC, '-b', 'tsconfig.build.json'], { cwd: repoRoot });
+  } finally {
+    rmdirSync(LOCK);
+  }
+}
+
+/** The environment of a CLI child: no OpenAI settings, no npm variables, offline model at full speed. */
+export function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, LOOPCTL_OFFLINE_DELAY_MS: '0', ...extra };
+  for (const key of Object.keys(env)) {
+    if (key.startsWith('OPENAI_') || key.startsWith('npm_') || key === 'INIT_CWD') delete env[key];
+  }
+  return env;
+}
+
+/** A running CLI child with its output so far. */
+export interface CliChild {
+  readonly child: ChildProcess;
+  readonly stdout: () => string;
+  readonly stderr: () => string;
+  /** Resolves with the exit code (or 128 + n for a death by signal n, as a shell reports it) and the whole output. */
+  readonly done: Promise<{ code: number; stdout: string; stderr: string }>;
+}
+
+/** Spawns `command args` and collects its output. */
+export function spawnCli(command: string, args: readonly string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): CliChild {
+  const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? cliEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+  const done = new Promise<{ code: number; stdout: string; stderr: string }>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code, signal) => resolve({ code: code ?? 128 + (signal ? constants.signals[signal] : 0), stdout: out, stderr: err }));
+  });
+  return { child, stdout: () => out, stderr: () => err, done };
+}
+
+/** Runs the built bin (`node dist/cli/main.js …`) in `cwd`. */
+export function runBin(args: readonly string[], cwd: string, env?: NodeJS.ProcessEnv): CliChild {
+  return spawnCli(process.execPath, [BIN, ...args], { cwd, env });
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Polls `check` every 20 ms until it is truthy; throws after `timeoutMs` (a generous "it happened" bound). */
+export async function waitFor<T>(what: string, check: () => T | undefined | false, timeoutMs = 10_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const value = check();
+    if (value) return value;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+const created: string[] = [];
+
+/** Removes the folders {@link tempFolder} created (call it in `afterAll`). */
+export function removeTempFolders(): void {
+  for (const dir of created.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+
+/** Creates a temp folder holding `files` (relative path → content). */
+export function tempFolder(files: Record<string, string> = {}): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'loopctl-cli-'));
+  created.push(dir);
+  for (const [rel, content] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+    writeFileSync(path.join(dir, rel), content);
+  }
+  return dir;
+}
+
+/** Pids of the live (not zombie) processes of process group `pgid` (Linux `/proc`). */
+export function liveGroupMembers(pgid: number): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+    } catch {
+      continue; // gone meanwhile
+    }
+    const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(pgrp) === pgid && state !== 'Z' && state !== 'X') pids.push(Number(name));
+  }
+  return pids;
+}
