@@ -59,13 +59,13 @@ describe('marbles: parallel pool (row 7)', () => {
       expect(log).toEqual([
         '0 run_started', '0 turn_started', '0 model_request_started',
         '1 model_response_completed', '1 tool_call_started:a', '1 tool_call_started:b',
-        '4 tool_call_completed:a', '4 tool_call_started:c',
-        '8 tool_call_completed:b', '8 tool_call_completed:c', '8 turn_completed',
-        '8 turn_started', '8 model_request_started', '9 model_response_completed', '9 turn_completed', '9 run_completed',
+        '4 tool_call_completed:a', '4 tool_call_started:c', '7 tool_call_completed:c',
+        '8 tool_call_completed:b', '8 turn_completed',
+        '8 turn_started', '8 model_request_started', '9 text_delta', '9 model_response_completed', '9 turn_completed', '9 run_completed',
       ]);
       expectSubscriptions(a.subscriptions).toBe('-^--!');
       expectSubscriptions(b.subscriptions).toBe('-^------!');
-      expectSubscriptions(c.subscriptions).toBe('----^---!');
+      expectSubscriptions(c.subscriptions).toBe('----^--!');
       expect(model.requests).toHaveLength(2);
     });
   });
@@ -120,14 +120,36 @@ describe('marbles: parallel pool (row 7)', () => {
           else ts.schedule(() => cancel.cancel('x'), 0);
         });
         ts.flush();
-        const phase = how === 'synchronously in the handler' ? 'tool_call' : 'wave_boundary';
-        expect(log.slice(4)).toEqual(['1 tool_call_started:a', '1 tool_call_started:b', '4 tool_call_completed:a', `4 run_cancelled:${phase}`]);
+        // a's call is over but b still runs: the cancel tears b down (phase tool_call) and c never starts.
+        expect(log.slice(4)).toEqual(['1 tool_call_started:a', '1 tool_call_started:b', '4 tool_call_completed:a', '4 run_cancelled:tool_call']);
         expectSubscriptions(a.subscriptions).toBe('-^--!');
         expectSubscriptions(b.subscriptions).toBe('-^--!');
         expectSubscriptions(c.subscriptions).toBe([]);
         const terminal = events.at(-1) as RunCancelled;
         expect(terminal.partial.slice(2)).toEqual([result('a', 'A'), interrupted('b'), interrupted('c')]);
         expect(model.requests).toHaveLength(1);
+      });
+    });
+  }
+
+  for (const order of ['cancel scheduled first', 'cancel raised after the completion'] as const) {
+    it(`tie at a wave boundary with nothing running (maxConcurrency 1, ${order}): b never starts`, () => {
+      ts.run(({ cold, expectSubscriptions }) => {
+        const a = cold('--x|', { x: 'A' });
+        const b = cold('x|', { x: 'B' });
+        const { agent } = setup({ a, b }, 1);
+        const cancel = new CancelSignal();
+        if (order === 'cancel scheduled first') ts.schedule(() => cancel.cancel('x'), 4);
+        const { log, events } = observe(run(agent, 'go', { cancel, idGenerator: sequentialIds() }), (e) => {
+          if (order !== 'cancel scheduled first' && e.type === 'tool_call_completed') ts.schedule(() => cancel.cancel('x'), 0);
+        });
+        ts.flush();
+        const tail = order === 'cancel scheduled first' ? ['4 run_cancelled:tool_call'] : ['4 tool_call_completed:a', '4 run_cancelled:wave_boundary'];
+        expect(log.slice(4)).toEqual(['1 tool_call_started:a', ...tail]);
+        expectSubscriptions(a.subscriptions).toBe('-^--!');
+        expectSubscriptions(b.subscriptions).toBe([]);
+        const partial = (events.at(-1) as RunCancelled).partial.slice(2);
+        expect(partial).toEqual([order === 'cancel scheduled first' ? interrupted('a') : result('a', 'A'), interrupted('b')]);
       });
     });
   }

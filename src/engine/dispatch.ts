@@ -3,7 +3,7 @@ import type { ToolCall } from '../items.js';
 import type { Tool } from '../tools/tool.js';
 import { callHooks$ } from './hooks.js';
 import type { RunController, Step } from './run-controller.js';
-import { errorResult, parseArguments, toolCall$ } from './tool-call.js';
+import { BatchPhase, errorResult, parseArguments, toolCall$ } from './tool-call.js';
 
 interface Runnable {
   readonly call: ToolCall;
@@ -20,10 +20,19 @@ interface Runnable {
  * polling the token first (row 6, phase `between_tools`), or in a pool of
  * `maxConcurrency` that polls before each start (row 7, `wave_boundary`).
  * Results enter history in call order; on cancel, finished calls keep their
- * results and the rest are paired as interrupted in `partial` (row 10).
+ * results and the rest are paired as interrupted in `partial` (row 10). The
+ * run's phase follows the batch ({@link BatchPhase}): `tool_call` while any
+ * call executes, and `turn_entry` once the batch is over.
  */
 export function dispatch$(rc: RunController<any>, calls: readonly ToolCall[]): Observable<Step> {
   const runnables: Runnable[] = [];
+  const enterHook = (): (() => void) => {
+    const before = rc.phase;
+    rc.phase = 'hook';
+    return () => {
+      rc.phase = before;
+    };
+  };
   const tools = new Map(rc.agent.tools.map((t) => [t.name, t] as const));
   const refuse = (call: ToolCall, name: string, message: string): Observable<Step> => {
     const item = errorResult(call.callId, message);
@@ -41,7 +50,7 @@ export function dispatch$(rc: RunController<any>, calls: readonly ToolCall[]): O
       const parsed = parseArguments(tool, call);
       if (!parsed.ok) return refuse(call, 'InvalidArgumentsError', parsed.message);
       let denied: string | undefined;
-      const hooks$ = callHooks$([rc.agent.hooks, rc.opts.hooks], 'beforeToolCall', { ...rc.hookContext(), call }, () => (rc.phase = 'hook'));
+      const hooks$ = callHooks$([rc.agent.hooks, rc.opts.hooks], 'beforeToolCall', { ...rc.hookContext(), call }, enterHook);
       return concat(
         hooks$.pipe(concatMap((verdict) => {
           if (denied === undefined && verdict && typeof verdict === 'object' && typeof verdict.deny === 'string') denied = verdict.deny;
@@ -57,17 +66,20 @@ export function dispatch$(rc: RunController<any>, calls: readonly ToolCall[]): O
   );
 
   const parallel = rc.agent.parallelToolCalls;
-  const run$ = defer(() =>
-    parallel
-      ? from(runnables).pipe(mergeMap((r) => rc.stage('wave_boundary', () => toolCall$(rc, r.call, r.tool, r.args)), parallel.maxConcurrency))
-      : from(runnables).pipe(concatMap((r) => rc.stage('between_tools', () => toolCall$(rc, r.call, r.tool, r.args)))),
-  );
+  const run$ = defer(() => {
+    const batch = new BatchPhase(rc, parallel ? 'wave_boundary' : 'between_tools', runnables.length);
+    // Each start is a stage (one hop, then poll); while a sibling still runs, a cancel there is a `tool_call` one.
+    const start = (r: Runnable): Observable<Step> => rc.stage(batch.current(), () => toolCall$(rc, r.call, r.tool, r.args, batch));
+    return parallel ? from(runnables).pipe(mergeMap(start, parallel.maxConcurrency)) : from(runnables).pipe(concatMap(start));
+  });
 
   return concat(
     rc.stage('dispatch', () => prepare$),
     run$,
     defer(() => {
       rc.scratch.endBatch();
+      // The batch is over: a cancel from here on is observed at the next turn's entry.
+      rc.phase = 'turn_entry';
       return EMPTY;
     }),
   );

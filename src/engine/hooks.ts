@@ -26,14 +26,16 @@ export function toLastValue<T>(value: HookReturn<T>): Observable<T | undefined> 
  * and emits the values they return (so `beforeToolCall` can see a deny).
  * Sync hooks run inline; awaited ones are raced against cancel by the run's
  * teardown (DESIGN.md §4 row 11). `enter` runs before each hook (it sets
- * the run's phase to `hook`, so a cancel raised by or during a hook says so).
+ * the run's phase to `hook`, so a cancel raised by or during a hook says so);
+ * the function it may return runs once that hook has finished (it restores
+ * the phase, so a later cancel is not reported as `hook`).
  * A throw, rejection or error becomes a {@link HookError}.
  */
 export function callHooks$<K extends AwaitedHook>(
   sets: readonly (Hooks<any> | undefined)[],
   name: K,
   arg: HookArg<K>,
-  enter: () => void,
+  enter: () => void | (() => void),
 ): Observable<HookValue<K> | undefined> {
   const fns = sets.map((s) => s?.[name]).filter((f): f is NonNullable<Hooks[K]> => typeof f === 'function');
   if (fns.length === 0) return EMPTY;
@@ -43,26 +45,28 @@ export function callHooks$<K extends AwaitedHook>(
       while (i < fns.length && !subscriber.closed) {
         const fn = fns[i++]! as (a: HookArg<K>) => HookReturn<HookValue<K>>;
         let ret: HookReturn<HookValue<K>>;
-        enter();
+        const exit = enter();
         try {
           ret = fn(arg);
         } catch (err) {
           subscriber.error(new HookError(name, err));
           return;
         }
-        if (ret === undefined || ret === null || (typeof ret !== 'object' && typeof ret !== 'function')) {
+        const awaited = ret !== null && (typeof ret === 'object' || typeof ret === 'function') &&
+          (isObservable(ret) || typeof (ret as PromiseLike<unknown>).then === 'function');
+        if (!awaited) {
+          exit?.();
           subscriber.next(ret as HookValue<K> | undefined);
-          continue;
-        }
-        if (!isObservable(ret) && typeof (ret as PromiseLike<unknown>).then !== 'function') {
-          subscriber.next(ret as HookValue<K>);
           continue;
         }
         subscriber.add(
           toLastValue(ret).subscribe({
             next: (v) => subscriber.next(v),
             error: (err) => subscriber.error(new HookError(name, err)),
-            complete: next,
+            complete: () => {
+              exit?.();
+              next();
+            },
           }),
         );
         return;

@@ -38,8 +38,13 @@ export function runLoop$(rc: RunController<any>): Observable<Step> {
 
 function turn$(rc: RunController<any>, n: number): Observable<LoopStep> {
   const hookSets = [rc.agent.hooks, rc.opts.hooks];
-  const enterHook = (): void => {
+  // `hook` while a hook runs, then back to where the turn was (a cancel after it is not "in a hook").
+  const enterHook = (): (() => void) => {
+    const before = rc.phase;
     rc.phase = 'hook';
+    return () => {
+      rc.phase = before;
+    };
   };
   return concat(
     rc.stage('turn_entry', () => {

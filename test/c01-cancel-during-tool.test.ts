@@ -1,0 +1,114 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { CancelSignal, RunCancelledError, defineAgent, run, start, tool, type RunEvent, type TerminalEvent } from '../src/index.js';
+import { gate, scriptedModel } from '../src/testing/index.js';
+
+/**
+ * Case C01 (hook half): a cancel while a tool runs must produce exactly one
+ * `run_cancelled`, the on-cancel hook (`runEnded`) exactly once, no second
+ * model step, and a closed stream, whether the tool ignores its signal (A)
+ * or rejects with an abort error when it fires (B). Two cancel points: in
+ * the handler of `tool_call_started` (the tool then never even executes:
+ * guarantee 2), and once `execute` is running.
+ */
+const unhandled: unknown[] = [];
+const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+beforeEach(() => {
+  unhandled.length = 0;
+  process.on('unhandledRejection', onUnhandled);
+});
+afterEach(() => {
+  process.off('unhandledRejection', onUnhandled);
+});
+
+type Variant = 'A: ignores its signal, returns "ok"' | 'B: rejects with an abort error when its signal fires';
+const variants: Variant[] = ['A: ignores its signal, returns "ok"', 'B: rejects with an abort error when its signal fires'];
+type When = 'in the tool_call_started handler' | 'while execute is running';
+
+function setup(variant: Variant) {
+  const g = gate();
+  const executing = gate();
+  const settled = gate<string>();
+  const slowTool = tool({
+    name: 'slow_tool', description: '', parameters: z.object({}),
+    execute: (_a, ctx) => {
+      executing.open();
+      return variant.startsWith('A')
+        ? g.promise.then(() => (settled.open('returned ok'), 'ok'))
+        : new Promise<string>((_r, reject) =>
+            ctx.signal.addEventListener('abort', () => {
+              settled.open('rejected');
+              reject(new DOMException('aborted', 'AbortError'));
+            }),
+          );
+    },
+  });
+  const model = scriptedModel([{ toolCalls: [{ name: 'slow_tool' }] }, 'step 2 must not happen']);
+  const ended: TerminalEvent[] = [];
+  const agent = defineAgent({
+    name: 'c01', instructions: '', model, tools: [slowTool],
+    hooks: { runEnded: ({ outcome }) => void ended.push(outcome) },
+  });
+  return { variant, g, executing, settled, model, ended, agent };
+}
+
+async function expectOneCancelled(s: ReturnType<typeof setup>, events: RunEvent[], reason: string): Promise<void> {
+  // B's abort listener ran synchronously inside the cancel (guarantee 11); A returns "ok" once the gate opens.
+  if (s.executing.isOpen && s.variant.startsWith('B')) expect(s.settled.isOpen).toBe(true);
+  s.g.open();
+  if (s.executing.isOpen) await s.settled.promise;
+  await new Promise((r) => setTimeout(r, 5));
+  const terminals = events.filter((e) => ['run_completed', 'run_cancelled', 'run_failed'].includes(e.type));
+  expect(terminals).toHaveLength(1);
+  expect(terminals[0]).toMatchObject({ type: 'run_cancelled', reason, phase: 'tool_call' });
+  expect(events.at(-1)).toBe(terminals[0]);
+  expect(s.ended).toEqual([terminals[0]]);
+  expect(s.model.requests).toHaveLength(1);
+  expect(unhandled).toEqual([]);
+}
+
+describe('C01 cancel while a tool is executing (hook half)', () => {
+  for (const variant of variants) {
+    for (const when of ['in the tool_call_started handler', 'while execute is running'] as When[]) {
+      it(`run(): one run_cancelled, runEnded once, M called once, the stream closes (${variant}; cancel ${when})`, async () => {
+        const s = setup(variant);
+        const T = new CancelSignal();
+        const events: RunEvent[] = [];
+        let closed = false;
+        run(s.agent, 'go', { cancel: T }).subscribe({
+          next: (e) => {
+            events.push(e);
+            if (when === 'in the tool_call_started handler' && e.type === 'tool_call_started') T.cancel('user clicked stop');
+          },
+          complete: () => void (closed = true),
+        });
+        if (when === 'while execute is running') {
+          await s.executing.promise;
+          T.cancel('user clicked stop');
+        } else {
+          await new Promise((r) => setTimeout(r, 5));
+          expect(s.executing.isOpen).toBe(false); // the cancel came before the tool's start: it never ran
+        }
+        expect(closed).toBe(true); // run_cancelled delivered and the stream closed before cancel() returned
+        await expectOneCancelled(s, events, 'user clicked stop');
+      });
+
+      it(`start(): handle.result rejects with RunCancelledError, runEnded once (${variant}; cancel ${when})`, async () => {
+        const s = setup(variant);
+        const T = new CancelSignal();
+        const handle = start(s.agent, 'go', { cancel: T });
+        const events: RunEvent[] = [];
+        handle.events$.subscribe((e) => {
+          events.push(e);
+          if (when === 'in the tool_call_started handler' && e.type === 'tool_call_started') T.cancel('stop');
+        });
+        if (when === 'while execute is running') {
+          await s.executing.promise;
+          T.cancel('stop');
+        }
+        await expect(handle.result).rejects.toBeInstanceOf(RunCancelledError);
+        await expectOneCancelled(s, events, 'stop');
+      });
+    }
+  }
+});
