@@ -54,6 +54,10 @@ const ev = <T extends string, S extends z.ZodRawShape>(type: T, shape: S) =>
 export const RunStartedSchema = ev('run_started', { agent: z.string() });
 export const TurnStartedSchema = ev('turn_started', {});
 export const UserMessageInjectedSchema = ev('user_message_injected', { id: z.string(), content: z.string() });
+/**
+ * A model request was sent. `attempt` > 1 is a retry, a rescue or a fallback of the same
+ * model call: its `text_delta`s start the answer over, so a UI clears the answer it is showing.
+ */
 export const ModelRequestStartedSchema = ev('model_request_started', {
   model: z.string(),
   attempt: z.number().int().positive(),

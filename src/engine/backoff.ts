@@ -1,6 +1,6 @@
 import type { RetryOptions } from './types.js';
 
-/** Waits longer than this (ms) from `retry-after` are not honoured, as openai-node does. */
+/** Waits longer than this (ms) from `retry-after` are not honoured (the computed backoff is used), as openai-node does. */
 export const MAX_RETRY_AFTER_MS = 60_000;
 
 /** The retry policy with its defaults filled in (DESIGN.md §6). */
@@ -22,12 +22,16 @@ export function retryPolicy(options: RetryOptions | false | undefined): RetryPol
 }
 
 /**
- * The sleep before retry number `retry` (1-based), in ms: `retryAfterMs` when
- * the server gave one (0–60 s), else full jitter: `random() * min(maxDelayMs,
- * initialDelayMs * multiplier^(retry-1))`, floored to whole ms.
+ * The sleep before retry number `retry` (1-based), in whole ms:
+ * - `retryAfterMs` when the server gave one within 0–60 s, exactly (the
+ *   server knows when it will take the request again; it is not capped by
+ *   `maxDelayMs`);
+ * - else full jitter: `floor(r * min(maxDelayMs, initialDelayMs * multiplier^(retry-1)))`
+ *   with `r = random()` clamped to [0, 1] (NaN counts as 0).
  */
 export function backoffDelay(policy: RetryPolicy, retry: number, random: () => number, retryAfterMs?: number): number {
-  if (retryAfterMs !== undefined && retryAfterMs >= 0 && retryAfterMs <= MAX_RETRY_AFTER_MS) return retryAfterMs;
+  if (retryAfterMs !== undefined && retryAfterMs >= 0 && retryAfterMs <= MAX_RETRY_AFTER_MS) return Math.ceil(retryAfterMs);
   const ceiling = Math.min(policy.maxDelayMs, policy.initialDelayMs * policy.multiplier ** (retry - 1));
-  return Math.floor(random() * ceiling);
+  const r = random();
+  return Math.floor((r > 0 ? Math.min(r, 1) : 0) * ceiling);
 }

@@ -1,42 +1,67 @@
-import { Observable, type MonoTypeOperatorFunction, type SchedulerAction, type SchedulerLike } from 'rxjs';
+import { Observable, type MonoTypeOperatorFunction, type SchedulerAction, type SchedulerLike, type Subscription } from 'rxjs';
 import { TimeoutError } from '../errors.js';
 import type { Deadlines } from './types.js';
 
 /**
- * Model-request deadlines (DESIGN.md §6, §4 rows 2 and 3): `firstEventMs`
- * until the first event, `idleMs` between events, `requestMs` for the whole
- * request. Each expiry errors with a {@link TimeoutError} (retryable, never a
- * cancel) and unsubscribes the source. The idle deadline costs one timer and
- * a last-event timestamp, not a timer per chunk: when the timer fires early
- * it re-arms itself for the time left.
+ * Model-request deadlines (DESIGN.md §6, §4 rows 2 and 3), on the run's scheduler:
+ * - `requestMs`: the whole request (streamed or not);
+ * - streamed requests only: `firstEventMs` until the first event (`idleMs`
+ *   stands in when it is absent) and `idleMs` between two events.
+ *
+ * A non-streaming request (row 2, and the rescue of row 5) has only the
+ * whole-request deadline: its one event is the whole answer, so time-to-first
+ * event and silence limits meant for a stream do not apply to it.
+ *
+ * Each expiry errors with a {@link TimeoutError} (kind `first_event`, `idle`
+ * or `request`: retryable, never a cancel) and unsubscribes the source.
+ *
+ * The silence deadline costs one scheduled action and a last-event
+ * timestamp, never a timer per chunk: an event only stores `now()`; when the
+ * action fires early it re-arms itself for the time left. The first event
+ * re-arms it once, when the idle limit ends before the pending first-event
+ * timer would fire.
  */
-export function modelDeadlines<T>(deadlines: Deadlines | undefined, scheduler: SchedulerLike): MonoTypeOperatorFunction<T> {
-  const { firstEventMs, idleMs, requestMs } = deadlines ?? {};
+export function modelDeadlines<T>(deadlines: Deadlines | undefined, scheduler: SchedulerLike, stream: boolean): MonoTypeOperatorFunction<T> {
+  const { requestMs } = deadlines ?? {};
+  const firstEventMs = stream ? deadlines?.firstEventMs : undefined;
+  const idleMs = stream ? deadlines?.idleMs : undefined;
   if (firstEventMs === undefined && idleMs === undefined && requestMs === undefined) return (source) => source;
   return (source) =>
     new Observable<T>((subscriber) => {
       let seen = false;
       let lastAt = scheduler.now();
-      const fail = (kind: 'first_event' | 'idle' | 'request', ms: number): void => subscriber.error(new TimeoutError(kind, ms));
-      const silenceLimit = (): number | undefined => (seen ? idleMs : firstEventMs ?? idleMs);
-      const first = silenceLimit();
-      if (first !== undefined) {
-        subscriber.add(
-          scheduler.schedule(function (this: SchedulerAction<unknown>) {
-            const limit = silenceLimit();
-            if (limit === undefined) return;
-            const quiet = scheduler.now() - lastAt;
-            if (quiet >= limit) fail(seen ? 'idle' : firstEventMs !== undefined ? 'first_event' : 'idle', limit);
-            else this.schedule(undefined, limit - quiet);
-          }, first),
-        );
+      let silence: Subscription | undefined;
+      let dueAt = Infinity;
+      const limit = (): number | undefined => (seen ? idleMs : firstEventMs ?? idleMs);
+      function check(this: SchedulerAction<unknown>): void {
+        const ms = limit();
+        if (ms === undefined) return;
+        const quiet = scheduler.now() - lastAt;
+        if (quiet >= ms) subscriber.error(new TimeoutError(seen || firstEventMs === undefined ? 'idle' : 'first_event', ms));
+        else {
+          dueAt = scheduler.now() + ms - quiet;
+          this.schedule(undefined, ms - quiet);
+        }
       }
-      if (requestMs !== undefined) subscriber.add(scheduler.schedule(() => fail('request', requestMs), requestMs));
+      const arm = (ms: number): void => {
+        silence?.unsubscribe();
+        dueAt = scheduler.now() + ms;
+        subscriber.add((silence = scheduler.schedule(check, ms)));
+      };
+      const first = limit();
+      if (first !== undefined) arm(first);
+      if (requestMs !== undefined) {
+        subscriber.add(scheduler.schedule(() => subscriber.error(new TimeoutError('request', requestMs)), requestMs));
+      }
       subscriber.add(
         source.subscribe({
           next: (value) => {
-            seen = true;
             lastAt = scheduler.now();
+            if (!seen) {
+              seen = true;
+              if (idleMs === undefined) silence?.unsubscribe();
+              else if (dueAt > lastAt + idleMs) arm(idleMs);
+            }
             subscriber.next(value);
           },
           error: (err) => subscriber.error(err),

@@ -1,37 +1,54 @@
-import { Observable, catchError, defer, map, retry, tap, throwError, timer } from 'rxjs';
+import { NEVER, Observable, catchError, concatMap, defer, map, race, retry, take, throwError, timer, type MonoTypeOperatorFunction } from 'rxjs';
+import { stage } from '../cancel/stage.js';
 import { ModelCallError, ModelOutputError, isModelCallError, isTimeoutError, serializeError } from '../errors.js';
 import { ZERO_USAGE, addUsage } from '../items.js';
 import type { ModelProvider, ModelRequest, ModelResponse } from '../model/types.js';
 import { backoffDelay, retryPolicy } from './backoff.js';
-import { breakerFor } from './breaker.js';
+import { breakerFor, type CircuitBreaker } from './breaker.js';
 import { modelDeadlines } from './deadlines.js';
 import type { RunController, Step } from './run-controller.js';
 
 type AttemptStep = Step | { readonly type: '@response'; readonly response: ModelResponse };
 
-/** Errors worth another attempt (DESIGN.md §6): the adapter's `retryable`, or a model deadline. */
+/** Errors worth another attempt (DESIGN.md §6): the adapter's `retryable`, or a model deadline (never a cancel). */
 export function isRetryable(err: unknown): boolean {
   return (isModelCallError(err) && err.retryable) || (isTimeoutError(err) && err.kind !== 'tool' && err.kind !== 'run');
 }
 
+/** What the breaker counts and what may switch to the fallback: the model failed (a cancel is never an error here). */
 const isModelFailure = (err: unknown): boolean => isModelCallError(err) || isTimeoutError(err) || err instanceof ModelOutputError;
 
 /**
- * One model call with the engine's recovery (DESIGN.md §6): deadlines on each
- * attempt, a stream that failed after it started rescued once without
- * streaming (row 5), transient errors retried after a backoff sleep (row 9,
- * `retry_scheduled` first), then the fallback model (`fallback_activated`),
- * which is also used directly while the primary's circuit breaker is open.
- * A cancel unsubscribes all of it: never retried, never fed to the breaker
- * (guarantee 4). On success it records the assistant Item and the usage and
- * emits `model_response_completed`.
+ * One model call with the engine's recovery (DESIGN.md §4 rows 2–5 and 9, §6).
+ *
+ * Every decision is a stage (one hop, then a poll of the run's token), so a
+ * cancel raised in the same tick as the failure that leads to it wins:
+ * - each attempt (`model_request_started`) runs under the model deadlines;
+ * - a stream that failed after its first event is rescued once by a
+ *   non-streaming request (phase `rescue`, row 5);
+ * - a transient error (`isRetryable`) is retried: `retry_scheduled` with the
+ *   exact delay, then a sleep (phase `backoff`, row 9), then the next attempt;
+ * - once the retries are spent, a model failure switches to `fallbackModel`
+ *   (`fallback_activated`, its own retries); so does an open breaker;
+ * - the stream gate (phase `stream_gate`, row 4): an agent with `breaker`
+ *   options and no fallback holds its request while the primary's breaker is
+ *   open, until the cool-down ends (then it is the half-open probe) or, while
+ *   another run's probe is out, until that probe's outcome.
+ * Every wait is torn down by the run's cancel: a cancel is never retried,
+ * never fed to a breaker and never triggers a fallback (guarantee 4).
+ * On success it records the assistant Item and the usage and emits
+ * `model_response_completed`.
  */
 export function callModel$(rc: RunController<any>, request: Omit<ModelRequest, 'stream'>): Observable<Step> {
   return defer(() => {
+    rc.lastResponse = undefined; // never let a previous turn's response stand in for this one
     const { model: primary, fallbackModel: fallback, breaker: breakerOptions } = rc.agent;
+    const consult = fallback !== undefined || breakerOptions !== undefined;
     const policy = retryPolicy(rc.opts.retry);
     const random = rc.opts.random ?? Math.random;
+    const breakerOf = (p: ModelProvider): CircuitBreaker => breakerFor(p, p === primary ? breakerOptions : undefined);
     let provider = primary;
+    let switchReason: string | undefined;
     let attempt = 0;
     let rescued = false;
 
@@ -43,13 +60,14 @@ export function callModel$(rc: RunController<any>, request: Omit<ModelRequest, '
         let response: ModelResponse | undefined;
         let started = false;
         let sawText = false;
-        rc.scratch.streamingText = '';
+        // A rescue keeps the failed stream's text for `partial` until it has an answer of its own.
+        if (!rescue) rc.scratch.streamingText = '';
         return p
           .call({ ...request, stream })
-          .pipe(modelDeadlines(rc.opts.deadlines, rc.scheduler))
+          .pipe(modelDeadlines(rc.opts.deadlines, rc.scheduler, stream))
           .subscribe({
             next: (event) => {
-              if (!started && stream && !rescue) rc.phase = 'model_stream';
+              if (!started && stream) rc.phase = 'model_stream';
               started = true;
               if (event.type === 'text_delta') {
                 sawText = true;
@@ -57,7 +75,10 @@ export function callModel$(rc: RunController<any>, request: Omit<ModelRequest, '
                 subscriber.next({ type: 'text_delta', delta: event.delta });
               } else if (event.type === 'response') response = event.response;
             },
-            error: (err) => subscriber.error(started && !(err instanceof ModelCallError && err.streamStarted) ? new StreamFailure(err) : err),
+            error: (err) => {
+              rc.usage = addUsage(rc.usage, response?.usage); // a response came, then the call failed: it was billed
+              subscriber.error(stream && started && !(err instanceof ModelCallError && err.streamStarted) ? new StreamFailure(err) : err);
+            },
             complete: () => {
               if (!response) return subscriber.error(new ModelOutputError(`${p.id} ended its response without a result`));
               if (!sawText && response.text !== '') subscriber.next({ type: 'text_delta', delta: response.text });
@@ -67,26 +88,41 @@ export function callModel$(rc: RunController<any>, request: Omit<ModelRequest, '
           });
       });
 
-    const pick = (): ModelProvider => {
-      if (fallback && provider === primary && !breakerFor(primary, breakerOptions).allow(rc.scheduler.now())) {
-        provider = fallback;
-        rc.emit({ type: 'fallback_activated', from: primary.id, to: fallback.id, reason: 'circuit_open' });
-      }
-      return provider;
-    };
+    /** Waits at the stream gate until `breaker` may change its answer (cool-down over, or a probe settled). */
+    const gate$ = (breaker: CircuitBreaker): Observable<unknown> =>
+      defer(() => {
+        rc.phase = 'stream_gate';
+        const ms = breaker.waitMs(rc.scheduler.now());
+        return race(ms === undefined ? NEVER : timer(ms, rc.scheduler), breaker.changed$).pipe(take(1));
+      });
 
-    const once$ = rc.stage('model_request', () => {
-      const p = pick();
+    const once$: Observable<AttemptStep> = rc.stage('model_request', (): Observable<AttemptStep> => {
+      if (switchReason !== undefined && fallback) {
+        provider = fallback;
+        rc.emit({ type: 'fallback_activated', from: primary.id, to: fallback.id, reason: switchReason });
+        switchReason = undefined;
+      }
+      let probe = false;
+      if (provider === primary && consult) {
+        const breaker = breakerOf(primary);
+        if (breaker.allow(rc.scheduler.now())) probe = breaker.state === 'half_open';
+        else if (!fallback) return gate$(breaker).pipe(concatMap(() => once$));
+        else {
+          provider = fallback;
+          rc.emit({ type: 'fallback_activated', from: primary.id, to: fallback.id, reason: 'circuit_open' });
+        }
+      }
+      const p = provider;
       const stream = rc.opts.stream ?? p.stream ?? true;
-      const breaker = fallback ? breakerFor(p, p === primary ? breakerOptions : undefined) : undefined;
       return attempt$(p, stream, false).pipe(
         catchError((err) => {
           const failure = unwrap(err);
-          if (!stream || rescued || !(err instanceof StreamFailure || (isModelCallError(failure) && failure.streamStarted))) throw failure;
+          const afterStart = err instanceof StreamFailure || (isModelCallError(failure) && failure.streamStarted);
+          if (!stream || rescued || !afterStart) throw failure;
           rescued = true;
           return rc.stage('rescue', () => attempt$(p, false, true));
         }),
-        tap({ complete: () => breaker?.success(), error: () => breaker?.failure(rc.scheduler.now()) }),
+        feedBreaker(rc, breakerOf(p), probe),
       );
     });
 
@@ -96,9 +132,10 @@ export function callModel$(rc: RunController<any>, request: Omit<ModelRequest, '
         delay: (err: unknown, retryCount: number) => {
           if (!isRetryable(err)) return throwError(() => err);
           const delayMs = backoffDelay(policy, retryCount, random, isModelCallError(err) ? err.retryAfterMs : undefined);
-          rc.emit({ type: 'retry_scheduled', attempt: attempt + 1, delayMs, error: serializeError(err) });
-          rc.phase = 'backoff';
-          return timer(delayMs, rc.scheduler);
+          return rc.stage('backoff', () => {
+            rc.emit({ type: 'retry_scheduled', attempt: attempt + 1, delayMs, error: serializeError(err) });
+            return timer(delayMs, rc.scheduler);
+          });
         },
       }),
     );
@@ -106,8 +143,7 @@ export function callModel$(rc: RunController<any>, request: Omit<ModelRequest, '
     return withRetries$.pipe(
       catchError((err) => {
         if (!fallback || provider === fallback || !isModelFailure(err)) throw err;
-        provider = fallback;
-        rc.emit({ type: 'fallback_activated', from: primary.id, to: fallback.id, reason: err instanceof Error ? err.message : String(err) });
+        switchReason = err instanceof Error ? err.message : String(err);
         return withRetries$;
       }),
       map((step): Step => (step.type === '@response' ? record(rc, step.response) : step)),
@@ -119,6 +155,7 @@ function record(rc: RunController<any>, response: ModelResponse): Step {
   rc.lastResponse = response;
   rc.usage = addUsage(rc.usage, response.usage);
   rc.scratch.addResponse({ type: 'assistant', id: rc.nextId(), text: response.text, toolCalls: response.toolCalls });
+  rc.phase = 'dispatch'; // the response is in: a cancel from here on is seen where it is dispatched
   return {
     type: 'model_response_completed',
     finishReason: response.finishReason,
@@ -128,7 +165,41 @@ function record(rc: RunController<any>, response: ModelResponse): Step {
   };
 }
 
-/** Marks a failure that came after the stream's first event (a rescue candidate). */
+/**
+ * Reports an attempt's outcome to its provider's breaker. A success counts
+ * at once; a failure one hop later, after a poll of the run's token, so an
+ * error caused by (or tied with) a cancel is never counted (guarantee 4). An
+ * attempt torn down with no outcome (a cancel) reports nothing; if it was the
+ * half-open probe, the probe is handed back.
+ */
+function feedBreaker<T>(rc: RunController<any>, breaker: CircuitBreaker, probe: boolean): MonoTypeOperatorFunction<T> {
+  return (source) =>
+    new Observable<T>((subscriber) => {
+      let settled = false;
+      const report = (err: unknown): Observable<never> => {
+        settled = true;
+        if (isModelFailure(err)) breaker.failure(rc.scheduler.now());
+        else if (probe) breaker.release();
+        return throwError(() => err);
+      };
+      subscriber.add(() => {
+        if (!settled && probe) breaker.release();
+      });
+      subscriber.add(
+        source.subscribe({
+          next: (value) => subscriber.next(value),
+          error: (err) => void stage(rc.token, () => report(err), rc.hopScheduler).subscribe(subscriber),
+          complete: () => {
+            settled = true;
+            breaker.success();
+            subscriber.complete();
+          },
+        }),
+      );
+    });
+}
+
+/** Marks a failure that came after a stream's first event (a rescue candidate); never leaves an attempt's pipe. */
 class StreamFailure {
   constructor(readonly error: unknown) {}
 }
@@ -136,4 +207,3 @@ class StreamFailure {
 function unwrap(err: unknown): unknown {
   return err instanceof StreamFailure ? err.error : err;
 }
-

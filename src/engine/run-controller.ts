@@ -1,7 +1,7 @@
 import { Subscription, asapScheduler, defer, asyncScheduler, config, type Observable, type ObservableInput, type SchedulerLike, type Subscriber } from 'rxjs';
 import { CancelSignal } from '../cancel/cancel-signal.js';
 import { stage } from '../cancel/stage.js';
-import { ConcurrentRunError, isConfigurationError, isModelCallError, isTimeoutError, serializeError } from '../errors.js';
+import { ConcurrentRunError, isConfigurationError, isModelCallError, isModelOutputError, isTimeoutError, serializeError } from '../errors.js';
 import type { CancelPhase, RunEvent, RunEventDraft, StopReason, TerminalEvent, Undelivered } from '../events.js';
 import { ZERO_USAGE, type Item, type Usage } from '../items.js';
 import { Mailbox, type MailboxToken } from '../mailbox/mailbox.js';
@@ -183,7 +183,7 @@ export class RunController<C = unknown> {
 }
 
 function stopReasonOf(error: unknown): StopReason {
-  if (isModelCallError(error) || isTimeoutError(error)) return 'model_error';
+  if (isModelCallError(error) || isTimeoutError(error) || isModelOutputError(error)) return 'model_error';
   if (isConfigurationError(error)) return 'configuration_error';
   return 'internal_error';
 }

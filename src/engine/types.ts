@@ -44,7 +44,7 @@ export interface RetryOptions {
   readonly maxRetries?: number;
   /** The first backoff ceiling in ms. Default 500. */
   readonly initialDelayMs?: number;
-  /** The cap of any backoff in ms (a `retry-after` above it is capped too). Default 8000. */
+  /** The cap of the jittered backoff in ms. Default 8000. A server's `retry-after` of 0–60 s is used as given, even above it. */
   readonly maxDelayMs?: number;
   /** Growth factor per attempt. Default 2. */
   readonly multiplier?: number;
@@ -64,7 +64,11 @@ export interface Deadlines {
   readonly runMs?: number;
 }
 
-/** The fallback circuit breaker (DESIGN.md §6). One breaker per provider instance. */
+/**
+ * The fallback circuit breaker (DESIGN.md §6). One breaker per provider instance.
+ * Without a `fallbackModel`, an open breaker holds requests at the stream gate
+ * (phase `stream_gate`, DESIGN.md §4 row 4) until its cool-down ends.
+ */
 export interface BreakerOptions {
   /** Consecutive failures that open the breaker. Default 3. */
   readonly failureThreshold?: number;

@@ -1,0 +1,140 @@
+/**
+ * DESIGN.md §4 row 4: the stream gate. loopctl's meaning: an agent with
+ * `breaker` options and no `fallbackModel` holds its model request while the
+ * primary's breaker is open (phase `stream_gate`) until the cool-down ends,
+ * and then sends it as the half-open probe; while another run's probe is out,
+ * it waits for that probe's outcome. The wait is a cancel-aware timer.
+ */
+import { NEVER } from 'rxjs';
+import { TestScheduler } from 'rxjs/testing';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { CancelSignal } from '../src/cancel/index.js';
+import { breakerFor } from '../src/engine/breaker.js';
+import { defineAgent } from '../src/engine/define-agent.js';
+import { run } from '../src/engine/run.js';
+import { ModelCallError } from '../src/errors.js';
+import type { RunEvent } from '../src/events.js';
+import { eventLabels, scriptedModel, type ScriptedStep } from '../src/testing/index.js';
+
+let ts: TestScheduler;
+beforeEach(() => {
+  ts = new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
+});
+
+const L = {
+  s: 'run_started', t: 'turn_started', q: 'model_request_started', d: 'text_delta', r: 'model_response_completed',
+  u: 'turn_completed', C: 'run_completed', g: 'run_cancelled:stream_gate', m: 'run_cancelled:model_request',
+};
+const overloaded = new ModelCallError('overloaded', { status: 529, retryable: true });
+
+function late(work: () => void, frame: number, from: number): void {
+  ts.schedule(() => ts.schedule(work, frame - from), from);
+}
+
+/** Run 1 (frame 0) fails once and opens the breaker (threshold 1, cool-down 1000); run 2 starts at frame 100. */
+function setup(steps: (ScriptedStep | string)[] = [{ error: overloaded }, 'ok']) {
+  const model = scriptedModel(steps);
+  const agent = defineAgent({ name: 'a', instructions: '', model, breaker: { failureThreshold: 1, cooldownMs: 1000 } });
+  const first: string[] = [];
+  run(agent, 'one', { retry: false }).pipe(eventLabels()).subscribe((l) => first.push(l));
+  return { model, agent, first, breaker: breakerFor(model, agent.breaker) };
+}
+
+/** Subscribes run 2 at `frame` and collects its labels with their frames. */
+function startAt(frame: number, agent: ReturnType<typeof defineAgent>, cancel?: CancelSignal): [number, string][] {
+  const out: [number, string][] = [];
+  ts.schedule(() => {
+    run(agent, 'two', { retry: false, ...(cancel ? { cancel } : {}) }).subscribe((e: RunEvent) =>
+      out.push([ts.now(), e.type === 'run_cancelled' ? `run_cancelled:${e.phase}` : e.type]));
+  }, frame);
+  return out;
+}
+
+describe('row 4: the stream gate while the breaker is open and there is no fallback', () => {
+  it('run 2 waits at the gate until the cool-down ends, then is the half-open probe and closes the breaker', () => {
+    ts.run(({ flush }) => {
+      const { model, agent, first, breaker } = setup();
+      const second = startAt(100, agent);
+      ts.schedule(() => expect([breaker.state, breaker.waitMs(ts.now())]).toEqual(['open', 500]), 500);
+      flush();
+      expect(first).toEqual(['run_started', 'turn_started', 'model_request_started', 'run_failed:model_error']);
+      expect(second).toEqual([
+        [100, 'run_started'], [100, 'turn_started'],
+        [1000, 'model_request_started'], [1000, 'text_delta'], [1000, 'model_response_completed'], [1000, 'turn_completed'], [1000, 'run_completed'],
+      ]);
+      expect(model.calls.length).toBe(2);
+      expect(breaker.state).toBe('closed');
+    });
+  });
+
+  it('cancel at the gate: the wait is abandoned, no request is sent, nothing stays scheduled', () => {
+    ts.run(({ flush }) => {
+      const { model, agent, breaker } = setup();
+      const cancel = new CancelSignal();
+      const second = startAt(100, agent, cancel);
+      const pending: number[] = [];
+      ts.schedule(() => {
+        pending.push(ts.actions.length);
+        cancel.cancel('stop');
+        pending.push(ts.actions.length);
+      }, 400);
+      flush();
+      expect(second).toEqual([[100, 'run_started'], [100, 'turn_started'], [400, 'run_cancelled:stream_gate']]);
+      expect(pending).toEqual([1, 0]);
+      expect(model.calls.length).toBe(1);
+      expect(breaker.state).toBe('open'); // the cancel neither probed nor fed it
+    });
+  });
+
+  it('tie at the end of the cool-down, cancel scheduled first: no probe is sent', () => {
+    ts.run(({ flush }) => {
+      const { model, agent } = setup();
+      const cancel = new CancelSignal();
+      const second = startAt(100, agent, cancel);
+      ts.schedule(() => cancel.cancel('stop'), 1000);
+      flush();
+      expect(second.at(-1)).toEqual([1000, 'run_cancelled:stream_gate']);
+      expect(model.calls.length).toBe(1);
+    });
+  });
+
+  it('tie at the end of the cool-down, cancel scheduled after the gate timer: polled first, no probe is sent or claimed', () => {
+    ts.run(({ flush }) => {
+      const { model, agent, breaker } = setup();
+      const cancel = new CancelSignal();
+      const second = startAt(100, agent, cancel);
+      late(() => cancel.cancel('stop'), 1000, 101); // the gate timer was scheduled at frame 100
+      flush();
+      expect(second.at(-1)).toEqual([1000, 'run_cancelled:model_request']);
+      expect(model.calls.length).toBe(1);
+      expect(breaker.waitMs(ts.now())).toBe(0); // the probe is still free
+    });
+  });
+
+  it('while another run probes, a third waits for the outcome; a cancelled probe is handed to the waiter', () => {
+    ts.run(({ flush }) => {
+      const { model, agent, breaker } = setup([{ error: overloaded }, { hold: NEVER }, 'ok']);
+      const probeCancel = new CancelSignal();
+      const second = startAt(1000, agent, probeCancel); // the probe: its request hangs
+      const third = startAt(1100, agent); // waits on the probe (no timer)
+      ts.schedule(() => expect([breaker.state, breaker.waitMs(ts.now())]).toEqual(['half_open', undefined]), 1200);
+      ts.schedule(() => probeCancel.cancel('stop'), 1500);
+      flush();
+      expect(second.at(-1)).toEqual([1500, 'run_cancelled:model_request']);
+      expect(third).toEqual([
+        [1100, 'run_started'], [1100, 'turn_started'],
+        [1500, 'model_request_started'], [1500, 'text_delta'], [1500, 'model_response_completed'], [1500, 'turn_completed'], [1500, 'run_completed'],
+      ]);
+      expect(breaker.state).toBe('closed');
+    });
+  });
+
+  it('without breaker options and without a fallback there is no gate: requests go straight to the provider', () => {
+    ts.run(({ expectObservable }) => {
+      const model = scriptedModel([{ error: overloaded }, { error: overloaded }, { error: overloaded }, 'ok']);
+      const agent = defineAgent({ name: 'a', instructions: '', model });
+      expectObservable(run(agent, 'x', { retry: { maxRetries: 3, initialDelayMs: 0 } }).pipe(eventLabels()))
+        .toBe('(stqyqyqyqdruC|)', { ...L, y: 'retry_scheduled' });
+    });
+  });
+});
