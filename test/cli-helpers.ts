@@ -58,13 +58,23 @@ export interface CliChild {
   readonly child: ChildProcess;
   readonly stdout: () => string;
   readonly stderr: () => string;
+  /** Writes `line` and a newline on the child's stdin (spawned with `stdin: 'pipe'`). */
+  readonly send: (line: string) => void;
   /** Resolves with the exit code (or 128 + n for a death by signal n, as a shell reports it) and the whole output. */
   readonly done: Promise<{ code: number; stdout: string; stderr: string }>;
 }
 
+/** How a CLI child is spawned: its folder, environment, and whether its stdin is a pipe the test writes to (default: ignored). */
+export interface SpawnOptions {
+  readonly cwd: string;
+  readonly env?: NodeJS.ProcessEnv | undefined;
+  readonly stdin?: 'pipe' | 'ignore';
+}
+
 /** Spawns `command args` and collects its output. */
-export function spawnCli(command: string, args: readonly string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): CliChild {
-  const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? cliEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+export function spawnCli(command: string, args: readonly string[], options: SpawnOptions): CliChild {
+  const stdio = [options.stdin ?? 'ignore', 'pipe', 'pipe'] as const;
+  const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? cliEnv(), stdio: [...stdio] });
   let out = '';
   let err = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
@@ -73,12 +83,22 @@ export function spawnCli(command: string, args: readonly string[], options: { cw
     child.on('error', reject);
     child.on('close', (code, signal) => resolve({ code: code ?? 128 + (signal ? constants.signals[signal] : 0), stdout: out, stderr: err }));
   });
-  return { child, stdout: () => out, stderr: () => err, done };
+  const send = (line: string): void => {
+    if (!child.stdin) throw new Error('spawnCli: stdin is not a pipe (pass stdin: "pipe")');
+    child.stdin.write(`${line}\n`);
+  };
+  return { child, stdout: () => out, stderr: () => err, send, done };
 }
 
-/** Runs the built bin (`node dist/cli/main.js …`) in `cwd`. */
-export function runBin(args: readonly string[], cwd: string, env?: NodeJS.ProcessEnv): CliChild {
-  return spawnCli(process.execPath, [BIN, ...args], { cwd, env });
+/** Runs the built bin (`node dist/cli/main.js …`) in `cwd`; `stdin: 'pipe'` lets the test type lines with `send`. */
+export function runBin(args: readonly string[], cwd: string, env?: NodeJS.ProcessEnv, stdin: 'pipe' | 'ignore' = 'ignore'): CliChild {
+  return spawnCli(process.execPath, [BIN, ...args], { cwd, env, stdin });
+}
+
+/** How many times `pattern` occurs in `text`. */
+export function occurrences(text: string, pattern: string | RegExp): number {
+  if (typeof pattern === 'string') return text.split(pattern).length - 1;
+  return text.match(new RegExp(pattern.source, `${pattern.flags.replace('g', '')}g`))?.length ?? 0;
 }
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -9,7 +9,12 @@ export class UsageError extends Error {
 
 /** The parsed command line of `loopctl`. */
 export interface CliOptions {
+  /** The task; '' in interactive mode when none was given (the prompt asks for one). */
   readonly task: string;
+  /** The prompt loop on one conversation (`--interactive`, or no task on a TTY). */
+  readonly interactive: boolean;
+  /** `--confirm`: write_file and run_shell ask for approval first. */
+  readonly confirm: boolean;
   /** Absolute path of the working folder. */
   readonly cwd: string;
   /** Model name; undefined = the default of the chosen model (see `selectModel`). */
@@ -28,10 +33,20 @@ export type CliCommand = { readonly kind: 'run'; readonly options: CliOptions } 
 
 /** The `--help` text. */
 export const HELP = `Usage: loopctl [options] "task"
+       loopctl [options] [--interactive] ["first task"]
 
 Runs one agent on the current folder (with npm start: the folder you ran it
 from), streams its answer, then exits. Ctrl-C stops the run cleanly (exit 130);
 a second Ctrl-C exits at once.
+
+Interactive mode (no task on a terminal, or --interactive, which also reads
+piped stdin): a prompt loop on one conversation; only completed runs are
+kept in it. Each line starts a run; a line typed while a run is going steers
+it (shown [queued], then [injected] when the next turn takes it; steering the
+run did not take is [kept for next run]). /cancel stops the run, /drop
+forgets kept steering, /quit exits 0, /help lists these. Ctrl-C cancels the
+run and the prompt comes back (at an idle prompt it cancels nothing); Ctrl-C
+twice within 2 s exits (130). End of input waits for the run, then exits 0.
 
 Model: with OPENAI_API_KEY or --base-url, an OpenAI-compatible server
 (Chat Completions; --responses for the Responses API). With neither, the
@@ -48,6 +63,10 @@ Options:
                       commands as you, anywhere)
   --read-only         no write_file tool
   --max-turns <n>     turns before giving up (default 20)
+  -i, --interactive   the prompt loop above, even with piped stdin
+  --confirm           ask before each write_file and run_shell call
+                      ("allow? [y/N]", answered on stdin; anything but y/yes
+                      refuses, and the model gets the refusal as a tool error)
   --cwd <dir>         working folder (default: the current folder)
   -h, --help          show this help
   -v, --version       show the version
@@ -65,6 +84,8 @@ const OPTIONS = {
   'read-only': { type: 'boolean' },
   'max-turns': { type: 'string' },
   cwd: { type: 'string' },
+  interactive: { type: 'boolean', short: 'i' },
+  confirm: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const;
@@ -74,10 +95,12 @@ const OPTIONS = {
  * arguments joined with spaces. The folder is `--cwd`, else, when run by
  * loopctl's own `npm start`, `INIT_CWD` (the folder the user ran npm from:
  * `npm start` runs scripts in the package folder), else `process.cwd()`.
+ * Interactive mode is `--interactive`, or no task when `stdinIsTTY`.
  * @throws UsageError naming the option for an unknown option, a missing or
- *   bad value, a missing task or a folder that does not exist.
+ *   bad value, a missing task (off a TTY, without --interactive) or a folder
+ *   that does not exist.
  */
-export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): CliCommand {
+export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, stdinIsTTY = false): CliCommand {
   let parsed;
   try {
     parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
@@ -89,7 +112,8 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = proce
   if (values.version) return { kind: 'version' };
 
   const task = positionals.join(' ').trim();
-  if (task === '') throw new UsageError('missing the task: loopctl [options] "task" (see --help)');
+  const interactive = values.interactive === true || (task === '' && stdinIsTTY);
+  if (task === '' && !interactive) throw new UsageError('missing the task: loopctl [options] "task", or --interactive (see --help)');
   const nonEmpty = (name: keyof typeof OPTIONS, value: string | undefined) => {
     if (value !== undefined && value.trim() === '') throw new UsageError(`option --${name} needs a non-empty value`);
     return value;
@@ -103,6 +127,8 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = proce
     kind: 'run',
     options: {
       task,
+      interactive,
+      confirm: values.confirm ?? false,
       cwd: folder(values.cwd, env),
       model: nonEmpty('model', values.model),
       baseURL,

@@ -42,7 +42,15 @@ export class TerminalRenderer {
 
   /** Writes a `[loopctl] …` line on `err`. */
   note(text: string): void {
-    this.#line(`[loopctl] ${text}`);
+    this.line(`[loopctl] ${text}`);
+  }
+
+  /** Writes a whole line on `err`, first ending the answer's line and taking the live status away. */
+  line(text: string): void {
+    this.#clearStatus();
+    if (!this.#outAtLineStart) this.#write('\n');
+    this.#err.write(`${text}\n`);
+    this.#drawStatus();
   }
 
   /** Renders one event. */
@@ -51,6 +59,9 @@ export class TerminalRenderer {
       case 'turn_started':
         this.#turns = event.turn;
         this.#textThisTurn = false;
+        break;
+      case 'user_message_injected':
+        this.line(`[injected] ${event.content}`);
         break;
       case 'text_delta':
         if (event.delta === '') break;
@@ -71,9 +82,13 @@ export class TerminalRenderer {
       case 'tool_call_completed':
         this.#toolEnded(event.callId, 'ok');
         break;
-      case 'tool_call_failed':
-        this.#toolEnded(event.callId, event.interrupted ? 'interrupted' : `failed: ${clip(event.error.message, 120)}`);
+      case 'tool_call_failed': {
+        const outcome = event.interrupted ? 'interrupted' : `failed: ${clip(event.error.message, 120)}`;
+        // A call that never started (unknown tool, bad arguments, denied by a hook) gets its line here.
+        if (this.#running.has(event.callId)) this.#toolEnded(event.callId, outcome);
+        else this.line(`[tool] ${event.name} · ${outcome}`);
         break;
+      }
       case 'retry_scheduled':
         this.note(`model error, retrying in ${(event.delayMs / 1000).toFixed(1)}s (attempt ${event.attempt + 1}): ${clip(event.error.message, 120)}`);
         break;
@@ -104,20 +119,12 @@ export class TerminalRenderer {
     this.#outAtLineStart = text.endsWith('\n');
   }
 
-  /** Writes a whole line on `err`, first ending the answer's line and taking the live status away. */
-  #line(text: string): void {
-    this.#clearStatus();
-    if (!this.#outAtLineStart) this.#write('\n');
-    this.#err.write(`${text}\n`);
-    this.#drawStatus();
-  }
-
   #toolEnded(callId: string, outcome: string): void {
     const tool = this.#running.get(callId);
     if (!tool) return;
     this.#running.delete(callId);
     if (this.#running.size === 0) this.dispose();
-    this.#line(`[tool] ${tool.name} ${tool.args} · ${seconds(this.#now() - tool.startedAt)} · ${outcome}`);
+    this.line(`[tool] ${tool.name} ${tool.args} · ${seconds(this.#now() - tool.startedAt)} · ${outcome}`);
   }
 
   #startStatus(): void {

@@ -1,35 +1,19 @@
-import { CancelSignal, defineAgent, isTerminalEvent, run, type TerminalEvent, type Tool } from '../index.js';
-import { fsTools, shellTool } from '../node/index.js';
+import { CancelSignal, isTerminalEvent, run, type TerminalEvent } from '../index.js';
 import type { CliOptions } from './args.js';
+import { cliAgent, header } from './agent.js';
+import { askApproval, confirmHooks, isYes } from './confirm.js';
+import { LineInput, type LineSource } from './line-input.js';
 import type { SelectedModel } from './model.js';
 import { TerminalRenderer, type Output } from './render.js';
 import { exitCodeFor, trapStopSignals, type StopSignal } from './signals.js';
 
-/** Where the CLI writes, and how it exits at once (a second Ctrl-C). */
+/** Where the CLI reads and writes, and how it exits at once (a second Ctrl-C). */
 export interface CliIO {
   readonly stdout: Output;
   readonly stderr: Output;
+  /** Lines for `--interactive` and `--confirm` answers (default `process.stdin`). */
+  readonly stdin?: LineSource;
   readonly exit: (code: number) => never;
-}
-
-/** The tools of a CLI run: the workspace tools of `loopctl/node`, and `run_shell` only with `--allow-shell`. */
-export function cliTools(options: CliOptions): Tool[] {
-  const tools: Tool[] = fsTools(options.cwd, { readOnly: options.readOnly });
-  if (options.allowShell) tools.push(shellTool(options.cwd));
-  return tools;
-}
-
-/** The agent's instructions for the folder `cwd`. */
-export function instructions(options: CliOptions): string {
-  return [
-    `You are loopctl, an assistant working on the files of the folder ${options.cwd}.`,
-    'Look at the files with the tools before you answer; paths are relative to that folder and cannot leave it.',
-    options.readOnly ? 'This run is read-only: you cannot write files.' : 'Write files only when the task asks for it.',
-    options.allowShell ? 'run_shell runs a shell command in the folder; prefer the file tools when they suffice.' : '',
-    'Answer concisely, in plain text.',
-  ]
-    .filter(Boolean)
-    .join(' ');
 }
 
 /**
@@ -37,13 +21,13 @@ export function instructions(options: CliOptions): string {
  * resolves with the exit code: 0 completed, 1 failed, 130 cancelled by
  * SIGINT, 143 by SIGTERM. The first SIGINT/SIGTERM cancels the run through a
  * CancelSignal (the stop reason is printed before this resolves); a second
- * one calls `io.exit` at once.
+ * one calls `io.exit` at once. With `--confirm`, writes and shell commands
+ * are asked about on stdin (opened at the first question; the end of input
+ * refuses).
  */
 export async function runAgent(options: CliOptions, model: SelectedModel, io: CliIO): Promise<number> {
-  const tools = cliTools(options);
-  const agent = defineAgent({ name: 'loopctl', instructions: instructions(options), model: model.provider, tools, maxTurns: options.maxTurns });
+  const agent = cliAgent(options, model);
   const renderer = new TerminalRenderer(io.stdout, io.stderr);
-  renderer.note(`${model.label} · folder ${options.cwd} · tools: ${tools.map((t) => t.name).join(', ')}`);
 
   const cancel = new CancelSignal();
   let stoppedBy: StopSignal | undefined;
@@ -57,9 +41,18 @@ export async function runAgent(options: CliOptions, model: SelectedModel, io: Cl
       io.exit(exitCodeFor(signal));
     },
   );
+  let input: LineInput | undefined;
+  const answers = (): LineInput => {
+    if (input) return input;
+    input = new LineInput({ input: io.stdin ?? process.stdin, log: io.stderr });
+    input.onInterrupt = () => untrap.raise('SIGINT'); // Ctrl-C while readline holds the terminal
+    return input;
+  };
+  const hooks = options.confirm ? confirmHooks(async (call) => isYes(await askApproval(call, answers(), (l) => renderer.line(l)))) : undefined;
+  renderer.note(header(agent, options, model));
   try {
     const outcome = await new Promise<TerminalEvent>((resolve) => {
-      run(agent, options.task, { cancel }).subscribe((event) => {
+      run(agent, options.task, { cancel, hooks }).subscribe((event) => {
         renderer.on(event);
         if (isTerminalEvent(event)) resolve(event);
       });
@@ -69,6 +62,7 @@ export async function runAgent(options: CliOptions, model: SelectedModel, io: Cl
     return exitCodeFor(stoppedBy ?? 'SIGINT');
   } finally {
     renderer.dispose();
+    input?.close();
     untrap();
   }
 }

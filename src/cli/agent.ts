@@ -1,0 +1,36 @@
+import { defineAgent, type Agent, type Tool } from '../index.js';
+import { fsTools, shellTool } from '../node/index.js';
+import type { CliOptions } from './args.js';
+import type { SelectedModel } from './model.js';
+
+/** The tools of a CLI run: the workspace tools of `loopctl/node`, and `run_shell` only with `--allow-shell`. */
+export function cliTools(options: CliOptions): Tool[] {
+  const tools: Tool[] = fsTools(options.cwd, { readOnly: options.readOnly });
+  if (options.allowShell) tools.push(shellTool(options.cwd));
+  return tools;
+}
+
+/** The agent's instructions for the folder `cwd`. */
+export function instructions(options: CliOptions): string {
+  return [
+    `You are loopctl, an assistant working on the files of the folder ${options.cwd}.`,
+    'Look at the files with the tools before you answer; paths are relative to that folder and cannot leave it.',
+    options.readOnly ? 'This run is read-only: you cannot write files.' : 'Write files only when the task asks for it.',
+    options.allowShell ? 'run_shell runs a shell command in the folder; prefer the file tools when they suffice.' : '',
+    options.confirm ? 'The user approves each write and shell command; a refused call comes back as a tool error: do not retry it, say what you would have done.' : '',
+    'Answer concisely, in plain text.',
+  ]
+    .filter(Boolean)
+    .join(' ');
+}
+
+/** The `loopctl` agent of a CLI session (one-shot or interactive). */
+export function cliAgent(options: CliOptions, model: SelectedModel): Agent {
+  return defineAgent({ name: 'loopctl', instructions: instructions(options), model: model.provider, tools: cliTools(options), maxTurns: options.maxTurns });
+}
+
+/** The header line: the model, the folder and the tools. */
+export function header(agent: Agent, options: CliOptions, model: SelectedModel): string {
+  const confirm = options.confirm ? ' · --confirm: writes and shell commands ask first' : '';
+  return `${model.label} · folder ${options.cwd} · tools: ${agent.tools.map((t) => t.name).join(', ')}${confirm}`;
+}

@@ -1,0 +1,189 @@
+import { CancelSignal, isTerminalEvent, Mailbox, MemorySession, run, type Agent, type Hooks, type TerminalEvent } from '../index.js';
+import type { CliOptions } from './args.js';
+import { cliAgent, header } from './agent.js';
+import { askApproval, confirmHooks, isYes } from './confirm.js';
+import { LineInput } from './line-input.js';
+import type { SelectedModel } from './model.js';
+import { TerminalRenderer } from './render.js';
+import type { CliIO } from './run-agent.js';
+import { onStopSignals } from './signals.js';
+
+/** Two Ctrl-C within this many ms exit (130). */
+export const DOUBLE_INTERRUPT_MS = 2000;
+
+const HINT =
+  'interactive: type a task and press Enter. While it runs, a line steers it; /cancel stops it, /quit exits, /help lists the commands. Ctrl-C cancels the run (twice within 2 s exits).';
+const HELP_LINES = [
+  'a line         starts a run (idle) or steers the live run (queued, injected at its next turn)',
+  '/cancel        cancels the live run (so does Ctrl-C); the conversation keeps only completed runs',
+  '/drop          forgets steering kept from an ended run',
+  '/quit, /exit   exits 0 (cancelling the live run first); so does Ctrl-D once the run ends',
+];
+
+/** The run going on: its own token (so a Ctrl-C cancels this run and no other) and its renderer. */
+interface LiveRun {
+  readonly cancel: CancelSignal;
+  readonly renderer: TerminalRenderer;
+}
+
+/**
+ * `loopctl --interactive` (or no task on a TTY): a prompt loop on one
+ * conversation, resolving with the exit code (0 after /quit or the end of
+ * input, 130 after two Ctrl-C within 2 s, 143 on SIGTERM). See {@link InteractiveLoop}.
+ */
+export function runInteractive(options: CliOptions, model: SelectedModel, io: CliIO): Promise<number> {
+  return new InteractiveLoop(options, model, io).done;
+}
+
+/**
+ * One conversation: a `MemorySession` (only completed runs commit to it) and
+ * one `Mailbox` reused by every run, so steering a run did not take (its
+ * terminal event's `undelivered`, still queued) is drained first by the
+ * next run. Lines come from {@link LineInput}: idle, a line starts a run;
+ * during a run, it is pushed to the mailbox (`[queued]`, then `[injected]`
+ * when a turn takes it); while a `--confirm` question is open, it is the
+ * answer. Ctrl-C (readline's 'SIGINT' on a terminal, the process signal
+ * otherwise) cancels the live run through its own CancelSignal.
+ */
+export class InteractiveLoop {
+  readonly done: Promise<number>;
+  readonly #io: CliIO;
+  readonly #agent: Agent;
+  readonly #session = new MemorySession();
+  readonly #mailbox = new Mailbox();
+  readonly #input: LineInput;
+  readonly #hooks: Hooks | undefined;
+  readonly #untrap: () => void;
+  #resolve!: (code: number) => void;
+  #live: LiveRun | undefined;
+  #lastInterrupt = -Infinity;
+  #inputEnded = false;
+  #quitting = false;
+
+  constructor(options: CliOptions, model: SelectedModel, io: CliIO) {
+    this.done = new Promise((resolve) => (this.#resolve = resolve));
+    this.#io = io;
+    this.#agent = cliAgent(options, model);
+    this.#hooks = options.confirm ? confirmHooks((call) => this.#approve(call)) : undefined;
+    this.#untrap = onStopSignals((signal) => (signal === 'SIGINT' ? this.#interrupt() : this.#quit(143, signal)));
+    this.#input = new LineInput({ input: io.stdin ?? process.stdin, log: io.stderr });
+    this.#input.onLine = (line) => this.#onLine(line);
+    this.#input.onInterrupt = () => this.#interrupt();
+    this.#input.onEnd = () => {
+      this.#inputEnded = true;
+      if (!this.#live) this.#quit(0, 'end of input');
+      else if (!this.#quitting) this.#say('[loopctl] end of input: exiting when this run ends');
+    };
+    this.#say(`[loopctl] ${header(this.#agent, options, model)}`);
+    this.#say(`[loopctl] ${HINT}`);
+    if (options.task !== '') this.#startRun(options.task);
+    else this.#input.prompt();
+  }
+
+  /** The conversation so far (completed runs only). */
+  get session(): MemorySession {
+    return this.#session;
+  }
+
+  #onLine(raw: string): void {
+    const line = raw.trim();
+    if (this.#quitting) return;
+    if (line === '') return void (this.#live ? undefined : this.#input.prompt());
+    if (this.#command(line)) return;
+    if (this.#live) {
+      this.#mailbox.push(line);
+      this.#say(`[queued] ${line}`);
+    } else this.#startRun(line);
+  }
+
+  /** Runs `line` when it is a command; false when it is text. */
+  #command(line: string): boolean {
+    switch (line) {
+      case '/quit':
+      case '/exit':
+        this.#quit(0, '/quit');
+        return true;
+      case '/cancel':
+        if (this.#live) this.#live.cancel.cancel('/cancel');
+        else this.#idle('[loopctl] no run to cancel');
+        return true;
+      case '/drop': {
+        const dropped = this.#mailbox.peek().filter((token) => this.#mailbox.remove(token)).length;
+        this.#idle(`[loopctl] dropped ${dropped} kept steering message${dropped === 1 ? '' : 's'}`);
+        return true;
+      }
+      case '/help':
+        for (const text of HELP_LINES) this.#say(text);
+        if (!this.#live) this.#input.prompt();
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  #startRun(task: string): void {
+    const live: LiveRun = { cancel: new CancelSignal(), renderer: new TerminalRenderer(this.#io.stdout, this.#io.stderr) };
+    this.#live = live;
+    const options = { cancel: live.cancel, mailbox: this.#mailbox, session: this.#session, hooks: this.#hooks };
+    run(this.#agent, task, options).subscribe((event) => {
+      live.renderer.on(event);
+      if (isTerminalEvent(event)) this.#runEnded(live, event);
+    });
+  }
+
+  #runEnded(live: LiveRun, event: TerminalEvent): void {
+    // Still queued in the mailbox: the next run drains them first.
+    for (const item of event.undelivered) live.renderer.line(`[kept for next run] ${item.content}`);
+    live.renderer.dispose();
+    if (this.#live === live) this.#live = undefined;
+    this.#input.cancelAsk();
+    if (this.#quitting) return;
+    if (this.#inputEnded) return this.#quit(0, 'end of input');
+    this.#input.prompt();
+  }
+
+  /** `--confirm`: the question is answered by the next line; `/cancel` or `/quit` as the answer refuses and does it. */
+  async #approve(call: Parameters<typeof askApproval>[0]): Promise<boolean> {
+    const answer = (await askApproval(call, this.#input, (line) => this.#say(line)))?.trim();
+    if (answer === '/cancel' || answer === '/quit' || answer === '/exit') {
+      this.#command(answer);
+      return false;
+    }
+    return isYes(answer);
+  }
+
+  /** Ctrl-C: cancels the live run (the prompt comes back); idle, cancels nothing; twice within 2 s, exits 130. */
+  #interrupt(): void {
+    const now = performance.now();
+    const twice = now - this.#lastInterrupt < DOUBLE_INTERRUPT_MS;
+    this.#lastInterrupt = now;
+    if (twice) {
+      this.#say('[loopctl] second Ctrl-C: exiting');
+      return this.#quit(130, 'SIGINT');
+    }
+    if (this.#live) this.#live.cancel.cancel('SIGINT');
+    else this.#idle('[loopctl] no run to cancel: /quit or Ctrl-D exits (or Ctrl-C again within 2 s)');
+  }
+
+  /** Exits with `code`: cancels the live run first (its stop reason is printed), then closes the input. */
+  #quit(code: number, reason: string): void {
+    if (this.#quitting) return;
+    this.#quitting = true;
+    this.#live?.cancel.cancel(reason);
+    this.#input.close();
+    this.#untrap();
+    this.#resolve(code);
+  }
+
+  /** A whole line on stderr: through the live run's renderer (it ends the answer's line), else directly. */
+  #say(text: string): void {
+    if (this.#live) this.#live.renderer.line(text);
+    else this.#io.stderr.write(`${this.#input?.terminal ? '\r\x1b[K' : ''}${text}\n`);
+  }
+
+  /** A line when idle, then the prompt again. */
+  #idle(text: string): void {
+    this.#say(text);
+    if (!this.#live) this.#input.prompt();
+  }
+}

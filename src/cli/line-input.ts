@@ -1,0 +1,111 @@
+import { createInterface, type Interface } from 'node:readline';
+import type { Output } from './render.js';
+
+/** Where {@link LineInput} reads: stdin, or a test double. */
+export type LineSource = NodeJS.ReadableStream & { readonly isTTY?: boolean };
+
+/** Options of {@link LineInput}. */
+export interface LineInputOptions {
+  readonly input: LineSource;
+  /** readline's terminal mode (line editing, Ctrl-C as the 'SIGINT' event). Default: `input.isTTY`. */
+  readonly terminal?: boolean;
+  /** Where readline echoes and draws its prompt in terminal mode (default `process.stdout`). */
+  readonly echo?: NodeJS.WritableStream;
+  /** Where a question is written off a terminal (a whole line). */
+  readonly log: Output;
+}
+
+/**
+ * The lines of stdin through `node:readline`, one consumer at a time: while
+ * an {@link ask} is pending the next line is its answer; otherwise a line
+ * goes to `onLine`, or is kept for the next `ask` when there is no `onLine`
+ * (one-shot `--confirm` with answers piped ahead). In terminal mode Ctrl-C
+ * arrives as readline's 'SIGINT' event and is passed to `onInterrupt`.
+ */
+export class LineInput {
+  readonly terminal: boolean;
+  readonly #rl: Interface;
+  readonly #log: Output;
+  readonly #kept: string[] = [];
+  #answer: ((line: string | undefined) => void) | undefined;
+  #ended = false;
+  /** A line nobody asked for. */
+  onLine: ((line: string) => void) | undefined;
+  /** Ctrl-C in terminal mode. */
+  onInterrupt: (() => void) | undefined;
+  /** End of input (Ctrl-D, a closed pipe) or {@link close}. */
+  onEnd: (() => void) | undefined;
+
+  constructor(options: LineInputOptions) {
+    this.terminal = options.terminal ?? options.input.isTTY === true;
+    this.#log = options.log;
+    const output = this.terminal ? (options.echo ?? process.stdout) : undefined;
+    this.#rl = createInterface({ input: options.input, output, terminal: this.terminal, prompt: '> ' });
+    this.#rl.on('line', (line) => this.#line(line));
+    this.#rl.on('close', () => {
+      this.#ended = true;
+      this.cancelAsk();
+      this.onEnd?.();
+    });
+    if (this.terminal)
+      this.#rl.on('SIGINT', () => {
+        if (this.asking) output?.write('\n'); // leave the question's line before the run's stop reason
+        this.onInterrupt?.();
+      });
+  }
+
+  /** True once the input ended or was closed. */
+  get ended(): boolean {
+    return this.#ended;
+  }
+
+  /** True while an {@link ask} waits for its answer. */
+  get asking(): boolean {
+    return this.#answer !== undefined;
+  }
+
+  /**
+   * Shows `question` (as readline's prompt on a terminal, else as a line on
+   * `log`) and resolves with the next line, or `undefined` at the end of
+   * input or on {@link cancelAsk}.
+   */
+  ask(question: string): Promise<string | undefined> {
+    this.cancelAsk();
+    const kept = this.#kept.shift();
+    if (kept !== undefined || this.#ended) return Promise.resolve(kept);
+    if (this.terminal) {
+      this.#rl.setPrompt(question);
+      this.#rl.prompt();
+    } else this.#log.write(`${question.trimEnd()}\n`);
+    return new Promise((resolve) => (this.#answer = resolve));
+  }
+
+  /** Resolves a pending {@link ask} with `undefined` (its run ended). */
+  cancelAsk(): void {
+    const answer = this.#answer;
+    this.#answer = undefined;
+    if (this.terminal && !this.#ended) this.#rl.setPrompt('> ');
+    answer?.(undefined);
+  }
+
+  /** Shows the idle prompt (`> `) on a terminal; nothing off one. */
+  prompt(): void {
+    if (this.terminal && !this.#ended) this.#rl.prompt();
+  }
+
+  /** Closes readline (restoring the terminal's mode); idempotent. */
+  close(): void {
+    if (!this.#ended) this.#rl.close();
+  }
+
+  #line(line: string): void {
+    const answer = this.#answer;
+    if (answer) {
+      this.#answer = undefined;
+      if (this.terminal) this.#rl.setPrompt('> ');
+      return answer(line);
+    }
+    if (this.onLine) this.onLine(line);
+    else this.#kept.push(line);
+  }
+}
