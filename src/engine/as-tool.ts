@@ -93,7 +93,8 @@ function subRun$<C>(agent: Agent<C>, name: string, input: string | readonly Item
     };
     let sub: Subscription;
     try {
-      const options = { ...runOptions, context: ctx.context, [OWNED_TOKEN]: token } as RunOptions<C>;
+      const inherited = Object.fromEntries(Object.entries(channel?.inherited ?? {}).filter(([, v]) => v !== undefined));
+      const options = { ...inherited, ...runOptions, context: ctx.context, [OWNED_TOKEN]: token } as RunOptions<C>;
       sub = run(agent, input, options).subscribe({ next: onEvent });
     } catch (err) {
       token.dispose();

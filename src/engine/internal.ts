@@ -21,4 +21,6 @@ export const SUBRUN_CHANNEL = Symbol('loopctl.subrunChannel');
 export interface SubrunChannel {
   emit(path: readonly string[], event: import('../events.js').RunEvent): void;
   addUsage(usage: import('../items.js').Usage): void;
+  /** The parent's time, id and jitter sources, inherited by the sub-run unless it sets its own. */
+  readonly inherited: Pick<import('./types.js').RunOptions, 'scheduler' | 'idGenerator' | 'random'>;
 }

@@ -141,6 +141,7 @@ export function toolCall$(rc: RunController<any>, call: ToolCall, tool: Tool, ar
     const channel: SubrunChannel = {
       emit: (path, event) => rc.emit({ type: 'subrun_event', path: [call.name, ...path], event }),
       addUsage: (usage) => (rc.usage = addUsage(rc.usage, usage)),
+      inherited: { scheduler: rc.opts.scheduler, idGenerator: rc.opts.idGenerator, random: rc.opts.random },
     };
     Object.defineProperty(ctx, SUBRUN_CHANNEL, { value: channel });
     const timeoutMs = tool.timeoutMs ?? rc.opts.deadlines?.toolMs;
