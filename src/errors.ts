@@ -105,43 +105,42 @@ export interface RunRemains {
   readonly usage: Usage;
 }
 
-/** `handle.result` rejects with this when the run ended `run_cancelled`; `reason` is kept exactly as given. */
-export class RunCancelledError extends LoopctlError implements RunRemains {
-  override readonly name: string = 'RunCancelledError';
+/** The shared base of the two errors `handle.result` rejects with: what the run left behind. */
+abstract class RunEndedError extends LoopctlError implements RunRemains {
   readonly runId: string;
-  readonly reason: unknown;
-  readonly phase: CancelPhase;
   readonly partial: readonly Item[];
   readonly undelivered: readonly { readonly id: string; readonly content: string }[];
   readonly usage: Usage;
-  constructor(init: RunRemains & { reason: unknown; phase: CancelPhase }) {
-    super(`run cancelled at ${init.phase}: ${describeReason(init.reason)}`);
+  constructor(message: string, init: RunRemains, options?: { cause?: unknown }) {
+    super(message, options);
     this.runId = init.runId;
-    this.reason = init.reason;
-    this.phase = init.phase;
     this.partial = init.partial;
     this.undelivered = init.undelivered;
     this.usage = init.usage;
   }
 }
 
+/** `handle.result` rejects with this when the run ended `run_cancelled`; `reason` is kept exactly as given. */
+export class RunCancelledError extends RunEndedError {
+  override readonly name: string = 'RunCancelledError';
+  readonly reason: unknown;
+  readonly phase: CancelPhase;
+  constructor(init: RunRemains & { reason: unknown; phase: CancelPhase }) {
+    super(`run cancelled at ${init.phase}: ${describeReason(init.reason)}`, init);
+    this.reason = init.reason;
+    this.phase = init.phase;
+  }
+}
+
 /** `handle.result` rejects with this when the run ended `run_failed`; `cause` is the original error. */
-export class RunFailedError extends LoopctlError implements RunRemains {
+export class RunFailedError extends RunEndedError {
   override readonly name: string = 'RunFailedError';
-  readonly runId: string;
   readonly stopReason: StopReason;
   readonly error: SerializedError;
-  readonly partial: readonly Item[];
-  readonly undelivered: readonly { readonly id: string; readonly content: string }[];
-  readonly usage: Usage;
   constructor(init: RunRemains & { stopReason: StopReason; error: SerializedError; cause?: unknown }) {
-    super(`run failed (${init.stopReason}): ${init.error.message}`, { cause: init.cause });
-    this.runId = init.runId;
+    super(`run failed (${init.stopReason}): ${init.error.message}`, init, { cause: init.cause });
     this.stopReason = init.stopReason;
     this.error = init.error;
-    this.partial = init.partial;
-    this.undelivered = init.undelivered;
-    this.usage = init.usage;
   }
 }
 
@@ -167,7 +166,8 @@ export function serializeError(error: unknown): SerializedError {
   return { name: 'Error', message: describeReason(error) };
 }
 
-function describeReason(reason: unknown): string {
+/** A cancel reason or thrown value as one line of text (strings as they are, Errors by message, the rest as JSON). */
+export function describeReason(reason: unknown): string {
   if (typeof reason === 'string') return reason;
   if (reason instanceof Error) return reason.message;
   try {

@@ -1,4 +1,4 @@
-import type { RunEvent, TerminalEvent, Usage } from '../index.js';
+import { describeReason, type RunEvent, type TerminalEvent, type Usage } from '../index.js';
 
 /** A stream the renderer writes to (`process.stdout`, `process.stderr`, or a test double). */
 export interface Output {
@@ -173,13 +173,7 @@ export function stopReason(event: TerminalEvent): string {
 }
 
 function describe(reason: unknown): string {
-  if (typeof reason === 'string') return reason;
-  if (reason instanceof Error) return `${reason.name}: ${reason.message}`;
-  try {
-    return JSON.stringify(reason) ?? String(reason);
-  } catch {
-    return String(reason);
-  }
+  return reason instanceof Error ? `${reason.name}: ${reason.message}` : describeReason(reason);
 }
 
 function usage(u: Usage): string {

@@ -1,7 +1,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { Observable } from 'rxjs';
-import { ToolExecutionError } from '../errors.js';
+import { ToolExecutionError, describeReason } from '../errors.js';
 import type { ToolContext } from '../tools/tool.js';
 import { resultText } from './content.js';
 
@@ -21,15 +21,6 @@ export interface McpCallTarget {
   readonly mcpName: string;
 }
 
-function describe(reason: unknown): string {
-  if (typeof reason === 'string') return reason;
-  if (reason instanceof Error) return reason.message;
-  try {
-    return JSON.stringify(reason) ?? String(reason);
-  } catch {
-    return String(reason);
-  }
-}
 
 /** True for errors raised before or while sending, which leave the SDK's response handler behind (DESIGN.md §9). */
 function isSendFailure(err: unknown): boolean {
@@ -57,12 +48,12 @@ export function mcpCall$(client: Client, target: McpCallTarget, args: Record<str
       return;
     }
     if (ctx.signal.aborted) {
-      subscriber.error(fail(`the call to "${mcpName}" was aborted before it started: ${describe(ctx.signal.reason)}`));
+      subscriber.error(fail(`the call to "${mcpName}" was aborted before it started: ${describeReason(ctx.signal.reason)}`));
       return;
     }
     const controller = new AbortController();
     let settled = false;
-    const onAbort = (): void => controller.abort(`cancelled: ${describe(ctx.signal.reason)}`); // the SDK sends notifications/cancelled
+    const onAbort = (): void => controller.abort(`cancelled: ${describeReason(ctx.signal.reason)}`); // the SDK sends notifications/cancelled
     ctx.signal.addEventListener('abort', onAbort, { once: true });
     const settle = (): boolean => {
       if (settled) return false;
@@ -92,16 +83,16 @@ export function mcpCall$(client: Client, target: McpCallTarget, args: Record<str
         },
         (err: unknown) => {
           if (!settle()) return;
-          if (controller.signal.aborted) return subscriber.error(fail(`the MCP call to "${mcpName}" was ${describe(controller.signal.reason)}`, err));
+          if (controller.signal.aborted) return subscriber.error(fail(`the MCP call to "${mcpName}" was ${describeReason(controller.signal.reason)}`, err));
           // A failed send leaves the SDK's response and progress handlers behind: its own cancel path drops them.
-          if (isSendFailure(err) && client.transport !== undefined) controller.abort(`send failed: ${describe(err)}`);
+          if (isSendFailure(err) && client.transport !== undefined) controller.abort(`send failed: ${describeReason(err)}`);
           subscriber.error(fail(errorMessage(err, mcpName, options), err));
         },
       );
     return () => {
       // Torn down mid-call (cancel, timeout, unsubscribe): the SDK sends notifications/cancelled.
       if (!settle()) return;
-      controller.abort(ctx.cancel.isCancelled ? `cancelled: ${describe(ctx.cancel.reason)}` : 'abandoned: the tool call was torn down (e.g. its deadline expired)');
+      controller.abort(ctx.cancel.isCancelled ? `cancelled: ${describeReason(ctx.cancel.reason)}` : 'abandoned: the tool call was torn down (e.g. its deadline expired)');
     };
   });
 }
@@ -113,5 +104,5 @@ function errorMessage(err: unknown, mcpName: string, options: McpCallOptions): s
       return `the MCP call to "${mcpName}" timed out${options.timeoutMs !== undefined ? ` after ${options.timeoutMs} ms` : ''} (${err.message})`;
     return `the MCP server failed the call to "${mcpName}": ${err.message.replace(/^(MCP error -?\d+: )\1+/, '$1')}`;
   }
-  return `the MCP call to "${mcpName}" failed: ${describe(err)}`;
+  return `the MCP call to "${mcpName}" failed: ${describeReason(err)}`;
 }
