@@ -240,9 +240,14 @@ function check(s: Scenario, o: Outcome): void {
 describe('DESIGN.md §4 guarantees under random schedules', () => {
   it(`hold for ${NUM_RUNS} random runs`, () => {
     const seed = process.env.FC_SEED ? Number(process.env.FC_SEED) : undefined;
-    fc.assert(
-      fc.property(scenarioArb, (s) => check(s, execute(s))),
-      { numRuns: NUM_RUNS, ...(seed !== undefined ? { seed } : {}), ...(process.env.FC_PATH ? { path: process.env.FC_PATH } : {}) },
-    );
+    const details = fc.check(fc.property(scenarioArb, (s) => check(s, execute(s))), {
+      numRuns: NUM_RUNS,
+      ...(seed !== undefined ? { seed } : {}),
+      ...(process.env.FC_PATH ? { path: process.env.FC_PATH } : {}),
+    });
+    if (details.failed) {
+      const replay = `FC_SEED=${details.seed} FC_PATH=${details.counterexamplePath} npx vitest run test/properties.test.ts`;
+      throw new Error(`property failed; replay with:\n  ${replay}\ncounterexample: ${fc.stringify(details.counterexample)}\n${String(details.errorInstance)}`);
+    }
   }, 120_000);
 });
