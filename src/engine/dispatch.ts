@@ -26,13 +26,6 @@ interface Runnable {
  */
 export function dispatch$(rc: RunController<any>, calls: readonly ToolCall[]): Observable<Step> {
   const runnables: Runnable[] = [];
-  const enterHook = (): (() => void) => {
-    const before = rc.phase;
-    rc.phase = 'hook';
-    return () => {
-      rc.phase = before;
-    };
-  };
   const tools = new Map(rc.agent.tools.map((t) => [t.name, t] as const));
   const refuse = (call: ToolCall, name: string, message: string): Observable<Step> => {
     const item = errorResult(call.callId, message);
@@ -50,7 +43,7 @@ export function dispatch$(rc: RunController<any>, calls: readonly ToolCall[]): O
       const parsed = parseArguments(tool, call);
       if (!parsed.ok) return refuse(call, 'InvalidArgumentsError', parsed.message);
       let denied: string | undefined;
-      const hooks$ = callHooks$([rc.agent.hooks, rc.opts.hooks], 'beforeToolCall', { ...rc.hookContext(), call }, enterHook);
+      const hooks$ = callHooks$(rc.hookSets, 'beforeToolCall', { ...rc.hookContext(), call }, rc.enterHook);
       return concat(
         hooks$.pipe(concatMap((verdict) => {
           if (denied === undefined && verdict && typeof verdict === 'object' && typeof verdict.deny === 'string') denied = verdict.deny;

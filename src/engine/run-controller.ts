@@ -11,7 +11,7 @@ import { toLastValue } from './hooks.js';
 import { ON_COMMITTED, type InternalRunOptions } from './internal.js';
 import { Scratchpad } from './scratchpad.js';
 import { linkCancelSources } from './link-cancel.js';
-import type { Agent, HookContext, RunOptions } from './types.js';
+import type { Agent, HookContext, Hooks, RunOptions } from './types.js';
 
 /** How the run loop (`body$`) reports its end to the controller. */
 export type Outcome =
@@ -88,6 +88,20 @@ export class RunController<C = unknown> {
     });
   }
 
+  /** For `callHooks$`: phase `hook` while a hook runs, then back to where the run was (a cancel after it is not "in a hook"). */
+  readonly enterHook = (): (() => void) => {
+    const before = this.phase;
+    this.phase = 'hook';
+    return () => {
+      this.phase = before;
+    };
+  };
+
+  /** The hook sets a hook point calls, in order: the agent's, then the run's. */
+  get hookSets(): readonly (Hooks<C> | undefined)[] {
+    return [this.agent.hooks, this.opts.hooks];
+  }
+
   hookContext(): HookContext<C> {
     return { runId: this.runId, agent: this.agent.name, turn: this.turn, cancel: this.token, mailbox: this.mailbox, context: this.opts.context as C };
   }
@@ -157,7 +171,7 @@ export class RunController<C = unknown> {
     }
     this.token.dispose();
     const terminal = this.#terminal(outcome, undelivered);
-    for (const hooks of [this.agent.hooks, this.opts.hooks]) {
+    for (const hooks of this.hookSets) {
       try {
         hooks?.runEnded?.({ ...this.hookContext(), outcome: terminal });
       } catch (err) {

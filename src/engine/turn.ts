@@ -37,26 +37,17 @@ export function runLoop$(rc: RunController<any>): Observable<Step> {
 }
 
 function turn$(rc: RunController<any>, n: number): Observable<LoopStep> {
-  const hookSets = [rc.agent.hooks, rc.opts.hooks];
-  // `hook` while a hook runs, then back to where the turn was (a cancel after it is not "in a hook").
-  const enterHook = (): (() => void) => {
-    const before = rc.phase;
-    rc.phase = 'hook';
-    return () => {
-      rc.phase = before;
-    };
-  };
   return concat(
     rc.stage('turn_entry', () => {
       rc.turn = n;
       return of<Step>({ type: 'turn_started' });
     }),
-    defer(() => callHooks$(hookSets, 'turnStarted', rc.hookContext(), enterHook).pipe(ignoreElements())),
+    defer(() => callHooks$(rc.hookSets, 'turnStarted', rc.hookContext(), rc.enterHook).pipe(ignoreElements())),
     defer(() => drain$(rc)),
     rc.stage('model_request', () => {
       const request = buildRequest(rc);
       return concat(
-        callHooks$(hookSets, 'beforeModelCall', { ...rc.hookContext(), request }, enterHook).pipe(ignoreElements()),
+        callHooks$(rc.hookSets, 'beforeModelCall', { ...rc.hookContext(), request }, rc.enterHook).pipe(ignoreElements()),
         defer(() => callModel$(rc, request)),
       );
     }),
