@@ -63,4 +63,19 @@ describe('TerminalRenderer', () => {
     expect(out.text).toBe('whole answer\n');
     expect(err.text).toContain('completed (finish reason: length)');
   });
+
+  it('a retry says which attempt comes and that the answer starts over', () => {
+    const out = fake(false);
+    const err = fake(false);
+    const r = new TerminalRenderer(out, err, () => 0);
+    r.on(ev({ type: 'turn_started' }));
+    r.on(ev({ type: 'model_request_started', model: 'm', attempt: 1, stream: true }));
+    r.on(ev({ type: 'text_delta', delta: 'Hel' }));
+    r.on(ev({ type: 'retry_scheduled', attempt: 2, delayMs: 500, error: { name: 'TimeoutError', message: 'idle deadline of 100 ms expired' } }));
+    r.on(ev({ type: 'model_request_started', model: 'm', attempt: 2, stream: true }));
+    r.on(ev({ type: 'text_delta', delta: 'Hello' }));
+    expect(err.text).toContain('retrying in 0.5s (attempt 2): idle deadline of 100 ms expired');
+    expect(err.text).toContain('the answer starts over');
+    expect(out.text).toBe('Hel\nHello');
+  });
 });

@@ -90,7 +90,14 @@ export class TerminalRenderer {
         break;
       }
       case 'retry_scheduled':
-        this.note(`model error, retrying in ${(event.delayMs / 1000).toFixed(1)}s (attempt ${event.attempt + 1}): ${clip(event.error.message, 120)}`);
+        this.note(`model error, retrying in ${(event.delayMs / 1000).toFixed(1)}s (attempt ${event.attempt}): ${clip(event.error.message, 120)}`);
+        break;
+      case 'model_request_started':
+        // A retry, rescue or fallback starts the answer over: say so rather than splice two attempts.
+        if (event.attempt > 1 && this.#textThisTurn) {
+          this.note('the answer starts over');
+          this.#textThisTurn = false;
+        }
         break;
       case 'fallback_activated':
         this.note(`falling back from ${event.from} to ${event.to}: ${event.reason}`);
