@@ -1,0 +1,52 @@
+/**
+ * `npm run bench` runs every benchmark; `npm run bench -- <name> [<name>…]`
+ * runs some. Each benchmark runs in its own Node process
+ * (`node --expose-gc --import tsx bench/<name>.ts`), so they cannot disturb
+ * each other's heap or JIT state, and prints its own tables. The library is
+ * compiled first (bench/lib/loopctl.ts: the benchmarks measure tsc's output,
+ * as users run it). Never part of `npm test`. Figures and their meaning:
+ * BENCHMARKS.md.
+ *
+ * Environment knobs: BENCH_RUNS (cancel: runs per checkpoint, default 1000),
+ * BENCH_ONLY (cancel: only checkpoints whose name contains it),
+ * BENCH_ROUNDS (stream: rounds per mode, default 7; turn: runs, default 15),
+ * BENCH_CHUNKS (stream: default 20000), BENCH_SIZES (memory: default
+ * "1000,10000"), BENCH_LIB=src (measure src/ through tsx instead).
+ */
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { buildLibrary } from './lib/loopctl.js';
+import { machine } from './lib/stats.js';
+
+const BENCHES: Record<string, string> = {
+  cancel: 'cancel → terminal event latency at every checkpoint',
+  stream: 'streaming CPU per chunk: run() vs adapter vs bare openai SDK',
+  turn: 'turn overhead with an instant model and instant tools',
+  memory: 'heap per idle run (stalled streams, tool gate); cancel them all',
+};
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const asked = process.argv.slice(2);
+const unknown = asked.filter((n) => !(n in BENCHES));
+if (unknown.length > 0) {
+  console.error(`unknown benchmark(s): ${unknown.join(', ')}; known: ${Object.keys(BENCHES).join(', ')}`);
+  process.exit(2);
+}
+const names = asked.length > 0 ? asked : Object.keys(BENCHES);
+
+console.log(`machine: ${await machine()}`);
+if (process.env['BENCH_LIB'] !== 'src') {
+  const t = performance.now();
+  buildLibrary();
+  console.log(`library compiled with tsc in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+}
+let failed = 0;
+for (const name of names) {
+  console.log(`\n=== ${name}: ${BENCHES[name]} ===`);
+  const t = performance.now();
+  const r = spawnSync(process.execPath, ['--expose-gc', '--import', import.meta.resolve('tsx'), path.join(here, `${name}.ts`)], { stdio: 'inherit' });
+  console.log(`(${name}: ${((performance.now() - t) / 1000).toFixed(1)} s, exit ${r.status ?? r.signal})`);
+  if (r.status !== 0) failed++;
+}
+process.exit(failed > 0 ? 1 : 0);

@@ -1,0 +1,148 @@
+/**
+ * The benchmarks' OpenAI-compatible server, run in a CHILD process so its CPU
+ * and heap are not counted in the measuring process (DESIGN.md §7).
+ *
+ * `node --import tsx bench/server.ts` listens on 127.0.0.1 (port 0), prints
+ * `port <n>` and, when forked, sends `{ port }` over IPC. What it answers is
+ * chosen by the request body's `model` (so a benchmark picks a behaviour with
+ * `openaiChat({ model })`):
+ *
+ * | model            | answer                                                                 |
+ * | ---------------- | ---------------------------------------------------------------------- |
+ * | `stream:<n>`     | SSE: n content chunks, a finish chunk, a usage chunk, `[DONE]`; every frame its own `res.write` in one go (the kernel coalesces them) |
+ * | `paced:<n>`      | the same frames, one `res.write` per event-loop turn (`setImmediate`)  |
+ * | `hold:<k>`       | SSE: k content chunks, then silence until the client closes            |
+ * | `stall`          | SSE headers, then silence                                              |
+ * | `stall-json`     | `application/json` headers, then silence (a stalled non-streamed body) |
+ * | `stall-noheaders`| nothing at all until the client closes                                 |
+ * | anything else    | a short answer, streamed or JSON as the request asks                   |
+ *
+ * Frames are built with the test server's builders (test/support/openai-server.ts),
+ * shaped like the recorded gpt-4o-mini chunks (id, service_tier, fingerprint, obfuscation).
+ *
+ * IPC: `'stats'` → `{ open, active, requests }` (open TCP connections,
+ * responses in progress, requests so far); `'whenIdle'` → `{ idleAt }` once no
+ * response is in progress: every request was finished or its connection
+ * closed (epoch ms with sub-ms precision: `performance.timeOrigin + performance.now()`).
+ * The process exits when its parent disconnects.
+ */
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { SSE_DONE, chatCompletion, sseData, wireUsage } from '../test/support/openai-server.js';
+
+const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' };
+const WORDS = [' The', ' capital', ' of', ' the', ' United', ' Kingdom', ' is', ' London', '.', ' It'];
+const meta = { id: 'chatcmpl-Dx0Xq5Xx9rHB2ehcHZCRDsnuymUXc', object: 'chat.completion.chunk', created: 1782955818, model: 'gpt-4o-mini-2024-07-18', service_tier: 'default', system_fingerprint: 'fp_d0469e1700' };
+
+/** One recorded-shape chunk (choice 0). */
+function chunk(delta: Record<string, unknown>, finishReason: string | null = null, usage: unknown = null): string {
+  return sseData({ ...meta, choices: finishReason === 'none' ? [] : [{ index: 0, delta, logprobs: null, finish_reason: finishReason }], usage, obfuscation: 'auU6fTns' });
+}
+
+const cache = new Map<number, string[]>();
+/** The frames of an n-chunk text stream (cached). */
+function streamFrames(n: number): string[] {
+  let frames = cache.get(n);
+  if (!frames) {
+    frames = [chunk({ role: 'assistant', content: '', refusal: null })];
+    for (let i = 0; i < n; i++) frames.push(chunk({ content: WORDS[i % WORDS.length] }));
+    frames.push(chunk({}, 'stop'), chunk({}, 'none', wireUsage(12, n)), SSE_DONE);
+    cache.set(n, frames);
+  }
+  return frames;
+}
+
+let open = 0;
+let active = 0;
+let requests = 0;
+const now = (): number => performance.timeOrigin + performance.now();
+let lastIdleAt = now();
+const idleWaiters: ((at: number) => void)[] = [];
+
+function answer(res: ServerResponse, body: { model?: string; stream?: boolean }): void {
+  const model = String(body.model ?? '');
+  const [mode, arg] = model.split(':');
+  const n = Number(arg ?? 0);
+  switch (mode) {
+    case 'stream':
+      res.writeHead(200, SSE_HEADERS);
+      for (const frame of streamFrames(n)) res.write(frame);
+      res.end();
+      return;
+    case 'paced': {
+      res.writeHead(200, SSE_HEADERS);
+      const frames = streamFrames(n);
+      let i = 0;
+      const step = (): void => {
+        if (res.destroyed) return;
+        if (i === frames.length) return void res.end();
+        res.write(frames[i++]!);
+        setImmediate(step);
+      };
+      step();
+      return;
+    }
+    case 'hold': {
+      res.writeHead(200, SSE_HEADERS);
+      const frames = streamFrames(n);
+      res.write(frames.slice(0, n + 1).join(''));
+      return;
+    }
+    case 'stall':
+      res.writeHead(200, SSE_HEADERS).flushHeaders();
+      return;
+    case 'stall-json':
+      res.writeHead(200, { 'content-type': 'application/json' }).flushHeaders();
+      return;
+    case 'stall-noheaders':
+      return;
+    default:
+      if (body.stream) {
+        res.writeHead(200, SSE_HEADERS);
+        return void res.end(streamFrames(2).join(''));
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(chatCompletion({ content: 'ok' })));
+  }
+}
+
+const server = createServer({ requestTimeout: 0, headersTimeout: 0, keepAliveTimeout: 60_000 }, (req, res) => {
+  requests++;
+  active++;
+  res.on('close', () => {
+    if (--active === 0) {
+      lastIdleAt = now();
+      for (const wake of idleWaiters.splice(0)) wake(lastIdleAt);
+    }
+  });
+  const chunks: Buffer[] = [];
+  req.on('data', (c: Buffer) => chunks.push(c));
+  req.on('end', () => {
+    let body: { model?: string; stream?: boolean } = {};
+    try {
+      body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    } catch {
+      /* not JSON: the default answer */
+    }
+    answer(res, body);
+  });
+});
+server.on('connection', (socket) => {
+  open++;
+  socket.setNoDelay(true);
+  socket.on('close', () => void open--);
+});
+server.listen({ port: 0, host: '127.0.0.1', backlog: 16_384 }, () => {
+  const { port } = server.address() as AddressInfo;
+  console.log(`port ${port}`);
+  process.send?.({ port });
+});
+
+process.on('message', (msg: unknown) => {
+  if (msg === 'stats') process.send?.({ open, active, requests });
+  else if (msg === 'whenIdle') {
+    if (active === 0) process.send?.({ idleAt: lastIdleAt });
+    else idleWaiters.push((idleAt) => process.send?.({ idleAt }));
+  }
+});
+process.on('disconnect', () => process.exit(0));
