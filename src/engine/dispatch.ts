@@ -43,7 +43,7 @@ export function dispatch$(rc: RunController<any>, calls: readonly ToolCall[]): O
       const parsed = parseArguments(tool, call);
       if (!parsed.ok) return refuse(call, 'InvalidArgumentsError', parsed.message);
       let denied: string | undefined;
-      const hooks$ = callHooks$(rc.hookSets, 'beforeToolCall', { ...rc.hookContext(), call }, rc.enterHook);
+      const hooks$ = callHooks$(rc.hookSets, 'beforeToolCall', () => rc.hookContext({ call }), rc.enterHook);
       return concat(
         hooks$.pipe(concatMap((verdict) => {
           if (denied === undefined && verdict && typeof verdict === 'object' && typeof verdict.deny === 'string') denied = verdict.deny;

@@ -22,7 +22,7 @@ export function toLastValue<T>(value: HookReturn<T>): Observable<T | undefined> 
 }
 
 /**
- * Calls hook `name` of each hook set in order (the agent's, then the run's)
+ * Calls hook `name` of each hook set in order, with the context `makeArg()` builds (the agent's, then the run's)
  * and emits the values they return (so `beforeToolCall` can see a deny).
  * Sync hooks run inline; awaited ones are raced against cancel by the run's
  * teardown (DESIGN.md §4 row 11). `enter` runs before each hook (it sets
@@ -34,12 +34,13 @@ export function toLastValue<T>(value: HookReturn<T>): Observable<T | undefined> 
 export function callHooks$<K extends AwaitedHook>(
   sets: readonly (Hooks<any> | undefined)[],
   name: K,
-  arg: HookArg<K>,
+  makeArg: () => HookArg<K>,
   enter: () => void | (() => void),
 ): Observable<HookValue<K> | undefined> {
   const fns = sets.map((s) => s?.[name]).filter((f): f is NonNullable<Hooks[K]> => typeof f === 'function');
-  if (fns.length === 0) return EMPTY;
+  if (fns.length === 0) return EMPTY; // no hook: not even its context is built (a hot path)
   return new Observable<HookValue<K> | undefined>((subscriber) => {
+    const arg = makeArg();
     let i = 0;
     const next = (): void => {
       while (i < fns.length && !subscriber.closed) {

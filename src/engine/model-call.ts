@@ -63,7 +63,7 @@ export function callModel$(rc: RunController<any>, request: Omit<ModelRequest, '
         // A rescue keeps the failed stream's text for `partial` until it has an answer of its own.
         if (!rescue) rc.scratch.streamingText = '';
         return p
-          .call({ ...request, stream })
+          .call(Object.assign({}, request, { stream }))
           .pipe(modelDeadlines(rc.opts.deadlines, rc.scheduler, stream))
           .subscribe({
             next: (event) => {

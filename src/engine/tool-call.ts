@@ -171,7 +171,7 @@ export function toolCall$(rc: RunController<any>, call: ToolCall, tool: Tool, ar
         const event: Step = item.isError
           ? { type: 'tool_call_failed', callId: call.callId, name: call.name, error: serializeError(error), interrupted: false }
           : { type: 'tool_call_completed', callId: call.callId, name: call.name, output: item.output };
-        const after$ = callHooks$(rc.hookSets, 'afterToolCall', { ...rc.hookContext(), call, result: item }, () => batch.enterHook());
+        const after$ = callHooks$(rc.hookSets, 'afterToolCall', () => rc.hookContext({ call, result: item }), () => batch.enterHook());
         return concat(of(event), after$.pipe(ignoreElements()));
       }),
       // Registered before the tool is subscribed: a tool that cancels its own run synchronously

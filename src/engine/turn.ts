@@ -1,7 +1,8 @@
 import { EMPTY, Observable, concat, defer, expand, filter, ignoreElements, of } from 'rxjs';
 import { MaxTurnsError } from '../errors.js';
 import { toJsonSchema } from '../tools/tool.js';
-import type { ModelRequest } from '../model/types.js';
+import type { ModelRequest, ToolSpec } from '../model/types.js';
+import type { Agent } from './types.js';
 import { dispatch$ } from './dispatch.js';
 import { callHooks$, toLastValue } from './hooks.js';
 import { callModel$ } from './model-call.js';
@@ -42,12 +43,13 @@ function turn$(rc: RunController<any>, n: number): Observable<LoopStep> {
       rc.turn = n;
       return of<Step>({ type: 'turn_started' });
     }),
-    defer(() => callHooks$(rc.hookSets, 'turnStarted', rc.hookContext(), rc.enterHook).pipe(ignoreElements())),
+    defer(() => callHooks$(rc.hookSets, 'turnStarted', () => rc.hookContext(), rc.enterHook).pipe(ignoreElements())),
     defer(() => drain$(rc)),
-    rc.stage('model_request', () => {
+    // The model request is a stage inside callModel$ (one hop, then poll), after beforeModelCall.
+    defer(() => {
       const request = buildRequest(rc);
       return concat(
-        callHooks$(rc.hookSets, 'beforeModelCall', { ...rc.hookContext(), request }, rc.enterHook).pipe(ignoreElements()),
+        callHooks$(rc.hookSets, 'beforeModelCall', () => rc.hookContext({ request }), rc.enterHook).pipe(ignoreElements()),
         defer(() => callModel$(rc, request)),
       );
     }),
@@ -69,13 +71,25 @@ function drain$(rc: RunController<any>): Observable<Step> {
   });
 }
 
+const specs = new WeakMap<Agent<any>, readonly ToolSpec[]>();
+
+/** The wire form of an agent's tools, computed once per agent (an agent is frozen). */
+function toolSpecs(agent: Agent<any>): readonly ToolSpec[] {
+  let out = specs.get(agent);
+  if (!out) {
+    out = Object.freeze(agent.tools.map((t) => Object.freeze({ name: t.name, description: t.description, parameters: toJsonSchema(t.parameters) })));
+    specs.set(agent, out);
+  }
+  return out;
+}
+
 function buildRequest(rc: RunController<any>): ModelRequest {
   const timeoutMs = rc.opts.deadlines?.requestMs;
   return {
     stream: rc.opts.stream ?? rc.agent.model.stream ?? true,
     instructions: rc.agent.instructions,
-    items: [...rc.history, ...rc.scratch.items],
-    tools: rc.agent.tools.map((t) => ({ name: t.name, description: t.description, parameters: toJsonSchema(t.parameters) })),
+    items: rc.history.length === 0 ? rc.scratch.items.slice() : rc.history.concat(rc.scratch.items),
+    tools: toolSpecs(rc.agent),
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
   };
 }
