@@ -37,6 +37,8 @@ export class Mailbox {
   readonly #idGenerator: () => string;
   #queue: MailboxToken[] = [];
   readonly #states = new WeakMap<MailboxToken, TokenState>();
+  /** Ids the user withdrew: a `partial` may still hold them, and must not commit them (§5). */
+  readonly #withdrawn = new Set<string>();
   readonly #pushed = new Subject<MailboxToken>();
   #owner: object | undefined;
 
@@ -95,6 +97,7 @@ export class Mailbox {
   remove(token: MailboxToken): boolean {
     if (this.#states.get(token) !== 'queued') return false;
     this.#states.set(token, 'removed');
+    this.#withdrawn.add(token.id);
     const index = this.#queue.indexOf(token);
     if (index !== -1) this.#queue.splice(index, 1);
     return true;
@@ -114,6 +117,23 @@ export class Mailbox {
     this.#queue = [];
     for (const token of taken) this.#states.set(token, 'held');
     return taken;
+  }
+
+  /**
+   * @internal `commitPartial` use. Takes the queued tokens whose id is in
+   * `ids` (they become `held`: a `remove()` now says false), in queue order.
+   */
+  takeById(ids: ReadonlySet<string>): MailboxToken[] {
+    const taken = this.#queue.filter((t) => ids.has(t.id));
+    if (taken.length === 0) return taken;
+    this.#queue = this.#queue.filter((t) => !ids.has(t.id));
+    for (const token of taken) this.#states.set(token, 'held');
+    return taken;
+  }
+
+  /** @internal `commitPartial` use. True when a token with this id was withdrawn by `remove()`. */
+  wasWithdrawn(id: string): boolean {
+    return this.#withdrawn.has(id);
   }
 
   /**

@@ -5,17 +5,16 @@ import type { Session } from './session.js';
 
 /**
  * Commits a cancelled or failed run's `partial` to `session` in one write
- * (DESIGN.md §3, guarantee 7), then withdraws from `mailbox` the given-back
- * steering items that `partial` already contains (matched by token id), so
- * nothing is delivered twice. Resolves with the ids withdrawn.
- *
- * The withdrawal happens as soon as `append` completes: synchronously, before
- * `commitPartial` returns, when `append` is synchronous (as `MemorySession`'s
- * is), so a run started right after cannot take those items again. With an
- * async `append`, await the Promise before starting the next run on the
- * same mailbox. An empty `partial` writes nothing. Rejects with `TypeError`
- * when `partial` is not an array; a failing `append` rejects and leaves the
- * mailbox untouched.
+ * (DESIGN.md §3, guarantee 7) and settles the steering it contains with
+ * `mailbox`, so nothing is lost, duplicated or delivered after a withdrawal:
+ * - given-back items that `partial` contains are taken off the queue before
+ *   the write (a `remove()` during it says false) and are delivered once it
+ *   succeeds; if `append` fails they go back to the front, untouched;
+ * - items the user withdrew with `remove()` are left out of what is written.
+ * Resolves with the ids taken off the queue, in mailbox order. With a
+ * synchronous `append` (as `MemorySession`'s) all of it is done before
+ * `commitPartial` returns. An empty `partial` writes nothing. Rejects with
+ * `TypeError` when `partial` is not an array, or with `append`'s error.
  *
  * @example
  * run(agent, 'task', { session, mailbox, cancel }).subscribe(async (e) => {
@@ -25,20 +24,22 @@ import type { Session } from './session.js';
 export function commitPartial(session: Session, partial: readonly Item[], mailbox?: Mailbox): Promise<string[]> {
   return new Promise<string[]>((resolve, reject) => {
     if (!Array.isArray(partial)) return reject(new TypeError('commitPartial: partial must be an array of Items'));
-    const withdraw = (): void => resolve(mailbox ? withdrawContained(mailbox, partial) : []);
-    if (partial.length === 0) return withdraw();
-    try {
-      toLastValue(session.append(partial)).subscribe({ error: reject, complete: withdraw });
-    } catch (err) {
+    const userIds = new Set(partial.filter((i) => i.type === 'user').map((i) => i.id));
+    const held = mailbox ? mailbox.takeById(userIds) : [];
+    const items = mailbox ? partial.filter((i) => i.type !== 'user' || !mailbox.wasWithdrawn(i.id)) : partial;
+    const done = (): void => {
+      mailbox?.markDelivered(held);
+      resolve(held.map((t) => t.id));
+    };
+    const fail = (err: unknown): void => {
+      mailbox?.giveBack(held);
       reject(err);
+    };
+    if (items.length === 0) return done();
+    try {
+      toLastValue(session.append(items)).subscribe({ error: fail, complete: done });
+    } catch (err) {
+      fail(err);
     }
   });
-}
-
-/** Removes the queued tokens whose id is a `user` Item of `items`; returns their ids, in mailbox order. */
-function withdrawContained(mailbox: Mailbox, items: readonly Item[]): string[] {
-  const ids = new Set(items.filter((i) => i.type === 'user').map((i) => i.id));
-  const withdrawn: string[] = [];
-  for (const token of mailbox.peek()) if (ids.has(token.id) && mailbox.remove(token)) withdrawn.push(token.id);
-  return withdrawn;
 }
