@@ -1,10 +1,10 @@
 import { NEVER } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { CancelSignal, Mailbox, MemorySession, commitPartial, defineAgent, run, type Item } from '../src/index.js';
+import { CancelSignal, Mailbox, MemorySession, commitPartial, defineAgent, run, type Item, type Session } from '../src/index.js';
 import { collectEvents, gate, scriptedModel } from '../src/testing/index.js';
 
 /** A cancelled run that had drained `steer`; resolves with its partial (the steer given back). */
-async function cancelledWithSteer(session: { load(): readonly Item[]; append(items: readonly Item[]): unknown }) {
+async function cancelledWithSteer(session: Session) {
   const mailbox = new Mailbox();
   const cancel = new CancelSignal();
   const model = scriptedModel([{ text: ['Hel', 'lo'], hold: NEVER }, 'second answer']);

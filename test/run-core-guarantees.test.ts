@@ -208,3 +208,25 @@ describe('maxTurns and configuration', () => {
     expect(model.requests).toHaveLength(0);
   });
 });
+
+describe('guarantee 3 from the very first event', () => {
+  for (const source of ['CancelSignal', 'cancel$', 'AbortSignal'] as const) {
+    it(`a cancel (${source}) raised in the run_started handler is delivered before cancel() returns`, () => {
+      const agent = defineAgent({ name: 'a', instructions: '', model: scriptedModel(['never']) });
+      const cancel = new CancelSignal();
+      const cancel$ = new Subject<string>();
+      const controller = new AbortController();
+      const seen: string[] = [];
+      run(agent, 'go', { cancel, cancel$, signal: controller.signal }).subscribe((e) => {
+        seen.push(e.type);
+        if (e.type !== 'run_started') return;
+        if (source === 'CancelSignal') cancel.cancel('stop');
+        else if (source === 'cancel$') cancel$.next('stop');
+        else controller.abort('stop');
+        seen.push('cancel() returned');
+      });
+      expect(seen).toEqual(['run_started', 'run_cancelled', 'cancel() returned']);
+      expect(cancel.isCancelled).toBe(false);
+    });
+  }
+});

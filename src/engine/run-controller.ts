@@ -115,11 +115,20 @@ export class RunController<C = unknown> {
     if (session && busy.has(session)) this.#busyError = new ConcurrentRunError('options.session', 'another run is using this session');
     else if (!this.mailbox.acquire(this)) this.#busyError = new ConcurrentRunError('options.mailbox', 'another run is using this mailbox');
     else if (session) busy.set(session, this);
-    if (!this.#busyError) linkCancelSources(this, this.#links);
-    this.emit({ type: 'run_started', agent: this.agent.name });
-    if (this.#busyError) return this.finish({ kind: 'failed', stopReason: 'configuration_error', error: this.#busyError });
-    // The controller's listener goes first, so the run ends before other listeners react.
+    const started = { type: 'run_started', agent: this.agent.name } as const;
+    if (this.#busyError) {
+      this.emit(started);
+      return this.finish({ kind: 'failed', stopReason: 'configuration_error', error: this.#busyError });
+    }
+    linkCancelSources(this, this.#links);
+    if (this.token.isCancelled) {
+      this.emit(started);
+      return this.finish({ kind: 'cancelled', reason: this.token.reason }); // checkpoint 1: nothing else starts
+    }
+    // The controller's listener goes first, so the run ends before other listeners react, and
+    // before run_started is delivered: a cancel from its handler is honoured at once (guarantee 3).
     this.#links.add(this.token.onCancel((reason) => this.finish({ kind: 'cancelled', reason })));
+    this.emit(started);
     if (this.decided) return;
     this.#body.add(
       body(this).subscribe({
@@ -164,9 +173,8 @@ export class RunController<C = unknown> {
       (this.opts as InternalRunOptions)[ON_COMMITTED]?.(this.scratch.items);
     }
     else this.mailbox.giveBack(this.drained);
-    // A run refused for a busy mailbox never owned its queue: nothing of it is this run's to report.
-    const undelivered: Undelivered[] =
-      this.#busyError?.field === 'options.mailbox' ? [] : this.mailbox.peek().map((t) => ({ id: t.id, content: t.content }));
+    // A run refused as busy never owned the mailbox's queue: nothing of it is this run's to report.
+    const undelivered: Undelivered[] = this.#busyError ? [] : this.mailbox.peek().map((t) => ({ id: t.id, content: t.content }));
     this.#links.unsubscribe();
     if (!this.#busyError) {
       this.mailbox.release(this);
