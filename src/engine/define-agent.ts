@@ -4,6 +4,9 @@ import { agentAsTool, type AsToolOptions } from './as-tool.js';
 import type { Agent, AgentDefinition } from './types.js';
 import { checkPositiveInt, checkHooks, checkObject } from './validate.js';
 
+/** Agents made by defineAgent (so run() can accept a plain definition and validate it once). */
+const defined = new WeakSet<object>();
+
 /**
  * Validates and freezes an agent definition (DESIGN.md §3). Defaults:
  * `tools: []`, `maxTurns: 20`, sequential tool dispatch.
@@ -14,6 +17,7 @@ import { checkPositiveInt, checkHooks, checkObject } from './validate.js';
  * const agent = defineAgent({ name: 'analyst', instructions: 'You analyse logs.', model, tools: [readLog] });
  */
 export function defineAgent<C = unknown>(definition: AgentDefinition<C>): Agent<C> {
+  if (defined.has(definition as object)) return definition as Agent<C>;
   checkObject(definition, 'agent');
   if (typeof definition.name !== 'string' || definition.name.length === 0)
     throw new ConfigurationError('agent.name', 'must be a non-empty string');
@@ -44,6 +48,7 @@ export function defineAgent<C = unknown>(definition: AgentDefinition<C>): Agent<
   }
   if (definition.hooks !== undefined) checkHooks(definition.hooks, 'agent.hooks');
   const agent: Agent<C> = Object.freeze({ ...definition, tools: Object.freeze([...tools]), maxTurns, asTool: (o: AsToolOptions<any, C>) => agentAsTool(agent, o) });
+  defined.add(agent);
   return agent;
 }
 

@@ -8,7 +8,7 @@ import { Mailbox, type MailboxToken } from '../mailbox/mailbox.js';
 import type { ModelResponse } from '../model/types.js';
 import type { Session } from '../session/session.js';
 import { toLastValue } from './hooks.js';
-import { ON_COMMITTED, type InternalRunOptions } from './internal.js';
+import { ON_SETTLED, type InternalRunOptions } from './internal.js';
 import { Scratchpad } from './scratchpad.js';
 import { linkCancelSources } from './link-cancel.js';
 import type { Agent, HookContext, Hooks, RunOptions } from './types.js';
@@ -168,10 +168,11 @@ export class RunController<C = unknown> {
     const { cancel, session } = this.opts;
     // Re-arm the caller's token that this run saw fire (guarantee 5), before the terminal event.
     if (outcome.kind === 'cancelled' && cancel?.isCancelled) cancel.reset();
+    const onSettled = (this.opts as InternalRunOptions)[ON_SETTLED];
     if (outcome.kind === 'completed') {
       this.mailbox.markDelivered(this.drained);
-      (this.opts as InternalRunOptions)[ON_COMMITTED]?.(this.scratch.items);
-    }
+      onSettled?.({ items: this.scratch.items });
+    } else if (outcome.kind === 'failed') onSettled?.({ error: outcome.error });
     else this.mailbox.giveBack(this.drained);
     // A run refused as busy never owned the mailbox's queue: nothing of it is this run's to report.
     const undelivered: Undelivered[] = this.#busyError ? [] : this.mailbox.peek().map((t) => ({ id: t.id, content: t.content }));

@@ -1,6 +1,7 @@
 import { Observable } from 'rxjs';
 import type { RunEvent } from '../events.js';
 import type { Item } from '../items.js';
+import { defineAgent } from './define-agent.js';
 import { OWNED_TOKEN, type InternalRunOptions } from './internal.js';
 import { RunController } from './run-controller.js';
 import { runLoop$ } from './turn.js';
@@ -30,6 +31,8 @@ import { validateRunArgs } from './validate.js';
  *   .subscribe(event => console.log(event.type));
  */
 export function run<C = unknown>(agent: Agent<C>, input: string | readonly Item[], options: RunOptions<C> = {}): Observable<RunEvent> {
+  // A plain definition (JavaScript callers) is validated here like defineAgent does; a defined agent passes through.
+  agent = defineAgent(agent);
   const items = validateRunArgs(input, options);
   const owned = (options as InternalRunOptions)[OWNED_TOKEN];
   return new Observable<RunEvent>((subscriber) => {

@@ -1,9 +1,9 @@
 import { ReplaySubject } from 'rxjs';
 import { CancelSignal } from '../cancel/cancel-signal.js';
-import { RunCancelledError, RunFailedError, isLoopctlError } from '../errors.js';
+import { RunCancelledError, RunFailedError } from '../errors.js';
 import type { Item } from '../items.js';
 import { Mailbox } from '../mailbox/mailbox.js';
-import { ON_COMMITTED, OWNED_TOKEN } from './internal.js';
+import { ON_SETTLED, OWNED_TOKEN } from './internal.js';
 import { run } from './run.js';
 import type { Agent, RunHandle, RunOptions, RunResult } from './types.js';
 
@@ -25,9 +25,16 @@ export function start<C = unknown>(agent: Agent<C>, input: string | readonly Ite
   const token = options.cancel ? options.cancel.child() : new CancelSignal();
   const mailbox = options.mailbox ?? new Mailbox(options.idGenerator ? { idGenerator: () => options.idGenerator!('item') } : {});
   let committed: readonly Item[] = [];
+  let failure: unknown;
   let events$;
   try {
-    const internal = { [OWNED_TOKEN]: token, [ON_COMMITTED]: (items: readonly Item[]) => (committed = items) };
+    const internal = {
+      [OWNED_TOKEN]: token,
+      [ON_SETTLED]: (settled: { items?: readonly Item[]; error?: unknown }) => {
+        committed = settled.items ?? committed;
+        failure = settled.error;
+      },
+    };
     events$ = run(agent, input, { ...options, mailbox, ...internal } as RunOptions<C>);
   } catch (err) {
     token.dispose();
@@ -45,7 +52,7 @@ export function start<C = unknown>(agent: Agent<C>, input: string | readonly Ite
         } else if (event.type === 'run_cancelled') {
           reject(new RunCancelledError({ ...event }));
         } else if (event.type === 'run_failed') {
-          reject(new RunFailedError({ ...event, cause: isLoopctlError(event.error) ? event.error : undefined }));
+          reject(new RunFailedError({ ...event, cause: failure }));
         }
         replay.next(event);
       },

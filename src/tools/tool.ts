@@ -48,7 +48,8 @@ const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 /**
  * Defines a tool; the `execute` argument type is inferred from a zod schema.
  * Throws `ConfigurationError` naming the field for an invalid name (OpenAI's
- * `^[a-zA-Z0-9_-]{1,64}$`), a missing description, parameters or execute.
+ * `^[a-zA-Z0-9_-]{1,64}$`), a missing description, parameters or execute, or
+ * parameters that JSON Schema cannot express (e.g. `z.date()`).
  *
  * @example
  * const add = tool({
@@ -85,6 +86,11 @@ export function validateTool(t: Tool, path: string): void {
   if (t.parameters === null || typeof t.parameters !== 'object')
     throw new ConfigurationError(`${path}.parameters`, 'must be a zod schema or a JSON Schema object');
   if (typeof t.execute !== 'function') throw new ConfigurationError(`${path}.execute`, 'must be a function');
+  try {
+    toJsonSchema(t.parameters);
+  } catch (err) {
+    throw new ConfigurationError(`${path}.parameters`, `cannot be sent to a model as JSON Schema: ${(err as Error).message}`, { cause: err });
+  }
   if (t.timeoutMs !== undefined && !(Number.isFinite(t.timeoutMs) && t.timeoutMs > 0))
     throw new ConfigurationError(`${path}.timeoutMs`, 'must be a positive number of ms');
 }
