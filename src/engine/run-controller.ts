@@ -172,8 +172,10 @@ export class RunController<C = unknown> {
     if (outcome.kind === 'completed') {
       this.mailbox.markDelivered(this.drained);
       onSettled?.({ items: this.scratch.items });
-    } else if (outcome.kind === 'failed') onSettled?.({ error: outcome.error });
-    else this.mailbox.giveBack(this.drained);
+    } else {
+      this.mailbox.giveBack(this.drained);
+      if (outcome.kind === 'failed') onSettled?.({ error: outcome.error });
+    }
     // A run refused as busy never owned the mailbox's queue: nothing of it is this run's to report.
     const undelivered: Undelivered[] = this.#busyError ? [] : this.mailbox.peek().map((t) => ({ id: t.id, content: t.content }));
     this.#links.unsubscribe();
