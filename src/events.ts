@@ -23,6 +23,7 @@ export const CancelPhaseSchema = z.enum([
   'backoff',
   'dispatch',
 ]);
+/** See {@link CancelPhaseSchema}. */
 export type CancelPhase = z.infer<typeof CancelPhaseSchema>;
 
 /** Why a run ended (DESIGN.md §3 `stopReason`). */
@@ -34,14 +35,17 @@ export const StopReasonSchema = z.enum([
   'configuration_error',
   'internal_error',
 ]);
+/** See {@link StopReasonSchema}. */
 export type StopReason = z.infer<typeof StopReasonSchema>;
 
 /** OpenAI's finish reasons, plus `other` for anything a compatible server invents. */
 export const FinishReasonSchema = z.enum(['stop', 'length', 'tool_calls', 'content_filter', 'other']);
+/** See {@link FinishReasonSchema}. */
 export type FinishReason = z.infer<typeof FinishReasonSchema>;
 
 /** A steering item the run did not deliver (guarantee 7), in mailbox order. */
 export const UndeliveredSchema = z.object({ id: z.string(), content: z.string() }).readonly();
+/** See {@link UndeliveredSchema}. */
 export type Undelivered = z.infer<typeof UndeliveredSchema>;
 
 /** A serialised error: `{ name, message, …typed fields }`. */
@@ -51,8 +55,11 @@ const base = { runId: z.string(), seq: z.number().int().nonnegative(), turn: z.n
 const ev = <T extends string, S extends z.ZodRawShape>(type: T, shape: S) =>
   z.object({ type: z.literal(type), ...base, ...shape }).readonly();
 
+/** `run_started`: The run began (always the first event, `seq` 0, `turn` 0); `agent` is the agent's name. */
 export const RunStartedSchema = ev('run_started', { agent: z.string() });
+/** `turn_started`: A turn began; `turn` counts from 1. Steering is drained right after it (DESIGN.md §5). */
 export const TurnStartedSchema = ev('turn_started', {});
+/** `user_message_injected`: A steering item drained from the mailbox became a `user` Item of this turn; `id` is its token's id. */
 export const UserMessageInjectedSchema = ev('user_message_injected', { id: z.string(), content: z.string() });
 /**
  * A model request was sent. `attempt` > 1 is a retry, a rescue or a fallback of the same
@@ -63,36 +70,47 @@ export const ModelRequestStartedSchema = ev('model_request_started', {
   attempt: z.number().int().positive(),
   stream: z.boolean(),
 });
+/** `text_delta`: A piece of the answer as it streams (one whole-text delta for a non-streaming request). */
 export const TextDeltaSchema = ev('text_delta', { delta: z.string() });
+/** `model_response_completed`: The model's response is in: `finishReason`, this call's `usage`, and `refusal` / `reasoning` when the model gave them. */
 export const ModelResponseCompletedSchema = ev('model_response_completed', {
   finishReason: FinishReasonSchema,
   refusal: z.string().optional(),
   reasoning: z.string().optional(),
   usage: UsageSchema,
 });
+/** `tool_call_started`: A tool call started (`arguments`: the raw JSON text). Calls never started (denied, invalid, cancelled first) get none. */
 export const ToolCallStartedSchema = ev('tool_call_started', { callId: z.string(), name: z.string(), arguments: z.string() });
+/** `tool_call_progress`: A running tool reported progress (`ctx.reportProgress`, MCP progress notifications). */
 export const ToolCallProgressSchema = ev('tool_call_progress', { callId: z.string(), name: z.string(), progress: z.unknown() });
+/** `tool_call_completed`: A tool call finished; `output` is the text the model sees. */
 export const ToolCallCompletedSchema = ev('tool_call_completed', { callId: z.string(), name: z.string(), output: z.string() });
+/** `tool_call_failed`: A tool call ended in a tool error the model sees (thrown, timed out, denied, invalid arguments, unknown tool). A call cut short by a cancel gets no event: `partial` pairs it as interrupted. */
 export const ToolCallFailedSchema = ev('tool_call_failed', {
   callId: z.string(),
   name: z.string(),
   error: SerializedErrorSchema,
-  /** true when the call was cut short by a cancel (it is paired as interrupted in `partial`). */
+  /** Always false today: a call cut short by a cancel gets no event (it is paired as interrupted in `partial`). Kept for UIs that render both. */
   interrupted: z.boolean(),
 });
+/** `retry_scheduled`: A transient model error will be retried after `delayMs` ms; `attempt` is the attempt that comes (DESIGN.md §6). */
 export const RetryScheduledSchema = ev('retry_scheduled', {
   attempt: z.number().int().positive(),
   delayMs: z.number().nonnegative(),
   error: SerializedErrorSchema,
 });
+/** `fallback_activated`: The model call moved from `from` to `to` (the fallback model), because of `reason` (an error, or `circuit_open`). */
 export const FallbackActivatedSchema = ev('fallback_activated', { from: z.string(), to: z.string(), reason: z.string() });
+/** `turn_completed`: The turn's model response and tool calls are done. */
 export const TurnCompletedSchema = ev('turn_completed', {});
+/** `run_completed`: Terminal: the run completed with `output` and `finishReason`; its session write (if any) is done. `undelivered`: steering still queued. */
 export const RunCompletedSchema = ev('run_completed', {
   output: z.string(),
   usage: UsageSchema,
   finishReason: FinishReasonSchema,
   undelivered: z.array(UndeliveredSchema).readonly(),
 });
+/** `run_cancelled`: Terminal: the run was cancelled (`reason` exactly as given, `phase` where it was seen). The session is unchanged; `partial` is a consistent prefix of the run's new Items. */
 export const RunCancelledSchema = ev('run_cancelled', {
   reason: z.unknown(),
   phase: CancelPhaseSchema,
@@ -100,6 +118,7 @@ export const RunCancelledSchema = ev('run_cancelled', {
   undelivered: z.array(UndeliveredSchema).readonly(),
   usage: UsageSchema,
 });
+/** `run_failed`: Terminal: the run failed (`error` serialised, `stopReason`). The session is unchanged; `partial` as for `run_cancelled`. */
 export const RunFailedSchema = ev('run_failed', {
   error: SerializedErrorSchema,
   stopReason: StopReasonSchema,
@@ -108,7 +127,7 @@ export const RunFailedSchema = ev('run_failed', {
   usage: UsageSchema,
 });
 
-// `subrun_event` nests a child's event, so its schema is lazy.
+/** `subrun_event`: a sub-run's (agent as tool) event, relayed with the `path` of tool names down to it. Lazy: it nests a RunEvent. */
 export const SubrunEventSchema: z.ZodType<SubrunEvent> = z.lazy(() =>
   ev('subrun_event', { path: z.array(z.string()).readonly(), event: RunEventSchema }),
 ) as unknown as z.ZodType<SubrunEvent>;
@@ -136,21 +155,37 @@ export const RunEventSchema: z.ZodType<RunEvent> = z.lazy(() =>
   ]),
 ) as unknown as z.ZodType<RunEvent>;
 
+/** A `run_started` event (see {@link RunStartedSchema}). */
 export type RunStarted = z.infer<typeof RunStartedSchema>;
+/** A `turn_started` event (see {@link TurnStartedSchema}). */
 export type TurnStarted = z.infer<typeof TurnStartedSchema>;
+/** A `user_message_injected` event (see {@link UserMessageInjectedSchema}). */
 export type UserMessageInjected = z.infer<typeof UserMessageInjectedSchema>;
+/** A `model_request_started` event (see {@link ModelRequestStartedSchema}). */
 export type ModelRequestStarted = z.infer<typeof ModelRequestStartedSchema>;
+/** A `text_delta` event (see {@link TextDeltaSchema}). */
 export type TextDelta = z.infer<typeof TextDeltaSchema>;
+/** A `model_response_completed` event (see {@link ModelResponseCompletedSchema}). */
 export type ModelResponseCompleted = z.infer<typeof ModelResponseCompletedSchema>;
+/** A `tool_call_started` event (see {@link ToolCallStartedSchema}). */
 export type ToolCallStarted = z.infer<typeof ToolCallStartedSchema>;
+/** A `tool_call_progress` event (see {@link ToolCallProgressSchema}). */
 export type ToolCallProgress = z.infer<typeof ToolCallProgressSchema>;
+/** A `tool_call_completed` event (see {@link ToolCallCompletedSchema}). */
 export type ToolCallCompleted = z.infer<typeof ToolCallCompletedSchema>;
+/** A `tool_call_failed` event (see {@link ToolCallFailedSchema}). */
 export type ToolCallFailed = z.infer<typeof ToolCallFailedSchema>;
+/** A `retry_scheduled` event (see {@link RetryScheduledSchema}). */
 export type RetryScheduled = z.infer<typeof RetryScheduledSchema>;
+/** A `fallback_activated` event (see {@link FallbackActivatedSchema}). */
 export type FallbackActivated = z.infer<typeof FallbackActivatedSchema>;
+/** A `turn_completed` event (see {@link TurnCompletedSchema}). */
 export type TurnCompleted = z.infer<typeof TurnCompletedSchema>;
+/** A `run_completed` event (see {@link RunCompletedSchema}). */
 export type RunCompleted = z.infer<typeof RunCompletedSchema>;
+/** A `run_cancelled` event (see {@link RunCancelledSchema}). */
 export type RunCancelled = z.infer<typeof RunCancelledSchema>;
+/** A `run_failed` event (see {@link RunFailedSchema}). */
 export type RunFailed = z.infer<typeof RunFailedSchema>;
 /** A child run's event relayed by an agent-as-tool call; `path` names the tools from the parent down. */
 export interface SubrunEvent {

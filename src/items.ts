@@ -10,12 +10,14 @@ import { z } from 'zod';
 export const ToolCallSchema = z
   .object({ callId: z.string(), name: z.string(), arguments: z.string() })
   .readonly();
+/** See {@link ToolCallSchema}. */
 export type ToolCall = z.infer<typeof ToolCallSchema>;
 
 /** A user message; steering items keep their mailbox token's `id`. */
 export const UserItemSchema = z
   .object({ type: z.literal('user'), id: z.string(), text: z.string() })
   .readonly();
+/** See {@link UserItemSchema}. */
 export type UserItem = z.infer<typeof UserItemSchema>;
 
 /**
@@ -31,6 +33,7 @@ export const AssistantItemSchema = z
     interrupted: z.boolean().optional(),
   })
   .readonly();
+/** See {@link AssistantItemSchema}. */
 export type AssistantItem = z.infer<typeof AssistantItemSchema>;
 
 /**
@@ -47,6 +50,7 @@ export const ToolResultItemSchema = z
     interrupted: z.boolean().optional(),
   })
   .readonly();
+/** See {@link ToolResultItemSchema}. */
 export type ToolResultItem = z.infer<typeof ToolResultItemSchema>;
 
 /** One history entry, discriminated on `type`. */
@@ -55,6 +59,7 @@ export const ItemSchema = z.discriminatedUnion('type', [
   AssistantItemSchema,
   ToolResultItemSchema,
 ]);
+/** See {@link ItemSchema}. */
 export type Item = z.infer<typeof ItemSchema>;
 
 /**
@@ -64,6 +69,7 @@ export type Item = z.infer<typeof ItemSchema>;
 export const UsageSchema = z
   .object({ inputTokens: z.number(), outputTokens: z.number(), totalTokens: z.number() })
   .readonly();
+/** See {@link UsageSchema}. */
 export type Usage = z.infer<typeof UsageSchema>;
 
 /** A zero usage, the neutral element of {@link addUsage}. */

@@ -22,8 +22,9 @@ export interface HookContext<C = unknown> {
 
 /**
  * Lifecycle hooks (DESIGN.md §3). A throwing (or rejecting, or erroring)
- * hook fails the run with `run_failed`, except `runEnded`, whose error is
- * reported as unhandled and changes nothing.
+ * hook fails the run with `run_failed`, except `runEnded`: the outcome
+ * stands and its error goes to rxjs `config.onUnhandledError` (by default
+ * rethrown in a new task, which ends a Node process like any uncaught error).
  * - `turnStarted`: before the turn's mailbox drain (a push from it lands in this turn).
  * - `beforeModelCall`: before each model request, with the request.
  * - `beforeToolCall`: before each tool call; `{ deny: reason }` skips the call and the model gets a tool error. All of a batch's `beforeToolCall` hooks run before any of its tools starts.

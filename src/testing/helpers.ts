@@ -35,6 +35,7 @@ export interface Gate<T = void> {
   fail(error: unknown): void;
 }
 
+/** Makes a {@link Gate}: a latch a test opens (or fails) by hand. */
 export function gate<T = void>(): Gate<T> {
   let resolve!: (v: T) => void;
   let reject!: (e: unknown) => void;

@@ -45,6 +45,7 @@ export interface ScriptedCall {
   finished: boolean;
 }
 
+/** The provider `scriptedModel` returns: a ModelProvider that also records what it was asked. */
 export interface ScriptedModel extends ModelProvider {
   /** Every request, in order. */
   readonly requests: ModelRequest[];
@@ -52,6 +53,7 @@ export interface ScriptedModel extends ModelProvider {
   readonly calls: ScriptedCall[];
 }
 
+/** Options of `scriptedModel`. */
 export interface ScriptedModelOptions {
   readonly id?: string;
   /** The provider's streaming default. Default true. */
