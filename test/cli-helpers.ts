@@ -148,3 +148,23 @@ export function liveGroupMembers(pgid: number): number[] {
   }
   return pids;
 }
+
+/** True once process group `pgid` has no live member: `kill(-pgid, 0)` fails with ESRCH, or only zombies are left (not yet reaped). */
+export function groupGone(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return true;
+    throw error;
+  }
+  return liveGroupMembers(pgid).length === 0;
+}
+
+/** SIGKILLs what is left of process group `pgid` (test cleanup); a group already gone is ignored. */
+export function killGroup(pgid: number): void {
+  try {
+    process.kill(-pgid, 'SIGKILL');
+  } catch {
+    /* gone */
+  }
+}

@@ -2,10 +2,12 @@
  * The offline model end to end: `npm start` (build if needed, then the bin)
  * on a temp folder, and the built bin for the other task shapes.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliEnv, ensureBuilt, removeTempFolders, repoRoot, runBin, spawnCli, tempFolder, waitFor } from './cli-helpers.js';
+import { BIN, cliEnv, ensureBuilt, removeTempFolders, repoRoot, runBin, spawnCli, tempFolder, waitFor } from './cli-helpers.js';
 
 beforeAll(() => ensureBuilt(), 180_000);
 afterAll(removeTempFolders);
@@ -34,6 +36,14 @@ describe('npm start with the offline model', () => {
     expect(stderr).toContain(`folder ${dir}`);
     expect(stderr).toMatch(/\[tool\] read_file \{"path":"package.json"\}/);
     expect(stderr).toMatch(/\[loopctl\] completed · 2 turns · 1 tool call/);
+  }, 120_000);
+
+  it('a relative --cwd is taken from the folder npm was run from, not the package folder', async () => {
+    const dir = tempFolder({ 'sub/x.txt': 'one\ntwo\nthree\n' });
+    const { code, stdout, stderr } = await npmStart(dir, '--cwd', 'sub', 'how many lines in x.txt').done;
+    expect(code, stderr).toBe(0);
+    expect(stderr).toContain(`folder ${path.join(dir, 'sub')} `);
+    expect(stdout).toContain('(offline model)\nx.txt has 3 lines.\n');
   }, 120_000);
 
   it('"find TODO" lists the right files and lines', async () => {
@@ -103,6 +113,53 @@ describe('the offline model through the built bin', () => {
     const { code, stderr } = await run.done;
     expect(code).toBe(143);
     expect(stderr).toMatch(/cancelled \(reason: SIGTERM, phase: model_stream\)/);
+  });
+
+  it('stdout closed early (piped into `head -1`): no EPIPE crash, the run is cancelled quietly, exit 141', async () => {
+    const child = spawn(process.execPath, [BIN, 'hello'], {
+      cwd: tempFolder(),
+      env: cliEnv({ LOOPCTL_OFFLINE_DELAY_MS: '40' }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const exited = new Promise<number | string | null>((resolve) => child.on('close', (code, signal) => resolve(code ?? signal)));
+    await new Promise((resolve) => child.stdout.once('data', resolve)); // the answer has started
+    child.stdout.destroy(); // the reader goes away: the CLI's next write fails with EPIPE
+    expect(await exited).toBe(141);
+    expect(stderr).not.toMatch(/EPIPE|Unhandled|\n\s+at /);
+    expect(stderr).not.toMatch(/\[loopctl\] (completed|cancelled|failed)/); // quiet: no stop line either
+  });
+
+  it.each([
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const)('%s while the CLI is still loading: "cancelled before the run started", exit %i', async (signal, exitCode) => {
+    // A loader hook holds the import of the CLI (dist/cli/app.js, about half a second of loading)
+    // until the test says go: the signal lands after the bin trapped it and before the run exists.
+    const dir = tempFolder({
+      'hooks.mjs': `import { existsSync, writeFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+const here = (name) => fileURLToPath(new URL(name, import.meta.url));
+export async function load(url, context, next) {
+  if (url.endsWith('/dist/cli/app.js')) {
+    writeFileSync(here('loading'), '');
+    while (!existsSync(here('go'))) await sleep(10);
+  }
+  return next(url, context);
+}
+`,
+      'register.mjs': `import { register } from 'node:module';\nregister('./hooks.mjs', import.meta.url);\n`,
+    });
+    const run = spawnCli(process.execPath, ['--import', pathToFileURL(path.join(dir, 'register.mjs')).href, BIN, 'hello'], { cwd: dir });
+    await waitFor('the CLI to be loading', () => existsSync(path.join(dir, 'loading')));
+    run.child.kill(signal);
+    writeFileSync(path.join(dir, 'go'), '');
+    const { code, stdout, stderr } = await run.done;
+    expect(code, stderr).toBe(exitCode);
+    expect(stderr).toBe(`[loopctl] cancelled (reason: ${signal}) before the run started\n`);
+    expect(stdout).toBe('');
   });
 
   it('--responses without a real endpoint is a usage error', async () => {

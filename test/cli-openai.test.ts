@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chatChunk, readFixture, SSE_DONE, sseData, sseFrames, startOpenAIServer, toolCallDelta, wireUsage, type OpenAIServer, type RecordedRequest } from './support/openai-server.js';
-import { ensureBuilt, liveGroupMembers, removeTempFolders, runBin, tempFolder, waitFor } from './cli-helpers.js';
+import { cliEnv, ensureBuilt, groupGone, killGroup, liveGroupMembers, occurrences, removeTempFolders, runBin, tempFolder, waitFor } from './cli-helpers.js';
 
 let server: OpenAIServer;
 beforeAll(async () => {
@@ -156,6 +156,44 @@ describe('loopctl against an OpenAI-compatible server', () => {
     expect(server.requests.length).toBe(n + 1); // no request after the cancel
   });
 
+  it('--allow-shell: Ctrl-C during a command that ignores SIGTERM: no process of its group outlives the CLI', async () => {
+    const dir = tempFolder();
+    const n = server.requests.length;
+    const command = "trap '' TERM; echo $$ > pid.txt; sleep 30";
+    server.enqueue(toolCallsStream([{ id: 'call_t', name: 'run_shell', args: { command } }]));
+    const run = bin(dir, '--allow-shell', 'run it');
+    await server.request(n);
+    const pidFile = path.join(dir, 'pid.txt');
+    const pgid = await waitFor('pid.txt', () => existsSync(pidFile) && Number(readFileSync(pidFile, 'utf8')));
+    try {
+      await waitFor('the shell and its sleep', () => liveGroupMembers(pgid).length >= 2);
+      run.child.kill('SIGINT');
+      const { code, stderr } = await run.done;
+      expect(code).toBe(130);
+      expect(stderr).toMatch(/cancelled \(reason: SIGINT, phase: tool_call\)/);
+      // The CLI exits before the SIGTERM grace period ends: the group is SIGKILLed as the process exits.
+      await waitFor('the process group to be gone', () => groupGone(pgid));
+    } finally {
+      killGroup(pgid);
+    }
+  });
+
+  it('--confirm with the answers piped ahead: every question is shown, each answer goes to its call', async () => {
+    const dir = tempFolder();
+    const write = (id: string, file: string) => toolCallsStream([{ id, name: 'write_file', args: { path: file, content: 'hello' } }]);
+    server.enqueue(write('call_x', 'x.txt'), write('call_y', 'y.txt'), write('call_z', 'z.txt'), textStream('done'));
+    const run = runBin(['--base-url', server.baseURL, '--api-key', 'test', '--confirm', 'write files'], dir, undefined, 'pipe');
+    run.child.stdin!.end('y\nn\n'); // z.txt: the end of input refuses
+    const { code, stderr } = await run.done;
+    expect(code, stderr).toBe(0);
+    expect(occurrences(stderr, 'allow? [y/N]')).toBe(3);
+    for (const file of ['x.txt', 'y.txt', 'z.txt'])
+      expect(stderr).toMatch(new RegExp(`\\[confirm\\] write_file \\{"path":"${file.replace('.', '\\.')}".*\nallow\\? \\[y/N\\]\n`));
+    expect(existsSync(path.join(dir, 'x.txt'))).toBe(true);
+    expect(existsSync(path.join(dir, 'y.txt'))).toBe(false);
+    expect(existsSync(path.join(dir, 'z.txt'))).toBe(false);
+  });
+
   it('two SIGINTs in a row: exit 130 (the second one exits at once, or kills the process if the run already ended)', async () => {
     const dir = tempFolder();
     const n = server.requests.length;
@@ -184,6 +222,18 @@ describe('loopctl options', () => {
     expect(code).toBe(2);
     expect(stderr).toMatch(message);
     expect(stdout).toBe('');
+  });
+
+  it('OPENAI_BASE_URL is checked like --base-url: exit 2 naming it; --base-url overrides it', async () => {
+    const env = { ...cliEnv(), OPENAI_BASE_URL: 'localhost:11434/v1' };
+    const bad = await runBin(['hello'], tempFolder(), env).done;
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^loopctl: OPENAI_BASE_URL must be an http\(s\) URL \(got "localhost:11434\/v1"\)/);
+    expect(bad.stdout).toBe('');
+    server.enqueue(textStream('ok'));
+    const overridden = await runBin(['--base-url', server.baseURL, 'hello'], tempFolder(), env).done;
+    expect(overridden.code, overridden.stderr).toBe(0);
+    expect(overridden.stdout).toBe('ok\n');
   });
 
   it('--help and --version exit 0', async () => {

@@ -1,8 +1,10 @@
+import { spawn } from 'node:child_process';
 import { getEventListeners } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TimeoutError } from '../src/errors.js';
@@ -133,6 +135,64 @@ describe('run_shell', () => {
     expect(await eventually(() => !groupAlive(pgid))).toBe(true);
   });
 
+  it('holds one process "exit" listener only while a group may be alive (none left after a run or a kill)', async () => {
+    const before = process.listenerCount('exit');
+    const started = async (file: string) => {
+      expect(await eventually(() => existsSync(join(root, file)) && readFileSyncTrim(join(root, file)) !== '')).toBe(true);
+      const pgid = Number(readFileSyncTrim(join(root, file)));
+      groups.push(pgid);
+      return pgid;
+    };
+    const a = run('echo $$ > a; sleep 30').catch(() => undefined);
+    const b = run('echo $$ > b; sleep 30').catch(() => undefined);
+    const [pgidA, pgidB] = [await started('a'), await started('b')];
+    expect(process.listenerCount('exit')).toBe(before + 1); // one listener for both groups
+    process.kill(-pgidA, 'SIGKILL');
+    await a;
+    expect(process.listenerCount('exit')).toBe(before + 1); // b is still held
+    process.kill(-pgidB, 'SIGKILL');
+    await b;
+    expect(process.listenerCount('exit')).toBe(before);
+
+    const controller = new AbortController();
+    const ignoring = run(`trap '' TERM; echo $$ > c; sleep 30`, controller.signal, { killGraceMs: 100 }).catch((e: unknown) => e);
+    const pgidC = await started('c');
+    controller.abort('stop');
+    expect(await ignoring).toBe('stop');
+    expect(await eventually(() => !groupAlive(pgidC))).toBe(true);
+    expect(await eventually(() => process.listenerCount('exit') === before)).toBe(true);
+  });
+
+  it.each([
+    ['exits while the command runs', 'exit'],
+    ['aborts the call, then exits within the grace period', 'abort'],
+  ])('the group does not outlive the process when it %s (a command that ignores SIGTERM)', async (_, mode) => {
+    const script = join(root, 'child.ts');
+    await writeFile(
+      script,
+      `import { existsSync } from 'node:fs';
+import { runShell } from ${JSON.stringify(SHELL_TOOL)};
+const controller = new AbortController();
+runShell("trap '' TERM; echo $$ > pid; sleep 30", { cwd: process.argv[2], signal: controller.signal, killGraceMs: 60_000 }).catch(() => undefined);
+const timer = setInterval(() => {
+  if (!existsSync('pid')) return;
+  clearInterval(timer);
+  if (process.argv[3] === 'abort') controller.abort('stop');
+  process.exit(0);
+}, 10);
+`,
+    );
+    const child = spawn(process.execPath, ['--import', TSX_LOADER, script, root, mode], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    expect(code, stderr).toBe(0);
+    const pgid = Number(readFileSyncTrim(join(root, 'pid')));
+    groups.push(pgid);
+    // Killed on the child's 'exit' (the 60 s grace never ran); a zombie may linger until it is reaped.
+    expect(await eventually(async () => !groupAlive(pgid) || (existsSync('/proc') && (await groupMembers(pgid)) === 0))).toBe(true);
+  });
+
   it('an already-aborted signal rejects without running anything', async () => {
     const controller = new AbortController();
     controller.abort('early');
@@ -153,3 +213,7 @@ describe('run_shell', () => {
 function readFileSyncTrim(path: string): string {
   return readFileSync(path, 'utf8').trim();
 }
+
+const SHELL_TOOL = fileURLToPath(new URL('../src/node/shell-tool.ts', import.meta.url));
+/** tsx's loader (`--import` resolves a bare name from the child's folder, a temp one here). */
+const TSX_LOADER = new URL('../node_modules/tsx/dist/loader.mjs', import.meta.url).href;

@@ -4,6 +4,7 @@ import { HELP, parseCli, UsageError } from './args.js';
 import { selectModel } from './model.js';
 import { runInteractive } from './interactive.js';
 import { runAgent, type CliIO } from './run-agent.js';
+import { exitCodeFor, StopSignals, type StopSignal } from './signals.js';
 
 /** The package version, read from the package.json next to `src/` or `dist/`. */
 export function version(): string {
@@ -18,20 +19,42 @@ export function version(): string {
 /**
  * The `loopctl` command: parses `argv` (without node and the script), prints
  * help or the version, or runs the agent; resolves with the exit code
- * (0 completed, 1 failed, 2 bad options, 130/143 cancelled by SIGINT/SIGTERM),
- * or, with `--interactive` or no task on a TTY, the prompt loop (./interactive.ts).
+ * (0 completed, 1 failed, 2 bad options, 130/143 cancelled by SIGINT/SIGTERM,
+ * 141 output closed), or, with `--interactive` or no task on a TTY, the
+ * prompt loop (./interactive.ts).
  * Bad options and configuration errors are printed on stderr as one
  * `loopctl: …` line naming the option.
+ *
+ * Stops come from `io.stops` (the bin traps them before loading the CLI),
+ * else from handlers installed here, first thing. One that comes before the
+ * run starts (while the model is set up) cancels it before it starts: the
+ * run is not started, `[loopctl] cancelled (reason: SIGINT) before the run
+ * started` is printed, and the exit code is the signal's. A second stop
+ * before the run, or any stop after it ended, exits at once.
  */
 export async function main(argv: readonly string[], env: NodeJS.ProcessEnv, io: CliIO): Promise<number> {
+  const stops = io.stops ?? new StopSignals();
+  let early: StopSignal | undefined;
+  const releaseEarly = stops.handle((signal) => {
+    if (early !== undefined) return void io.exit(exitCodeFor(signal));
+    early = signal;
+  });
+  const cancelledEarly = (signal: StopSignal): number => {
+    io.stderr.write(`[loopctl] cancelled (reason: ${signal}) before the run started\n`);
+    return exitCodeFor(signal);
+  };
   try {
     const command = parseCli(argv, env, (io.stdin ?? process.stdin).isTTY === true);
     if (command.kind === 'help') return void io.stdout.write(HELP), 0;
     if (command.kind === 'version') return void io.stdout.write(`loopctl ${version()}\n`), 0;
+    if (early !== undefined) return cancelledEarly(early);
     const model = await selectModel(command.options, env);
     try {
-      return await (command.options.interactive ? runInteractive : runAgent)(command.options, model, io);
+      if (early !== undefined) return cancelledEarly(early);
+      releaseEarly();
+      return await (command.options.interactive ? runInteractive : runAgent)(command.options, model, { ...io, stops });
     } finally {
+      stops.handle((signal) => io.exit(exitCodeFor(signal))); // the run is over: closing the model or flushing the output
       await model.close();
     }
   } catch (error) {
@@ -41,5 +64,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
     }
     io.stderr.write(`loopctl: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
     return 1;
+  } finally {
+    if (io.stops === undefined) stops.dispose();
   }
 }

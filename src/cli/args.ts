@@ -1,5 +1,6 @@
-import { statSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
 /** A command line the CLI refuses; `main` prints the message and exits with code 2. */
@@ -67,12 +68,14 @@ Options:
   --confirm           ask before each write_file and run_shell call
                       ("allow? [y/N]", answered on stdin; anything but y/yes
                       refuses, and the model gets the refusal as a tool error)
-  --cwd <dir>         working folder (default: the current folder)
+  --cwd <dir>         working folder (default: the current folder; a relative
+                      path is resolved from it)
   -h, --help          show this help
   -v, --version       show the version
 
 Exit codes: 0 completed, 1 failed, 2 bad options, 130 cancelled (Ctrl-C),
-143 cancelled (SIGTERM).
+143 cancelled (SIGTERM), 141 output closed (e.g. piped into head: the run
+is cancelled quietly).
 `;
 
 const OPTIONS = {
@@ -92,9 +95,10 @@ const OPTIONS = {
 
 /**
  * Parses `argv` (without node and the script). The task is the positional
- * arguments joined with spaces. The folder is `--cwd`, else, when run by
- * loopctl's own `npm start`, `INIT_CWD` (the folder the user ran npm from:
- * `npm start` runs scripts in the package folder), else `process.cwd()`.
+ * arguments joined with spaces. The folder is `--cwd`, resolved against the
+ * user's folder, else the user's folder itself: when run by loopctl's own
+ * `npm start`, `INIT_CWD` (the folder the user ran npm from: `npm start`
+ * runs scripts in the package folder), else `process.cwd()`.
  * Interactive mode is `--interactive`, or no task when `stdinIsTTY`.
  * @throws UsageError naming the option for an unknown option, a missing or
  *   bad value, a missing task (off a TTY, without --interactive) or a folder
@@ -119,8 +123,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = proce
     return value;
   };
   const baseURL = nonEmpty('base-url', values['base-url']);
-  if (baseURL !== undefined && !/^https?:\/\/[^/]/.test(baseURL))
-    throw new UsageError(`option --base-url must be an http(s) URL (got ${JSON.stringify(baseURL)})`);
+  if (baseURL !== undefined) checkBaseURL('option --base-url', baseURL);
   if (values['allow-shell'] && values['read-only'])
     throw new UsageError('options --allow-shell and --read-only cannot be combined: the shell can write files');
   return {
@@ -141,6 +144,14 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = proce
   };
 }
 
+/**
+ * @throws UsageError naming `what` (`option --base-url`, `OPENAI_BASE_URL`)
+ *   unless `url` is an http(s) URL with a host.
+ */
+export function checkBaseURL(what: string, url: string): void {
+  if (!/^https?:\/\/[^/]/.test(url)) throw new UsageError(`${what} must be an http(s) URL (got ${JSON.stringify(url)})`);
+}
+
 function maxTurns(value: string | undefined): number {
   if (value === undefined) return 20;
   const n = Number(value);
@@ -149,14 +160,30 @@ function maxTurns(value: string | undefined): number {
   return n;
 }
 
-/** True when this is loopctl's own `npm start` (npm then sets `INIT_CWD` to the folder the user ran npm from). */
-function ranByNpmStart(env: NodeJS.ProcessEnv): boolean {
-  return env['npm_lifecycle_event'] === 'start' && env['npm_package_name'] === 'loopctl';
+/**
+ * The folder the user ran loopctl's own `npm start` from (`INIT_CWD`), else
+ * undefined: npm runs the script in the package folder, so `process.cwd()`
+ * is not the user's folder then. Trusted only when npm says it is running
+ * loopctl's `start` script and the process does run in loopctl's package
+ * folder.
+ */
+function npmInitCwd(env: NodeJS.ProcessEnv): string | undefined {
+  const initCwd = env['INIT_CWD'];
+  if (!initCwd || env['npm_lifecycle_event'] !== 'start' || env['npm_package_name'] !== 'loopctl') return undefined;
+  return samePath(process.cwd(), fileURLToPath(new URL('../../', import.meta.url))) ? initCwd : undefined;
 }
 
+function samePath(a: string, b: string): boolean {
+  try {
+    return realpathSync(a) === realpathSync(b);
+  } catch {
+    return false;
+  }
+}
+
+/** `--cwd` resolved against the user's folder (see {@link npmInitCwd}), or that folder itself. */
 function folder(given: string | undefined, env: NodeJS.ProcessEnv): string {
-  const fromNpm = ranByNpmStart(env) ? env['INIT_CWD'] : undefined;
-  const dir = resolve(given ?? (fromNpm || process.cwd()));
+  const dir = resolve(npmInitCwd(env) ?? process.cwd(), given ?? '.');
   let isDir = false;
   try {
     isDir = statSync(dir).isDirectory();

@@ -6,7 +6,7 @@ import { LineInput } from './line-input.js';
 import type { SelectedModel } from './model.js';
 import { TerminalRenderer } from './render.js';
 import type { CliIO } from './run-agent.js';
-import { onStopSignals } from './signals.js';
+import { exitCodeFor, onStopSignals } from './signals.js';
 
 /** Two Ctrl-C within this many ms exit (130). */
 export const DOUBLE_INTERRUPT_MS = 2000;
@@ -29,7 +29,8 @@ interface LiveRun {
 /**
  * `loopctl --interactive` (or no task on a TTY): a prompt loop on one
  * conversation, resolving with the exit code (0 after /quit or the end of
- * input, 130 after two Ctrl-C within 2 s, 143 on SIGTERM). See {@link InteractiveLoop}.
+ * input, 130 after two Ctrl-C within 2 s, 143 on SIGTERM, 141 when the output
+ * is closed). See {@link InteractiveLoop}.
  */
 export function runInteractive(options: CliOptions, model: SelectedModel, io: CliIO): Promise<number> {
   return new InteractiveLoop(options, model, io).done;
@@ -65,7 +66,7 @@ export class InteractiveLoop {
     this.#io = io;
     this.#agent = cliAgent(options, model);
     this.#hooks = options.confirm ? confirmHooks((call) => this.#approve(call)) : undefined;
-    this.#untrap = onStopSignals((signal) => (signal === 'SIGINT' ? this.#interrupt() : this.#quit(143, signal)));
+    this.#untrap = onStopSignals((signal) => (signal === 'SIGINT' ? this.#interrupt() : this.#quit(exitCodeFor(signal), signal)), io.stops);
     this.#input = new LineInput({ input: io.stdin ?? process.stdin, log: io.stderr });
     this.#input.onLine = (line) => this.#onLine(line);
     this.#input.onInterrupt = () => this.#interrupt();

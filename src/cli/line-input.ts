@@ -26,6 +26,7 @@ export class LineInput {
   readonly terminal: boolean;
   readonly #rl: Interface;
   readonly #log: Output;
+  readonly #echo: NodeJS.WritableStream | undefined;
   readonly #kept: string[] = [];
   #answer: ((line: string | undefined) => void) | undefined;
   #ended = false;
@@ -40,6 +41,7 @@ export class LineInput {
     this.terminal = options.terminal ?? options.input.isTTY === true;
     this.#log = options.log;
     const output = this.terminal ? (options.echo ?? process.stdout) : undefined;
+    this.#echo = output;
     this.#rl = createInterface({ input: options.input, output, terminal: this.terminal, prompt: '> ' });
     this.#rl.on('line', (line) => this.#line(line));
     this.#rl.on('close', () => {
@@ -67,12 +69,18 @@ export class LineInput {
   /**
    * Shows `question` (as readline's prompt on a terminal, else as a line on
    * `log`) and resolves with the next line, or `undefined` at the end of
-   * input or on {@link cancelAsk}.
+   * input or on {@link cancelAsk}. The question is shown even when its
+   * answer is already there (a line typed or piped ahead, or the end of
+   * input): on a terminal with that answer after it, as if typed.
    */
   ask(question: string): Promise<string | undefined> {
     this.cancelAsk();
     const kept = this.#kept.shift();
-    if (kept !== undefined || this.#ended) return Promise.resolve(kept);
+    if (kept !== undefined || this.#ended) {
+      if (this.#echo) this.#echo.write(`${question}${kept ?? ''}\n`);
+      else this.#log.write(`${question.trimEnd()}\n`);
+      return Promise.resolve(kept);
+    }
     if (this.terminal) {
       this.#rl.setPrompt(question);
       this.#rl.prompt();

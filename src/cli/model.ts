@@ -1,5 +1,5 @@
 import { openaiChat, openaiResponses, type ModelProvider } from '../index.js';
-import { UsageError, type CliOptions } from './args.js';
+import { checkBaseURL, UsageError, type CliOptions } from './args.js';
 import { startOfflineModel } from './offline/server.js';
 
 /** The model a CLI run talks to. */
@@ -23,11 +23,14 @@ export const DEFAULT_MODEL = 'gpt-4o-mini';
  * 15 ms per chunk) and talks to it through `openaiChat`, the same path as a
  * real provider.
  * @throws UsageError for `--responses` with the offline model (it speaks Chat
- *   Completions only) or a bad `LOOPCTL_OFFLINE_DELAY_MS`.
+ *   Completions only), an `OPENAI_BASE_URL` that is not an http(s) URL (when
+ *   `--base-url` does not override it) or a bad `LOOPCTL_OFFLINE_DELAY_MS`.
  */
 export async function selectModel(options: CliOptions, env: NodeJS.ProcessEnv): Promise<SelectedModel> {
   const apiKey = options.apiKey ?? (env['OPENAI_API_KEY'] || undefined);
-  const baseURL = options.baseURL ?? (env['OPENAI_BASE_URL'] || undefined);
+  const envBaseURL = options.baseURL === undefined ? env['OPENAI_BASE_URL'] || undefined : undefined;
+  if (envBaseURL !== undefined) checkBaseURL('OPENAI_BASE_URL', envBaseURL);
+  const baseURL = options.baseURL ?? envBaseURL;
   if (apiKey !== undefined || baseURL !== undefined) {
     const model = options.model ?? DEFAULT_MODEL;
     const settings = { model, apiKey: apiKey ?? 'not-needed', baseURL };

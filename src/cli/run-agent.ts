@@ -5,7 +5,7 @@ import { askApproval, confirmHooks, isYes } from './confirm.js';
 import { LineInput, type LineSource } from './line-input.js';
 import type { SelectedModel } from './model.js';
 import { TerminalRenderer, type Output } from './render.js';
-import { exitCodeFor, trapStopSignals, type StopSignal } from './signals.js';
+import { exitCodeFor, trapStopSignals, type StopSignal, type StopSignals } from './signals.js';
 
 /** Where the CLI reads and writes, and how it exits at once (a second Ctrl-C). */
 export interface CliIO {
@@ -14,14 +14,19 @@ export interface CliIO {
   /** Lines for `--interactive` and `--confirm` answers (default `process.stdin`). */
   readonly stdin?: LineSource;
   readonly exit: (code: number) => never;
+  /**
+   * The process's stops (SIGINT, SIGTERM, a closed output), trapped since
+   * start-up by the bin; without it, each run traps SIGINT and SIGTERM itself.
+   */
+  readonly stops?: StopSignals;
 }
 
 /**
  * Runs one agent on `options.task` with `model`, rendering to `io`, and
  * resolves with the exit code: 0 completed, 1 failed, 130 cancelled by
- * SIGINT, 143 by SIGTERM. The first SIGINT/SIGTERM cancels the run through a
- * CancelSignal (the stop reason is printed before this resolves); a second
- * one calls `io.exit` at once. With `--confirm`, writes and shell commands
+ * SIGINT, 143 by SIGTERM, 141 by a closed output (see `StopSignal`). The
+ * first stop cancels the run through a CancelSignal (the stop reason is
+ * printed before this resolves); a second one calls `io.exit` at once. With `--confirm`, writes and shell commands
  * are asked about on stdin (opened at the first question; the end of input
  * refuses).
  */
@@ -40,6 +45,7 @@ export async function runAgent(options: CliOptions, model: SelectedModel, io: Cl
       io.stderr.write(`\n[loopctl] second ${signal}: exiting now\n`);
       io.exit(exitCodeFor(signal));
     },
+    io.stops,
   );
   let input: LineInput | undefined;
   const answers = (): LineInput => {

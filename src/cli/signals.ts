@@ -1,9 +1,71 @@
-/** The signals that stop a CLI run. */
-export type StopSignal = 'SIGINT' | 'SIGTERM';
+// No imports: main.ts loads this module first, so that the stop handlers are
+// in place before the rest of the CLI (the engine, the OpenAI SDK, …) loads.
 
-/** Exit code of a run cancelled by `signal` (128 + the signal number). */
+/**
+ * What stops a CLI run: SIGINT (Ctrl-C), SIGTERM, or 'SIGPIPE', the name the
+ * CLI gives to its output being closed (a write to stdout or stderr failed,
+ * e.g. EPIPE after `loopctl … | head -1`; Node itself ignores the real
+ * SIGPIPE and reports EPIPE instead).
+ */
+export type StopSignal = 'SIGINT' | 'SIGTERM' | 'SIGPIPE';
+
+/** Exit code of a run cancelled by `signal` (128 + the signal number: 130, 143, 141). */
 export function exitCodeFor(signal: StopSignal): number {
-  return signal === 'SIGINT' ? 130 : 143;
+  switch (signal) {
+    case 'SIGINT':
+      return 130;
+    case 'SIGTERM':
+      return 143;
+    case 'SIGPIPE':
+      return 141;
+  }
+}
+
+/**
+ * The process's stops for the life of the CLI: handlers for SIGINT and
+ * SIGTERM are installed by the constructor (so Node no longer dies of them)
+ * and removed by {@link dispose}; {@link raise} feeds stops that are not
+ * process signals (a closed output, Ctrl-C read by readline). Each stop goes
+ * to the current {@link handle}r; stops arriving while there is none are
+ * kept, in order, and delivered to the next one (so a Ctrl-C during start-up
+ * is not lost).
+ */
+export class StopSignals {
+  readonly #queued: StopSignal[] = [];
+  #handler: ((signal: StopSignal) => void) | undefined;
+  readonly #onInt = (): void => this.raise('SIGINT');
+  readonly #onTerm = (): void => this.raise('SIGTERM');
+
+  constructor() {
+    process.on('SIGINT', this.#onInt);
+    process.on('SIGTERM', this.#onTerm);
+  }
+
+  /** Delivers `signal` to the current handler, or keeps it for the next one. */
+  raise(signal: StopSignal): void {
+    if (this.#handler) this.#handler(signal);
+    else this.#queued.push(signal);
+  }
+
+  /**
+   * Makes `handler` the current handler (replacing any), delivers the kept
+   * stops to it, and returns the function that removes it (a no-op once
+   * another handler replaced it).
+   */
+  handle(handler: (signal: StopSignal) => void): () => void {
+    this.#handler = handler;
+    while (this.#handler === handler && this.#queued.length > 0) handler(this.#queued.shift()!);
+    return () => {
+      if (this.#handler === handler) this.#handler = undefined;
+    };
+  }
+
+  /** Removes the process handlers (SIGINT and SIGTERM kill the process again); idempotent. */
+  dispose(): void {
+    process.off('SIGINT', this.#onInt);
+    process.off('SIGTERM', this.#onTerm);
+    this.#handler = undefined;
+  }
 }
 
 /** What {@link trapStopSignals} returns: call it to remove the handlers. */
@@ -14,34 +76,37 @@ export interface Untrap {
 }
 
 /**
- * Calls `handler` on each process SIGINT and SIGTERM (installing handlers
- * keeps Node from dying on them) until the returned function is called.
+ * Calls `handler` on each stop of `source` (default: process SIGINT and
+ * SIGTERM, trapped by a {@link StopSignals} of its own) until the returned
+ * function is called.
  */
-export function onStopSignals(handler: (signal: StopSignal) => void): () => void {
-  const onInt = (): void => handler('SIGINT');
-  const onTerm = (): void => handler('SIGTERM');
-  process.on('SIGINT', onInt);
-  process.on('SIGTERM', onTerm);
+export function onStopSignals(handler: (signal: StopSignal) => void, source?: StopSignals): () => void {
+  const stops = source ?? new StopSignals();
+  const release = stops.handle(handler);
   return () => {
-    process.off('SIGINT', onInt);
-    process.off('SIGTERM', onTerm);
+    release();
+    if (!source) stops.dispose();
   };
 }
 
 /**
- * Traps SIGINT and SIGTERM for the length of a run. The first one calls
- * `onFirst(signal)` (the CLI cancels the run through its CancelSignal and
- * exits once the stop reason is printed); a second one calls `onSecond`
- * (the CLI exits at once, with 130 for SIGINT and 143 for SIGTERM).
- * Returns the function that removes both handlers; its `raise` counts as one
- * more signal.
+ * Traps the stops of `source` (default: process SIGINT and SIGTERM) for the
+ * length of a run. The first one calls `onFirst(signal)` (the CLI cancels
+ * the run through its CancelSignal and exits once the stop reason is
+ * printed); a second one calls `onSecond` (the CLI exits at once, with
+ * {@link exitCodeFor} the signal). Returns the function that removes the
+ * handler; its `raise` counts as one more stop.
  */
-export function trapStopSignals(onFirst: (signal: StopSignal) => void, onSecond: (signal: StopSignal) => void): Untrap {
+export function trapStopSignals(
+  onFirst: (signal: StopSignal) => void,
+  onSecond: (signal: StopSignal) => void,
+  source?: StopSignals,
+): Untrap {
   let seen = false;
   const handler = (signal: StopSignal): void => {
     if (seen) return onSecond(signal);
     seen = true;
     onFirst(signal);
   };
-  return Object.assign(onStopSignals(handler), { raise: handler });
+  return Object.assign(onStopSignals(handler, source), { raise: handler });
 }

@@ -47,6 +47,13 @@ export function shellTool(root: string, options: ShellToolOptions = {}): Tool<{ 
  * spawning. No listener is left on `signal` once the promise settles.
  * Rejects with the spawn error if the shell cannot be started (e.g. `cwd` is
  * missing). Not sandboxed (see {@link shellTool}).
+ *
+ * The group cannot outlive this process: while the shell runs, and while a
+ * kill is in its grace period, this process's 'exit' SIGKILLs the group
+ * synchronously (a CLI that exits right after Ctrl-C would otherwise leave a
+ * command that ignores SIGTERM running, since the grace timer dies with the
+ * process). The 'exit' listener is removed when no group needs it. Only a
+ * death the process cannot see (SIGKILL of Node itself) escapes this.
  */
 export function runShell(
   command: string,
@@ -59,6 +66,9 @@ export function runShell(
   return new Promise<string>((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
     const child = spawn('/bin/sh', ['-c', command], { cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Until the shell exits, our own exit kills its group (background jobs it leaves behind are not ours to kill).
+    const release = child.pid === undefined ? () => undefined : killGroupOnExit(child.pid);
+    child.once('exit', release);
     const chunks: Buffer[] = [];
     let kept = 0;
     let dropped = 0;
@@ -93,7 +103,10 @@ export function runShell(
     );
     signal?.addEventListener('abort', onAbort, { once: true });
 
-    child.on('error', (error) => settle(() => reject(error)));
+    child.on('error', (error) => {
+      release();
+      settle(() => reject(error));
+    });
     child.on('close', (code, sig) => {
       const head = code === null ? `killed by signal ${sig}` : `exit code ${code}`;
       const note = dropped > 0 ? `\n[output truncated: ${dropped} more bytes not shown]` : '';
@@ -105,15 +118,45 @@ export function runShell(
 /**
  * Sends SIGTERM to the process group `pid` (a detached child leads its own
  * group), then SIGKILL after `graceMs` ms if any member is still alive. The
- * grace timer is unref'd (it never keeps Node alive). A group already gone
- * is ignored.
+ * grace timer is unref'd (it never keeps Node alive); should the process exit
+ * before it fires, the group is SIGKILLed on 'exit' instead (see
+ * {@link killGroupOnExit}). A group already gone is ignored.
  */
 export function killGroup(pid: number | undefined, graceMs: number): void {
   if (pid === undefined) return;
   if (!signalGroup(pid, 'SIGTERM')) return;
+  const release = killGroupOnExit(pid);
   setTimeout(() => {
     if (signalGroup(pid, 0)) signalGroup(pid, 'SIGKILL');
+    release();
   }, graceMs).unref();
+}
+
+/** Process groups to SIGKILL when this process exits, with how many holders each has. */
+const doomed = new Map<number, number>();
+
+function killDoomedGroups(): void {
+  for (const pgid of doomed.keys()) signalGroup(pgid, 'SIGKILL');
+}
+
+/**
+ * Makes the process group `pgid` die with this process: on process 'exit'
+ * (`process.exit`, the end of the event loop, an uncaught exception) it gets
+ * SIGKILL, synchronously. Returns the idempotent release. One 'exit' listener
+ * serves all held groups and is removed when the last one is released.
+ */
+function killGroupOnExit(pgid: number): () => void {
+  if (doomed.size === 0) process.on('exit', killDoomedGroups);
+  doomed.set(pgid, (doomed.get(pgid) ?? 0) + 1);
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    const holders = (doomed.get(pgid) ?? 1) - 1;
+    if (holders > 0) doomed.set(pgid, holders);
+    else doomed.delete(pgid);
+    if (doomed.size === 0) process.off('exit', killDoomedGroups);
+  };
 }
 
 /** @returns false when the group no longer exists (ESRCH). */
