@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chatChunk, SSE_DONE, sseData, startOpenAIServer, toolCallDelta, wireUsage, type OpenAIServer, type RecordedRequest } from './support/openai-server.js';
+import { chatChunk, sseData, startOpenAIServer, textStream, toolCallsStream, type OpenAIServer, type RecordedRequest } from './support/openai-server.js';
 import { parseCli, UsageError } from '../src/cli/args.js';
 import { isYes } from '../src/cli/confirm.js';
 import { TerminalRenderer } from '../src/cli/render.js';
@@ -43,20 +43,6 @@ async function quit(cli: CliChild) {
   return result;
 }
 
-function toolCallsStream(calls: { id: string; name: string; args: unknown }[]) {
-  return {
-    sse: [
-      sseData(chatChunk({ role: 'assistant', content: null })),
-      ...calls.map((c, i) => sseData(chatChunk({ tool_calls: [toolCallDelta(i, JSON.stringify(c.args), c.id, c.name)] }))),
-      sseData(chatChunk({}, { finishReason: 'tool_calls' })),
-      sseData(chatChunk({}, { choices: [], usage: wireUsage(20, 10) })),
-      SSE_DONE,
-    ],
-  };
-}
-const textStream = (text: string) => ({
-  sse: [sseData(chatChunk({ role: 'assistant', content: text })), sseData(chatChunk({}, { finishReason: 'stop', usage: wireUsage(30, 5) })), SSE_DONE],
-});
 
 /** The conversation a request sent, without the system message. */
 const conversation = (req: RecordedRequest) =>

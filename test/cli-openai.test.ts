@@ -5,7 +5,7 @@
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chatChunk, readFixture, SSE_DONE, sseData, sseFrames, startOpenAIServer, toolCallDelta, wireUsage, type OpenAIServer, type RecordedRequest } from './support/openai-server.js';
+import { readFixture, sseFrames, startOpenAIServer, textStream, toolCallsStream, type OpenAIServer, type RecordedRequest } from './support/openai-server.js';
 import { cliEnv, ensureBuilt, groupGone, killGroup, liveGroupMembers, occurrences, removeTempFolders, runBin, tempFolder, waitFor } from './cli-helpers.js';
 
 let server: OpenAIServer;
@@ -21,20 +21,6 @@ afterAll(async () => {
 const bin = (cwd: string, ...args: string[]) => runBin(['--base-url', server.baseURL, '--api-key', 'test', '--model', 'test-model', ...args], cwd);
 
 /** A streamed answer making the given tool calls. */
-function toolCallsStream(calls: { id: string; name: string; args: unknown }[]) {
-  return {
-    sse: [
-      sseData(chatChunk({ role: 'assistant', content: null })),
-      ...calls.map((c, i) => sseData(chatChunk({ tool_calls: [toolCallDelta(i, JSON.stringify(c.args), c.id, c.name)] }))),
-      sseData(chatChunk({}, { finishReason: 'tool_calls' })),
-      sseData(chatChunk({}, { choices: [], usage: wireUsage(20, 10) })),
-      SSE_DONE,
-    ],
-  };
-}
-const textStream = (text: string) => ({
-  sse: [sseData(chatChunk({ role: 'assistant', content: text })), sseData(chatChunk({}, { finishReason: 'stop', usage: wireUsage(30, 5) })), SSE_DONE],
-});
 
 /** The text of a recorded Chat Completions stream. */
 function fixtureText(name: string): string {

@@ -3,19 +3,14 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CancelSignal, defineAgent, mcpTools, run, type RunEvent } from '../src/index.js';
 import { collectEvents, gate, scriptedModel, type Gate } from '../src/testing/index.js';
 import { abortListeners, fixtureTool, settle, startFixture, type Fixture } from './mcp-server-fixture.js';
+import { trackUnhandledRejections } from './support/unhandled.js';
 
 /**
  * mcpTools against an in-process MCP server (the SDK's low-level Server over
  * InMemoryTransport): listing, results and errors, progress, and cancellation
  * (DESIGN.md §4 row 8, guarantees 10 and 11, §9: nothing survives a call).
  */
-const unhandled: unknown[] = [];
-const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
-beforeEach(() => {
-  unhandled.length = 0;
-  process.on('unhandledRejection', onUnhandled);
-});
-afterEach(() => process.off('unhandledRejection', onUnhandled));
+const unhandled = trackUnhandledRejections();
 
 let entered: Gate = gate();
 const text = (t: string) => ({ content: [{ type: 'text' as const, text: t }] });

@@ -4,24 +4,14 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { fsTools, PathOutsideRootError, resolveInside } from '../src/node/index.js';
-import type { Tool, ToolContext } from '../src/tools/tool.js';
+import type { Tool } from '../src/tools/tool.js';
+import { fakeToolContext } from './support/tool-context.js';
 
 let base: string;
 let root: string;
 let outside: string;
 
-function ctx(signal = new AbortController().signal): ToolContext {
-  return {
-    signal,
-    callId: 'c1',
-    runId: 'r1',
-    turn: 1,
-    context: undefined,
-    cancel: undefined as any,
-    mailbox: undefined as any,
-    reportProgress() {},
-  };
-}
+const ctx = fakeToolContext;
 
 async function call(tools: Tool[], name: string, args: unknown, signal?: AbortSignal): Promise<unknown> {
   const t = tools.find((x) => x.name === name);

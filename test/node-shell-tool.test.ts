@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TimeoutError } from '../src/errors.js';
 import { shellTool, type ShellToolOptions } from '../src/node/index.js';
-import type { ToolContext } from '../src/tools/tool.js';
+import { fakeToolContext } from './support/tool-context.js';
 
 let root: string;
 const groups: number[] = [];
@@ -29,18 +29,7 @@ afterEach(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-function ctx(signal: AbortSignal): ToolContext {
-  return {
-    signal,
-    callId: 'c1',
-    runId: 'r1',
-    turn: 1,
-    context: undefined,
-    cancel: undefined as any,
-    mailbox: undefined as any,
-    reportProgress() {},
-  };
-}
+const ctx = fakeToolContext;
 
 async function run(command: string, signal = new AbortController().signal, options?: ShellToolOptions): Promise<unknown> {
   const t = shellTool(root, options);

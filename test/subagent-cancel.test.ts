@@ -2,19 +2,14 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { CancelSignal, defineAgent, run, tool, type ModelProvider, type ModelRequest, type RunEvent } from '../src/index.js';
 import { collectEvents, gate, scriptedModel, type ScriptedStep } from '../src/testing/index.js';
+import { trackUnhandledRejections } from './support/unhandled.js';
 
 /**
  * Agent as tool, cancellation (DESIGN.md §4 guarantees 11 and 12): the
  * parent's cancel stops the whole tree, inner to outer, once each, before the
  * parent's terminal event; a child's own cancel stays inside the child.
  */
-const unhandled: unknown[] = [];
-const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
-beforeEach(() => {
-  unhandled.length = 0;
-  process.on('unhandledRejection', onUnhandled);
-});
-afterEach(() => process.off('unhandledRejection', onUnhandled));
+const unhandled = trackUnhandledRejections();
 
 /** A model whose answer depends on the request (for concurrent sub-runs): `answer(userText, nth request of that run)`. */
 function modelBy(answer: (input: string, n: number) => ScriptedStep | string): ModelProvider {

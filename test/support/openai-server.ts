@@ -254,3 +254,22 @@ export function collect<E>(source: { subscribe(observer: { next(e: E): void; err
     });
   });
 }
+
+/** A scripted Chat Completions stream that makes these tool calls (arguments as JSON), then `finish_reason: tool_calls` and usage. */
+export function toolCallsStream(calls: readonly { id: string; name: string; args: unknown }[]): ScriptedResponse {
+  return {
+    sse: [
+      sseData(chatChunk({ role: 'assistant', content: null })),
+      ...calls.map((c, i) => sseData(chatChunk({ tool_calls: [toolCallDelta(i, JSON.stringify(c.args), c.id, c.name)] }))),
+      sseData(chatChunk({}, { finishReason: 'tool_calls' })),
+      sseData(chatChunk({}, { choices: [], usage: wireUsage(20, 10) })),
+      SSE_DONE,
+    ],
+  };
+}
+
+/** A scripted Chat Completions stream that answers `text` in one delta, then `finish_reason: stop` with usage. */
+export function textStream(text: string): ScriptedResponse {
+  return { sse: [sseData(chatChunk({ role: 'assistant', content: text })), sseData(chatChunk({}, { finishReason: 'stop', usage: wireUsage(30, 5) })), SSE_DONE] };
+}
+
