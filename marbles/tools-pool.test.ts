@@ -3,7 +3,7 @@ import { TestScheduler } from 'rxjs/testing';
 import { z } from 'zod';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { CancelSignal, defineAgent, run, tool, type Item, type RunCancelled, type RunEvent, type Tool } from '../src/index.js';
-import { scriptedModel, sequentialIds } from '../src/testing/index.js';
+import { eventLabel, scriptedModel, sequentialIds } from '../src/testing/index.js';
 
 /**
  * DESIGN.md §4 row 7: the parallel pool (`parallelToolCalls.maxConcurrency`)
@@ -15,9 +15,7 @@ beforeEach(() => {
   ts = new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
 });
 
-const label = (e: RunEvent): string =>
-  e.type === 'run_cancelled' ? `run_cancelled:${e.phase}`
-    : e.type.startsWith('tool_call_') ? `${e.type}:${(e as { name: string }).name}` : e.type;
+const label = eventLabel;
 
 function observe(events$: Observable<RunEvent>, onEvent: (e: RunEvent) => void = () => {}): { log: string[]; events: RunEvent[] } {
   const log: string[] = [];

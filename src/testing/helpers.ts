@@ -8,12 +8,16 @@ import type { RunEvent } from '../events.js';
  * tool events (`tool_call_started:slow`).
  */
 export function eventLabels(): OperatorFunction<RunEvent, string> {
-  return map((e) => {
-    if (e.type === 'run_cancelled') return `run_cancelled:${e.phase}`;
-    if (e.type === 'run_failed') return `run_failed:${e.stopReason}`;
-    if (e.type === 'tool_call_started' || e.type === 'tool_call_completed' || e.type === 'tool_call_failed') return `${e.type}:${e.name}`;
-    return e.type;
-  });
+  return map(eventLabel);
+}
+
+/** The label {@link eventLabels} gives one event. */
+export function eventLabel(e: RunEvent): string {
+  if (e.type === 'run_cancelled') return `run_cancelled:${e.phase}`;
+  if (e.type === 'run_failed') return `run_failed:${e.stopReason}`;
+  if (e.type === 'tool_call_started' || e.type === 'tool_call_completed' || e.type === 'tool_call_failed' || e.type === 'tool_call_progress')
+    return `${e.type}:${e.name}`;
+  return e.type;
 }
 
 /** Deterministic ids for `RunOptions.idGenerator`: `run-1`, `item-1`, `item-2`, … */
