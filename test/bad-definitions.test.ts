@@ -48,3 +48,11 @@ describe('RunFailedError.cause is the original error', () => {
     expect((failed.cause as Error).message).toBe('boom');
   });
 });
+
+describe('start() validates its options before making anything', () => {
+  it('an AbortSignal passed as cancel, or null options, is a ConfigurationError naming the field', () => {
+    const agent = defineAgent({ name: 'a', instructions: '', model: scriptedModel(['x']) });
+    expect(fieldOf(() => start(agent, 'x', { cancel: new AbortController().signal } as never))).toBe('options.cancel');
+    expect(fieldOf(() => start(agent, 'x', null as never))).toBe('options');
+  });
+});

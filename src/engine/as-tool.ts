@@ -68,6 +68,9 @@ export function agentAsTool<A = { input: string }, C = unknown>(agent: Agent<C>,
   return (tool as unknown as (t: Tool<A, string, C>) => Tool<A, string, C>)(definition);
 }
 
+/** Why a sub-run stops when its tool call is torn down without a cancel (e.g. the call's `timeoutMs`). */
+const ABANDONED = Object.freeze({ type: 'abandoned' as const });
+
 /** One sub-run as a cold Observable of its final output (see {@link agentAsTool}). */
 function subRun$<C>(agent: Agent<C>, name: string, input: string | readonly Item[], ctx: ToolContext<C>, runOptions?: SubRunOptions<C>): Observable<string> {
   return new Observable<string>((subscriber) => {
@@ -102,8 +105,9 @@ function subRun$<C>(agent: Agent<C>, name: string, input: string | readonly Item
       return;
     }
     return () => {
-      // Torn down mid-run: a parent cancel reaches the child with its reason (the child's cleanup runs now, inner first).
-      if (!ended && ctx.cancel.isCancelled) token.cancel(ctx.cancel.reason);
+      // Torn down mid-run (the parent cancelled, or the call's deadline expired): the child is cancelled on its own
+      // token first, so its cleanup runs now, inner first, and its run_cancelled (with its usage) reaches the parent.
+      if (!ended) token.cancel(ctx.cancel.isCancelled ? ctx.cancel.reason : ABANDONED);
       sub.unsubscribe();
       token.dispose();
     };

@@ -99,6 +99,7 @@ export function callModel$(rc: RunController<any>, request: Omit<ModelRequest, '
     const once$: Observable<AttemptStep> = rc.stage('model_request', (): Observable<AttemptStep> => {
       if (switchReason !== undefined && fallback) {
         provider = fallback;
+        rescued = false; // the fallback's stream may be rescued once too
         rc.emit({ type: 'fallback_activated', from: primary.id, to: fallback.id, reason: switchReason });
         switchReason = undefined;
       }

@@ -5,6 +5,7 @@ import type { Item } from '../items.js';
 import { Mailbox } from '../mailbox/mailbox.js';
 import { ON_SETTLED, OWNED_TOKEN } from './internal.js';
 import { run } from './run.js';
+import { validateRunArgs } from './validate.js';
 import type { Agent, RunHandle, RunOptions, RunResult } from './types.js';
 
 /**
@@ -22,6 +23,7 @@ import type { Agent, RunHandle, RunOptions, RunResult } from './types.js';
  * const { output } = await handle.result;
  */
 export function start<C = unknown>(agent: Agent<C>, input: string | readonly Item[], options: RunOptions<C> = {}): RunHandle {
+  validateRunArgs(input, options); // before anything is made: bad options fail with the field named, as in run()
   const token = options.cancel ? options.cancel.child() : new CancelSignal();
   const mailbox = options.mailbox ?? new Mailbox(options.idGenerator ? { idGenerator: () => options.idGenerator!('item') } : {});
   let committed: readonly Item[] = [];
