@@ -109,11 +109,15 @@ export interface Agent<C = unknown> extends AgentDefinition<C> {
  * AbortSignal cancels every run it is given).
  */
 export interface RunOptions<C = unknown> {
+  /** Sticky and re-armable: the run that sees it fire re-arms it before its terminal event (guarantee 5). */
   readonly cancel?: CancelSignal;
+  /** Its first emission (the value is the reason) cancels the run. Subscribed for the run's lifetime; its error or completion cancels nothing. */
   readonly cancel$?: Observable<unknown>;
+  /** Aborting it cancels the run (reason: `signal.reason`); never aborted by loopctl (guarantee 8). */
   readonly signal?: AbortSignal;
+  /** The caller's mailbox; without one the run makes its own, unreachable afterwards (DESIGN.md §5). */
   readonly mailbox?: Mailbox;
-  /** Merged into the mailbox while the run lives. */
+  /** Each string is pushed into the mailbox while the run lives; its error or completion only ends the merging. */
   readonly steer$?: Observable<string>;
   readonly session?: Session;
   /** Run-level hooks, called after the agent's own. */
