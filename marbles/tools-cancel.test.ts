@@ -3,7 +3,8 @@ import { TestScheduler } from 'rxjs/testing';
 import { z } from 'zod';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { CancelSignal, defineAgent, run, tool, type Item, type RunCancelled, type RunEvent, type Tool } from '../src/index.js';
-import { eventLabel, scriptedModel, sequentialIds } from '../src/testing/index.js';
+import { scriptedModel, sequentialIds } from '../src/testing/index.js';
+import { observe as observeRun } from './support/observe.js';
 
 /**
  * DESIGN.md §4 row 10 (dispatch / timeout layer): on cancel the batch is not
@@ -17,17 +18,9 @@ beforeEach(() => {
   ts = new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
 });
 
-const label = eventLabel;
-
-function observe(events$: Observable<RunEvent>, onEvent: (e: RunEvent) => void = () => {}) {
-  const log: string[] = [];
-  const events: RunEvent[] = [];
-  events$.subscribe((e) => {
-    log.push(`${ts.now()} ${label(e)}`);
-    events.push(e);
-    onEvent(e);
-  });
-  return { log, events, terminal: () => events.at(-1) as RunCancelled };
+function observe(events$: Observable<RunEvent>, onEvent?: (e: RunEvent) => void) {
+  const observed = observeRun(ts, events$, onEvent);
+  return { ...observed, terminal: () => observed.events.at(-1) as RunCancelled };
 }
 
 function setup(colds: Record<string, Observable<string>>, opts: { maxConcurrency?: number; timeoutMs?: number } = {}) {

@@ -3,7 +3,8 @@ import { TestScheduler } from 'rxjs/testing';
 import { z } from 'zod';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { CancelSignal, defineAgent, run, tool, type Item, type RunCancelled, type RunEvent, type Tool } from '../src/index.js';
-import { eventLabel, scriptedModel, sequentialIds } from '../src/testing/index.js';
+import { scriptedModel, sequentialIds } from '../src/testing/index.js';
+import { observe as observeRun } from './support/observe.js';
 
 /**
  * DESIGN.md §4 row 7: the parallel pool (`parallelToolCalls.maxConcurrency`)
@@ -15,18 +16,7 @@ beforeEach(() => {
   ts = new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
 });
 
-const label = eventLabel;
-
-function observe(events$: Observable<RunEvent>, onEvent: (e: RunEvent) => void = () => {}): { log: string[]; events: RunEvent[] } {
-  const log: string[] = [];
-  const events: RunEvent[] = [];
-  events$.subscribe((e) => {
-    log.push(`${ts.now()} ${label(e)}`);
-    events.push(e);
-    onEvent(e);
-  });
-  return { log, events };
-}
+const observe = (events$: Observable<RunEvent>, onEvent?: (e: RunEvent) => void) => observeRun(ts, events$, onEvent);
 
 const obsTool = (name: string, out: Observable<string>): Tool =>
   tool({ name, description: name, parameters: z.object({}), execute: () => out });
