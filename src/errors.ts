@@ -2,7 +2,7 @@ import type { CancelPhase, StopReason } from './events.js';
 import type { Item, Usage } from './items.js';
 
 /**
- * Error classes (DESIGN.md §8): one base class with `cause`, a few subclasses
+ * Error classes: one base class with `cause`, a few subclasses
  * grouped by cause, and an `isX()` guard each. Cancellation is recognised by
  * which token fired, never by an error's `name` (a timeout is not a cancel).
  */
@@ -23,7 +23,7 @@ export class ConfigurationError extends LoopctlError {
 
 /**
  * A second run started on a mailbox or session that another run is using
- * (DESIGN.md §3: one active run per mailbox and per session). Reported as
+ * ("one run per mailbox and session", docs/steering.md). Reported as
  * `run_failed` with `stopReason: 'configuration_error'`.
  */
 export class ConcurrentRunError extends ConfigurationError {
@@ -33,10 +33,10 @@ export class ConcurrentRunError extends ConfigurationError {
 /**
  * A model request failed. `status` is the HTTP status when there was one;
  * `retryable` is the adapter's classification (408/409/429/5xx, connection
- * reset, stream idle timeout: DESIGN.md §6); `retryAfterMs` comes from
+ * reset, stream idle timeout: "retry transient errors only"); `retryAfterMs` comes from
  * `retry-after-ms` / `retry-after`; `code` is the provider's error code.
  * `streamStarted` is true when the failure came after the first stream event
- * (the engine may rescue such a stream once, DESIGN.md §4 row 5).
+ * (the engine may rescue such a stream once: checkpoint 5: rescue).
  */
 export class ModelCallError extends LoopctlError {
   override readonly name: string = 'ModelCallError';
@@ -78,10 +78,13 @@ export class ToolExecutionError extends LoopctlError {
   }
 }
 
-/** Which deadline of DESIGN.md §6 expired. */
+/** Which deadline expired (docs/recovery.md, "Deadlines"). */
 export type TimeoutKind = 'first_event' | 'idle' | 'request' | 'tool' | 'run';
 
-/** A deadline expired after `timeoutMs` ms. Not a cancel (guarantee 4), except the run deadline, which cancels with reason `{ type: 'deadline' }`. */
+/**
+ * A deadline expired after `timeoutMs` ms. Not a cancel (guarantee 4: cancelled is not failed), except
+ * the run deadline, which cancels with reason `{ type: 'deadline' }`.
+ */
 export class TimeoutError extends LoopctlError {
   override readonly name: string = 'TimeoutError';
   constructor(readonly kind: TimeoutKind, readonly timeoutMs: number, message?: string) {
@@ -197,6 +200,7 @@ export const isMaxTurnsError = (e: unknown): e is MaxTurnsError => e instanceof 
 export const isRunFailedError = (e: unknown): e is RunFailedError => e instanceof RunFailedError;
 /**
  * @returns true when `e` reports a cancelled run ({@link RunCancelledError}).
- * Decided by identity, never by `name`: a {@link TimeoutError} is not a cancellation (DESIGN.md §4 guarantee 4).
+ * Decided by identity, never by `name`: a {@link TimeoutError} is not a cancellation
+ * (guarantee 4: cancelled is not failed).
  */
 export const isCancellation = (e: unknown): e is RunCancelledError => e instanceof RunCancelledError;

@@ -2,13 +2,13 @@ import { z } from 'zod';
 import { ItemSchema, UsageSchema } from './items.js';
 
 /**
- * The RunEvent union (DESIGN.md §3): plain readonly objects discriminated on
+ * The RunEvent union: plain readonly objects discriminated on
  * `type`, with zod schemas so a UI or server can validate them off the wire.
  * Every event has `runId`, `seq` (strictly increasing from 0 within a run),
  * `turn` (0 before the first turn) and `at` (epoch ms from the run's scheduler).
  */
 
-/** Where a cancel was observed (DESIGN.md §3 `phase`; the checkpoints of §4). */
+/** Where a cancel was observed: one phase per checkpoint of docs/cancellation.md. */
 export const CancelPhaseSchema = z.enum([
   'turn_entry',
   'hook',
@@ -26,7 +26,7 @@ export const CancelPhaseSchema = z.enum([
 /** See {@link CancelPhaseSchema}. */
 export type CancelPhase = z.infer<typeof CancelPhaseSchema>;
 
-/** Why a run ended (DESIGN.md §3 `stopReason`). */
+/** Why a run ended (`stopReason`). */
 export const StopReasonSchema = z.enum([
   'completed',
   'cancelled',
@@ -43,7 +43,7 @@ export const FinishReasonSchema = z.enum(['stop', 'length', 'tool_calls', 'conte
 /** See {@link FinishReasonSchema}. */
 export type FinishReason = z.infer<typeof FinishReasonSchema>;
 
-/** A steering item the run did not deliver (guarantee 7), in mailbox order. */
+/** A steering item the run did not deliver (guarantee 7: no steering lost or duplicated), in mailbox order. */
 export const UndeliveredSchema = z.object({ id: z.string(), content: z.string() }).readonly();
 /** See {@link UndeliveredSchema}. */
 export type Undelivered = z.infer<typeof UndeliveredSchema>;
@@ -57,7 +57,10 @@ const ev = <T extends string, S extends z.ZodRawShape>(type: T, shape: S) =>
 
 /** `run_started`: The run began (always the first event, `seq` 0, `turn` 0); `agent` is the agent's name. */
 export const RunStartedSchema = ev('run_started', { agent: z.string() });
-/** `turn_started`: A turn began; `turn` counts from 1. Steering is drained right after it (DESIGN.md §5). */
+/**
+ * `turn_started`: A turn began; `turn` counts from 1. Steering is drained right after it and the
+ * `turnStarted` hooks ("drain after turnStarted").
+ */
 export const TurnStartedSchema = ev('turn_started', {});
 /** `user_message_injected`: A steering item drained from the mailbox became a `user` Item of this turn; `id` is its token's id. */
 export const UserMessageInjectedSchema = ev('user_message_injected', { id: z.string(), content: z.string() });
@@ -93,7 +96,10 @@ export const ToolCallFailedSchema = ev('tool_call_failed', {
   /** Always false today: a call cut short by a cancel gets no event (it is paired as interrupted in `partial`). Kept for UIs that render both. */
   interrupted: z.boolean(),
 });
-/** `retry_scheduled`: A transient model error will be retried after `delayMs` ms; `attempt` is the attempt that comes (DESIGN.md §6). */
+/**
+ * `retry_scheduled`: A transient model error will be retried after `delayMs` ms; `attempt` is the
+ * attempt that comes ("retry transient errors only").
+ */
 export const RetryScheduledSchema = ev('retry_scheduled', {
   attempt: z.number().int().positive(),
   delayMs: z.number().nonnegative(),
@@ -198,7 +204,7 @@ export interface SubrunEvent {
   readonly event: RunEvent;
 }
 
-/** The terminal events: exactly one per run, always the last (guarantee 1). */
+/** The terminal events: exactly one per run, always the last (guarantee 1: one terminal event, last). */
 export type TerminalEvent = RunCompleted | RunCancelled | RunFailed;
 
 /** Every event of a run, discriminated on `type`. */

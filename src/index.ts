@@ -1,7 +1,7 @@
 /**
  * loopctl: LLM agent loops as RxJS Observables, with cooperative cancellation
  * that lands at a clean boundary and live steering through a mailbox.
- * This is the isomorphic core (no `node:*` imports). See DESIGN.md §3.
+ * This is the isomorphic core (no `node:*` imports). See README.md and docs/.
  */
 export { CancelSignal, DEFAULT_CANCEL_REASON, type CancelListener } from './cancel/cancel-signal.js';
 export { takeUntilCancelled, untilCancelled, cancellableTimer, stage, hopThenPoll } from './cancel/operators.js';

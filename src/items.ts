@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * The provider-neutral history unit (DESIGN.md §3 `Item`): what `run(input)`
+ * The provider-neutral history unit (`Item`): what `run(input)`
  * accepts, what sessions store, what `partial` carries and what adapters turn
  * into wire messages. Plain readonly objects, so they compare and serialise.
  */
@@ -22,7 +22,7 @@ export type UserItem = z.infer<typeof UserItemSchema>;
 
 /**
  * An assistant message with the tool calls it made. `interrupted: true` marks
- * text that was streaming when the run was cancelled or failed (guarantee 6).
+ * text that was streaming when the run was cancelled or failed (guarantee 6: scratchpad: only a completed run commits).
  */
 export const AssistantItemSchema = z
   .object({
@@ -39,7 +39,7 @@ export type AssistantItem = z.infer<typeof AssistantItemSchema>;
 /**
  * The result paired with one tool call. `output` is the text the model sees;
  * `interrupted: true` marks a synthetic result for a call cancelled or never
- * started (DESIGN.md §4 guarantee 6).
+ * started (guarantee 6: scratchpad: only a completed run commits).
  */
 export const ToolResultItemSchema = z
   .object({
@@ -64,7 +64,7 @@ export type Item = z.infer<typeof ItemSchema>;
 
 /**
  * Token counts of one or more model calls, summed over every attempt,
- * rescue, fallback and sub-run of a run (DESIGN.md §3).
+ * rescue, fallback and sub-run of a run.
  */
 export const UsageSchema = z
   .object({ inputTokens: z.number(), outputTokens: z.number(), totalTokens: z.number() })

@@ -39,7 +39,8 @@ const disposeSymbol: typeof Symbol.dispose =
 let tokenOf: (signal: CancelSignal) => Token;
 
 /**
- * A sticky, re-armable cancel token (DESIGN.md §3 "CancelSignal", §4 guarantees 5, 8, 9, 12).
+ * A sticky, re-armable cancel token ("only a CancelSignal re-arms"; guarantees 5, 8, 9
+ * and 12 of docs/cancellation.md).
  *
  * Holds a *current token*. `cancel(reason)` fires it (first reason wins, kept `===`);
  * `reset()` swaps a fired token for a fresh one without un-firing the old one, so
@@ -205,7 +206,7 @@ export class CancelSignal implements Disposable {
     return remove;
   }
 
-  /** Re-arms: swaps a fired token for a fresh one (guarantee 5). No-op when unfired. */
+  /** Re-arms: swaps a fired token for a fresh one (guarantee 5: one cancel, one cancelled run). No-op when unfired. */
   reset(): void {
     if (this.#token.fired) this.#token = new Token();
   }
@@ -213,7 +214,7 @@ export class CancelSignal implements Disposable {
   /**
    * A signal that fires with this one's reason whenever this one fires, now or after
    * any number of resets (never the reverse). Born fired if this one is fired.
-   * Detach it with `child.dispose()` (guarantee 12: no growth of the token tree).
+   * Detach it with `child.dispose()` (guarantee 12: sub-runs on a child token; the token tree does not grow).
    */
   child(): CancelSignal {
     const child = new CancelSignal();
@@ -250,7 +251,7 @@ export class CancelSignal implements Disposable {
 /**
  * Snapshot of `signal`'s current token. `cancelMark(s).fired` later tells whether a
  * cancel was raised since the snapshot, even if `s` was reset meanwhile. Allocation-free.
- * @internal Used by the stage helper (DESIGN.md §4 "poll"); not exported from the package.
+ * @internal Used by the stage helper (the poll of "cancel wins at a stage start"); not exported from the package.
  */
 export function cancelMark(signal: CancelSignal): CancelMark {
   return tokenOf(signal);

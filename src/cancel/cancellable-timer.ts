@@ -2,7 +2,7 @@ import { Observable, asyncScheduler, type SchedulerLike } from 'rxjs';
 import type { CancelSignal } from './cancel-signal.js';
 
 /**
- * `timer(dueMs, scheduler)` that gives up on cancel (DESIGN.md §4 checkpoints 4 and 9).
+ * `timer(dueMs, scheduler)` that gives up on cancel (a cancel-aware wait; the engine uses it for the run deadline).
  * Emits `0` after `dueMs` milliseconds (negative or NaN = 0) on `scheduler` (default
  * `asyncScheduler`), then completes. When the token current at subscribe time fires
  * first, it completes without emitting and its scheduled action is removed; if it is

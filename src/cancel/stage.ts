@@ -5,7 +5,7 @@ import {
 import { cancelMark, type CancelSignal } from './cancel-signal.js';
 
 /**
- * Starts a stage the biased way of DESIGN.md §4: "one asapScheduler hop, then poll".
+ * Starts a stage so that "cancel wins at a stage start": one asapScheduler hop, then a poll.
  *
  * On subscribe, schedules one action (delay 0) on `scheduler` (default `asapScheduler`).
  * In it, if a cancel was raised since subscribe (on the token current then, even if the

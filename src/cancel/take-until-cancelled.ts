@@ -7,7 +7,7 @@ import type { CancelSignal } from './cancel-signal.js';
 /**
  * The source-side subscriber: a Subscription that is also an Observer, so rxjs uses it
  * as the subscriber itself (sync sources see `closed` and stop at once) and we can tear
- * the source down *before* telling the destination (inner cleanup first, §4 guarantee 11).
+ * the source down *before* telling the destination (guarantee 11: cleanup starts inner to outer).
  */
 class Gate<T> extends Subscription implements Observer<T> {
   constructor(private readonly destination: Subscriber<T>) {
@@ -63,7 +63,7 @@ function gated<T, R>(
 }
 
 /**
- * Biased `takeUntil` on a {@link CancelSignal} (DESIGN.md §2, §4). Mirrors the source
+ * Biased `takeUntil` on a {@link CancelSignal} (docs/cancellation.md). Mirrors the source
  * until the token current at subscribe time fires, then unsubscribes the source and
  * completes (source torn down first). If already cancelled at subscribe, the source is
  * never subscribed and the result completes synchronously. The listener is registered

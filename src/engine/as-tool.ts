@@ -34,14 +34,14 @@ function defaultInput(args: unknown): string {
 }
 
 /**
- * An agent as a tool (DESIGN.md §4 guarantee 12): each call is a sub-run of
+ * An agent as a tool (guarantee 12: sub-runs on a child token): each call is a sub-run of
  * `agent` with its own mailbox and history, on a CHILD token of the parent
  * run's token (`ctx.cancel.child()`), owned by the sub-run so its re-arm
  * never touches the parent's. The tool emits the sub-run's final output.
  *
  * - The parent's cancel stops the tree: the parent tears the call down, and
  *   the child is cancelled with the parent's reason, then unsubscribed (its
- *   cleanup starts first: inner to outer, guarantee 11).
+ *   cleanup starts first: guarantee 11: cleanup starts inner to outer).
  * - A child that cancels itself (its own `ctx.cancel`) ends the call with a
  *   `ToolExecutionError` "sub-run cancelled: …" (cause: `RunCancelledError`),
  *   a tool error for the parent's model; the parent goes on. A failed child

@@ -3,7 +3,7 @@ import type { RetryOptions } from './types.js';
 /** Waits longer than this (ms) from `retry-after` are not honoured (the computed backoff is used), as openai-node does. */
 export const MAX_RETRY_AFTER_MS = 60_000;
 
-/** The retry policy with its defaults filled in (DESIGN.md §6). */
+/** The retry policy with its defaults filled in (docs/recovery.md, "Backoff with full jitter"). */
 export interface RetryPolicy {
   readonly maxRetries: number;
   readonly initialDelayMs: number;

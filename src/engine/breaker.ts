@@ -3,11 +3,11 @@ import type { ModelProvider } from '../model/types.js';
 import type { BreakerOptions } from './types.js';
 
 /**
- * The fallback circuit breaker (DESIGN.md §6): `closed` until
+ * The fallback circuit breaker ("fallback behind a breaker"): `closed` until
  * `failureThreshold` consecutive failed attempts (default 3), then `open` for
  * `cooldownMs` (default 30 000 ms), then `half_open`: one probe request is
  * let through; its success closes the breaker, its failure re-opens it, and
- * a probe that ends without an outcome (cancelled: guarantee 4) is released
+ * a probe that ends without an outcome (a cancel; guarantee 4: cancelled is not failed) is released
  * for the next request. Time comes from the caller (the run's scheduler).
  * Cancellations are never reported to it: neither a success nor a failure.
  */

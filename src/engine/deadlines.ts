@@ -3,19 +3,20 @@ import { TimeoutError } from '../errors.js';
 import type { Deadlines } from './types.js';
 
 /**
- * Model-request deadlines (DESIGN.md §6, §4 rows 2 and 3), on the run's scheduler:
+ * Model-request deadlines (docs/recovery.md; checkpoint 2: model request,
+ * checkpoint 3: model stream), on the run's scheduler:
  * - `requestMs`: the whole request (streamed or not);
  * - streamed requests only: `firstEventMs` until the first event (`idleMs`
  *   stands in when it is absent) and `idleMs` between two events.
  *
- * A non-streaming request (row 2, and the rescue of row 5) has only the
+ * A non-streaming request (checkpoint 2, and checkpoint 5: rescue) has only the
  * whole-request deadline: its one event is the whole answer, so time-to-first
  * event and silence limits meant for a stream do not apply to it.
  *
  * Each expiry errors with a {@link TimeoutError} (kind `first_event`, `idle`
  * or `request`: retryable, never a cancel) and unsubscribes the source.
  *
- * The silence deadline costs one scheduled action and a last-event
+ * One idle timer: the silence deadline costs one scheduled action and a last-event
  * timestamp, never a timer per chunk: an event only stores `now()`; when the
  * action fires early it re-arms itself for the time left. The first event
  * re-arms it once, when the idle limit ends before the pending first-event

@@ -8,7 +8,7 @@ import { checkPositiveInt, checkHooks, checkObject } from './validate.js';
 const defined = new WeakSet<object>();
 
 /**
- * Validates and freezes an agent definition (DESIGN.md §3). Defaults:
+ * Validates and freezes an agent definition. Defaults:
  * `tools: []`, `maxTurns: 20`, sequential tool dispatch.
  * Throws `ConfigurationError` naming the field (e.g. `agent.tools[1].name`,
  * `agent.maxTurns`) for anything invalid, and for two tools with one name.

@@ -12,15 +12,16 @@ interface Runnable {
 }
 
 /**
- * Runs the tool calls of one model response (DESIGN.md §4 rows 6, 7, 10).
+ * Runs the tool calls of one model response (checkpoint 6: between tools,
+ * checkpoint 7: wave boundary, checkpoint 10: dispatch).
  * First the batch is prepared, in call order: arguments validated (an
  * unknown tool or bad arguments become a tool error for the model) and every
  * `beforeToolCall` hook run (a deny becomes a tool error), all before any
- * tool starts (guarantee 2). Then the calls run: sequentially, each stage
- * polling the token first (row 6, phase `between_tools`), or in a pool of
- * `maxConcurrency` that polls before each start (row 7, `wave_boundary`).
+ * tool starts (guarantee 2: nothing starts after a cancel). Then the calls run: sequentially, each stage
+ * polling the token first (checkpoint 6, phase `between_tools`), or in a pool of
+ * `maxConcurrency` that polls before each start (checkpoint 7, phase `wave_boundary`).
  * Results enter history in call order; on cancel, finished calls keep their
- * results and the rest are paired as interrupted in `partial` (row 10). The
+ * results and the rest are paired as interrupted in `partial` (checkpoint 10: dispatch). The
  * run's phase follows the batch ({@link BatchPhase}): `tool_call` while any
  * call executes, and `turn_entry` once the batch is over.
  */

@@ -5,7 +5,7 @@ type AwaitedHook = Exclude<keyof Hooks, 'runEnded'>;
 type HookArg<K extends AwaitedHook> = Parameters<NonNullable<Hooks[K]>>[0];
 type HookValue<K extends AwaitedHook> = ReturnType<NonNullable<Hooks[K]>> extends HookReturn<infer T> ? T : never;
 
-/** A hook threw, rejected or errored: fails the run (DESIGN.md §3 Hooks). */
+/** A hook threw, rejected or errored: fails the run (`stopReason: 'internal_error'`). */
 export class HookError extends Error {
   override readonly name = 'HookError';
   constructor(readonly hook: string, cause: unknown) {
@@ -25,7 +25,7 @@ export function toLastValue<T>(value: HookReturn<T>): Observable<T | undefined> 
  * Calls hook `name` of each hook set in order, with the context `makeArg()` builds (the agent's, then the run's)
  * and emits the values they return (so `beforeToolCall` can see a deny).
  * Sync hooks run inline; awaited ones are raced against cancel by the run's
- * teardown (DESIGN.md §4 row 11). `enter` runs before each hook (it sets
+ * teardown (checkpoint 11: awaited hook). `enter` runs before each hook (it sets
  * the run's phase to `hook`, so a cancel raised by or during a hook says so);
  * the function it may return runs once that hook has finished (it restores
  * the phase, so a later cancel is not reported as `hook`).

@@ -15,7 +15,7 @@ export interface InternalRunOptions {
 /**
  * @internal The channel a tool uses to relay a sub-run (agent as tool) into
  * its parent: the child's events as `subrun_event`, and its usage summed
- * into the parent's (DESIGN.md §3 `usage`, §4 guarantee 12).
+ * into the parent's (guarantee 12: sub-runs on a child token).
  */
 export const SUBRUN_CHANNEL = Symbol('loopctl.subrunChannel');
 export interface SubrunChannel {

@@ -2,15 +2,16 @@ import type { Subscription } from 'rxjs';
 import { cancellableTimer } from '../cancel/cancellable-timer.js';
 import type { RunController } from './run-controller.js';
 
-/** The reason a run deadline cancels with (DESIGN.md §4 "Sources of cancel"). */
+/** The reason a run deadline cancels with (docs/cancellation.md, "Sources of cancel"). */
 export const DEADLINE_REASON = Object.freeze({ type: 'deadline' as const });
 
 /**
- * Links every cancel source of DESIGN.md §4 to the run's own token, and
+ * Links every cancel source (docs/cancellation.md) to the run's own token, and
  * merges `steer$` into the mailbox. Everything is added to `links`, which
  * the run tears down before its terminal event, so a long-lived caller
- * signal keeps its listener count (guarantee 9). The caller's token is only
- * ever listened to, never fired (guarantee 8).
+ * signal keeps its listener count (guarantee 9: nothing left behind). The
+ * caller's token is only ever listened to (guarantee 8: the caller's token is
+ * never fired).
  */
 export function linkCancelSources(rc: RunController<any>, links: Subscription): void {
   const { cancel$, signal, deadlines, steer$ } = rc.opts;

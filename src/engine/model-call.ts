@@ -10,7 +10,7 @@ import type { RunController, Step } from './run-controller.js';
 
 type AttemptStep = Step | { readonly type: '@response'; readonly response: ModelResponse };
 
-/** Errors worth another attempt (DESIGN.md §6): the adapter's `retryable`, or a model deadline (never a cancel). */
+/** "Retry transient errors only": the adapter's `retryable`, or a model deadline (never a cancel). */
 export function isRetryable(err: unknown): boolean {
   return (isModelCallError(err) && err.retryable) || (isTimeoutError(err) && err.kind !== 'tool' && err.kind !== 'run');
 }
@@ -19,23 +19,25 @@ export function isRetryable(err: unknown): boolean {
 const isModelFailure = (err: unknown): boolean => isModelCallError(err) || isTimeoutError(err) || err instanceof ModelOutputError;
 
 /**
- * One model call with the engine's recovery (DESIGN.md §4 rows 2–5 and 9, §6).
+ * One model call with the engine's recovery (docs/recovery.md; checkpoint 2:
+ * model request to checkpoint 5: rescue, and checkpoint 9: backoff).
  *
  * Every decision is a stage (one hop, then a poll of the run's token), so a
  * cancel raised in the same tick as the failure that leads to it wins:
  * - each attempt (`model_request_started`) runs under the model deadlines;
  * - a stream that failed after its first event is rescued once by a
- *   non-streaming request (phase `rescue`, row 5);
+ *   non-streaming request ("rescue once"; checkpoint 5: rescue);
  * - a transient error (`isRetryable`) is retried: `retry_scheduled` with the
- *   exact delay, then a sleep (phase `backoff`, row 9), then the next attempt;
+ *   exact delay, then a sleep (checkpoint 9: backoff), then the next attempt;
  * - once the retries are spent, a model failure switches to `fallbackModel`
  *   (`fallback_activated`, its own retries); so does an open breaker;
- * - the stream gate (phase `stream_gate`, row 4): an agent with `breaker`
+ * - "the stream gate" (checkpoint 4, phase `stream_gate`): an agent with `breaker`
  *   options and no fallback holds its request while the primary's breaker is
  *   open, until the cool-down ends (then it is the half-open probe) or, while
  *   another run's probe is out, until that probe's outcome.
  * Every wait is torn down by the run's cancel: a cancel is never retried,
- * never fed to a breaker and never triggers a fallback (guarantee 4).
+ * never fed to a breaker and never triggers a fallback (guarantee 4: cancelled
+ * is not failed).
  * On success it records the assistant Item and the usage and emits
  * `model_response_completed`.
  */
@@ -169,7 +171,7 @@ function record(rc: RunController<any>, response: ModelResponse): Step {
 /**
  * Reports an attempt's outcome to its provider's breaker. A success counts
  * at once; a failure one hop later, after a poll of the run's token, so an
- * error caused by (or tied with) a cancel is never counted (guarantee 4). An
+ * error caused by (or tied with) a cancel is never counted (guarantee 4: cancelled is not failed). An
  * attempt torn down with no outcome (a cancel) reports nothing; if it was the
  * half-open probe, the probe is handed back.
  */

@@ -26,10 +26,11 @@ const busy = new WeakMap<Session, object>();
 const defaultIds = (): string => globalThis.crypto.randomUUID();
 
 /**
- * One run's state and its terminal logic (DESIGN.md §2, §4). The loop
+ * One run's state and its terminal logic (docs/cancellation.md). The loop
  * (`body$`) does the work; the controller owns the run token, stamps events,
  * and ends the run exactly once on the first of: the loop's outcome, the
- * token firing (any cancel source, synchronously: guarantee 3), or the
+ * token firing (any cancel source, synchronously: guarantee 3: terminal before
+ * cancel() returns), or the
  * subscriber unsubscribing (the same cancel path, nothing delivered).
  */
 export class RunController<C = unknown> {
@@ -81,7 +82,7 @@ export class RunController<C = unknown> {
     this.subscriber.next(Object.assign({ type: draft.type, runId: this.runId, seq: this.#seq++, turn: this.turn, at: this.scheduler.now() }, draft) as RunEvent);
   }
 
-  /** A stage start (DESIGN.md §4 "biased"): one hop, then poll; sets `phase` for the wait. */
+  /** A stage start ("cancel wins at a stage start"): one hop, then poll; sets `phase` for the wait. */
   stage<T>(phase: CancelPhase, start: () => ObservableInput<T>): Observable<T> {
     return defer(() => {
       this.phase = phase;
@@ -126,7 +127,8 @@ export class RunController<C = unknown> {
       return this.finish({ kind: 'cancelled', reason: this.token.reason }); // checkpoint 1: nothing else starts
     }
     // The controller's listener goes first, so the run ends before other listeners react, and
-    // before run_started is delivered: a cancel from its handler is honoured at once (guarantee 3).
+    // before run_started is delivered: a cancel from its handler is honoured at once
+    // (guarantee 3: terminal before cancel() returns).
     this.#links.add(this.token.onCancel((reason) => this.finish({ kind: 'cancelled', reason })));
     this.emit(started);
     if (this.decided) return;
@@ -154,7 +156,7 @@ export class RunController<C = unknown> {
   finish(outcome: Outcome): void {
     if (this.decided) return;
     this.decided = true;
-    this.#body.unsubscribe(); // inner cleanup first: tools' signals, model requests (guarantee 11)
+    this.#body.unsubscribe(); // guarantee 11: cleanup starts inner to outer (tools' signals, model requests)
     const { session } = this.opts;
     if (outcome.kind !== 'completed' || !session) return this.#settle(outcome);
     defer(() => toLastValue(session.append(this.scratch.items))).subscribe({
@@ -166,7 +168,8 @@ export class RunController<C = unknown> {
   #settle(outcome: Outcome): void {
     if (this.#ended) return;
     const { cancel, session } = this.opts;
-    // Re-arm the caller's token that this run saw fire (guarantee 5), before the terminal event.
+    // Re-arm the caller's token that this run saw fire, before the terminal event
+    // (guarantee 5: one cancel, one cancelled run).
     if (outcome.kind === 'cancelled' && cancel?.isCancelled) cancel.reset();
     const onSettled = (this.opts as InternalRunOptions)[ON_SETTLED];
     if (outcome.kind === 'completed') {

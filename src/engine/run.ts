@@ -11,7 +11,7 @@ import { validateRunArgs } from './validate.js';
 
 /**
  * Runs `agent` on `input` as a cold Observable of {@link RunEvent}s
- * (DESIGN.md §2–§4): each subscription is one run. It emits `run_started`,
+ * (docs/cancellation.md): each subscription is one run. It emits `run_started`,
  * the turns' events, then exactly one terminal event (`run_completed`,
  * `run_cancelled` or `run_failed`) and completes; it never errors.
  *

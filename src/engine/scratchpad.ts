@@ -1,13 +1,16 @@
 import type { AssistantItem, Item, ToolCall, ToolResultItem } from '../items.js';
 
-/** The synthetic result that pairs a tool call that got no result (DESIGN.md §4 guarantee 6). */
+/**
+ * The synthetic result that pairs a tool call that got no result
+ * (guarantee 6: scratchpad: only a completed run commits).
+ */
 export function interruptedResult(callId: string): ToolResultItem {
   return { type: 'tool_result', callId, output: 'interrupted: the run was stopped before this call finished', isError: true, interrupted: true };
 }
 
 /**
- * A run's working copy of its new Items (DESIGN.md §4 guarantee 6: the
- * scratchpad). Only a completed run commits `items`; any other outcome
+ * A run's working copy of its new Items (guarantee 6: scratchpad: only a
+ * completed run commits). Only a completed run commits `items`; any other outcome
  * carries `partial()`: a consistent prefix where every tool call is paired,
  * streamed text is kept and marked interrupted, and calls whose arguments
  * were still streaming are dropped.

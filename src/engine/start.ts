@@ -9,7 +9,7 @@ import { validateRunArgs } from './validate.js';
 import type { Agent, RunHandle, RunOptions, RunResult } from './types.js';
 
 /**
- * Starts a run at once (hot) and returns its {@link RunHandle} (DESIGN.md §3).
+ * Starts a run at once (hot) and returns its {@link RunHandle}.
  * `events$` replays every event so far to each subscriber, so a late one
  * still gets the terminal event. `handle.cancel(reason)` fires a token the
  * run owns (a child of `options.cancel`), never the caller's. `result`

@@ -38,8 +38,8 @@ export function errorResult(callId: string, message: string): ToolResultItem {
 }
 
 /**
- * Parses and validates a call's arguments (DESIGN.md §6: unusable model
- * output becomes a tool error, never a crash). Empty arguments mean `{}`.
+ * Parses and validates a call's arguments ("unusable output is a tool
+ * error", never a crash). Empty arguments mean `{}`.
  */
 export function parseArguments(tool: Tool, call: ToolCall): { ok: true; args: unknown } | { ok: false; message: string } {
   let parsed: unknown;
@@ -59,8 +59,9 @@ export function parseArguments(tool: Tool, call: ToolCall): { ok: true; args: un
 }
 
 /**
- * Where a batch waits, as the run's `phase` (DESIGN.md §4 "phase": where a
- * cancel is observed). A parallel batch waits on several things at once, so
+ * Where a batch waits, as the run's `phase` (the phase says where a cancel
+ * was observed: docs/cancellation.md). A parallel batch waits on several
+ * things at once, so
  * the phase is derived from counts: `tool_call` while any call executes, else
  * `hook` while an `afterToolCall` hook is awaited, else the boundary before
  * the next call (`between_tools` / `wave_boundary`) while calls are queued,
@@ -112,7 +113,7 @@ function teardownFirst<T>(callback: () => void): MonoTypeOperatorFunction<T> {
 }
 
 /**
- * One tool call (DESIGN.md §4 row 8): emits `tool_call_started`, runs the
+ * One tool call (checkpoint 8: tool call): emits `tool_call_started`, runs the
  * tool with its own AbortController, and records and emits the result, then
  * runs `afterToolCall`. A cancel tears it down: the tool is abandoned (never
  * awaited, a late result or rejection ignored) and its `ctx.signal` aborts
@@ -175,7 +176,8 @@ export function toolCall$(rc: RunController<any>, call: ToolCall, tool: Tool, ar
         return concat(of(event), after$.pipe(ignoreElements()));
       }),
       // Registered before the tool is subscribed: a tool that cancels its own run synchronously
-      // (ctx.cancel inside execute) still gets its signal aborted before the run's terminal (guarantee 11).
+      // (ctx.cancel inside execute) still gets its signal aborted before the run's terminal
+      // (guarantee 11: cleanup starts inner to outer).
       teardownFirst(() => {
         if (settled) return;
         batch.running--;

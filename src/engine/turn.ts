@@ -11,13 +11,14 @@ import type { RunController, Step } from './run-controller.js';
 type LoopStep = Step | { readonly type: '@next_turn' };
 
 /**
- * The run loop (DESIGN.md §2): load the session (checkpoint 12), then turns,
+ * The run loop: load the session (checkpoint 12: session load), then turns,
  * one after another (`expand` over turn numbers, one turn at a time), until
- * an outcome. Each turn: entry stage (checkpoint 1) → `turn_started` →
+ * an outcome. Each turn: entry stage (checkpoint 1: turn entry) → `turn_started` →
  * `turnStarted` hook → mailbox drain (`user_message_injected`) →
  * `beforeModelCall` → model call → tools → `turn_completed`. A final answer
  * passes one last stage that checks the mailbox: pending steering gets one
- * more turn (within `maxTurns`), else the run completes (DESIGN.md §5).
+ * more turn (within `maxTurns`), else the run completes ("the final-answer
+ * check").
  */
 export function runLoop$(rc: RunController<any>): Observable<Step> {
   const loaded$ = defer(() => {
@@ -57,7 +58,7 @@ function turn$(rc: RunController<any>, n: number): Observable<LoopStep> {
   );
 }
 
-/** Drains the mailbox into the turn's input (DESIGN.md §5): each item a `user` Item with its token's id. */
+/** "Drain after turnStarted": each queued item becomes a `user` Item of the turn's input, with its token's id. */
 function drain$(rc: RunController<any>): Observable<Step> {
   return new Observable<Step>((subscriber) => {
     const tokens = rc.mailbox.take();
@@ -110,7 +111,7 @@ function afterResponse$(rc: RunController<any>, n: number): Observable<LoopStep>
   return concat(
     of<LoopStep>({ type: 'turn_completed' }),
     // The outcome decision is a stage too: a cancel in the same tick wins, and a
-    // push during the final answer gets one more turn (DESIGN.md §5).
+    // push during the final answer gets one more turn ("the final-answer check").
     rc.stage('dispatch', (): Observable<LoopStep> => {
       if (rc.mailbox.size > 0 && n < maxTurns) return of({ type: '@next_turn' as const });
       return of(outcome({ kind: 'completed', output: response.text, response }));

@@ -7,7 +7,10 @@ import type { ModelProvider, ModelRequest } from '../model/types.js';
 import type { Session } from '../session/session.js';
 import type { Tool } from '../tools/tool.js';
 
-/** A hook may return nothing, a value, a Promise or an Observable (its last value counts). Awaited ones race the cancel (DESIGN.md §4 row 11). */
+/**
+ * A hook may return nothing, a value, a Promise or an Observable (its last value counts). Awaited ones
+ * race the cancel (checkpoint 11: awaited hook).
+ */
 export type HookReturn<T> = T | PromiseLike<T> | Observable<T>;
 
 /** What every hook receives. `cancel` is a token the run owns; `mailbox` is the run's mailbox. */
@@ -21,7 +24,7 @@ export interface HookContext<C = unknown> {
 }
 
 /**
- * Lifecycle hooks (DESIGN.md §3). A throwing (or rejecting, or erroring)
+ * Lifecycle hooks. A throwing (or rejecting, or erroring)
  * hook fails the run with `run_failed`, except `runEnded`: the outcome
  * stands and its error goes to rxjs `config.onUnhandledError` (by default
  * rethrown in a new task, which ends a Node process like any uncaught error).
@@ -39,7 +42,7 @@ export interface Hooks<C = unknown> {
   runEnded?(ctx: HookContext<C> & { readonly outcome: TerminalEvent }): void;
 }
 
-/** Retry of transient model errors (DESIGN.md §6): exponential backoff with full jitter, capped; `retry-after` honoured. */
+/** "Retry transient errors only": exponential backoff with full jitter, capped; `retry-after` honoured. */
 export interface RetryOptions {
   /** Retries after the first attempt. Default 2. */
   readonly maxRetries?: number;
@@ -51,7 +54,7 @@ export interface RetryOptions {
   readonly multiplier?: number;
 }
 
-/** Deadlines in ms (DESIGN.md §6); each is off when absent. */
+/** Deadlines in ms (docs/recovery.md); each is off when absent. */
 export interface Deadlines {
   /** From request start to the model's first event. A retryable model error. */
   readonly firstEventMs?: number;
@@ -66,9 +69,9 @@ export interface Deadlines {
 }
 
 /**
- * The fallback circuit breaker (DESIGN.md §6). One breaker per provider instance.
+ * The fallback circuit breaker ("fallback behind a breaker"). One breaker per provider instance.
  * Without a `fallbackModel`, an open breaker holds requests at the stream gate
- * (phase `stream_gate`, DESIGN.md §4 row 4) until its cool-down ends.
+ * (checkpoint 4: stream gate, phase `stream_gate`) until its cool-down ends.
  */
 export interface BreakerOptions {
   /** Consecutive failures that open the breaker. Default 3. */
@@ -102,20 +105,26 @@ export interface Agent<C = unknown> extends AgentDefinition<C> {
 }
 
 /**
- * Options of `run()` and `start()` (DESIGN.md §3). Invalid ones throw a
+ * Options of `run()` and `start()`. Invalid ones throw a
  * `ConfigurationError` naming the field before anything runs.
  * Cancel sources: `cancel` (sticky and re-armable), `cancel$` (a hot
  * emission before the run subscribed is not seen), `signal` (an aborted
  * AbortSignal cancels every run it is given).
  */
 export interface RunOptions<C = unknown> {
-  /** Sticky and re-armable: the run that sees it fire re-arms it before its terminal event (guarantee 5). */
+  /**
+   * Sticky and re-armable: the run that sees it fire re-arms it before its terminal event
+   * (guarantee 5: one cancel, one cancelled run).
+   */
   readonly cancel?: CancelSignal;
   /** Its first emission (the value is the reason) cancels the run. Subscribed for the run's lifetime; its error or completion cancels nothing. */
   readonly cancel$?: Observable<unknown>;
-  /** Aborting it cancels the run (reason: `signal.reason`); never aborted by loopctl (guarantee 8). */
+  /**
+   * Aborting it cancels the run (reason: `signal.reason`); never aborted by loopctl
+   * (guarantee 8: the caller's token is never fired).
+   */
   readonly signal?: AbortSignal;
-  /** The caller's mailbox; without one the run makes its own, unreachable afterwards (DESIGN.md §5). */
+  /** The caller's mailbox; without one the run makes its own, unreachable afterwards (docs/steering.md). */
   readonly mailbox?: Mailbox;
   /** Each string is pushed into the mailbox while the run lives; its error or completion only ends the merging. */
   readonly steer$?: Observable<string>;

@@ -30,7 +30,7 @@ export function checkHooks(hooks: Hooks<any>, field: string): void {
   }
 }
 
-/** Validates `run(agent, input, options)` arguments before anything runs (DESIGN.md §3 RunOptions). */
+/** Validates `run(agent, input, options)` arguments (see `RunOptions`) before anything runs. */
 export function validateRunArgs(input: unknown, options: RunOptions<any>): readonly Item[] | string {
   if (typeof input !== 'string') {
     if (!Array.isArray(input)) throw new ConfigurationError('input', 'must be a string or an array of Items');

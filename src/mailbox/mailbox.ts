@@ -19,11 +19,11 @@ export interface MailboxOptions {
 type TokenState = 'queued' | 'held' | 'delivered' | 'removed';
 
 /**
- * A FIFO queue of steering messages for agent runs (DESIGN.md §5).
+ * A FIFO queue of steering messages for agent runs (docs/steering.md).
  *
  * Each token is `queued` until a run takes it (`held`); a held token ends
  * `delivered` when the run completes, or is given back to the front of the
- * queue when it does not (§4 guarantee 7). `remove()` withdraws only queued
+ * queue when it does not (guarantee 7: no steering lost or duplicated). `remove()` withdraws only queued
  * tokens. At most one run uses a mailbox at a time (`acquire`/`release`).
  * Isomorphic: no `node:*` import.
  *
@@ -37,7 +37,10 @@ export class Mailbox {
   readonly #idGenerator: () => string;
   #queue: MailboxToken[] = [];
   readonly #states = new WeakMap<MailboxToken, TokenState>();
-  /** Ids the user withdrew: a `partial` may still hold them, and must not commit them (§5). */
+  /**
+   * Ids the user withdrew: a `partial` may still hold them, and must not commit them
+   * (docs/steering.md, "commitPartial and withdrawals").
+   */
   readonly #withdrawn = new Set<string>();
   readonly #pushed = new Subject<MailboxToken>();
   #owner: object | undefined;
@@ -91,7 +94,7 @@ export class Mailbox {
 
   /**
    * Withdraws a queued token (also one given back by a run): `true` guarantees
-   * it is never delivered (§5). `false` while a run holds it, once delivered,
+   * it is never delivered. `false` while a run holds it, once delivered,
    * if already removed, or if the token is not from this mailbox.
    */
   remove(token: MailboxToken): boolean {
@@ -138,7 +141,7 @@ export class Mailbox {
 
   /**
    * @internal engine use. Puts `held` tokens back at the front, in the given
-   * order, ahead of anything pushed since the take (§4 guarantee 7). Tokens
+   * order, ahead of anything pushed since the take ("give back to the front"). Tokens
    * that are not held are ignored, so nothing is duplicated.
    */
   giveBack(tokens: readonly MailboxToken[]): void {
@@ -159,8 +162,8 @@ export class Mailbox {
   }
 
   /**
-   * @internal engine use. Claims the mailbox for one run (§3: one active run
-   * per mailbox). `true` if it was free or is already owned by `owner`;
+   * @internal engine use. Claims the mailbox for one run ("one run per
+   * mailbox and session"). `true` if it was free or is already owned by `owner`;
    * `false` if another owner holds it.
    */
   acquire(owner: object): boolean {

@@ -22,14 +22,14 @@ export interface McpCallTarget {
 }
 
 
-/** True for errors raised before or while sending, which leave the SDK's response handler behind (DESIGN.md §9). */
+/** True for errors raised before or while sending, which leave the SDK's response handler behind (docs/recovery.md). */
 function isSendFailure(err: unknown): boolean {
   return !(err instanceof McpError) && !(err !== null && typeof err === 'object' && Array.isArray((err as { issues?: unknown }).issues));
 }
 
 /**
- * One `tools/call` as a cold Observable of the result text (DESIGN.md §4
- * row 8, guarantee 10). Each subscription runs on its OWN AbortController,
+ * One `tools/call` as a cold Observable of the result text (checkpoint 8:
+ * tool call; guarantee 10: in-flight requests aborted). Each subscription runs on its OWN AbortController,
  * linked to `ctx.signal` only while the call is in flight (the SDK never
  * removes the abort listener it adds, so it never sees a long-lived signal).
  * Unsubscribing or `ctx.signal` aborting mid-call aborts that controller: the

@@ -18,15 +18,15 @@ export interface McpToolsOptions extends McpCallOptions {
 
 /**
  * Lists an MCP server's tools (`tools/list`, every page) and returns them as
- * loopctl {@link Tool}s (DESIGN.md §3): the server's `inputSchema` as raw
+ * loopctl {@link Tool}s: the server's `inputSchema` as raw
  * JSON Schema parameters, names made valid for providers
  * (`^[a-zA-Z0-9_-]{1,64}$`) and unique, with an optional `prefix`. The
  * caller owns the connected `Client` and closes it; `mcpTools` never does.
  *
  * Each call runs on its own AbortController linked to `ctx.signal` for the
- * call only (DESIGN.md §9). A cancel aborts it, so the SDK sends
- * `notifications/cancelled` with the request id at once (guarantee 10) and
- * the call is abandoned (row 8). Progress notifications become
+ * call only (docs/recovery.md, "Known behaviour of dependencies"). A cancel aborts it, so the SDK sends
+ * `notifications/cancelled` with the request id at once (guarantee 10: in-flight requests aborted) and
+ * the call is abandoned (checkpoint 8: tool call). Progress notifications become
  * `tool_call_progress` events. `isError` results, server errors, timeouts
  * (`timeoutMs`) and a connection closed mid-call become tool errors for the
  * model; once the transport is closed, later calls fail fast. Text content

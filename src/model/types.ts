@@ -16,7 +16,7 @@ export interface ToolSpec {
  * One model request, provider-neutral. `items` always has every tool call
  * paired with a result. `timeoutMs` is the whole-request deadline the engine
  * enforces; adapters pass it to their SDK per request so the SDK's own
- * timer never fires first (DESIGN.md §9).
+ * timer never fires first (docs/recovery.md, "Known behaviour of dependencies").
  */
 export interface ModelRequest {
   readonly instructions: string;
@@ -50,7 +50,7 @@ export type ModelEvent =
   | { readonly type: 'response'; readonly response: ModelResponse };
 
 /**
- * A model behind one interface (DESIGN.md §3). `call` is cold: subscribing
+ * A model behind one interface. `call` is cold: subscribing
  * sends the request, unsubscribing aborts it (the HTTP socket closes).
  * Recovery, deadlines and fallback live in the engine, not in providers.
  * `id` names the model in events (e.g. `openai:gpt-4o-mini`); `stream` is the

@@ -18,7 +18,7 @@ export interface AtomicWriteOptions {
  * (best effort). Readers see either the old content or the new one, never a
  * half-written file. A symlink at `path` is followed (its target is replaced).
  *
- * This is the tool author's contract of DESIGN.md §4: safe to abandon at any
+ * This serves the tool author's contract (docs/cancellation.md): safe to abandon at any
  * await. On any failure, or when `options.signal` aborts before the rename,
  * the temp file is removed and the promise rejects (with the abort reason
  * when aborted); an abort after the rename has no effect (the write is done).

@@ -1,6 +1,6 @@
 /**
  * The `loopctl/node` entry (Node.js only): the atomic file write that the
- * tool author's contract asks for (DESIGN.md §4), and ready-made workspace
+ * tool author's contract asks for (docs/cancellation.md), and ready-made workspace
  * tools (filesystem tools confined to a folder; a shell tool, not sandboxed).
  */
 export { atomicWriteFile, type AtomicWriteOptions } from './atomic-write.js';

@@ -5,7 +5,7 @@ import type { Session } from './session.js';
 
 /**
  * Commits a cancelled or failed run's `partial` to `session` in one write
- * (DESIGN.md §3, guarantee 7) and settles the steering it contains with
+ * (guarantee 7: no steering lost or duplicated) and settles the steering it contains with
  * `mailbox`, so nothing is lost, duplicated or delivered after a withdrawal:
  * - given-back items that `partial` contains are taken off the queue before
  *   the write (a `remove()` during it says false) and are delivered once it

@@ -5,10 +5,11 @@ import type { Item } from '../items.js';
 export type MaybeAsync<T> = T | PromiseLike<T> | Observable<T>;
 
 /**
- * Conversation memory (DESIGN.md §3, §4 guarantee 6). A run loads the history
- * once (raced against cancel: checkpoint 12), works on a copy (the
+ * Conversation memory (guarantee 6: scratchpad: only a completed run commits). A run loads the history
+ * once (raced against cancel: checkpoint 12: session load), works on a copy (the
  * scratchpad), and only a completed run calls `append` — once, with all its
- * new Items, before `run_completed`. `append` is never cancelled.
+ * new Items, before `run_completed`. `append` is never cancelled ("the commit
+ * cannot be cancelled").
  * One active run per session: a second concurrent run fails at start.
  */
 export interface Session {

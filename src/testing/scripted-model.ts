@@ -63,7 +63,7 @@ export interface ScriptedModelOptions {
 }
 
 /**
- * A deterministic {@link ModelProvider} for tests (DESIGN.md §7): call `n`
+ * A deterministic {@link ModelProvider} for tests (docs/testing.md): call `n`
  * answers with `steps[n]` (a string is a text-only answer). It checks each
  * request as a real API would: every tool call in `items` must be paired
  * with a result, else the call fails with a 400 `ModelCallError`. Running

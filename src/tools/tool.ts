@@ -6,7 +6,8 @@ import type { Mailbox } from '../mailbox/mailbox.js';
 import type { JsonSchema } from '../model/types.js';
 
 /**
- * What a tool's `execute` receives besides its arguments (DESIGN.md §3).
+ * What a tool's `execute` receives besides its arguments (see the tool author's
+ * contract in docs/cancellation.md).
  * - `signal` aborts when the run is cancelled (reason: the cancel reason) or
  *   the per-tool timeout expires (reason: a `TimeoutError`).
  * - `cancel` is a token the run owns: firing it cancels this run only.
@@ -33,7 +34,7 @@ export type ToolReturn<R> = R | PromiseLike<R> | Observable<R>;
  * JSON-parsed and checked to be an object). Results that are not strings are
  * sent to the model as JSON. `timeoutMs` (ms, optional) is the per-call
  * deadline: on expiry `ctx.signal` aborts with a `TimeoutError` and the model
- * gets a tool error (DESIGN.md §6), never a cancel.
+ * gets a tool error (docs/recovery.md, "Deadlines"), never a cancel.
  */
 export interface Tool<A = any, R = unknown, C = any> {
   readonly name: string;

@@ -9,7 +9,7 @@ export type ChatTool = OpenAI.Chat.Completions.ChatCompletionTool;
 
 /**
  * Converts instructions and a provider-neutral history into Chat Completions
- * `messages` (DESIGN.md §3 `Item`). Pure; never throws.
+ * `messages` (from the provider-neutral `Item`s). Pure; never throws.
  *
  * - non-empty `instructions` → one leading `{ role: 'system' }` message;
  * - `user` → `{ role: 'user', content }`;

@@ -19,9 +19,10 @@ type NonStreamingParams = OpenAI.Chat.Completions.ChatCompletionCreateParamsNonS
  * messages, tools? }` plus, when `request.stream`, `stream: true` and
  * `stream_options: { include_usage: true }` (else `stream: false`), with
  * `maxRetries: 0`, a per-request timeout and its own AbortController
- * (DESIGN.md §9). It emits deltas (streaming only), one `response`, then
- * completes; unsubscribing aborts the request (the socket closes). Errors are
- * `ModelCallError`s classified by `toModelCallError`.
+ * (docs/recovery.md, "Known behaviour of dependencies"). It emits deltas
+ * (streaming only), one `response`, then completes; unsubscribing aborts the
+ * request (the socket closes). Errors are `ModelCallError`s classified by
+ * `toModelCallError`.
  *
  * @throws ConfigurationError at construction (`model`, `timeoutMs`, `apiKey`:
  *   without `client`, a key must come from `apiKey` or `OPENAI_API_KEY`).

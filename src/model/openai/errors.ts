@@ -3,8 +3,9 @@ import { ModelCallError } from '../../errors.js';
 
 /**
  * Classification of OpenAI (and OpenAI-compatible) failures into
- * {@link ModelCallError} (DESIGN.md §6: the engine retries what is marked
- * `retryable`; the adapter only classifies, it never waits or retries).
+ * {@link ModelCallError} ("retry transient errors only": the engine retries
+ * what is marked `retryable`; the adapter only classifies, it never waits or
+ * retries).
  *
  * Rules, in order:
  * 1. A `ModelCallError` passes through unchanged.

@@ -1,5 +1,5 @@
 /**
- * The OpenAI wire adapters (DESIGN.md §3 `ModelProvider`): `openaiChat` for
+ * The OpenAI wire adapters (each a `ModelProvider`): `openaiChat` for
  * Chat Completions, `openaiResponses` for the Responses API, plus the pure
  * conversions and the error classification they use.
  */

@@ -8,7 +8,10 @@ import { toModelCallError } from './errors.js';
 export interface OpenAIProviderOptions {
   /** Model name sent on the wire, e.g. `gpt-4o-mini`; also names the provider (`openai:<model>`). */
   readonly model: string;
-  /** A configured client. loopctl still passes `maxRetries: 0`, `timeout` and its own `signal` per request (DESIGN.md §9). */
+  /**
+   * A configured client. loopctl still passes `maxRetries: 0`, `timeout` and its own `signal` per
+   * request (docs/recovery.md).
+   */
   readonly client?: OpenAI;
   /** API key when no `client` is given; defaults to `OPENAI_API_KEY` (local servers accept any non-empty key). */
   readonly apiKey?: string;
@@ -24,7 +27,7 @@ export interface OpenAIProviderOptions {
 
 /** The SDK timeout used when neither the request nor the options give one (the SDK's own default), in ms. */
 export const DEFAULT_TIMEOUT_MS = 600_000;
-/** Added to `ModelRequest.timeoutMs` so the engine's request deadline always fires before the SDK's timer (DESIGN.md §9), in ms. */
+/** Added to `ModelRequest.timeoutMs` so the engine's request deadline always fires before the SDK's timer, in ms. */
 export const SDK_TIMEOUT_MARGIN_MS = 1_000;
 
 /** Per-request options passed to every SDK call. */
@@ -75,7 +78,7 @@ export interface StreamReducer<C> {
 /**
  * A cold Observable over one streamed SDK call. Each subscription creates its
  * OWN `AbortController` (the SDK never removes the listener it adds to the
- * signal: DESIGN.md §9), calls `send({ signal, maxRetries: 0, timeout })`,
+ * signal: docs/recovery.md), calls `send({ signal, maxRetries: 0, timeout })`,
  * iterates the SDK stream, emits the reducer's deltas, then one `response`,
  * then completes. Unsubscribing aborts the controller (the socket closes) and
  * calls `iterator.return()`; nothing is emitted after it and the abort error

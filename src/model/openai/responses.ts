@@ -17,7 +17,7 @@ type NonStreamingParams = OpenAI.Responses.ResponseCreateParamsNonStreaming;
  * default. `call(request)` is cold: subscribing sends `{ ...options.request,
  * model, instructions?, input, tools? }` (plus `stream: true` when
  * `request.stream`) with `maxRetries: 0`, a per-request timeout and its own
- * AbortController (DESIGN.md §9). It emits deltas (streaming only), one
+ * AbortController (docs/recovery.md). It emits deltas (streaming only), one
  * `response`, then completes; unsubscribing aborts the request (the socket
  * closes). Stream `error` / `response.failed` events and HTTP errors are
  * `ModelCallError`s classified by `toModelCallError`.
