@@ -1,6 +1,6 @@
 /**
  * Cancel → terminal event latency at every checkpoint (issue 11, bench 1;
- * DESIGN.md §4 guarantee 3). For each checkpoint, ≥ 1 000 runs (after a
+ * guarantee 3: terminal before cancel() returns, docs/cancellation.md). For each checkpoint, ≥ 1 000 runs (after a
  * warm-up): the run is brought to the wait, then `performance.now()` is read,
  * `cancel.cancel()` is called, and the latency is the time at which the
  * subscriber receives `run_cancelled`. "sync" counts the runs whose

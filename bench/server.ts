@@ -1,6 +1,6 @@
 /**
  * The benchmarks' OpenAI-compatible server, run in a CHILD process so its CPU
- * and heap are not counted in the measuring process (DESIGN.md §7).
+ * and heap are not counted in the measuring process (docs/testing.md).
  *
  * `node --import tsx bench/server.ts` listens on 127.0.0.1 (port 0), prints
  * `port <n>` and, when forked, sends `{ port }` over IPC. What it answers is
