@@ -4,12 +4,17 @@ import { CancelSignal, RunCancelledError, defineAgent, run, start, tool, type Ru
 import { gate, scriptedModel } from '../src/testing/index.js';
 
 /**
- * Case C01 (hook half): a cancel while a tool runs must produce exactly one
- * `run_cancelled`, the on-cancel hook (`runEnded`) exactly once, no second
- * model step, and a closed stream, whether the tool ignores its signal (A)
- * or rejects with an abort error when it fires (B). Two cancel points: in
- * the handler of `tool_call_started` (the tool then never even executes:
- * guarantee 2), and once `execute` is running.
+ * Cancel while a tool runs. The model's first step calls
+ * `slow_tool`; a second step exists but must never be asked for. The caller
+ * cancels its CancelSignal either in its `tool_call_started` handler (the tool
+ * then never executes: guarantee 2, nothing starts after a cancel) or once
+ * `execute` is running. The tool either ignores its signal and returns "ok"
+ * when the test releases its gate (A), or rejects with an abort error when its
+ * signal fires (B). Expected in every combination, for `run()` and `start()`:
+ * exactly one terminal, `run_cancelled` with phase `tool_call`, and it is last
+ * (guarantee 1); the `runEnded` hook sees it once; the model was asked once;
+ * the stream closed before `cancel()` returned (guarantee 3); no unhandled
+ * rejection.
  */
 const unhandled: unknown[] = [];
 const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
@@ -67,7 +72,7 @@ async function expectOneCancelled(s: ReturnType<typeof setup>, events: RunEvent[
   expect(unhandled).toEqual([]);
 }
 
-describe('C01 cancel while a tool is executing (hook half)', () => {
+describe('C01 cancel while a tool is executing', () => {
   for (const variant of variants) {
     for (const when of ['in the tool_call_started handler', 'while execute is running'] as When[]) {
       it(`run(): one run_cancelled, runEnded once, M called once, the stream closes (${variant}; cancel ${when})`, async () => {

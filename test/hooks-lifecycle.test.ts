@@ -6,7 +6,10 @@ import {
 } from '../src/index.js';
 import { collectEvents, gate, scriptedModel } from '../src/testing/index.js';
 
-/** DESIGN.md §3 Hooks: sync, Promise and Observable variants; deny; a failing hook fails the run; runEnded exactly once. */
+/**
+ * Hooks (the `Hooks` doc comments): sync, Promise and Observable variants;
+ * deny; a failing hook fails the run; runEnded exactly once.
+ */
 type Variant = 'sync' | 'promise' | 'observable';
 const variants: Variant[] = ['sync', 'promise', 'observable'];
 

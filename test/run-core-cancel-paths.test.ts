@@ -4,8 +4,13 @@ import { z } from 'zod';
 import { CancelSignal, RunCancelledError, defineAgent, isCancellation, run, start, tool, type RunEvent } from '../src/index.js';
 import { collectEvents, gate, scriptedModel } from '../src/testing/index.js';
 
+/** Where a cancel can come from and what it must not do. */
 const terminalOf = (events: RunEvent[]) => events.filter((e) => e.type.startsWith('run_') && e.type !== 'run_started');
 
+/**
+ * The token is cancelled before `start`; the run settles at once (checkpoint
+ * 1: turn entry), the model is never asked and no tool runs.
+ */
 describe('C02 a token cancelled before the run starts', () => {
   it('settles at once as cancelled: model never invoked, no tool, stream and result settle', async () => {
     const model = scriptedModel([{ text: ['would', ' stream'] }]);
@@ -24,6 +29,11 @@ describe('C02 a token cancelled before the run starts', () => {
   });
 });
 
+/**
+ * A non-streaming run is cancelled while its tool runs (the tool throws on
+ * abort, or ignores it and returns later): cancelled, never completed, no
+ * second model step, the call paired with an interrupted result.
+ */
 describe('C04 a cancel during a tool in a non-streaming run', () => {
   for (const variant of ['A: throws an abort error when its signal fires', 'B: ignores its signal and returns ok after a gate'] as const) {
     it(`ends cancelled, never completed, no step 2, the call recorded as interrupted (${variant})`, async () => {
@@ -60,6 +70,10 @@ describe('C04 a cancel during a tool in a non-streaming run', () => {
   }
 });
 
+/**
+ * A tool that loops and checks `ctx.signal` sees it aborted before `cancel()`
+ * returns (guarantee 10: in-flight requests aborted) and stops.
+ */
 describe('C05 the run abort signal reaches function tools', () => {
   it('the tool gets a non-null signal, aborted by the cancel; it stops within one iteration', async () => {
     const model = scriptedModel([{ toolCalls: [{ name: 'long' }] }, 'never']);
@@ -97,6 +111,11 @@ describe('C05 the run abort signal reaches function tools', () => {
   });
 });
 
+/**
+ * Model and tools answer synchronously; the caller cancels inside the handler
+ * of event k, for every k: no model request or side effect after it (guarantee
+ * 2: nothing starts after a cancel).
+ */
 describe('C15 a cancel raised synchronously from a handler with synchronous model and tools', () => {
   it('for every event index k, no step starts after a cancel raised in the handler of event k', async () => {
     const build = () => {
@@ -146,6 +165,10 @@ describe('C15 a cancel raised synchronously from a handler with synchronous mode
   });
 });
 
+/**
+ * A normal streamed completion leaves the caller's AbortSignal and
+ * CancelSignal unfired (guarantee 8: the caller's token is never fired).
+ */
 describe('C16 a normal streaming completion leaves the caller token untouched', () => {
   it('the AbortSignal and CancelSignal stay unfired, the terminal is completed, no cancel hook fires', async () => {
     const model = scriptedModel([{ text: ['Hel', 'lo'] }]);

@@ -8,7 +8,10 @@ import {
 } from '../src/index.js';
 import { gate, scriptedModel, sequentialIds, type ScriptedStep } from '../src/testing/index.js';
 
-/** Cases C09–C13 of ../shared/cases/README.md (steering), per "loopctl's reading". Virtual time except C11's wait. */
+/**
+ * Guarantee 7: no steering lost or duplicated, in virtual time (one real-clock
+ * wait: see the cancel-through-queued-steering spec).
+ */
 
 let ts: TestScheduler;
 beforeEach(() => {
@@ -26,6 +29,12 @@ function runOnce(steps: (ScriptedStep | string)[], options: RunOptions, tools: T
   return { model, events, terminal: () => events.at(-1) as TerminalEvent & { partial: readonly Item[] } };
 }
 
+/**
+ * The model calls t1..t3; "use plan B" is pushed while t1 runs. A push never
+ * interrupts: t2 and t3 still run. Whether the run is cancelled before the
+ * steer is drained or right after it is injected, it goes back to the mailbox
+ * front ("give back to the front") and the next run delivers it once.
+ */
 describe('C09 a drained steer is never lost by a cancel', () => {
   const variants = ['cancel at turn_completed (never drained)', 'cancel at injection (drained, given back)', 'given back, then commitPartial'] as const;
   for (const variant of variants) {
@@ -66,6 +75,11 @@ describe('C09 a drained steer is never lost by a cancel', () => {
   }
 });
 
+/**
+ * While a gated tool runs, B is pushed and withdrawn (`remove` says true) and
+ * C is pushed; after C is taken, removing it says false. B reaches neither the
+ * model nor the history; C is delivered once.
+ */
 describe('C10 a withdrawn steer is never delivered', () => {
   it('remove() acknowledged while queued: B is in neither the model input nor the history; A completes; a held one reports false', () => {
     ts.run(() => {
@@ -94,6 +108,11 @@ describe('C10 a withdrawn steer is never delivered', () => {
   });
 });
 
+/**
+ * While a tool runs, a steer$ message and a mailbox message are queued, then
+ * the run is cancelled: no model request, tool run or event follows the
+ * terminal, and both messages stay queued and are reported as undelivered.
+ */
 describe('C11 no work resumes after cancel through queued steering', () => {
   it('after run_cancelled: zero model requests and zero tool executions over 300 ms; queued messages stay queued; no events after the terminal', async () => {
     const mailbox = new Mailbox();
@@ -134,6 +153,11 @@ describe('C11 no work resumes after cancel through queued steering', () => {
   });
 });
 
+/**
+ * Steer S arrives during a gated text answer; the run either takes one more
+ * turn or is cancelled and the next run takes S. S appears once in the live
+ * events and once in the history, with the same id.
+ */
 describe('C12 a steer is never duplicated', () => {
   for (const outcome of ['latch released: one more turn', 'cancelled: next run']) {
     it(`${outcome}: S once in the live events, once in the history, same id`, () => {
@@ -163,6 +187,11 @@ describe('C12 a steer is never duplicated', () => {
   }
 });
 
+/**
+ * A steer pushed during a tool-free streamed answer makes the model run again
+ * with it ("the final-answer check"); at maxTurns it is reported in
+ * `undelivered` instead and stays in the mailbox.
+ */
 describe('C13 a steer during a tool-free answer is never stranded', () => {
   it('M is called again with the steer; the mailbox is empty after the run', () => {
     ts.run(() => {

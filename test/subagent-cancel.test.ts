@@ -5,7 +5,8 @@ import { collectEvents, gate, scriptedModel, type ScriptedStep } from '../src/te
 import { trackUnhandledRejections } from './support/unhandled.js';
 
 /**
- * Agent as tool, cancellation (DESIGN.md §4 guarantees 11 and 12): the
+ * Agent as tool, cancellation (guarantee 11: cleanup starts inner to outer;
+ * guarantee 12: sub-runs on a child token): the
  * parent's cancel stops the whole tree, inner to outer, once each, before the
  * parent's terminal event; a child's own cancel stays inside the child.
  */

@@ -5,7 +5,8 @@ import { CancelSignal, defineAgent, run, tool, type RunEvent, type Tool, type To
 import { collectEvents, scriptedModel } from '../src/testing/index.js';
 
 /**
- * Per-tool timeouts (DESIGN.md §3 Tools, §6): `tool.timeoutMs`, else
+ * Per-tool timeouts (the `Tool.timeoutMs` doc comment, docs/recovery.md
+ * deadlines): `tool.timeoutMs`, else
  * `options.deadlines.toolMs`. On expiry `ctx.signal` aborts with a
  * `TimeoutError`, a `tool_call_failed` is emitted, the model gets a tool
  * error, and the run goes on: never `run_cancelled`.
