@@ -3,7 +3,10 @@ import { defineConfig, type ViteUserConfig } from 'vitest/config';
 
 const src = (file: string) => fileURLToPath(new URL(`./src/${file}`, import.meta.url));
 
-/** The folder of the second tier (`npm run test:services`): specs that need Postgres, Redis, a browser or many processes. */
+/**
+ * The folder of the second tier (`npm run test:services`): specs that need Postgres, Redis, a browser or many
+ * processes.
+ */
 export const SERVICES_DIR = 'test/services';
 
 /**
@@ -37,7 +40,10 @@ export function tierConfig(test: { include: string[]; exclude?: string[]; typech
   });
 }
 
-/** `npm test`: every hermetic spec (no network beyond 127.0.0.1 servers a spec starts, no services) and the type tests. */
+/**
+ * `npm test`: every hermetic spec (no network beyond 127.0.0.1 servers a spec starts, no services) and the type
+ * tests.
+ */
 export default tierConfig({
   include: ['test/**/*.test.ts', 'marbles/**/*.test.ts'],
   exclude: [`${SERVICES_DIR}/**`],
