@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { CancelSignal, RunCancelledError, defineAgent, run, start, tool, type RunEvent, type TerminalEvent } from '../src/index.js';
 import { gate, scriptedModel } from '../src/testing/index.js';
+import { virtualTime } from './support/virtual-time.js';
 
 /**
  * Cancel while a tool runs. The model's first step calls
@@ -14,7 +15,8 @@ import { gate, scriptedModel } from '../src/testing/index.js';
  * exactly one terminal, `run_cancelled` with phase `tool_call`, and it is last
  * (guarantee 1); the `runEnded` hook sees it once; the model was asked once;
  * the stream closed before `cancel()` returned (guarantee 3); no unhandled
- * rejection.
+ * rejection. Virtual time: the run gets a VirtualTimeScheduler, so "nothing
+ * more happens" is checked after all virtual time has passed, not after a sleep.
  */
 const unhandled: unknown[] = [];
 const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
@@ -54,7 +56,7 @@ function setup(variant: Variant) {
     name: 'c01', instructions: '', model, tools: [slowTool],
     hooks: { runEnded: ({ outcome }) => void ended.push(outcome) },
   });
-  return { variant, g, executing, settled, model, ended, agent };
+  return { variant, g, executing, settled, model, ended, agent, vt: virtualTime() };
 }
 
 async function expectOneCancelled(s: ReturnType<typeof setup>, events: RunEvent[], reason: string): Promise<void> {
@@ -62,7 +64,7 @@ async function expectOneCancelled(s: ReturnType<typeof setup>, events: RunEvent[
   if (s.executing.isOpen && s.variant.startsWith('B')) expect(s.settled.isOpen).toBe(true);
   s.g.open();
   if (s.executing.isOpen) await s.settled.promise;
-  await new Promise((r) => setTimeout(r, 5));
+  await s.vt.runOut(); // whatever the released tool could still cause has happened
   const terminals = events.filter((e) => ['run_completed', 'run_cancelled', 'run_failed'].includes(e.type));
   expect(terminals).toHaveLength(1);
   expect(terminals[0]).toMatchObject({ type: 'run_cancelled', reason, phase: 'tool_call' });
@@ -80,7 +82,7 @@ describe('C01 cancel while a tool is executing', () => {
         const T = new CancelSignal();
         const events: RunEvent[] = [];
         let closed = false;
-        run(s.agent, 'go', { cancel: T }).subscribe({
+        run(s.agent, 'go', { cancel: T, scheduler: s.vt.scheduler }).subscribe({
           next: (e) => {
             events.push(e);
             if (when === 'in the tool_call_started handler' && e.type === 'tool_call_started') T.cancel('user clicked stop');
@@ -88,10 +90,12 @@ describe('C01 cancel while a tool is executing', () => {
           complete: () => void (closed = true),
         });
         if (when === 'while execute is running') {
+          await s.vt.idle();
+          expect(s.executing.isOpen).toBe(true);
           await s.executing.promise;
           T.cancel('user clicked stop');
         } else {
-          await new Promise((r) => setTimeout(r, 5));
+          await s.vt.runOut();
           expect(s.executing.isOpen).toBe(false); // the cancel came before the tool's start: it never ran
         }
         expect(closed).toBe(true); // run_cancelled delivered and the stream closed before cancel() returned
@@ -101,13 +105,15 @@ describe('C01 cancel while a tool is executing', () => {
       it(`start(): handle.result rejects with RunCancelledError, runEnded once (${variant}; cancel ${when})`, async () => {
         const s = setup(variant);
         const T = new CancelSignal();
-        const handle = start(s.agent, 'go', { cancel: T });
+        const handle = start(s.agent, 'go', { cancel: T, scheduler: s.vt.scheduler });
         const events: RunEvent[] = [];
         handle.events$.subscribe((e) => {
           events.push(e);
           if (when === 'in the tool_call_started handler' && e.type === 'tool_call_started') T.cancel('stop');
         });
+        await s.vt.idle();
         if (when === 'while execute is running') {
+          expect(s.executing.isOpen).toBe(true);
           await s.executing.promise;
           T.cancel('stop');
         }

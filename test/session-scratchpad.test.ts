@@ -146,6 +146,7 @@ describe('a synchronously throwing append', () => {
       expect((outcome as RunEvent[]).at(-1)).toMatchObject({ type: 'run_failed', stopReason: 'internal_error', error: { message: 'sync fail' } });
       expect(unhandled).toEqual([]);
     } finally {
+      // Real clock on purpose: RxJS reports an unhandled error from its own setTimeout, which no run scheduler drives.
       await new Promise((r) => setTimeout(r, 20));
       config.onUnhandledError = previous;
     }

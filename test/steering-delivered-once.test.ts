@@ -7,11 +7,9 @@ import {
   type Item, type MailboxToken, type RunEvent, type RunOptions, type TerminalEvent, type Tool,
 } from '../src/index.js';
 import { gate, scriptedModel, sequentialIds, type ScriptedStep } from '../src/testing/index.js';
+import { virtualTime } from './support/virtual-time.js';
 
-/**
- * Guarantee 7: no steering lost or duplicated, in virtual time (one real-clock
- * wait: see the cancel-through-queued-steering spec).
- */
+/** Guarantee 7: no steering lost or duplicated, in virtual time. */
 
 let ts: TestScheduler;
 beforeEach(() => {
@@ -114,7 +112,9 @@ describe('C10 a withdrawn steer is never delivered', () => {
  * terminal, and both messages stay queued and are reported as undelivered.
  */
 describe('C11 no work resumes after cancel through queued steering', () => {
-  it('after run_cancelled: zero model requests and zero tool executions over 300 ms; queued messages stay queued; no events after the terminal', async () => {
+  it('after run_cancelled: no request, tool run or event at any later time; queued messages stay queued', async () => {
+    // The tool is a Promise, so the run gets a VirtualTimeScheduler and the test lets its Promise callbacks run.
+    const vt = virtualTime();
     const mailbox = new Mailbox();
     const cancel = new CancelSignal();
     const steer$ = new Subject<string>();
@@ -134,19 +134,21 @@ describe('C11 no work resumes after cancel through queued steering', () => {
     });
     const model = scriptedModel([{ toolCalls: [{ name: 'work' }] }, { toolCalls: [{ name: 'work' }] }, 'x']);
     const events: RunEvent[] = [];
+    const agent = defineAgent({ name: 'a', instructions: 'i', model, tools: [work] });
     const settled = new Promise<void>((resolve) =>
-      run(defineAgent({ name: 'a', instructions: 'i', model, tools: [work] }), 'task', { mailbox, cancel, steer$ }).subscribe({
+      run(agent, 'task', { mailbox, cancel, steer$, scheduler: vt.scheduler }).subscribe({
         next: (e) => events.push(e),
         complete: resolve,
       }),
     );
+    await vt.idle();
     await settled;
     expect(events.at(-1)).toMatchObject({ type: 'run_cancelled', phase: 'tool_call' });
     const after = { requests: model.requests.length, executions, events: events.length };
     expect(after).toEqual({ requests: 1, executions: 1, events: events.length });
     toolGate.open('late'); // the abandoned tool finishing changes nothing
     steer$.next('after the run'); // the run is over: steer$ is no longer merged
-    await new Promise((r) => setTimeout(r, 300));
+    await vt.runOut(); // all virtual time passes, not just 300 ms
     expect({ requests: model.requests.length, executions, events: events.length }).toEqual(after);
     expect(mailbox.peek().map((t) => t.content)).toEqual(['steering message', 'follow-up message']);
     expect((events.at(-1) as TerminalEvent).undelivered.map((u) => u.content)).toEqual(['steering message', 'follow-up message']);

@@ -76,6 +76,8 @@ describe('per-tool timeouts, virtual time', () => {
   });
 });
 
+// The real-clock counterpart of the virtual-time specs above: the same timeouts on the default asyncScheduler,
+// so the short real waits here are the point, not a shortcut.
 describe('per-tool timeouts, real time', () => {
   it('a Promise tool that ignores its signal is abandoned at the timeout; its late result is ignored', async () => {
     let signal: AbortSignal | undefined;
