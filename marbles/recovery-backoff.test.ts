@@ -1,6 +1,7 @@
 /**
- * DESIGN.md §4 row 9 (recovery backoff sleep raced against the cancel) and
- * the retry schedule of §6, with the real engine in virtual time.
+ * Checkpoint 9: backoff (the recovery backoff sleep raced against the cancel)
+ * and the retry schedule of docs/recovery.md ("retry transient errors only"),
+ * with the real engine in virtual time.
  */
 import { NEVER } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';

@@ -1,5 +1,6 @@
 /**
- * The model deadlines operator (DESIGN.md §6; §4 rows 2 and 3) in virtual
+ * The model deadlines operator (docs/recovery.md deadlines, "one idle timer";
+ * checkpoint 2: model request; checkpoint 3: model stream) in virtual
  * time: first event, stream idle (one timer + a timestamp), whole request;
  * non-streaming requests only have the whole-request deadline.
  */

@@ -1,5 +1,5 @@
 /**
- * DESIGN.md §4 row 4: the stream gate. loopctl's meaning: an agent with
+ * Checkpoint 4: stream gate ("the stream gate"): an agent with
  * `breaker` options and no `fallbackModel` holds its model request while the
  * primary's breaker is open (phase `stream_gate`) until the cool-down ends,
  * and then sends it as the half-open probe; while another run's probe is out,

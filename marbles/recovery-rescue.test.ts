@@ -1,5 +1,5 @@
 /**
- * DESIGN.md §4 row 5: a stream that fails after its first event is rescued
+ * Checkpoint 5: rescue ("rescue once"): a stream that fails after its first event is rescued
  * once by a non-streaming request, polled on entry, then raced.
  */
 import { TestScheduler } from 'rxjs/testing';

@@ -1,5 +1,5 @@
 /**
- * DESIGN.md §4 row 3 (streaming, each event raced against cancel and the
+ * Checkpoint 3: model stream (each event raced against cancel and the
  * deadlines), with the real engine in virtual time. Inside `run()` the async
  * and asap schedulers are virtual, so no scheduler is injected.
  */

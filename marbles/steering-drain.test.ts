@@ -6,7 +6,7 @@ import { defineAgent, run, tool, Mailbox, type Item, type RunEvent, type RunOpti
 import { scriptedModel, sequentialIds, type ScriptedStep } from '../src/testing/index.js';
 
 /**
- * Steering in the loop (DESIGN.md §5), the real engine in virtual time:
+ * Steering in the loop (docs/steering.md), the real engine in virtual time:
  * drain per turn right after `turn_started` (after the `turnStarted` hook),
  * pushes mid-model and mid-tool land at the next turn start without
  * interrupting, and a push during the final answer gets one more turn
@@ -64,7 +64,7 @@ function setup({ steps, maxTurns, options, toolMarble = '--a|', onEvent }: Setup
 
 const users = (items: readonly Item[]) => items.filter((i) => i.type === 'user').map((i) => (i as { text: string }).text);
 
-describe('steering: drain per turn (DESIGN.md §5)', () => {
+describe('steering: drain per turn ("drain after turnStarted")', () => {
   it('items queued before the run are injected right after turn_started, in order, with their token ids', () => {
     ts.run(() => {
       const s = setup({ steps: [{ text: 'ok', delayMs: 3 }] });

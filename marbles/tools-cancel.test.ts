@@ -7,7 +7,7 @@ import { scriptedModel, sequentialIds } from '../src/testing/index.js';
 import { observe as observeRun } from './support/observe.js';
 
 /**
- * DESIGN.md §4 row 10 (dispatch / timeout layer): on cancel the batch is not
+ * Checkpoint 10: dispatch (the dispatch / timeout layer): on cancel the batch is not
  * continued, finished siblings keep their results in `partial`, running ones
  * are torn down (their `ctx.signal` aborts with the reason), never-started
  * ones get no `tool_call_started` and an interrupted result. Timeline entries

@@ -6,7 +6,7 @@ import { CancelSignal, Mailbox, defineAgent, run, tool, type CancelPhase, type H
 import { scriptedModel, sequentialIds } from '../src/testing/index.js';
 
 /**
- * DESIGN.md §4 row 11: an awaited hook is raced against cancel (phase
+ * Checkpoint 11: awaited hook: an awaited hook is raced against cancel (phase
  * `hook`, the hook abandoned: its Observable unsubscribed), with the tie in
  * both orders. The model answers at frame 1 with one call to `t`
  * (`-x|`, so 1 → 3); each hook is `--h|` (3 frames).

@@ -6,7 +6,8 @@ import { CancelSignal, defineAgent, run, tool, type Hooks, type RunEvent } from 
 import { scriptedModel } from '../src/testing/index.js';
 
 /**
- * `run_cancelled.phase` says where the cancel was observed (DESIGN.md §4):
+ * `run_cancelled.phase` says where the cancel was observed (the checkpoints
+ * of docs/cancellation.md):
  * while any call of a batch still runs it is `tool_call`, whatever finished
  * or whichever hook ran before; a hook's phase ends with the hook; once the
  * batch is over, a cancel is seen at the next turn's entry. The model

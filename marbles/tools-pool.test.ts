@@ -7,7 +7,7 @@ import { scriptedModel, sequentialIds } from '../src/testing/index.js';
 import { observe as observeRun } from './support/observe.js';
 
 /**
- * DESIGN.md §4 row 7: the parallel pool (`parallelToolCalls.maxConcurrency`)
+ * Checkpoint 7: wave boundary: the parallel pool (`parallelToolCalls.maxConcurrency`)
  * polls the token before each start. Timeline entries are `frame label`.
  * The model answers at frame 1 with calls a, b, c; the pool starts at frame 1.
  */

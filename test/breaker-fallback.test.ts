@@ -1,5 +1,6 @@
 /**
- * The fallback circuit breaker (DESIGN.md §6) and guarantee 4: N failures →
+ * "Fallback behind a breaker" (docs/recovery.md) and guarantee 4: cancelled
+ * is not failed. N failures →
  * open → the fallback serves → half-open probe after the cool-down → closed;
  * the same scenario with cancels leaves the breaker closed and the fallback
  * uncalled. Virtual time, not in run mode: the scheduler is injected.

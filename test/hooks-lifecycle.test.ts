@@ -5,8 +5,12 @@ import {
   CancelSignal, defineAgent, run, tool, type HookReturn, type Hooks, type RunEvent, type TerminalEvent, type Tool,
 } from '../src/index.js';
 import { collectEvents, gate, scriptedModel } from '../src/testing/index.js';
+import { virtualTime } from './support/virtual-time.js';
 
-/** DESIGN.md §3 Hooks: sync, Promise and Observable variants; deny; a failing hook fails the run; runEnded exactly once. */
+/**
+ * Hooks (the `Hooks` doc comments): sync, Promise and Observable variants;
+ * deny; a failing hook fails the run; runEnded exactly once.
+ */
 type Variant = 'sync' | 'promise' | 'observable';
 const variants: Variant[] = ['sync', 'promise', 'observable'];
 
@@ -106,14 +110,21 @@ describe('runEnded: exactly once per run, on every outcome, before the terminal 
     const started = gate();
     const cancel = new CancelSignal();
     const { log, agent } = tracked(scriptedModel([{ toolCalls: [{ name: 'slow' }] }, 'never']), [blocked(g, () => started.open())]);
-    const done = new Promise<void>((resolve) => run(agent, 'go', { cancel }).subscribe({ next: (e) => log.push(e.type), complete: resolve }));
+    const vt = virtualTime();
+    const done = new Promise<void>((resolve) =>
+      run(agent, 'go', { cancel, scheduler: vt.scheduler }).subscribe({
+        next: (e) => log.push(e.type),
+        complete: resolve,
+      }),
+    );
+    await vt.idle();
     await started.promise;
     cancel.cancel('one');
     cancel.cancel('two');
     await done;
     cancel.cancel('after');
     g.open('late');
-    await new Promise((r) => setTimeout(r, 5));
+    await vt.runOut(); // nothing more at any later (virtual) time
     expect(log.slice(-2)).toEqual(['runEnded:run_cancelled', 'run_cancelled']);
     expect(log.filter((l) => l.startsWith('runEnded'))).toHaveLength(1);
   });
@@ -129,13 +140,15 @@ describe('runEnded: exactly once per run, on every outcome, before the terminal 
     const g = gate<string>();
     const started = gate();
     const { log, agent } = tracked(scriptedModel([{ toolCalls: [{ name: 'slow' }] }, 'never']), [blocked(g, () => started.open())]);
-    const sub = run(agent, 'go').subscribe((e) => log.push(e.type));
+    const vt = virtualTime();
+    const sub = run(agent, 'go', { scheduler: vt.scheduler }).subscribe((e) => log.push(e.type));
+    await vt.idle();
     await started.promise;
     sub.unsubscribe();
     expect(log.at(-1)).toBe('runEnded:run_cancelled');
     sub.unsubscribe();
     g.open('late');
-    await new Promise((r) => setTimeout(r, 5));
+    await vt.runOut();
     expect(log.filter((l) => l.startsWith('runEnded'))).toEqual(['runEnded:run_cancelled']);
     expect(log.some((l) => l === 'run_cancelled')).toBe(false);
   });

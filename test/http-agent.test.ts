@@ -88,6 +88,8 @@ describe('recovery over HTTP', () => {
     });
     await within(new Promise<void>((resolve) => { const t = setInterval(() => events.some((e) => e.type === 'run_cancelled') && (clearInterval(t), resolve()), 5); }));
     expect(last(events)).toMatchObject({ type: 'run_cancelled', phase: 'backoff' });
+    // Real clock on purpose: a second request would reach the server over a real socket, which a virtual scheduler
+    // cannot drive (the virtual-time version of this check is in recovery-cancel-during-backoff.test.ts).
     await new Promise((r) => setTimeout(r, 400));
     expect(events.filter((e) => e.type === 'model_request_started')).toHaveLength(1);
     expect(server.requests).toHaveLength(1);

@@ -17,7 +17,7 @@ function graph(file: string, seen = new Map<string, string[]>()): Map<string, st
   return seen;
 }
 
-describe('the loopctl core entry is isomorphic (DESIGN.md §3)', () => {
+describe('the loopctl core entry is isomorphic: Node-only code lives in loopctl/node', () => {
   for (const entry of ['src/index.ts', 'src/testing/index.ts']) {
     it(`${entry} reaches no node:* module and no Node-only package`, () => {
       const modules = graph(path.join(repoRoot, entry));

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { CancelSignal, defineAgent, run, tool, type Hooks, type Tool } from '../src/index.js';
 import { gate, scriptedModel } from '../src/testing/index.js';
+import { virtualTime } from './support/virtual-time.js';
 
 /**
  * Guarantee 11: cleanup is started synchronously, inner to outer, each
@@ -55,28 +56,32 @@ describe('guarantee 11: cleanup order on cancel, unsubscribe and failure', () =>
   it('cancel: tools (each once), then runEnded, then run_cancelled, all before cancel() returns', async () => {
     const { log, running, agent } = setup();
     const cancel = new CancelSignal();
-    run(agent, 'go', { cancel }).subscribe((e) => {
+    const vt = virtualTime();
+    run(agent, 'go', { cancel, scheduler: vt.scheduler }).subscribe((e) => {
       if (e.type.startsWith('run_') && e.type !== 'run_started') log.push(`event:${e.type}`);
     });
+    await vt.idle();
     await running.promise;
     cancel.cancel('stop');
     const atReturn = [...log];
     cancel.cancel('again');
-    await new Promise((r) => setTimeout(r, 5));
+    await vt.runOut(); // nothing more at any later (virtual) time
     expectCleanupThen(atReturn, ['runEnded:run_cancelled', 'event:run_cancelled']);
     expect(log).toEqual(atReturn);
   });
 
   it('unsubscribe: the same cleanup, synchronously in unsubscribe(), no terminal event delivered', async () => {
     const { log, running, agent } = setup();
-    const sub = run(agent, 'go').subscribe((e) => {
+    const vt = virtualTime();
+    const sub = run(agent, 'go', { scheduler: vt.scheduler }).subscribe((e) => {
       if (e.type.startsWith('run_') && e.type !== 'run_started') log.push(`event:${e.type}`);
     });
+    await vt.idle();
     await running.promise;
     sub.unsubscribe();
     const atReturn = [...log];
     sub.unsubscribe();
-    await new Promise((r) => setTimeout(r, 5));
+    await vt.runOut();
     expectCleanupThen(atReturn, ['runEnded:run_cancelled']);
     expect(log).toEqual(atReturn);
   });

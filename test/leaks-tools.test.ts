@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { CancelSignal, defineAgent, run, tool, type Hooks, type RunEvent, type Tool } from '../src/index.js';
 import { collectEvents, gate, scriptedModel } from '../src/testing/index.js';
+import { virtualTime } from './support/virtual-time.js';
 
 /**
  * Guarantee 9 for tools: a long-lived CancelSignal and AbortSignal shared by
@@ -80,6 +81,7 @@ describe('leaks: 50 runs share one CancelSignal and one AbortSignal, each with a
     expect(outcomes.filter((o) => o === 'run_completed')).toHaveLength(17);
     expect(outcomes.filter((o) => o === 'run_cancelled')).toHaveLength(17);
     expect(outcomes.filter((o) => o === 'run_failed')).toHaveLength(16);
+    // Real clock: these 50 runs use the default schedulers, and Node emits a warning on a later tick.
     await new Promise((r) => setTimeout(r, 10));
     expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
     expect(unhandled).toEqual([]);
@@ -104,12 +106,13 @@ describe('leaks: 50 runs share one CancelSignal and one AbortSignal, each with a
 
 describe('leaks: abandoned tools', () => {
   it('a signal-ignoring tool that rejects 100 ms after the cancel: no unhandled rejection, no event after the terminal', async () => {
+    const vt = virtualTime();
     const started = gate();
     let rejectLate!: () => void;
     const deaf = tool({
       name: 'deaf', description: '', parameters: z.object({}),
       execute: () => new Promise<string>((_r, reject) => {
-        rejectLate = () => setTimeout(() => reject(new Error('late failure')), 100);
+        rejectLate = () => void vt.scheduler.schedule(() => reject(new Error('late failure')), 100);
         started.open();
       }),
     });
@@ -117,16 +120,19 @@ describe('leaks: abandoned tools', () => {
     const cancel = new CancelSignal();
     const events: RunEvent[] = [];
     let completed = 0;
-    run(defineAgent({ name: 'd', instructions: '', model, tools: [deaf] }), 'go', { cancel }).subscribe({
+    const agent = defineAgent({ name: 'd', instructions: '', model, tools: [deaf] });
+    run(agent, 'go', { cancel, scheduler: vt.scheduler }).subscribe({
       next: (e) => events.push(e),
       complete: () => void completed++,
     });
+    await vt.idle();
     await started.promise;
     cancel.cancel('stop');
     rejectLate();
     const atCancel = events.length;
     expect(terminalOf(events)).toMatchObject({ type: 'run_cancelled', phase: 'tool_call' });
-    await new Promise((r) => setTimeout(r, 150));
+    await vt.runOut(); // the late rejection (virtual +100 ms) and anything it could cause
+    expect(vt.now()).toBe(100);
     expect(events).toHaveLength(atCancel);
     expect(completed).toBe(1);
     expect(unhandled).toEqual([]);
@@ -141,13 +147,16 @@ describe('leaks: abandoned tools', () => {
     const hooks: Hooks = { beforeToolCall: () => new Promise<void>((_r, reject) => ((rejectHook = reject), hookCalled.open())) };
     const cancel = new CancelSignal();
     const events: RunEvent[] = [];
-    run(defineAgent({ name: 'h', instructions: '', model, tools: [t], hooks }), 'go', { cancel }).subscribe((e) => events.push(e));
+    const vt = virtualTime();
+    const agent = defineAgent({ name: 'h', instructions: '', model, tools: [t], hooks });
+    run(agent, 'go', { cancel, scheduler: vt.scheduler }).subscribe((e) => events.push(e));
+    await vt.idle();
     await hookCalled.promise;
     cancel.cancel('stop');
     expect(terminalOf(events)).toMatchObject({ type: 'run_cancelled', phase: 'hook' });
     const atCancel = events.length;
     rejectHook(new Error('late hook failure'));
-    await new Promise((r) => setTimeout(r, 10));
+    await vt.runOut();
     expect(events).toHaveLength(atCancel);
     expect(unhandled).toEqual([]);
   });

@@ -8,7 +8,8 @@ import { trackUnhandledRejections } from './support/unhandled.js';
 /**
  * mcpTools against an in-process MCP server (the SDK's low-level Server over
  * InMemoryTransport): listing, results and errors, progress, and cancellation
- * (DESIGN.md §4 row 8, guarantees 10 and 11, §9: nothing survives a call).
+ * (checkpoint 8: tool call; guarantee 10: in-flight requests aborted;
+ * guarantee 11: cleanup starts inner to outer; guarantee 9: nothing left behind).
  */
 const unhandled = trackUnhandledRejections();
 
@@ -206,7 +207,7 @@ describe('mcpTools: transport failures', () => {
     expect(unhandled).toEqual([]);
   });
 
-  it('a failed send becomes a tool error and leaves no response handler behind (DESIGN.md §9)', async () => {
+  it('a failed send becomes a tool error, no response handler left (guarantee 9: nothing left behind)', async () => {
     const f = await startFixture(serverTools);
     f.failSends((m) => 'method' in m && m.method === 'tools/call');
     const { agent, model } = agentWith(f, await mcpTools(f.client), [{ toolCalls: [{ name: 'echo', arguments: { message: 'x' } }] }, 'done']);

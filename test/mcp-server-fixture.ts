@@ -44,7 +44,7 @@ export function recordSends(transport: Transport, sent: JSONRPCMessage[], should
   };
 }
 
-/** The SDK client's internal maps of pending requests (DESIGN.md §9: nothing may survive a call). */
+/** The SDK client's internal maps of pending requests (guarantee 9: nothing left behind, not even after a call). */
 export function pendingOf(client: Client): { responseHandlers: number; progressHandlers: number; timeouts: number } {
   const c = client as unknown as { _responseHandlers: Map<unknown, unknown>; _progressHandlers: Map<unknown, unknown>; _timeoutInfo: Map<unknown, unknown> };
   return { responseHandlers: c._responseHandlers.size, progressHandlers: c._progressHandlers.size, timeouts: c._timeoutInfo.size };

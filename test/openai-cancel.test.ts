@@ -30,6 +30,8 @@ async function cancelWhileServing(provider: ModelProvider, stream: boolean, answ
   sub.unsubscribe();
   expect(await closedSoon(req)).toBe(true);
   expect(req.finished).toBe(false);
+  // Real clock on purpose: a late abort error would come from the SDK's fetch over a real socket, which no virtual
+  // scheduler drives; the same holds for the other waits in this file.
   await new Promise((r) => setTimeout(r, 20)); // give a late abort error every chance to surface
   return seen;
 }
@@ -77,14 +79,14 @@ describe('unsubscribe aborts the request: the server sees the socket close', () 
     });
     const req = await server.request(n);
     await req.whenClosed;
-    await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 20)); // real socket: see cancelWhileServing
     expect(seen).toEqual([{ type: 'text_delta', delta: '2' }]);
   });
 
   it('unsubscribing in the same tick as subscribe sends nothing', async () => {
     const n = server.requests.length;
     chat().call(request(true)).subscribe().unsubscribe();
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 50)); // a request would travel a real socket: real clock
     expect(server.requests.length).toBe(n);
   });
 

@@ -1,5 +1,5 @@
 /**
- * Deadlines in the engine (DESIGN.md §6): an idle stall is a retryable
+ * Deadlines in the engine (docs/recovery.md, "one idle timer"): an idle stall is a retryable
  * TimeoutError (not a cancel); the run deadline is a cancel with reason
  * deadline (no fallback); the idle deadline costs one timer, not one per chunk.
  * Virtual time, not in run mode: the scheduler is injected.

@@ -1,6 +1,6 @@
 /**
- * How recovery's final errors are reported on `run_failed` (DESIGN.md §3
- * `stopReason`): every model failure is `model_error`, never `internal_error`.
+ * How recovery's final errors are reported on `run_failed` (the `StopReason`
+ * doc comment): every model failure is `model_error`, never `internal_error`.
  */
 import { EMPTY } from 'rxjs';
 import { describe, expect, it } from 'vitest';

@@ -5,6 +5,7 @@ import {
   CancelSignal, ConfigurationError, Mailbox, RunFailedError, defineAgent, run, start, tool, type RunEvent, type TerminalEvent,
 } from '../src/index.js';
 import { collectEvents, gate, scriptedModel } from '../src/testing/index.js';
+import { virtualTime } from './support/virtual-time.js';
 
 /** An agent with one tool `slow` that waits on a gate and ignores its signal. */
 function slowAgent(steps: Parameters<typeof scriptedModel>[0] = [{ toolCalls: [{ name: 'slow' }] }, 'done']) {
@@ -88,12 +89,14 @@ describe('guarantee 3: latency', () => {
     const { agent, started, g } = slowAgent();
     const cancel = new CancelSignal();
     const events: RunEvent[] = [];
-    run(agent, 'go', { cancel }).subscribe((e) => events.push(e));
+    const vt = virtualTime();
+    run(agent, 'go', { cancel, scheduler: vt.scheduler }).subscribe((e) => events.push(e));
+    await vt.idle();
     await started.promise;
     cancel.cancel('now');
     expect(events.at(-1)).toMatchObject({ type: 'run_cancelled', reason: 'now' });
     g.open('late result');
-    await new Promise((r) => setTimeout(r, 0));
+    await vt.runOut(); // the late result changes nothing, at any later (virtual) time
     expect(events.at(-1)?.type).toBe('run_cancelled');
   });
 });

@@ -106,7 +106,7 @@ describe('partial (guarantee 6)', () => {
   });
 });
 
-describe('commitPartial (DESIGN.md §3, guarantee 7)', () => {
+describe('commitPartial (guarantee 7: no steering lost or duplicated)', () => {
   it('commits once and withdraws only the given-back items the partial contains', async () => {
     const session = new MemorySession();
     const mailbox = new Mailbox({ idGenerator: (() => { let n = 0; return () => `m${++n}`; })() });

@@ -9,10 +9,11 @@ import {
 import { collectEvents, gate, scriptedModel, sequentialIds, type Gate, type ScriptedStep } from '../src/testing/index.js';
 
 /**
- * Guarantee 6 (DESIGN.md §4): a run works on a copy of the session; only a
- * completed run commits, in ONE append, before `run_completed`; cancelled and
- * failed runs leave the session as it was. Session load races cancel (row 12);
- * a commit in progress is not cancellable.
+ * Guarantee 6: scratchpad: only a completed run commits. A run works on a
+ * copy of the session; only a completed run commits, in ONE append, before
+ * `run_completed`; cancelled and failed runs leave the session as it was.
+ * Session load races cancel (checkpoint 12: session load); "the commit cannot
+ * be cancelled".
  */
 
 const initial: Item[] = [
@@ -145,6 +146,7 @@ describe('a synchronously throwing append', () => {
       expect((outcome as RunEvent[]).at(-1)).toMatchObject({ type: 'run_failed', stopReason: 'internal_error', error: { message: 'sync fail' } });
       expect(unhandled).toEqual([]);
     } finally {
+      // Real clock on purpose: RxJS reports an unhandled error from its own setTimeout, which no run scheduler drives.
       await new Promise((r) => setTimeout(r, 20));
       config.onUnhandledError = previous;
     }

@@ -9,10 +9,11 @@ import {
 import { scriptedModel, sequentialIds, type ScriptedStep } from '../src/testing/index.js';
 
 /**
- * Guarantee 7 (DESIGN.md §4) and §5: `undelivered` on every terminal event
- * (given-back first, then never drained, in mailbox order), give-back to the
- * front of the caller's mailbox with the same tokens, `ctx.mailbox`, and one
- * active run per mailbox and per session. Virtual time (TestScheduler).
+ * Guarantee 7: no steering lost or duplicated, and docs/steering.md:
+ * `undelivered` on every terminal event (given-back first, then never drained,
+ * in mailbox order), "give back to the front" of the caller's mailbox with the
+ * same tokens, `ctx.mailbox`, and "one run per mailbox and session". Virtual
+ * time (TestScheduler).
  */
 
 let ts: TestScheduler;
@@ -109,7 +110,7 @@ describe('undelivered and give-back (guarantee 7)', () => {
   });
 });
 
-describe('ctx.mailbox (DESIGN.md §3 Tools, Hooks)', () => {
+describe('ctx.mailbox in tools and hooks', () => {
   for (const own of [false, true]) {
     it(`is the run's mailbox in tools and hooks${own ? ' (the run\'s own when none is given)' : ''}; a push from a tool lands next turn`, () => {
       ts.run(() => {

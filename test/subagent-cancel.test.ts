@@ -3,9 +3,11 @@ import { z } from 'zod';
 import { CancelSignal, defineAgent, run, tool, type ModelProvider, type ModelRequest, type RunEvent } from '../src/index.js';
 import { collectEvents, gate, scriptedModel, type ScriptedStep } from '../src/testing/index.js';
 import { trackUnhandledRejections } from './support/unhandled.js';
+import { virtualTime } from './support/virtual-time.js';
 
 /**
- * Agent as tool, cancellation (DESIGN.md §4 guarantees 11 and 12): the
+ * Agent as tool, cancellation (guarantee 11: cleanup starts inner to outer;
+ * guarantee 12: sub-runs on a child token): the
  * parent's cancel stops the whole tree, inner to outer, once each, before the
  * parent's terminal event; a child's own cancel stays inside the child.
  */
@@ -56,13 +58,15 @@ describe('sub-agents: the parent cancel stops the tree', () => {
       const T = new CancelSignal();
       let closed = false;
       const events: RunEvent[] = [];
-      run(parent, 'go', { cancel: T }).subscribe({
+      const vt = virtualTime(); // the sub-run inherits the scheduler
+      run(parent, 'go', { cancel: T, scheduler: vt.scheduler }).subscribe({
         next: (e) => {
           events.push(e);
           if (e.type === 'run_cancelled') log.push('parent terminal event');
         },
         complete: () => (closed = true),
       });
+      await vt.idle();
       await entered.promise;
       T.cancel(`stop ${i}`);
       expect(closed).toBe(true);
@@ -74,7 +78,7 @@ describe('sub-agents: the parent cancel stops the tree', () => {
       expect(events.at(-1)).toMatchObject({ type: 'run_cancelled', reason: `stop ${i}`, phase: 'tool_call', usage: { inputTokens: 20, outputTokens: 10, totalTokens: 30 } });
       expect(parentModel.requests).toHaveLength(1);
       expect(T.isCancelled).toBe(false); // re-armed by the parent run
-      await new Promise((r) => setTimeout(r, 5));
+      await vt.runOut(); // the rejected child tool and anything after it, at any later (virtual) time
     }
     expect(unhandled).toEqual([]);
   });

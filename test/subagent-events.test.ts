@@ -4,7 +4,8 @@ import { CancelSignal, Mailbox, defineAgent, run, tool, type RunEvent } from '..
 import { collectEvents, scriptedModel } from '../src/testing/index.js';
 
 /**
- * Agent as tool, what the parent sees (DESIGN.md §3, §4 guarantee 12): the
+ * Agent as tool, what the parent sees (guarantee 12: sub-runs on a child
+ * token): the
  * child's events as `subrun_event` with their path, usage summed, histories
  * kept apart, the child's own mailbox, and child tokens that detach.
  */

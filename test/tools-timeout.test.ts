@@ -5,7 +5,8 @@ import { CancelSignal, defineAgent, run, tool, type RunEvent, type Tool, type To
 import { collectEvents, scriptedModel } from '../src/testing/index.js';
 
 /**
- * Per-tool timeouts (DESIGN.md §3 Tools, §6): `tool.timeoutMs`, else
+ * Per-tool timeouts (the `Tool.timeoutMs` doc comment, docs/recovery.md
+ * deadlines): `tool.timeoutMs`, else
  * `options.deadlines.toolMs`. On expiry `ctx.signal` aborts with a
  * `TimeoutError`, a `tool_call_failed` is emitted, the model gets a tool
  * error, and the run goes on: never `run_cancelled`.
@@ -75,6 +76,8 @@ describe('per-tool timeouts, virtual time', () => {
   });
 });
 
+// The real-clock counterpart of the virtual-time specs above: the same timeouts on the default asyncScheduler,
+// so the short real waits here are the point, not a shortcut.
 describe('per-tool timeouts, real time', () => {
   it('a Promise tool that ignores its signal is abandoned at the timeout; its late result is ignored', async () => {
     let signal: AbortSignal | undefined;

@@ -5,7 +5,7 @@ import { defineAgent, run, tool, type ToolResultItem } from '../src/index.js';
 import { collectEvents, scriptedModel, type ScriptedToolCall } from '../src/testing/index.js';
 
 /**
- * DESIGN.md §6: model output the engine cannot use (arguments that are not
+ * "Unusable output is a tool error" (docs/recovery.md): model output the engine cannot use (arguments that are not
  * JSON, fail the zod schema, are not an object for a raw JSON Schema tool, an
  * unknown tool name) and tools that fail go back to the model as tool errors;
  * the run goes on and completes.

@@ -6,8 +6,8 @@ import { fileURLToPath } from 'node:url';
 
 /** The repository root (this file is `test/support/openai-server.ts`). */
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-/** The recorded OpenAI fixtures (`../shared/fixtures/openai` next to the repo). */
-export const FIXTURES_DIR = path.resolve(repoRoot, '../shared/fixtures/openai');
+/** The recorded OpenAI wire data (`test/fixtures/openai`, provenance in its README). */
+export const FIXTURES_DIR = path.join(repoRoot, 'test/fixtures/openai');
 
 /** One request the server received, updated in place as its response ends. */
 export interface RecordedRequest {

@@ -1,5 +1,5 @@
 /**
- * Guarantee 4 (DESIGN.md §4) across recovery, and usage across attempts:
+ * Guarantee 4: cancelled is not failed, across recovery, and usage across attempts:
  * a cancel is never retried, never feeds the breaker, never triggers a
  * fallback and emits no recovery event; a timeout or an error *named* like an
  * abort is not a cancel (cancellation is which token fired). Usage sums every

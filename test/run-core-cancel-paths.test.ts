@@ -3,9 +3,15 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { CancelSignal, RunCancelledError, defineAgent, isCancellation, run, start, tool, type RunEvent } from '../src/index.js';
 import { collectEvents, gate, scriptedModel } from '../src/testing/index.js';
+import { virtualTime } from './support/virtual-time.js';
 
+/** Where a cancel can come from and what it must not do. */
 const terminalOf = (events: RunEvent[]) => events.filter((e) => e.type.startsWith('run_') && e.type !== 'run_started');
 
+/**
+ * The token is cancelled before `start`; the run settles at once (checkpoint
+ * 1: turn entry), the model is never asked and no tool runs.
+ */
 describe('C02 a token cancelled before the run starts', () => {
   it('settles at once as cancelled: model never invoked, no tool, stream and result settle', async () => {
     const model = scriptedModel([{ text: ['would', ' stream'] }]);
@@ -24,6 +30,11 @@ describe('C02 a token cancelled before the run starts', () => {
   });
 });
 
+/**
+ * A non-streaming run is cancelled while its tool runs (the tool throws on
+ * abort, or ignores it and returns later): cancelled, never completed, no
+ * second model step, the call paired with an interrupted result.
+ */
 describe('C04 a cancel during a tool in a non-streaming run', () => {
   for (const variant of ['A: throws an abort error when its signal fires', 'B: ignores its signal and returns ok after a gate'] as const) {
     it(`ends cancelled, never completed, no step 2, the call recorded as interrupted (${variant})`, async () => {
@@ -60,8 +71,13 @@ describe('C04 a cancel during a tool in a non-streaming run', () => {
   }
 });
 
+/**
+ * A tool that loops and checks `ctx.signal` sees it aborted before `cancel()`
+ * returns (guarantee 10: in-flight requests aborted) and stops.
+ */
 describe('C05 the run abort signal reaches function tools', () => {
   it('the tool gets a non-null signal, aborted by the cancel; it stops within one iteration', async () => {
+    const vt = virtualTime(); // the tool's 50 ms steps and the run share one virtual clock
     const model = scriptedModel([{ toolCalls: [{ name: 'long' }] }, 'never']);
     let toolSignal: AbortSignal | undefined;
     let iterations = 0;
@@ -76,27 +92,35 @@ describe('C05 the run abort signal reaches function tools', () => {
           if (ctx.signal.aborted) throw ctx.signal.reason;
           iterations++;
           if (iterations === 2) reachedTwo.open();
-          await new Promise((r) => setTimeout(r, 5));
+          await new Promise((r) => vt.scheduler.schedule(r, 50));
         }
         return 'finished';
       },
     });
     const agent = defineAgent({ name: 'a', instructions: '', model, tools: [long] });
     const cancel = new CancelSignal();
-    const done = collectEvents(run(agent, 'go', { cancel }));
+    const done = collectEvents(run(agent, 'go', { cancel, scheduler: vt.scheduler }));
+    await vt.advance(50);
+    expect(reachedTwo.isOpen).toBe(true);
     await reachedTwo.promise;
     cancel.cancel('stop');
     expect(toolSignal).toBeInstanceOf(AbortSignal);
     expect(toolSignal?.aborted).toBe(true); // aborted before cancel() returned
     expect(toolSignal?.reason).toBe('stop');
     const events = await done;
-    await new Promise((r) => setTimeout(r, 30));
+    await vt.runOut(); // all the tool's remaining steps' time passes
     expect(iterations).toBeLessThanOrEqual(3);
+    expect(iterations).toBe(2); // its next check, after the step it was in, saw the abort
     expect(events.at(-1)).toMatchObject({ type: 'run_cancelled', phase: 'tool_call' });
     expect(model.requests).toHaveLength(1);
   });
 });
 
+/**
+ * Model and tools answer synchronously; the caller cancels inside the handler
+ * of event k, for every k: no model request or side effect after it (guarantee
+ * 2: nothing starts after a cancel).
+ */
 describe('C15 a cancel raised synchronously from a handler with synchronous model and tools', () => {
   it('for every event index k, no step starts after a cancel raised in the handler of event k', async () => {
     const build = () => {
@@ -120,8 +144,9 @@ describe('C15 a cancel raised synchronously from a handler with synchronous mode
       const events: RunEvent[] = [];
       let requestsAtCancel = -1;
       let effectsAtCancel = -1;
+      const vt = virtualTime();
       const finished = new Promise<void>((resolve) =>
-        run(b.agent, 'go', { cancel }).subscribe({
+        run(b.agent, 'go', { cancel, scheduler: vt.scheduler }).subscribe({
           next: (e) => {
             events.push(e);
             if (events.length - 1 === k) {
@@ -133,8 +158,9 @@ describe('C15 a cancel raised synchronously from a handler with synchronous mode
           complete: resolve,
         }),
       );
+      await vt.idle();
       await finished;
-      await new Promise((r) => setTimeout(r, 0));
+      await vt.runOut(); // nothing more at any later (virtual) time
       expect(terminalOf(events).map((e) => e.type)).toEqual(['run_cancelled']);
       expect(events.at(-1)?.type).toBe('run_cancelled');
       expect(b.model.requests.length).toBe(requestsAtCancel);
@@ -146,6 +172,10 @@ describe('C15 a cancel raised synchronously from a handler with synchronous mode
   });
 });
 
+/**
+ * A normal streamed completion leaves the caller's AbortSignal and
+ * CancelSignal unfired (guarantee 8: the caller's token is never fired).
+ */
 describe('C16 a normal streaming completion leaves the caller token untouched', () => {
   it('the AbortSignal and CancelSignal stay unfired, the terminal is completed, no cancel hook fires', async () => {
     const model = scriptedModel([{ text: ['Hel', 'lo'] }]);

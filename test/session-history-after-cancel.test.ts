@@ -7,7 +7,7 @@ import {
 } from '../src/index.js';
 import { collectEvents, gate, scriptedModel, sequentialIds, type Gate, type ScriptedStep } from '../src/testing/index.js';
 
-/** Cases C06–C08 of ../shared/cases/README.md (memory: session writes and `partial`), per "loopctl's reading". */
+/** What a session and `partial` hold after a run, cancelled or not. */
 
 /** A MemorySession whose append takes ~50 ms of (simulated) slow I/O. */
 class SlowAppendSession implements Session {
@@ -23,6 +23,13 @@ class SlowAppendSession implements Session {
 const paired = (items: readonly Item[]) => expect(unpairedToolCalls(items)).toEqual([]);
 type Remains = Extract<TerminalEvent, { partial: unknown }>;
 
+/**
+ * The session's append takes 50 ms of simulated I/O; the model calls a tool,
+ * then answers. Completed: the session holds input, call, result and answer by
+ * the time the stream ends. Cancelled during the tool: the session is
+ * untouched (guarantee 6: scratchpad: only a completed run commits), `partial`
+ * is a paired prefix, and `commitPartial` writes it fully before it settles.
+ */
 describe('C06 persistence is never cut off by teardown', () => {
   const steps: ScriptedStep[] = [{ toolCalls: [{ name: 'lookup', arguments: { q: 'x' } }] }, { text: 'the answer' }];
 
@@ -63,6 +70,12 @@ describe('C06 persistence is never cut off by teardown', () => {
   });
 });
 
+/**
+ * A run cancelled while a gated tool runs (alone, or beside a sibling that
+ * finished) leaves a history where every call has exactly one result
+ * (`interrupted` for the cut one); a new run on it plus "continue" is accepted
+ * ("the history is valid on the wire").
+ */
 describe('C07 no dangling tool call in the history of a cancelled run', () => {
   async function cancelledHistory(parallel: boolean): Promise<{ partial: readonly Item[]; events: RunEvent[] }> {
     const slowGate: Gate<string> = gate();
@@ -104,6 +117,11 @@ describe('C07 no dangling tool call in the history of a cancelled run', () => {
   }
 });
 
+/**
+ * The model streams "Hello", " world", then blocks; the caller cancels after
+ * both deltas. `partial` holds the text once, marked interrupted, nothing
+ * after the cancel; the session gets it only through `commitPartial`.
+ */
 describe('C08 streamed text survives a cancel (in partial; in the session only after commitPartial)', () => {
   it('"Hello world" kept once, marked interrupted; nothing after the cancel; terminal is cancelled', async () => {
     const session = new MemorySession();

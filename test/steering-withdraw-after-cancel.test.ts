@@ -3,6 +3,15 @@ import { describe, expect, it } from 'vitest';
 import { CancelSignal, Mailbox, MemorySession, commitPartial, defineAgent, run, type Item, type Session } from '../src/index.js';
 import { collectEvents, gate, scriptedModel } from '../src/testing/index.js';
 
+/**
+ * Withdrawing a steer after a cancel. A run drains
+ * "use plan B" and is cancelled mid-answer, so the steer is given back in
+ * `partial` and stays pending in the mailbox. Withdrawn before `commitPartial`:
+ * it is neither written nor sent to a model. Withdrawn while the append is in
+ * flight: `remove` says false and the steer is written once and not redelivered.
+ * A failing append gives it back to the front, removable again.
+ */
+
 /** A cancelled run that had drained `steer`; resolves with its partial (the steer given back). */
 async function cancelledWithSteer(session: Session) {
   const mailbox = new Mailbox();

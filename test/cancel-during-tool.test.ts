@@ -2,14 +2,21 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { CancelSignal, RunCancelledError, defineAgent, run, start, tool, type RunEvent, type TerminalEvent } from '../src/index.js';
 import { gate, scriptedModel } from '../src/testing/index.js';
+import { virtualTime } from './support/virtual-time.js';
 
 /**
- * Case C01 (hook half): a cancel while a tool runs must produce exactly one
- * `run_cancelled`, the on-cancel hook (`runEnded`) exactly once, no second
- * model step, and a closed stream, whether the tool ignores its signal (A)
- * or rejects with an abort error when it fires (B). Two cancel points: in
- * the handler of `tool_call_started` (the tool then never even executes:
- * guarantee 2), and once `execute` is running.
+ * Cancel while a tool runs. The model's first step calls
+ * `slow_tool`; a second step exists but must never be asked for. The caller
+ * cancels its CancelSignal either in its `tool_call_started` handler (the tool
+ * then never executes: guarantee 2, nothing starts after a cancel) or once
+ * `execute` is running. The tool either ignores its signal and returns "ok"
+ * when the test releases its gate (A), or rejects with an abort error when its
+ * signal fires (B). Expected in every combination, for `run()` and `start()`:
+ * exactly one terminal, `run_cancelled` with phase `tool_call`, and it is last
+ * (guarantee 1); the `runEnded` hook sees it once; the model was asked once;
+ * the stream closed before `cancel()` returned (guarantee 3); no unhandled
+ * rejection. Virtual time: the run gets a VirtualTimeScheduler, so "nothing
+ * more happens" is checked after all virtual time has passed, not after a sleep.
  */
 const unhandled: unknown[] = [];
 const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
@@ -49,7 +56,7 @@ function setup(variant: Variant) {
     name: 'c01', instructions: '', model, tools: [slowTool],
     hooks: { runEnded: ({ outcome }) => void ended.push(outcome) },
   });
-  return { variant, g, executing, settled, model, ended, agent };
+  return { variant, g, executing, settled, model, ended, agent, vt: virtualTime() };
 }
 
 async function expectOneCancelled(s: ReturnType<typeof setup>, events: RunEvent[], reason: string): Promise<void> {
@@ -57,7 +64,7 @@ async function expectOneCancelled(s: ReturnType<typeof setup>, events: RunEvent[
   if (s.executing.isOpen && s.variant.startsWith('B')) expect(s.settled.isOpen).toBe(true);
   s.g.open();
   if (s.executing.isOpen) await s.settled.promise;
-  await new Promise((r) => setTimeout(r, 5));
+  await s.vt.runOut(); // whatever the released tool could still cause has happened
   const terminals = events.filter((e) => ['run_completed', 'run_cancelled', 'run_failed'].includes(e.type));
   expect(terminals).toHaveLength(1);
   expect(terminals[0]).toMatchObject({ type: 'run_cancelled', reason, phase: 'tool_call' });
@@ -67,7 +74,7 @@ async function expectOneCancelled(s: ReturnType<typeof setup>, events: RunEvent[
   expect(unhandled).toEqual([]);
 }
 
-describe('C01 cancel while a tool is executing (hook half)', () => {
+describe('C01 cancel while a tool is executing', () => {
   for (const variant of variants) {
     for (const when of ['in the tool_call_started handler', 'while execute is running'] as When[]) {
       it(`run(): one run_cancelled, runEnded once, M called once, the stream closes (${variant}; cancel ${when})`, async () => {
@@ -75,7 +82,7 @@ describe('C01 cancel while a tool is executing (hook half)', () => {
         const T = new CancelSignal();
         const events: RunEvent[] = [];
         let closed = false;
-        run(s.agent, 'go', { cancel: T }).subscribe({
+        run(s.agent, 'go', { cancel: T, scheduler: s.vt.scheduler }).subscribe({
           next: (e) => {
             events.push(e);
             if (when === 'in the tool_call_started handler' && e.type === 'tool_call_started') T.cancel('user clicked stop');
@@ -83,10 +90,12 @@ describe('C01 cancel while a tool is executing (hook half)', () => {
           complete: () => void (closed = true),
         });
         if (when === 'while execute is running') {
+          await s.vt.idle();
+          expect(s.executing.isOpen).toBe(true);
           await s.executing.promise;
           T.cancel('user clicked stop');
         } else {
-          await new Promise((r) => setTimeout(r, 5));
+          await s.vt.runOut();
           expect(s.executing.isOpen).toBe(false); // the cancel came before the tool's start: it never ran
         }
         expect(closed).toBe(true); // run_cancelled delivered and the stream closed before cancel() returned
@@ -96,13 +105,15 @@ describe('C01 cancel while a tool is executing (hook half)', () => {
       it(`start(): handle.result rejects with RunCancelledError, runEnded once (${variant}; cancel ${when})`, async () => {
         const s = setup(variant);
         const T = new CancelSignal();
-        const handle = start(s.agent, 'go', { cancel: T });
+        const handle = start(s.agent, 'go', { cancel: T, scheduler: s.vt.scheduler });
         const events: RunEvent[] = [];
         handle.events$.subscribe((e) => {
           events.push(e);
           if (when === 'in the tool_call_started handler' && e.type === 'tool_call_started') T.cancel('stop');
         });
+        await s.vt.idle();
         if (when === 'while execute is running') {
+          expect(s.executing.isOpen).toBe(true);
           await s.executing.promise;
           T.cancel('stop');
         }

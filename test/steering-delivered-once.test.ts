@@ -7,8 +7,9 @@ import {
   type Item, type MailboxToken, type RunEvent, type RunOptions, type TerminalEvent, type Tool,
 } from '../src/index.js';
 import { gate, scriptedModel, sequentialIds, type ScriptedStep } from '../src/testing/index.js';
+import { virtualTime } from './support/virtual-time.js';
 
-/** Cases C09–C13 of ../shared/cases/README.md (steering), per "loopctl's reading". Virtual time except C11's wait. */
+/** Guarantee 7: no steering lost or duplicated, in virtual time. */
 
 let ts: TestScheduler;
 beforeEach(() => {
@@ -26,6 +27,12 @@ function runOnce(steps: (ScriptedStep | string)[], options: RunOptions, tools: T
   return { model, events, terminal: () => events.at(-1) as TerminalEvent & { partial: readonly Item[] } };
 }
 
+/**
+ * The model calls t1..t3; "use plan B" is pushed while t1 runs. A push never
+ * interrupts: t2 and t3 still run. Whether the run is cancelled before the
+ * steer is drained or right after it is injected, it goes back to the mailbox
+ * front ("give back to the front") and the next run delivers it once.
+ */
 describe('C09 a drained steer is never lost by a cancel', () => {
   const variants = ['cancel at turn_completed (never drained)', 'cancel at injection (drained, given back)', 'given back, then commitPartial'] as const;
   for (const variant of variants) {
@@ -66,6 +73,11 @@ describe('C09 a drained steer is never lost by a cancel', () => {
   }
 });
 
+/**
+ * While a gated tool runs, B is pushed and withdrawn (`remove` says true) and
+ * C is pushed; after C is taken, removing it says false. B reaches neither the
+ * model nor the history; C is delivered once.
+ */
 describe('C10 a withdrawn steer is never delivered', () => {
   it('remove() acknowledged while queued: B is in neither the model input nor the history; A completes; a held one reports false', () => {
     ts.run(() => {
@@ -94,8 +106,15 @@ describe('C10 a withdrawn steer is never delivered', () => {
   });
 });
 
+/**
+ * While a tool runs, a steer$ message and a mailbox message are queued, then
+ * the run is cancelled: no model request, tool run or event follows the
+ * terminal, and both messages stay queued and are reported as undelivered.
+ */
 describe('C11 no work resumes after cancel through queued steering', () => {
-  it('after run_cancelled: zero model requests and zero tool executions over 300 ms; queued messages stay queued; no events after the terminal', async () => {
+  it('after run_cancelled: no request, tool run or event at any later time; queued messages stay queued', async () => {
+    // The tool is a Promise, so the run gets a VirtualTimeScheduler and the test lets its Promise callbacks run.
+    const vt = virtualTime();
     const mailbox = new Mailbox();
     const cancel = new CancelSignal();
     const steer$ = new Subject<string>();
@@ -115,25 +134,32 @@ describe('C11 no work resumes after cancel through queued steering', () => {
     });
     const model = scriptedModel([{ toolCalls: [{ name: 'work' }] }, { toolCalls: [{ name: 'work' }] }, 'x']);
     const events: RunEvent[] = [];
+    const agent = defineAgent({ name: 'a', instructions: 'i', model, tools: [work] });
     const settled = new Promise<void>((resolve) =>
-      run(defineAgent({ name: 'a', instructions: 'i', model, tools: [work] }), 'task', { mailbox, cancel, steer$ }).subscribe({
+      run(agent, 'task', { mailbox, cancel, steer$, scheduler: vt.scheduler }).subscribe({
         next: (e) => events.push(e),
         complete: resolve,
       }),
     );
+    await vt.idle();
     await settled;
     expect(events.at(-1)).toMatchObject({ type: 'run_cancelled', phase: 'tool_call' });
     const after = { requests: model.requests.length, executions, events: events.length };
     expect(after).toEqual({ requests: 1, executions: 1, events: events.length });
     toolGate.open('late'); // the abandoned tool finishing changes nothing
     steer$.next('after the run'); // the run is over: steer$ is no longer merged
-    await new Promise((r) => setTimeout(r, 300));
+    await vt.runOut(); // all virtual time passes, not just 300 ms
     expect({ requests: model.requests.length, executions, events: events.length }).toEqual(after);
     expect(mailbox.peek().map((t) => t.content)).toEqual(['steering message', 'follow-up message']);
     expect((events.at(-1) as TerminalEvent).undelivered.map((u) => u.content)).toEqual(['steering message', 'follow-up message']);
   });
 });
 
+/**
+ * Steer S arrives during a gated text answer; the run either takes one more
+ * turn or is cancelled and the next run takes S. S appears once in the live
+ * events and once in the history, with the same id.
+ */
 describe('C12 a steer is never duplicated', () => {
   for (const outcome of ['latch released: one more turn', 'cancelled: next run']) {
     it(`${outcome}: S once in the live events, once in the history, same id`, () => {
@@ -163,6 +189,11 @@ describe('C12 a steer is never duplicated', () => {
   }
 });
 
+/**
+ * A steer pushed during a tool-free streamed answer makes the model run again
+ * with it ("the final-answer check"); at maxTurns it is reported in
+ * `undelivered` instead and stays in the mailbox.
+ */
 describe('C13 a steer during a tool-free answer is never stranded', () => {
   it('M is called again with the steer; the mailbox is empty after the run', () => {
     ts.run(() => {

@@ -1,8 +1,11 @@
 /**
- * Case C03 (../shared/cases/README.md): an abort during the backoff sleep
- * after a retryable error must land at once, not when the sleep ends.
- * "Within a few ms" becomes: `run_cancelled` is delivered before `cancel()`
- * returns (real timers) and in the cancel's own virtual frame (virtual time).
+ * Cancel during the retry backoff. The model's first attempt fails
+ * with a retryable 429; the retry policy allows 3 retries from 2 000 ms
+ * (1 500 ms with this jitter). The caller cancels 100 ms into that sleep.
+ * Checkpoint 9: backoff: the cancel lands at once, not when the sleep ends:
+ * `run_cancelled` (phase `backoff`) is delivered before `cancel()` returns
+ * (real timers; guarantee 3) and in the cancel's own virtual frame (virtual
+ * time). The model is called once and the sleep's timer is cleared.
  */
 import { TestScheduler } from 'rxjs/testing';
 import { describe, expect, it } from 'vitest';

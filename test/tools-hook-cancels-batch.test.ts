@@ -4,10 +4,14 @@ import { CancelSignal, defineAgent, run, tool, type HookReturn, type RunCancelle
 import { collectEvents, scriptedModel } from '../src/testing/index.js';
 
 /**
- * Case C14: in a parallel batch, a later call's beforeToolCall hook cancels
- * the run. No execution may start after the cancel; calls that never started
- * get no `tool_call_started` and a synthetic interrupted result in `partial`
- * (loopctl's reading), so every call is paired.
+ * A `beforeToolCall` hook cancels the run while a batch is prepared. The
+ * model asks for two calls, w1 and w2, to a side-effecting `write`
+ * tool; the hook cancels (through the caller's token or `ctx.cancel`,
+ * synchronously or after an await) when it sees w2. Guarantee 2: nothing
+ * starts after a cancel: no write runs and no `tool_call_started` is emitted;
+ * both calls appear in `partial` with a synthetic interrupted result, so every
+ * call is paired; the terminal is `run_cancelled` with phase `hook`
+ * (checkpoint 11: awaited hook).
  */
 type Canceller = 'caller token T' | 'ctx.cancel';
 type HookKind = 'sync' | 'promise' | 'promise, cancel after an await';
