@@ -14,6 +14,8 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts', 'marbles/**/*.test.ts'],
+    // loopctl/testing's matchers (toMatchLoopctlError), registered with expect.extend.
+    setupFiles: ['./test/support/matchers-setup.ts'],
     typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: './tsconfig.json' },
     pool: 'forks',
     testTimeout: 20_000,

@@ -1,3 +1,6 @@
 /** loopctl/testing: deterministic models and helpers for tests (DESIGN.md §7), as rxjs/testing is for RxJS. */
 export { scriptedModel, type ScriptedModel, type ScriptedStep, type ScriptedToolCall, type ScriptedCall, type ScriptedModelOptions } from './scripted-model.js';
 export { eventLabel, eventLabels, sequentialIds, gate, normalizeError, collectEvents, recordTimeline, type Gate } from './helpers.js';
+export {
+  loopctlMatchers, type LoopctlMatchers, type LoopctlMatcherContext, type LoopctlMatcherResult, type ExpectedLoopctlError,
+} from './matchers.js';
