@@ -15,12 +15,16 @@ import { describe, expect, it } from 'vitest';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const exec = promisify(execFile);
 
-/** The environment of an npm child: the caller's npm settings (cache, registry), not `npm test`'s lifecycle. */
+/** npm settings a child keeps from `npm test`'s environment: where the cache and config are. */
+const KEPT = new Set(['npm_config_cache', 'npm_config_userconfig', 'npm_config_globalconfig', 'npm_config_registry']);
+
+/** A child's environment without `npm test`'s lifecycle and prefix variables (they would point npm at the repo). */
 function npmEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const key of Object.keys(env)) {
-    if (/^npm_(lifecycle|package|command|config_(offline|prefer_online|global|prefix))/i.test(key)) delete env[key];
+    if (key.toLowerCase().startsWith('npm_') && !KEPT.has(key.toLowerCase())) delete env[key];
   }
+  delete env.INIT_CWD;
   return env;
 }
 
