@@ -30,6 +30,8 @@ export function tierConfig(test: { include: string[]; exclude?: string[]; typech
       typecheck: test.typecheck
         ? { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: './tsconfig.json' }
         : { enabled: false },
+      // loopctl/testing's matchers (toMatchLoopctlError), registered with expect.extend.
+      setupFiles: ['./test/support/matchers-setup.ts'],
       pool: 'forks',
       testTimeout: 20_000,
       hookTimeout: 20_000,

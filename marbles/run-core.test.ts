@@ -18,8 +18,8 @@ function agentWith(ts: TestScheduler, steps: Parameters<typeof scriptedModel>[0]
 
 describe('checkpoint 1: turn entry', () => {
   it('a token fired before subscribe ends the run at once: provider untouched, token re-armed', () => {
-    newScheduler().run(() => {
-      const ts = newScheduler();
+    const ts = newScheduler();
+    ts.run(() => {
       const { model, agent } = agentWith(ts, ['never sent'], {});
       const cancel = new CancelSignal();
       cancel.cancel('early');

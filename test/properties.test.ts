@@ -1,14 +1,15 @@
 import { getEventListeners } from 'node:events';
 import fc from 'fast-check';
-import { Observable, Subject, map, timer } from 'rxjs';
+import { Observable, Subject, asapScheduler, map, timer } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
-  CancelSignal, Mailbox, MemorySession, ModelCallError, defineAgent, run, tool, unpairedToolCalls,
+  CancelSignal, Mailbox, MemorySession, ModelCallError, RunEventSchema, defineAgent, run, tool, unpairedToolCalls,
   type Item, type MailboxToken, type RunEvent, type TerminalEvent,
 } from '../src/index.js';
 import { scriptedModel, type ScriptedStep } from '../src/testing/index.js';
+import { useExactTimers } from './support/exact-timers.js';
 
 /**
  * DESIGN.md §4 as properties: random agents, tools, hooks, steering and
@@ -60,6 +61,7 @@ function execute(s: Scenario): Outcome {
   const ts = new TestScheduler((a, b) => expect(a).toEqual(b));
   let outcome!: Outcome;
   ts.run(() => {
+    useExactTimers(ts);
     const log: string[] = [];
     let executions = 0;
     let toolOwned = 0; // actions a signal-ignoring tool keeps scheduled (the tool's, not the run's)
@@ -192,6 +194,8 @@ function check(s: Scenario, o: Outcome): void {
   }
   const terminal = o.runEnded[0]!;
   o.events.forEach((e, i) => expect(e.seq).toBe(i));
+  // the wire schema: every event (and the terminal runEnded saw) parses, and parsing drops or changes nothing
+  for (const e of [...o.events, terminal]) expect(RunEventSchema.parse(e)).toEqual(e);
   // 2 and 4. after a cancel was raised: nothing new starts; the run is cancelled (unless its outcome was already decided)
   if (o.raisedAt?.beforeTerminal) expect(terminal.type).toBe('run_cancelled');
   // 3. latency: a cancel from outside has its terminal delivered before cancel() returns
@@ -250,4 +254,32 @@ describe('DESIGN.md §4 guarantees under random schedules', () => {
       throw new Error(`property failed; replay with:\n  ${replay}\ncounterexample: ${fc.stringify(details.counterexample)}\n${String(details.errorInstance)}`);
     }
   }, 120_000);
+});
+
+describe('the virtual clock the properties run on', () => {
+  /** Two timers due at frame 2; the first schedules an asap action that stops the second. */
+  const scenario = (ts: TestScheduler, exact: boolean): string[] => {
+    const log: string[] = [];
+    ts.run(() => {
+      if (exact) useExactTimers(ts);
+      const second = new Subject<void>();
+      timer(2).subscribe(() => {
+        log.push('first');
+        asapScheduler.schedule(() => (log.push('asap'), second.next()));
+      });
+      const sub = timer(2).subscribe(() => log.push('second'));
+      second.subscribe(() => sub.unsubscribe());
+    });
+    return log;
+  };
+
+  it("rxjs's run-mode timers run the asap action in the second timer's slot, then throw", () => {
+    const ts = new TestScheduler((a, b) => expect(a).toEqual(b));
+    expect(() => scenario(ts, false)).toThrow('Expected a due immediate or interval');
+  });
+
+  it('with useExactTimers each handle runs its own handler, expired timers before the immediate they set', () => {
+    const ts = new TestScheduler((a, b) => expect(a).toEqual(b));
+    expect(scenario(ts, true)).toEqual(['first', 'second', 'asap']);
+  });
 });

@@ -69,7 +69,7 @@ export function gate<T = void>(): Gate<T> {
 }
 
 /**
- * The error-normalising matcher's core: any thrown value as a plain
+ * The core of the `toMatchLoopctlError` matcher (`loopctlMatchers`): any thrown value as a plain
  * `{ name, message, …typed fields }`, so specs compare errors with `toEqual`
  * whatever their class or stack.
  */

@@ -1,0 +1,138 @@
+/**
+ * The packed package in a fresh `npm init -y` project (CommonJS), installed offline from the tarball:
+ * `require()` of each entry, and the README's "Use" snippet as CommonJS (.ts) and as ESM (.mts),
+ * typechecked with `--module nodenext` and run with plain node.
+ */
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const exec = promisify(execFile);
+
+/** npm settings a child keeps from `npm test`'s environment: where the cache and config are. */
+const KEPT = new Set(['npm_config_cache', 'npm_config_userconfig', 'npm_config_globalconfig', 'npm_config_registry']);
+
+/** A child's environment without `npm test`'s lifecycle and prefix variables (they would point npm at the repo). */
+function npmEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const key of Object.keys(env)) {
+    if (key.toLowerCase().startsWith('npm_') && !KEPT.has(key.toLowerCase())) delete env[key];
+  }
+  delete env.INIT_CWD;
+  return env;
+}
+
+async function run(file: string, args: string[], cwd: string): Promise<{ stdout: string; stderr: string }> {
+  try {
+    return await exec(file, args, { cwd, env: npmEnv(), timeout: 150_000, maxBuffer: 16 * 1024 * 1024 });
+  } catch (error) {
+    const e = error as Error & { stdout?: string; stderr?: string };
+    const command = `${path.basename(file)} ${args.join(' ')}`;
+    throw new Error(`${command} (in ${cwd}) failed: ${e.message}\n${e.stdout}\n${e.stderr}`);
+  }
+}
+
+/**
+ * `npm pack` of a copy of the package's inputs (its prepack script builds `dist/` there), so the
+ * repository's own `dist/`, which the CLI specs run, is never rewritten under them.
+ */
+async function pack(tmp: string): Promise<string> {
+  const pkg = path.join(tmp, 'pkg');
+  mkdirSync(pkg);
+  for (const entry of ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'src', 'README.md', 'LICENSE']) {
+    if (existsSync(path.join(root, entry))) cpSync(path.join(root, entry), path.join(pkg, entry), { recursive: true });
+  }
+  symlinkSync(path.join(root, 'node_modules'), path.join(pkg, 'node_modules'), 'dir');
+  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', tmp], pkg);
+  const [{ filename }] = JSON.parse(stdout.slice(stdout.indexOf('['))) as [{ filename: string }];
+  return path.join(tmp, filename);
+}
+
+/**
+ * A lockfile for the consumer made of the repository's own production entries: npm resolves an
+ * install without a lockfile from full packuments, which `npm ci` never caches; with one, it needs
+ * only the tarballs `npm ci` put in the npm cache, so `--offline` works.
+ */
+function writeConsumerLock(consumer: string, tarball: string): void {
+  const own = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as Record<string, unknown>;
+  const lock = JSON.parse(readFileSync(path.join(root, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, { dev?: boolean }>;
+  };
+  const me = JSON.parse(readFileSync(path.join(consumer, 'package.json'), 'utf8')) as Record<string, string>;
+  const spec = `file:${path.relative(consumer, tarball)}`;
+  const integrity = `sha512-${createHash('sha512').update(readFileSync(tarball)).digest('base64')}`;
+  const packages: Record<string, unknown> = {
+    '': { name: me.name, version: me.version, license: me.license, dependencies: { loopctl: spec } },
+    'node_modules/loopctl': {
+      version: own.version, resolved: spec, integrity, license: own.license,
+      dependencies: own.dependencies, bin: own.bin, engines: own.engines,
+    },
+  };
+  for (const [at, entry] of Object.entries(lock.packages)) if (at !== '' && !entry.dev) packages[at] = entry;
+  const consumerLock = { name: me.name, version: me.version, lockfileVersion: 3, requires: true, packages };
+  writeFileSync(path.join(consumer, 'package-lock.json'), JSON.stringify(consumerLock, null, 2));
+}
+
+/** What `node -e` prints for each entry when required from the consumer. */
+const REQUIRE_SCRIPT = `
+const entries = ['loopctl', 'loopctl/testing', 'loopctl/node'];
+Promise.all(entries.map(async (entry) => {
+  const required = require(entry);
+  const imported = await import(entry);
+  return { entry, file: require.resolve(entry), keys: Object.keys(required).sort(), same: required === imported };
+})).then((out) => console.log(JSON.stringify(out)));
+`;
+
+describe('C34: CommonJS and ESM consumers of the packed package (Node >= 20.19, require of an ES module)', () => {
+  it('require() loads each entry, and the README snippet typechecks and runs as CommonJS and as ESM', async () => {
+    const tmp = mkdtempSync(path.join(tmpdir(), 'loopctl-consumer-'));
+    try {
+      const tarball = await pack(tmp);
+      const consumer = path.join(tmp, 'consumer');
+      mkdirSync(consumer);
+      await run('npm', ['init', '-y'], consumer);
+      writeConsumerLock(consumer, tarball);
+      await run('npm', ['install', '--offline', '--no-audit', '--no-fund', tarball], consumer);
+
+      const required = JSON.parse((await run(process.execPath, ['-e', REQUIRE_SCRIPT], consumer)).stdout) as {
+        entry: string; file: string; keys: string[]; same: boolean;
+      }[];
+      const sources = [
+        await import('../src/index.js'), await import('../src/testing/index.js'), await import('../src/node/index.js'),
+      ];
+      expect(required).toEqual(
+        ['index.js', 'testing/index.js', 'node/index.js'].map((file, i) => ({
+          entry: ['loopctl', 'loopctl/testing', 'loopctl/node'][i],
+          file: path.join(consumer, 'node_modules/loopctl/dist', file),
+          keys: Object.keys(sources[i]!).sort(),
+          same: true, // require() and import() give the same module: one copy of the package, never two
+        })),
+      );
+
+      const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
+      const snippet = /^## Use\n[\s\S]*?```ts\n([\s\S]*?)```/m.exec(readme)?.[1];
+      expect(snippet).toContain("from 'loopctl'");
+      writeFileSync(path.join(consumer, 'use.ts'), snippet!); // CommonJS: `npm init -y` makes a CommonJS package
+      writeFileSync(path.join(consumer, 'use.mts'), snippet!);
+      const tsc = path.join(root, 'node_modules/typescript/bin/tsc');
+      const types = ['--types', 'node', '--typeRoots', path.join(root, 'node_modules/@types')];
+      const options = ['--module', 'nodenext', '--moduleResolution', 'nodenext', '--strict', '--skipLibCheck'];
+      // Typechecks both files (any type error fails it), then writes out/use.js (CommonJS) and out/use.mjs.
+      const emit = ['--noEmitOnError', '--outDir', 'out', 'use.ts', 'use.mts'];
+      const check = await run(process.execPath, [tsc, ...options, ...types, ...emit], consumer);
+      expect(check.stdout).toBe('');
+      expect(readFileSync(path.join(consumer, 'out/use.js'), 'utf8')).toContain('require("loopctl")');
+      for (const file of ['out/use.js', 'out/use.mjs']) {
+        expect((await run(process.execPath, [file], consumer)).stdout).toBe('2 + 3 = 5\n[stop] 4 items saved\n');
+      }
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  }, 240_000);
+});
