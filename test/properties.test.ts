@@ -12,7 +12,7 @@ import { scriptedModel, type ScriptedStep } from '../src/testing/index.js';
 import { useExactTimers } from './support/exact-timers.js';
 
 /**
- * DESIGN.md §4 as properties: random agents, tools, hooks, steering and
+ * The guarantees of docs/cancellation.md as properties: random agents, tools, hooks, steering and
  * cancel moments, each run in virtual time (TestScheduler run mode), then
  * guarantees 1–9 and 11 checked. FC_RUNS raises the count; a failure prints
  * its seed and path: replay with FC_SEED=<seed> FC_PATH=<path> npx vitest run test/properties.test.ts
