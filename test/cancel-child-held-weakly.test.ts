@@ -85,6 +85,21 @@ describe('a child CancelSignal is held weakly by its parent', () => {
     expect([refs.listened, refs.middle, refs.viewed].map((r) => r.deref())).toEqual([undefined, undefined, undefined]);
   });
 
+  it('a child created by the parent\'s own listener after a reset belongs to the next token', () => {
+    const parent = new CancelSignal();
+    const first = parent.child();
+    let second: CancelSignal | undefined;
+    parent.onCancel(() => {
+      parent.reset();
+      second = parent.child();
+    });
+    parent.cancel('stop');
+    expect(first.reason).toBe('stop');
+    expect(second?.isCancelled).toBe(false);
+    parent.cancel('again');
+    expect(second?.reason).toBe('again');
+  });
+
   it('a run keeps its child token while it lives: GC during a tool call, then the caller cancels', async () => {
     const caller = new CancelSignal();
     const started = gate();
