@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { childEntryCount } from '../src/cancel/cancel-signal.js';
 import { CancelSignal, defineAgent, run, tool } from '../src/index.js';
 import { collectEvents, gate, scriptedModel } from '../src/testing/index.js';
 
@@ -46,10 +47,23 @@ describe('a child CancelSignal is held weakly by its parent', () => {
     expect(kept.map((c) => c.reason === reason)).toEqual([true, true, true]);
   });
 
+  it('C17: the parent\'s set of children does not grow with dropped children', async () => {
+    const parent = new CancelSignal();
+    const kept = parent.child();
+    for (let i = 0; i < 10_000; i++) parent.child();
+    expect(childEntryCount(parent)).toBe(10_001);
+    // Finalization callbacks run in a task after a GC: give them a bounded number of rounds.
+    for (let round = 0; round < 20 && childEntryCount(parent) > 1; round++) await collectGarbage();
+    expect(childEntryCount(parent)).toBe(1);
+    parent.cancel('stop');
+    expect(kept.reason).toBe('stop');
+  });
+
   it('C17: dispose() still detaches a child at once, without waiting for GC', () => {
     const parent = new CancelSignal();
     const [a, b, c] = [parent.child(), parent.child(), parent.child()];
     b.dispose();
+    expect(childEntryCount(parent)).toBe(2);
     parent.cancel('stop');
     expect([a.reason, b.isCancelled, b.reason, c.reason]).toEqual(['stop', false, undefined, 'stop']);
   });
@@ -108,7 +122,8 @@ describe('a child CancelSignal is held weakly by its parent', () => {
       execute: () => (started.open(), new Promise<string>(() => {})),
     });
     const model = scriptedModel([{ toolCalls: [{ name: 'slow' }] }, 'never']);
-    const done = collectEvents(run(defineAgent({ name: 'a', instructions: '', model, tools: [slow] }), 'go', { cancel: caller }));
+    const agent = defineAgent({ name: 'a', instructions: '', model, tools: [slow] });
+    const done = collectEvents(run(agent, 'go', { cancel: caller }));
     await started.promise;
     await collectGarbage();
     const reason = { type: 'shutdown' };
