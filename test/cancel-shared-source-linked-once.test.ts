@@ -1,6 +1,7 @@
 import { getEventListeners } from 'node:events';
 import { NEVER, Observable, Subject, VirtualTimeScheduler, map, timer } from 'rxjs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { UNREADABLE_REASON } from '../src/cancel/index.js';
 import { CancelSignal, defineAgent, run, type RunEvent, type RunOptions, type TerminalEvent } from '../src/index.js';
 import { collectEvents, gate, scriptedModel, type Gate } from '../src/testing/index.js';
 
@@ -92,7 +93,8 @@ describe('a shared AbortSignal is linked once', () => {
 });
 
 describe('a shared cancel$ Observable is subscribed once', () => {
-  it('C23: 20 concurrent runs given one cancel$ subscribe to it once; its first value ends all 20 with that reason', async () => {
+  it('C23: 20 concurrent runs given one cancel$ subscribe to it once; '
+    + 'its first value ends all 20 with that reason', async () => {
     const source = new Subject<unknown>();
     let subscribed = 0;
     let unsubscribed = 0;
@@ -186,7 +188,7 @@ describe('reading signal.reason is total', () => {
     return { signal: controller.signal, abort: () => controller.abort() };
   }
 
-  it('an abort whose reason cannot be read ends every run run_cancelled with the unreadable-reason placeholder', async () => {
+  it('an abort whose reason cannot be read ends every run run_cancelled with UNREADABLE_REASON', async () => {
     const { signal, abort } = hostileSignal(false);
     const runs = [liveRun({ signal }), liveRun({ signal })];
     await nextTask();
@@ -196,6 +198,8 @@ describe('reading signal.reason is total', () => {
       ['run_cancelled', { type: 'unreadable_reason' }],
       ['run_cancelled', { type: 'unreadable_reason' }],
     ]);
+    expect(ends.every((e) => e.type === 'run_cancelled' && e.reason === UNREADABLE_REASON)).toBe(true);
+    expect(Object.isFrozen(UNREADABLE_REASON)).toBe(true);
     expect(abortListeners(signal)).toBe(0);
     await nextTask();
     expect(uncaught).toEqual([]);
@@ -206,6 +210,8 @@ describe('reading signal.reason is total', () => {
     const events = await liveRun({ signal });
     expect(events.map((e) => e.type)).toEqual(['run_started', 'run_cancelled']);
     expect(terminal(events)).toMatchObject({ phase: 'turn_entry', reason: { type: 'unreadable_reason' } });
+    const end = terminal(events);
+    expect(end.type === 'run_cancelled' && end.reason).toBe(UNREADABLE_REASON);
   });
 
   it('CancelSignal.from reads it the same way', () => {
@@ -213,6 +219,6 @@ describe('reading signal.reason is total', () => {
     const live = hostileSignal(false);
     const s = CancelSignal.from(live.signal);
     live.abort();
-    expect(s.reason).toEqual({ type: 'unreadable_reason' });
+    expect(s.reason).toBe(UNREADABLE_REASON);
   });
 });

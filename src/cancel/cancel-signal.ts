@@ -1,4 +1,5 @@
 import { Observable, config, isObservable, type Subscription } from 'rxjs';
+import { readAbortReason, readAborted } from './abort-reason.js';
 import { ChildLinks } from './child-links.js';
 
 /** Listener called with the cancel reason (see {@link CancelSignal.onCancel}). */
@@ -75,11 +76,13 @@ export class CancelSignal implements Disposable {
 
   /**
    * A root-like signal that fires when `source` does: an AbortSignal's abort (reason
-   * `source.reason`; born fired if already aborted) or an Observable's first value
-   * (reason = that value). The abort listener / subscription is dropped when the
-   * source fires or on `dispose()`. An Observable that errors or completes without a
-   * value never fires it (its error is swallowed). Throws `TypeError` for other inputs.
-   * Resetting the result does not re-listen to a source that already fired.
+   * `source.reason`, or `UNREADABLE_REASON` when reading it throws: "reading a reason never
+   * throws"; born fired if already aborted) or an Observable's first value (reason = that
+   * value). The abort listener / subscription is dropped when the source fires or on
+   * `dispose()`. An Observable that errors or completes without a value never fires it (its
+   * error is swallowed). Throws `TypeError` for other inputs. Resetting the result does not
+   * re-listen to a source that already fired. Each call links anew: share one result rather
+   * than calling it per use on a long-lived source.
    */
   static from(source: AbortSignal | Observable<unknown>): CancelSignal {
     const sig = new CancelSignal();
@@ -108,14 +111,14 @@ export class CancelSignal implements Disposable {
     if (!abort || typeof abort.aborted !== 'boolean' || typeof abort.addEventListener !== 'function') {
       throw new TypeError('CancelSignal.from expects an AbortSignal or an Observable');
     }
-    if (abort.aborted) {
-      sig.cancel(abort.reason);
+    if (readAborted(abort)) {
+      sig.cancel(readAbortReason(abort));
       return sig;
     }
     const onAbort = (): void => {
       abort.removeEventListener('abort', onAbort);
       sig.#unlinkSource = null;
-      sig.cancel(abort.reason);
+      sig.cancel(readAbortReason(abort));
     };
     abort.addEventListener('abort', onAbort);
     sig.#unlinkSource = () => abort.removeEventListener('abort', onAbort);
