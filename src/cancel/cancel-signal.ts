@@ -1,4 +1,6 @@
 import { Observable, config, isObservable, type Subscription } from 'rxjs';
+import { readAbortReason, readAborted } from './abort-reason.js';
+import { ChildLinks } from './child-links.js';
 
 /** Listener called with the cancel reason (see {@link CancelSignal.onCancel}). */
 export type CancelListener = (reason: unknown) => void;
@@ -37,6 +39,7 @@ const disposeSymbol: typeof Symbol.dispose =
   (Symbol.dispose ?? Symbol.for('nodejs.dispose')) as typeof Symbol.dispose;
 
 let tokenOf: (signal: CancelSignal) => Token;
+let childrenOf: (signal: CancelSignal) => ChildLinks<CancelSignal> | null;
 
 /**
  * A sticky, re-armable cancel token ("only a CancelSignal re-arms"; guarantees 5, 8, 9
@@ -57,22 +60,29 @@ let tokenOf: (signal: CancelSignal) => Token;
  */
 export class CancelSignal implements Disposable {
   #token = new Token();
-  #children: Set<CancelSignal> | null = null;
+  #children: ChildLinks<CancelSignal> | null = null;
   #parent: CancelSignal | null = null;
+  /** This child's entry in its parent's links (null for a root or once disposed). */
+  #link: WeakRef<CancelSignal> | null = null;
+  /** Whether the parent holds this child strongly ("a listened-to child is kept"). */
+  #pinned = false;
   #unlinkSource: (() => void) | null = null;
   #cancelled$: Observable<unknown> | null = null;
 
   static {
     tokenOf = (signal) => signal.#token;
+    childrenOf = (signal) => signal.#children;
   }
 
   /**
    * A root-like signal that fires when `source` does: an AbortSignal's abort (reason
-   * `source.reason`; born fired if already aborted) or an Observable's first value
-   * (reason = that value). The abort listener / subscription is dropped when the
-   * source fires or on `dispose()`. An Observable that errors or completes without a
-   * value never fires it (its error is swallowed). Throws `TypeError` for other inputs.
-   * Resetting the result does not re-listen to a source that already fired.
+   * `source.reason`, or `UNREADABLE_REASON` when reading it throws: "reading a reason never
+   * throws"; born fired if already aborted) or an Observable's first value (reason = that
+   * value). The abort listener / subscription is dropped when the source fires or on
+   * `dispose()`. An Observable that errors or completes without a value never fires it (its
+   * error is swallowed). Throws `TypeError` for other inputs. Resetting the result does not
+   * re-listen to a source that already fired. Each call links anew: share one result rather
+   * than calling it per use on a long-lived source.
    */
   static from(source: AbortSignal | Observable<unknown>): CancelSignal {
     const sig = new CancelSignal();
@@ -101,14 +111,14 @@ export class CancelSignal implements Disposable {
     if (!abort || typeof abort.aborted !== 'boolean' || typeof abort.addEventListener !== 'function') {
       throw new TypeError('CancelSignal.from expects an AbortSignal or an Observable');
     }
-    if (abort.aborted) {
-      sig.cancel(abort.reason);
+    if (readAborted(abort)) {
+      sig.cancel(readAbortReason(abort));
       return sig;
     }
     const onAbort = (): void => {
       abort.removeEventListener('abort', onAbort);
       sig.#unlinkSource = null;
-      sig.cancel(abort.reason);
+      sig.cancel(readAbortReason(abort));
     };
     abort.addEventListener('abort', onAbort);
     sig.#unlinkSource = () => abort.removeEventListener('abort', onAbort);
@@ -135,6 +145,7 @@ export class CancelSignal implements Disposable {
     if (ac === null) {
       ac = tok.ac = new AbortController();
       if (tok.fired) ac.abort(tok.reason);
+      else this.#updatePin(); // whoever holds the view may be waiting on it
     }
     return ac.signal;
   }
@@ -164,6 +175,9 @@ export class CancelSignal implements Disposable {
     const r = reason === undefined ? DEFAULT_CANCEL_REASON : reason;
     tok.fired = true;
     tok.reason = r;
+    // Snapshot first: a child attached while we notify (a run started from a handler after
+    // a reset) belongs to the next token and must not see this cancel.
+    const children = this.#children === null ? null : this.#children.live();
     if (tok.ac !== null) {
       try { tok.ac.abort(r); } catch (err) { report(err); }
     }
@@ -175,10 +189,8 @@ export class CancelSignal implements Disposable {
       }
       listeners.clear();
     }
-    // Snapshot: a child attached while we notify (a run started from a handler after
-    // a reset) belongs to the next token and must not see this cancel.
-    const children = this.#children;
-    if (children !== null && children.size > 0) for (const child of [...children]) child.cancel(r);
+    if (children !== null) for (const child of children) child.cancel(r);
+    this.#updatePin(); // fired: nothing waits on this token any more
   }
 
   /**
@@ -201,25 +213,38 @@ export class CancelSignal implements Disposable {
       return noop;
     }
     const listeners = (tok.listeners ??= new Map());
-    const remove = (): void => { listeners.delete(remove); };
+    const remove = (): void => {
+      if (listeners.delete(remove) && listeners.size === 0 && this.#pinned) this.#updatePin();
+    };
     listeners.set(remove, listener);
+    if (!this.#pinned && this.#parent !== null) this.#updatePin();
     return remove;
   }
 
   /** Re-arms: swaps a fired token for a fresh one (guarantee 5: one cancel, one cancelled run). No-op when unfired. */
   reset(): void {
-    if (this.#token.fired) this.#token = new Token();
+    if (this.#token.fired) {
+      this.#token = new Token();
+      this.#updatePin();
+    }
   }
 
   /**
    * A signal that fires with this one's reason whenever this one fires, now or after
-   * any number of resets (never the reverse). Born fired if this one is fired.
-   * Detach it with `child.dispose()` (guarantee 12: sub-runs on a child token; the token tree does not grow).
+   * any number of resets (never the reverse). Born fired if this one is fired. Children
+   * fire after this one's listeners, in creation order.
+   *
+   * A dropped child is freed: the parent holds a child weakly, so dropping every reference
+   * to it is enough, `dispose()` is optional (it detaches at once). A listened-to child is
+   * kept: while the child's current token has an `onCancel` listener (also `notified()`
+   * and a `cancelled$` subscription), while its `signal` view exists unfired, or while one
+   * of its own children is kept, the parent holds it strongly, so a listener is never lost
+   * to GC (guarantee 12: sub-runs on a child token; the token tree does not grow).
    */
   child(): CancelSignal {
     const child = new CancelSignal();
     child.#parent = this;
-    (this.#children ??= new Set()).add(child);
+    child.#link = (this.#children ??= new ChildLinks()).add(child);
     const tok = this.#token;
     if (tok.fired) child.cancel(tok.reason);
     return child;
@@ -233,13 +258,35 @@ export class CancelSignal implements Disposable {
     const parent = this.#parent;
     if (parent !== null) {
       this.#parent = null;
-      parent.#children?.delete(this);
+      parent.#children!.remove(this, this.#link!);
+      this.#link = null;
+      if (this.#pinned) {
+        this.#pinned = false;
+        parent.#updatePin();
+      }
     }
     const unlink = this.#unlinkSource;
     if (unlink !== null) {
       this.#unlinkSource = null;
       unlink();
     }
+  }
+
+  /**
+   * "A listened-to child is kept": pins this child in its parent while its current token
+   * has listeners or an unfired `signal` view, or while one of its children is pinned;
+   * unpins it otherwise. Propagates up, so a kept grandchild keeps its dropped parent.
+   */
+  #updatePin(): void {
+    const parent = this.#parent;
+    if (parent === null) return;
+    const tok = this.#token;
+    const wanted = (!tok.fired && ((tok.listeners !== null && tok.listeners.size > 0) || tok.ac !== null))
+      || (this.#children !== null && this.#children.pinnedCount > 0);
+    if (wanted === this.#pinned) return;
+    this.#pinned = wanted;
+    parent.#children!.setPinned(this, wanted);
+    parent.#updatePin();
   }
 
   /** Same as {@link CancelSignal.dispose} (`using` support). */
@@ -255,4 +302,12 @@ export class CancelSignal implements Disposable {
  */
 export function cancelMark(signal: CancelSignal): CancelMark {
   return tokenOf(signal);
+}
+
+/**
+ * How many children `signal` still has entries for (finalized ones not yet swept included).
+ * @internal Lets tests check that the token tree does not grow with dropped children; not exported from the package.
+ */
+export function childEntryCount(signal: CancelSignal): number {
+  return childrenOf(signal)?.size ?? 0;
 }

@@ -1,5 +1,6 @@
 import type { Subscription } from 'rxjs';
 import { cancellableTimer } from '../cancel/cancellable-timer.js';
+import { linkSharedObservable, linkSharedSignal } from '../cancel/shared-source.js';
 import type { RunController } from './run-controller.js';
 
 /** The reason a run deadline cancels with (docs/cancellation.md, "Sources of cancel"). */
@@ -16,17 +17,11 @@ export const DEADLINE_REASON = Object.freeze({ type: 'deadline' as const });
 export function linkCancelSources(rc: RunController<any>, links: Subscription): void {
   const { cancel$, signal, deadlines, steer$ } = rc.opts;
   const token = rc.token;
-  if (signal) {
-    if (signal.aborted) token.cancel(signal.reason);
-    else {
-      const onAbort = (): void => token.cancel(signal.reason);
-      signal.addEventListener('abort', onAbort, { once: true });
-      links.add(() => signal.removeEventListener('abort', onAbort));
-    }
-  }
-  if (cancel$ && !token.isCancelled) {
-    links.add(cancel$.subscribe({ next: (reason) => token.cancel(reason), error: () => {} }));
-  }
+  const cancelRun = (reason: unknown): void => token.cancel(reason);
+  // A shared source is linked once: many live runs given the same signal or cancel$ add one
+  // listener or subscription to it between them (no MaxListenersExceededWarning).
+  if (signal) links.add(linkSharedSignal(signal, cancelRun));
+  if (cancel$ && !token.isCancelled) links.add(linkSharedObservable(cancel$, cancelRun));
   if (deadlines?.runMs !== undefined && !token.isCancelled) {
     links.add(cancellableTimer(deadlines.runMs, token, rc.scheduler).subscribe(() => token.cancel(DEADLINE_REASON)));
   }

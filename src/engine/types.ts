@@ -108,8 +108,9 @@ export interface Agent<C = unknown> extends AgentDefinition<C> {
  * Options of `run()` and `start()`. Invalid ones throw a
  * `ConfigurationError` naming the field before anything runs.
  * Cancel sources: `cancel` (sticky and re-armable), `cancel$` (a hot
- * emission before the run subscribed is not seen), `signal` (an aborted
- * AbortSignal cancels every run it is given).
+ * emission before the run subscribed is not seen; one subscription shared by
+ * the live runs given it), `signal` (an aborted AbortSignal cancels every run
+ * it is given; one listener shared by the live runs given it).
  */
 export interface RunOptions<C = unknown> {
   /**
@@ -117,11 +118,21 @@ export interface RunOptions<C = unknown> {
    * (guarantee 5: one cancel, one cancelled run).
    */
   readonly cancel?: CancelSignal;
-  /** Its first emission (the value is the reason) cancels the run. Subscribed for the run's lifetime; its error or completion cancels nothing. */
+  /**
+   * Its first emission (the value is the reason) cancels the run; its error or completion
+   * cancels nothing. A shared source is linked once: the live runs given this same Observable
+   * share one subscription, made by the first of them and dropped when the last one ends (or
+   * on its first value, error or completion). So a cold `cancel$` starts when the first run
+   * using it subscribes and is not restarted for later runs: `timer(5_000)` given to several
+   * runs fires 5 s after the first of them started, for every run using it then. A run that
+   * starts once it is dropped subscribes afresh; a hot emission before that is not seen.
+   */
   readonly cancel$?: Observable<unknown>;
   /**
-   * Aborting it cancels the run (reason: `signal.reason`); never aborted by loopctl
-   * (guarantee 8: the caller's token is never fired).
+   * Aborting it cancels the run (reason: `signal.reason`, or `UNREADABLE_REASON` when reading
+   * it throws); never aborted by loopctl (guarantee 8: the caller's token is never fired).
+   * A shared source is linked once: the live runs given this same signal add one 'abort'
+   * listener to it between them, removed when the last of them ends.
    */
   readonly signal?: AbortSignal;
   /** The caller's mailbox; without one the run makes its own, unreachable afterwards (docs/steering.md). */
