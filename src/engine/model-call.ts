@@ -78,7 +78,8 @@ export function callModel$(rc: RunController<any>, request: Omit<ModelRequest, '
               } else if (event.type === 'response') response = event.response;
             },
             error: (err) => {
-              rc.usage = addUsage(rc.usage, response?.usage); // a response came, then the call failed: it was billed
+              // A response came, then the call failed: it was billed.
+              if (response) rc.usage = addUsage(rc.usage, response.usage);
               subscriber.error(stream && started && !(err instanceof ModelCallError && err.streamStarted) ? new StreamFailure(err) : err);
             },
             complete: () => {
@@ -162,7 +163,7 @@ function record(rc: RunController<any>, response: ModelResponse): Step {
   return {
     type: 'model_response_completed',
     finishReason: response.finishReason,
-    usage: response.usage ?? ZERO_USAGE,
+    usage: addUsage(ZERO_USAGE, response.usage), // (0, 0, 0, not reported) when the response had no counts
     ...(response.refusal !== undefined ? { refusal: response.refusal } : {}),
     ...(response.reasoning !== undefined ? { reasoning: response.reasoning } : {}),
   };

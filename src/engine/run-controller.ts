@@ -2,7 +2,7 @@ import { Subscription, asapScheduler, defer, asyncScheduler, config, type Observ
 import { CancelSignal } from '../cancel/cancel-signal.js';
 import { stage } from '../cancel/stage.js';
 import { ConcurrentRunError, isConfigurationError, isModelCallError, isModelOutputError, isTimeoutError, serializeError } from '../errors.js';
-import type { CancelPhase, RunEvent, RunEventDraft, StopReason, TerminalEvent, Undelivered } from '../events.js';
+import type { CancelPhase, RunEvent, RunEventDraft, RunFailed, TerminalEvent, Undelivered } from '../events.js';
 import { ZERO_USAGE, type Item, type Usage } from '../items.js';
 import { Mailbox, type MailboxToken } from '../mailbox/mailbox.js';
 import type { ModelResponse } from '../model/types.js';
@@ -16,7 +16,7 @@ import type { Agent, HookContext, Hooks, RunOptions } from './types.js';
 /** How the run loop (`body$`) reports its end to the controller. */
 export type Outcome =
   | { readonly kind: 'completed'; readonly output: string; readonly response: ModelResponse }
-  | { readonly kind: 'failed'; readonly stopReason: StopReason; readonly error: unknown }
+  | { readonly kind: 'failed'; readonly stopReason: RunFailed['stopReason']; readonly error: unknown }
   | { readonly kind: 'cancelled'; readonly reason: unknown };
 
 /** What the loop emits: event drafts, or its outcome. */
@@ -203,17 +203,25 @@ export class RunController<C = unknown> {
   #terminal(outcome: Outcome, undelivered: Undelivered[]): TerminalEvent {
     const base = { runId: this.runId, seq: this.#seq, turn: this.turn, at: this.scheduler.now(), undelivered, usage: this.usage };
     switch (outcome.kind) {
-      case 'completed':
-        return { type: 'run_completed', ...base, output: outcome.output, finishReason: outcome.response.finishReason };
-      case 'cancelled':
-        return { type: 'run_cancelled', ...base, reason: outcome.reason, phase: this.phase, partial: this.scratch.partial(() => this.nextId()) };
-      case 'failed':
-        return { type: 'run_failed', ...base, error: serializeError(outcome.error), stopReason: outcome.stopReason, partial: this.scratch.partial(() => this.nextId()) };
+      case 'completed': {
+        const { finishReason } = outcome.response;
+        return { type: 'run_completed', ...base, stopReason: 'completed', output: outcome.output, finishReason };
+      }
+      case 'cancelled': {
+        const partial = this.scratch.partial(() => this.nextId());
+        const { reason } = outcome;
+        return { type: 'run_cancelled', ...base, stopReason: 'cancelled', reason, phase: this.phase, partial };
+      }
+      case 'failed': {
+        const partial = this.scratch.partial(() => this.nextId());
+        const { stopReason } = outcome;
+        return { type: 'run_failed', ...base, error: serializeError(outcome.error), stopReason, partial };
+      }
     }
   }
 }
 
-function stopReasonOf(error: unknown): StopReason {
+function stopReasonOf(error: unknown): RunFailed['stopReason'] {
   if (isModelCallError(error) || isTimeoutError(error) || isModelOutputError(error)) return 'model_error';
   if (isConfigurationError(error)) return 'configuration_error';
   return 'internal_error';
