@@ -1,5 +1,6 @@
 import type { Subscription } from 'rxjs';
 import { cancellableTimer } from '../cancel/cancellable-timer.js';
+import { optionalDeadline } from './deadlines.js';
 import type { RunController } from './run-controller.js';
 
 /** The reason a run deadline cancels with (docs/cancellation.md, "Sources of cancel"). */
@@ -27,8 +28,9 @@ export function linkCancelSources(rc: RunController<any>, links: Subscription): 
   if (cancel$ && !token.isCancelled) {
     links.add(cancel$.subscribe({ next: (reason) => token.cancel(reason), error: () => {} }));
   }
-  if (deadlines?.runMs !== undefined && !token.isCancelled) {
-    links.add(cancellableTimer(deadlines.runMs, token, rc.scheduler).subscribe(() => token.cancel(DEADLINE_REASON)));
+  const runMs = optionalDeadline(deadlines?.runMs);
+  if (runMs !== undefined && !token.isCancelled) {
+    links.add(cancellableTimer(runMs, token, rc.scheduler).subscribe(() => token.cancel(DEADLINE_REASON)));
   }
   if (steer$) {
     links.add(steer$.subscribe({ next: (text) => rc.mailbox.push(String(text)), error: () => {} }));

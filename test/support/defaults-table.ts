@@ -26,7 +26,7 @@ function leaves(value: unknown, path: string[] = []): [string, number][] {
  * `<!-- defaults-table -->` and `<!-- /defaults-table -->`.
  */
 export function defaultsTable(): string {
-  const lines = ['| setting | default | unit | what it bounds |', '| --- | --- | --- | --- |'];
+  const lines = ['| setting | default | unit | meaning |', '| --- | --- | --- | --- |'];
   for (const [path, value] of leaves(DEFAULTS)) {
     const row = ROWS[path];
     if (!row) throw new Error(`defaults-table: no description for DEFAULTS.${path}`);
