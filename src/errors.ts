@@ -79,7 +79,7 @@ export class ToolExecutionError extends LoopctlError {
 }
 
 /** Which deadline expired (docs/recovery.md, "Deadlines"). */
-export type TimeoutKind = 'first_event' | 'idle' | 'request' | 'tool' | 'run';
+export type TimeoutKind = 'first_event' | 'idle' | 'request' | 'tool' | 'run' | 'commit';
 
 /**
  * A deadline expired after `timeoutMs` ms. Not a cancel (guarantee 4: cancelled is not failed), except

@@ -10,9 +10,11 @@ import type { RunController, Step } from './run-controller.js';
 
 type AttemptStep = Step | { readonly type: '@response'; readonly response: ModelResponse };
 
+const MODEL_DEADLINES: readonly string[] = ['first_event', 'idle', 'request'];
+
 /** "Retry transient errors only": the adapter's `retryable`, or a model deadline (never a cancel). */
 export function isRetryable(err: unknown): boolean {
-  return (isModelCallError(err) && err.retryable) || (isTimeoutError(err) && err.kind !== 'tool' && err.kind !== 'run');
+  return (isModelCallError(err) && err.retryable) || (isTimeoutError(err) && MODEL_DEADLINES.includes(err.kind));
 }
 
 /** What the breaker counts and what may switch to the fallback: the model failed (a cancel is never an error here). */
