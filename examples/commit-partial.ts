@@ -25,7 +25,7 @@ run(agent, 'Write a greeting', { session, mailbox, cancel }).subscribe(async (ev
   if (event.type === 'text_delta' && event.delta === ' world') cancel.cancel('user stop');
   if (event.type === 'run_cancelled') {
     console.log(`session before commit: ${session.items.length} items`);
-    const withdrawn = await commitPartial(session, event.partial, mailbox);
+    const withdrawn = await commitPartial(session, event, mailbox); // the event's runId makes a repeat store nothing
     console.log(`committed ${event.partial.length} items; withdrawn from the mailbox: ${withdrawn.length}`);
     for (const item of session.items) console.log(JSON.stringify(item));
   }

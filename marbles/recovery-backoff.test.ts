@@ -33,12 +33,16 @@ function late(work: () => void, frame: number, from: number): void {
 }
 
 /** Attempt 1 fails at frame 10; the backoff (random 0.5 of 1000 ms) sleeps until frame 510. */
-function setup(steps: (ScriptedStep | string)[] = [{ delayMs: 10, error: rateLimited() }, 'ok']) {
+function setup(
+  steps: (ScriptedStep | string)[] = [{ delayMs: 10, error: rateLimited() }, 'ok'],
+  extra: Parameters<typeof run>[2] = {},
+) {
   const model = scriptedModel(steps);
   const agent = defineAgent({ name: 'a', instructions: '', model });
   const cancel = new CancelSignal();
   const events: RunEvent[] = [];
-  const events$ = run(agent, 'hi', { cancel, idGenerator: sequentialIds(), retry: { maxRetries: 3, initialDelayMs: 1000 }, random: () => 0.5 });
+  const retry = { maxRetries: 3, initialDelayMs: 1000 };
+  const events$ = run(agent, 'hi', { cancel, idGenerator: sequentialIds(), retry, random: () => 0.5, ...extra });
   return { model, cancel, events, labels$: events$.pipe(eventLabels()), events$ };
 }
 
@@ -112,7 +116,9 @@ describe('row 9: the backoff sleep is raced against the cancel', () => {
 
   it('control: the same failure without a cancel is counted by the breaker', () => {
     ts.run(({ flush }) => {
-      const { model, labels$ } = setup([{ delayMs: 10, error: rateLimited() }, { hold: NEVER }]);
+      // The retry hangs: its default first-event deadline is turned off so that it stays hung.
+      const steps = [{ delayMs: 10, error: rateLimited() }, { hold: NEVER }];
+      const { model, labels$ } = setup(steps, { deadlines: { firstEventMs: false } });
       labels$.subscribe();
       flush();
       expect(breakerFor(model, undefined)).toMatchObject({ state: 'closed', failures: 1 });
@@ -163,19 +169,24 @@ describe('the retry schedule (full jitter from the injected random source, cap, 
     });
   });
 
-  it('retry-after is honoured exactly (above maxDelayMs too); beyond 60 s the jittered backoff is used', () => {
+  it('retry-after is honoured exactly (above maxDelayMs too); beyond 60 s (maxRetryAfterMs) it fails at once', () => {
     ts.run(({ flush }) => {
       const model = scriptedModel([{ error: rateLimited(12_000) }, { error: rateLimited(0) }, { error: rateLimited(90_000) }, 'ok']);
       const agent = defineAgent({ name: 'a', instructions: '', model });
       const delays: [number, number][] = [];
       let done = -1;
+      let failed: RunEvent | undefined;
       run(agent, 'hi', { retry: { maxRetries: 3, initialDelayMs: 1000, maxDelayMs: 3000 }, random: () => 0.5 }).subscribe((e) => {
         if (e.type === 'retry_scheduled') delays.push([ts.now(), e.delayMs]);
         if (e.type === 'run_completed') done = ts.now();
+        if (e.type === 'run_failed') failed = e;
       });
       flush();
-      expect(delays).toEqual([[0, 12_000], [12_000, 0], [12_000, 1500]]);
-      expect(done).toBe(13_500);
+      expect(delays).toEqual([[0, 12_000], [12_000, 0]]);
+      expect(done).toBe(-1);
+      const error = { retryAfterMs: 90_000, retryable: false };
+      expect(failed).toMatchObject({ at: 12_000, stopReason: 'model_error', error });
+      expect(model.calls).toHaveLength(3);
     });
   });
 

@@ -1,4 +1,4 @@
-import type { CancelPhase, StopReason } from './events.js';
+import type { CancelPhase, RunFailed } from './events.js';
 import type { Item, Usage } from './items.js';
 
 /**
@@ -79,7 +79,7 @@ export class ToolExecutionError extends LoopctlError {
 }
 
 /** Which deadline expired (docs/recovery.md, "Deadlines"). */
-export type TimeoutKind = 'first_event' | 'idle' | 'request' | 'tool' | 'run';
+export type TimeoutKind = 'first_event' | 'idle' | 'request' | 'tool' | 'run' | 'commit';
 
 /**
  * A deadline expired after `timeoutMs` ms. Not a cancel (guarantee 4: cancelled is not failed), except
@@ -123,9 +123,13 @@ abstract class RunEndedError extends LoopctlError implements RunRemains {
   }
 }
 
-/** `handle.result` rejects with this when the run ended `run_cancelled`; `reason` is kept exactly as given. */
+/**
+ * `handle.result` rejects with this when the run ended `run_cancelled`; `reason` is kept exactly as given;
+ * `stopReason` is `'cancelled'`, as on the event.
+ */
 export class RunCancelledError extends RunEndedError {
   override readonly name: string = 'RunCancelledError';
+  readonly stopReason = 'cancelled' as const;
   readonly reason: unknown;
   readonly phase: CancelPhase;
   constructor(init: RunRemains & { reason: unknown; phase: CancelPhase }) {
@@ -135,12 +139,15 @@ export class RunCancelledError extends RunEndedError {
   }
 }
 
-/** `handle.result` rejects with this when the run ended `run_failed`; `cause` is the original error. */
+/**
+ * `handle.result` rejects with this when the run ended `run_failed`; `stopReason` is the event's
+ * (a failure reason: never `completed` or `cancelled`); `cause` is the original error.
+ */
 export class RunFailedError extends RunEndedError {
   override readonly name: string = 'RunFailedError';
-  readonly stopReason: StopReason;
+  readonly stopReason: RunFailed['stopReason'];
   readonly error: SerializedError;
-  constructor(init: RunRemains & { stopReason: StopReason; error: SerializedError; cause?: unknown }) {
+  constructor(init: RunRemains & { stopReason: RunFailed['stopReason']; error: SerializedError; cause?: unknown }) {
     super(`run failed (${init.stopReason}): ${init.error.message}`, init, { cause: init.cause });
     this.stopReason = init.stopReason;
     this.error = init.error;

@@ -26,7 +26,12 @@ export const CancelPhaseSchema = z.enum([
 /** See {@link CancelPhaseSchema}. */
 export type CancelPhase = z.infer<typeof CancelPhaseSchema>;
 
-/** Why a run ended (`stopReason`). */
+/**
+ * Why a run ended: the `stopReason` of every terminal event (docs/events.md, "Stop reasons").
+ * `completed` is `run_completed`'s, `cancelled` is `run_cancelled`'s; the others are failures
+ * (`run_failed`). `session_error`: the session write of a completed run failed or passed
+ * `deadlines.commitMs`.
+ */
 export const StopReasonSchema = z.enum([
   'completed',
   'cancelled',
@@ -34,6 +39,7 @@ export const StopReasonSchema = z.enum([
   'model_error',
   'configuration_error',
   'internal_error',
+  'session_error',
 ]);
 /** See {@link StopReasonSchema}. */
 export type StopReason = z.infer<typeof StopReasonSchema>;
@@ -109,25 +115,37 @@ export const RetryScheduledSchema = ev('retry_scheduled', {
 export const FallbackActivatedSchema = ev('fallback_activated', { from: z.string(), to: z.string(), reason: z.string() });
 /** `turn_completed`: The turn's model response and tool calls are done. */
 export const TurnCompletedSchema = ev('turn_completed', {});
-/** `run_completed`: Terminal: the run completed with `output` and `finishReason`; its session write (if any) is done. `undelivered`: steering still queued. */
+/**
+ * `run_completed`: Terminal: the run completed (`stopReason: 'completed'`) with `output` and
+ * `finishReason`; its session write (if any) is done. `undelivered`: steering still queued.
+ */
 export const RunCompletedSchema = ev('run_completed', {
+  stopReason: z.literal('completed'),
   output: z.string(),
   usage: UsageSchema,
   finishReason: FinishReasonSchema,
   undelivered: z.array(UndeliveredSchema).readonly(),
 });
-/** `run_cancelled`: Terminal: the run was cancelled (`reason` exactly as given, `phase` where it was seen). The session is unchanged; `partial` is a consistent prefix of the run's new Items. */
+/**
+ * `run_cancelled`: Terminal: the run was cancelled (`stopReason: 'cancelled'`; `reason` exactly as
+ * given, `phase` where it was seen). The session is unchanged; `partial` is a consistent prefix of
+ * the run's new Items.
+ */
 export const RunCancelledSchema = ev('run_cancelled', {
+  stopReason: z.literal('cancelled'),
   reason: z.unknown(),
   phase: CancelPhaseSchema,
   partial: z.array(ItemSchema).readonly(),
   undelivered: z.array(UndeliveredSchema).readonly(),
   usage: UsageSchema,
 });
-/** `run_failed`: Terminal: the run failed (`error` serialised, `stopReason`). The session is unchanged; `partial` as for `run_cancelled`. */
+/**
+ * `run_failed`: Terminal: the run failed (`error` serialised; `stopReason` any {@link StopReason} but
+ * `completed` and `cancelled`). The session is unchanged by the run; `partial` as for `run_cancelled`.
+ */
 export const RunFailedSchema = ev('run_failed', {
   error: SerializedErrorSchema,
-  stopReason: StopReasonSchema,
+  stopReason: StopReasonSchema.exclude(['completed', 'cancelled']),
   partial: z.array(ItemSchema).readonly(),
   undelivered: z.array(UndeliveredSchema).readonly(),
   usage: UsageSchema,

@@ -9,12 +9,13 @@ export { Mailbox, type MailboxToken, type MailboxOptions } from './mailbox/mailb
 export * from './items.js';
 export * from './events.js';
 export * from './errors.js';
+export { DEFAULTS } from './defaults.js';
 export type { ModelProvider, ModelRequest, ModelResponse, ModelEvent, ToolSpec, JsonSchema } from './model/types.js';
 export { openaiChat, openaiResponses, type OpenAIChatOptions, type OpenAIResponsesOptions, type OpenAIProviderOptions } from './model/openai/index.js';
 export { tool, toJsonSchema, type Tool, type ToolContext, type ToolReturn } from './tools/tool.js';
-export type { Session, MaybeAsync } from './session/session.js';
+export type { Session, MaybeAsync, AppendOptions } from './session/session.js';
 export { MemorySession } from './session/memory-session.js';
-export { commitPartial } from './session/commit-partial.js';
+export { commitPartial, type EndedRun } from './session/commit-partial.js';
 export { defineAgent } from './engine/define-agent.js';
 export { run } from './engine/run.js';
 export { start } from './engine/start.js';

@@ -63,25 +63,42 @@ export const ItemSchema = z.discriminatedUnion('type', [
 export type Item = z.infer<typeof ItemSchema>;
 
 /**
+ * The token counts one model response reports (`ModelResponse.usage`): what a provider gives when
+ * the server sent counts. A response without them has no `usage`.
+ */
+export const TokenCountsSchema = z
+  .object({ inputTokens: z.number(), outputTokens: z.number(), totalTokens: z.number() })
+  .readonly();
+/** See {@link TokenCountsSchema}. */
+export type TokenCounts = z.infer<typeof TokenCountsSchema>;
+
+/**
  * Token counts of one or more model calls, summed over every attempt,
- * rescue, fallback and sub-run of a run.
+ * rescue, fallback and sub-run of a run. `reported` is false when any
+ * response summed into it came without counts; the totals count only the
+ * responses that reported theirs (so they are then a lower bound).
  */
 export const UsageSchema = z
-  .object({ inputTokens: z.number(), outputTokens: z.number(), totalTokens: z.number() })
+  .object({ inputTokens: z.number(), outputTokens: z.number(), totalTokens: z.number(), reported: z.boolean() })
   .readonly();
 /** See {@link UsageSchema}. */
 export type Usage = z.infer<typeof UsageSchema>;
 
-/** A zero usage, the neutral element of {@link addUsage}. */
-export const ZERO_USAGE: Usage = Object.freeze({ inputTokens: 0, outputTokens: 0, totalTokens: 0 });
+/** Zero tokens, reported: the neutral element of {@link addUsage} (a run that made no model call). */
+export const ZERO_USAGE: Usage = Object.freeze({ inputTokens: 0, outputTokens: 0, totalTokens: 0, reported: true });
 
-/** Sums two usages field by field. */
-export function addUsage(a: Usage, b: Usage | undefined): Usage {
-  if (!b) return a;
+/**
+ * Adds `b` to `a`: counts field by field, `reported` ANDed. `b` is one response's
+ * {@link TokenCounts} (reported), another {@link Usage}, or `undefined` for a response
+ * that reported no usage (it adds nothing and makes the sum not reported).
+ */
+export function addUsage(a: Usage, b: TokenCounts | Usage | undefined): Usage {
+  if (!b) return { ...a, reported: false };
   return {
     inputTokens: a.inputTokens + b.inputTokens,
     outputTokens: a.outputTokens + b.outputTokens,
     totalTokens: a.totalTokens + b.totalTokens,
+    reported: a.reported && ('reported' in b ? b.reported : true),
   };
 }
 

@@ -49,7 +49,8 @@ describe('loopctl against an OpenAI-compatible server', () => {
     expect(toolNames(first)).toEqual(['list_dir', 'read_file', 'search_files', 'write_file']);
     expect(toolMessages(server.requests[n + 1]!)).toEqual(['alpha\nbeta\n']);
     expect(stderr).toMatch(/\[tool\] read_file \{"path":"notes.txt"\} · \d+\.\ds · ok/);
-    expect(stderr).toMatch(/\[loopctl\] completed · 2 turns · 1 tool call · usage \d+ in \+ \d+ out = \d+ tokens/);
+    // chat-text-basic.sse reports no usage: the total counts the first response only.
+    expect(stderr).toMatch(/\[loopctl\] completed · 2 turns · 1 tool call · usage unknown \(at least \d+ in \+ \d+ out = \d+ tokens\)/);
   });
 
   it('--responses speaks the Responses API (a recorded stream)', async () => {

@@ -4,7 +4,7 @@ import type { RunEvent } from '../src/events.js';
 import { TerminalRenderer, type Output } from '../src/cli/render.js';
 
 const base = { runId: 'r', seq: 0, turn: 1, at: 0 };
-const usage = { inputTokens: 3, outputTokens: 2, totalTokens: 5 };
+const usage = { inputTokens: 3, outputTokens: 2, totalTokens: 5, reported: true };
 const ev = (e: Record<string, unknown>) => ({ ...base, ...e }) as RunEvent;
 
 function fake(isTTY: boolean): Output & { text: string } {
@@ -77,5 +77,28 @@ describe('TerminalRenderer', () => {
     expect(err.text).toContain('retrying in 0.5s (attempt 2): idle deadline of 100 ms expired');
     expect(err.text).toContain('the answer starts over');
     expect(out.text).toBe('Hel\nHello');
+  });
+
+  it('a session_error says the run was not saved; a usage not reported says unknown', () => {
+    const out = fake(false);
+    const err = fake(false);
+    const r = new TerminalRenderer(out, err, () => 0);
+    r.on(ev({ type: 'turn_started' }));
+    const error = { name: 'TimeoutError', message: 'commit deadline of 30000 ms expired', kind: 'commit', timeoutMs: 30000 };
+    const unknown = { inputTokens: 0, outputTokens: 0, totalTokens: 0, reported: false };
+    r.on(ev({ type: 'run_failed', error, stopReason: 'session_error', partial: [], undelivered: [], usage: unknown }));
+    expect(err.text).toBe(
+      '[loopctl] failed (session_error): TimeoutError: commit deadline of 30000 ms expired (nothing of this run was saved)'
+        + ' · 1 turn · 0 tool calls · usage unknown\n',
+    );
+  });
+
+  it('a usage some responses did not report shows the counted part as a lower bound', () => {
+    const out = fake(false);
+    const err = fake(false);
+    const r = new TerminalRenderer(out, err, () => 0);
+    r.on(ev({ type: 'turn_started' }));
+    r.on(ev({ type: 'run_completed', stopReason: 'completed', output: 'ok', usage: { ...usage, reported: false }, finishReason: 'stop', undelivered: [] }));
+    expect(err.text).toBe('[loopctl] completed · 1 turn · 0 tool calls · usage unknown (at least 3 in + 2 out = 5 tokens)\n');
   });
 });

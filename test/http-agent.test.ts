@@ -34,7 +34,7 @@ describe('a whole agent run on recorded streams', () => {
     const events = await collectEvents(run(agent, 'What is the capital of the UK?'));
     expect(calls).toEqual(['UK']);
     expect(last(events)).toMatchObject({ type: 'run_completed', output: 'The capital of the UK is London.', finishReason: 'stop' });
-    expect(last(events).usage).toEqual({ inputTokens: 53 + 78, outputTokens: 15 + 9, totalTokens: 68 + 87 });
+    expect(last(events).usage).toEqual({ inputTokens: 53 + 78, outputTokens: 15 + 9, totalTokens: 68 + 87, reported: true });
     const second = server.requests[1]!.body;
     expect(second.messages.at(-1)).toEqual({ role: 'tool', tool_call_id: 'call_ZR5UUuTt3pf61kjwAJIYdVMj', content: 'London' });
     expect(second.messages.at(-2)).toMatchObject({ role: 'assistant', tool_calls: [{ id: 'call_ZR5UUuTt3pf61kjwAJIYdVMj', function: { name: 'get_capital', arguments: '{"country":"UK"}' } }] });

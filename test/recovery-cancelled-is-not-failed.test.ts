@@ -15,7 +15,7 @@ import { defineAgent } from '../src/engine/define-agent.js';
 import { run } from '../src/engine/run.js';
 import { ModelCallError } from '../src/errors.js';
 import type { RunEvent, RunEventType } from '../src/events.js';
-import type { Usage } from '../src/items.js';
+import type { TokenCounts } from '../src/items.js';
 import type { ModelEvent } from '../src/model/types.js';
 import { scriptedModel, type ScriptedStep } from '../src/testing/index.js';
 import { tool } from '../src/tools/tool.js';
@@ -109,8 +109,8 @@ describe('guarantee 4: a cancel at any moment of recovery is not a failure', () 
 });
 
 describe('usage sums every attempt, rescue and fallback that returned usage', () => {
-  const u = (n: number): Usage => ({ inputTokens: n, outputTokens: 10 * n, totalTokens: 11 * n });
-  const respond = (usage: Usage, text: string): ModelEvent => ({ type: 'response', response: { text, toolCalls: [], finishReason: 'stop', usage } });
+  const u = (n: number): TokenCounts => ({ inputTokens: n, outputTokens: 10 * n, totalTokens: 11 * n });
+  const respond = (usage: TokenCounts, text: string): ModelEvent => ({ type: 'response', response: { text, toolCalls: [], finishReason: 'stop', usage } });
 
   it('an attempt that returned usage then failed + a fallback turn + a rescued turn + a retried turn', () => {
     const scheduler = ts();

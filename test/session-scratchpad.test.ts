@@ -120,20 +120,20 @@ describe('session scratchpad (guarantee 6)', () => {
     expect(session.items).toBe(before);
   });
 
-  it('a failing commit fails the run (internal_error) and gives the drained steering back', async () => {
+  it('a failing commit fails the run (session_error) and gives the drained steering back', async () => {
     const session: Session = { load: () => [], append: () => Promise.reject(new Error('disk full')) };
     const mailbox = new Mailbox();
     const token = mailbox.push('steer');
     const { agent } = agentWith(['final']);
     const events = await collectEvents(run(agent, 'go', { session, mailbox }));
-    expect(events.at(-1)).toMatchObject({ type: 'run_failed', stopReason: 'internal_error', error: { message: 'disk full' }, undelivered: [{ content: 'steer' }] });
+    expect(events.at(-1)).toMatchObject({ type: 'run_failed', stopReason: 'session_error', error: { message: 'disk full' }, undelivered: [{ content: 'steer' }] });
     expect(mailbox.peek()).toEqual([token]);
   });
 });
 
 describe('a synchronously throwing append', () => {
   // A sync throw from append must become the run's failure, not escape after the outcome was decided.
-  it('fails the run with internal_error instead of hanging', async () => {
+  it('fails the run with session_error instead of hanging', async () => {
     const unhandled: unknown[] = [];
     const previous = config.onUnhandledError;
     config.onUnhandledError = (err) => unhandled.push(err);
@@ -143,7 +143,7 @@ describe('a synchronously throwing append', () => {
       const watchdog = new Promise<'hang'>((r) => setTimeout(() => r('hang'), 300)); // catches a hang, measures nothing
       const outcome = await Promise.race([collectEvents(run(agent, 'go', { session })), watchdog]);
       expect(outcome).not.toBe('hang');
-      expect((outcome as RunEvent[]).at(-1)).toMatchObject({ type: 'run_failed', stopReason: 'internal_error', error: { message: 'sync fail' } });
+      expect((outcome as RunEvent[]).at(-1)).toMatchObject({ type: 'run_failed', stopReason: 'session_error', error: { message: 'sync fail' } });
       expect(unhandled).toEqual([]);
     } finally {
       // Real clock on purpose: RxJS reports an unhandled error from its own setTimeout, which no run scheduler drives.

@@ -2,6 +2,7 @@ import { realpathSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { DEFAULTS } from '../defaults.js';
 
 /** A command line the CLI refuses; `main` prints the message and exits with code 2. */
 export class UsageError extends Error {
@@ -25,7 +26,7 @@ export interface CliOptions {
   readonly responses: boolean;
   readonly allowShell: boolean;
   readonly readOnly: boolean;
-  /** Turns before the run fails with `max_turns` (default 20). */
+  /** Turns before the run fails with `max_turns` (default `DEFAULTS.maxTurns`). */
   readonly maxTurns: number;
 }
 
@@ -63,7 +64,7 @@ Options:
   --allow-shell       give the agent a shell tool (NOT sandboxed: it runs
                       commands as you, anywhere)
   --read-only         no write_file tool
-  --max-turns <n>     turns before giving up (default 20)
+  --max-turns <n>     turns before giving up (default ${DEFAULTS.maxTurns})
   -i, --interactive   the prompt loop above, even with piped stdin
   --confirm           ask before each write_file and run_shell call
                       ("allow? [y/N]", answered on stdin; anything but y/yes
@@ -153,7 +154,7 @@ export function checkBaseURL(what: string, url: string): void {
 }
 
 function maxTurns(value: string | undefined): number {
-  if (value === undefined) return 20;
+  if (value === undefined) return DEFAULTS.maxTurns;
   const n = Number(value);
   if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < 1)
     throw new UsageError(`option --max-turns must be a positive integer (got ${JSON.stringify(value)})`);

@@ -110,8 +110,14 @@ export class TerminalRenderer {
       case 'run_failed':
         this.#finish(event);
         break;
-      default:
+      // Shown through the events above: a turn's end, progress and a sub-run's own events add no line.
+      case 'run_started':
+      case 'turn_completed':
+      case 'tool_call_progress':
+      case 'subrun_event':
         break;
+      default:
+        unhandled(event);
     }
   }
 
@@ -165,7 +171,15 @@ export class TerminalRenderer {
   }
 }
 
-/** The stop reason as the summary line shows it. */
+/** A new event type in RunEventSchema that this renderer does not know fails to compile here. */
+function unhandled(event: never): void {
+  void event;
+}
+
+/**
+ * The stop reason as the summary line shows it: `completed`, `cancelled (…)` or `failed (<stopReason>): …`.
+ * A `session_error` adds that nothing of the run was saved (the run's session write failed).
+ */
 export function stopReason(event: TerminalEvent): string {
   switch (event.type) {
     case 'run_completed':
@@ -174,8 +188,10 @@ export function stopReason(event: TerminalEvent): string {
         : `completed (finish reason: ${event.finishReason})`;
     case 'run_cancelled':
       return `cancelled (reason: ${describe(event.reason)}, phase: ${event.phase})`;
-    case 'run_failed':
-      return `failed (${event.stopReason}): ${event.error.name}: ${event.error.message}`;
+    case 'run_failed': {
+      const line = `failed (${event.stopReason}): ${event.error.name}: ${event.error.message}`;
+      return event.stopReason === 'session_error' ? `${line} (nothing of this run was saved)` : line;
+    }
   }
 }
 
@@ -183,8 +199,12 @@ function describe(reason: unknown): string {
   return reason instanceof Error ? `${reason.name}: ${reason.message}` : describeReason(reason);
 }
 
+/** Token usage; when some response reported none, "usage unknown" and what was counted as a lower bound. */
 function usage(u: Usage): string {
-  return `usage ${u.inputTokens} in + ${u.outputTokens} out = ${u.totalTokens} tokens`;
+  const counted = `${u.inputTokens} in + ${u.outputTokens} out = ${u.totalTokens} tokens`;
+  if (u.reported) return `usage ${counted}`;
+  const none = u.totalTokens === 0 && u.inputTokens === 0 && u.outputTokens === 0;
+  return none ? 'usage unknown' : `usage unknown (at least ${counted})`;
 }
 
 function seconds(ms: number): string {

@@ -1,10 +1,11 @@
 import { Observable, Subject } from 'rxjs';
+import { DEFAULTS } from '../defaults.js';
 import type { ModelProvider } from '../model/types.js';
 import type { BreakerOptions } from './types.js';
 
 /**
  * The fallback circuit breaker ("fallback behind a breaker"): `closed` until
- * `failureThreshold` consecutive failed attempts (default 3), then `open` for
+ * `failureThreshold` consecutive failed attempts (default `DEFAULTS.breaker`: 3), then `open` for
  * `cooldownMs` (default 30 000 ms), then `half_open`: one probe request is
  * let through; its success closes the breaker, its failure re-opens it, and
  * a probe that ends without an outcome (a cancel; guarantee 4: cancelled is not failed) is released
@@ -19,7 +20,10 @@ export class CircuitBreaker {
   readonly #changed = new Subject<void>();
   /** Emits (no value) after each success, failure or released probe: a waiter at the stream gate looks again. */
   readonly changed$: Observable<void> = this.#changed.asObservable();
-  constructor(public failureThreshold = 3, public cooldownMs = 30_000) {}
+  constructor(
+    public failureThreshold: number = DEFAULTS.breaker.failureThreshold,
+    public cooldownMs: number = DEFAULTS.breaker.cooldownMs,
+  ) {}
 
   /**
    * May a request go to this provider now? Moves `open` to `half_open` once

@@ -1,3 +1,4 @@
+import { DEFAULTS } from '../defaults.js';
 import { ConfigurationError } from '../errors.js';
 import { validateTool } from '../tools/tool.js';
 import { agentAsTool, type AsToolOptions } from './as-tool.js';
@@ -9,7 +10,7 @@ const defined = new WeakSet<object>();
 
 /**
  * Validates and freezes an agent definition. Defaults:
- * `tools: []`, `maxTurns: 20`, sequential tool dispatch.
+ * `tools: []`, `maxTurns: DEFAULTS.maxTurns` (20), sequential tool dispatch.
  * Throws `ConfigurationError` naming the field (e.g. `agent.tools[1].name`,
  * `agent.maxTurns`) for anything invalid, and for two tools with one name.
  *
@@ -33,7 +34,7 @@ export function defineAgent<C = unknown>(definition: AgentDefinition<C>): Agent<
     if (names.has(t.name)) throw new ConfigurationError(`agent.tools[${i}].name`, `duplicate tool name "${t.name}"`);
     names.add(t.name);
   });
-  const maxTurns = definition.maxTurns ?? 20;
+  const maxTurns = definition.maxTurns ?? DEFAULTS.maxTurns;
   checkPositiveInt(maxTurns, 'agent.maxTurns');
   if (definition.parallelToolCalls !== undefined) {
     checkObject(definition.parallelToolCalls, 'agent.parallelToolCalls');

@@ -1,6 +1,7 @@
 import type { Subscription } from 'rxjs';
 import { cancellableTimer } from '../cancel/cancellable-timer.js';
 import { linkSharedObservable, linkSharedSignal } from '../cancel/shared-source.js';
+import { optionalDeadline } from './deadlines.js';
 import type { RunController } from './run-controller.js';
 
 /** The reason a run deadline cancels with (docs/cancellation.md, "Sources of cancel"). */
@@ -22,8 +23,9 @@ export function linkCancelSources(rc: RunController<any>, links: Subscription): 
   // listener or subscription to it between them (no MaxListenersExceededWarning).
   if (signal) links.add(linkSharedSignal(signal, cancelRun));
   if (cancel$ && !token.isCancelled) links.add(linkSharedObservable(cancel$, cancelRun));
-  if (deadlines?.runMs !== undefined && !token.isCancelled) {
-    links.add(cancellableTimer(deadlines.runMs, token, rc.scheduler).subscribe(() => token.cancel(DEADLINE_REASON)));
+  const runMs = optionalDeadline(deadlines?.runMs);
+  if (runMs !== undefined && !token.isCancelled) {
+    links.add(cancellableTimer(runMs, token, rc.scheduler).subscribe(() => token.cancel(DEADLINE_REASON)));
   }
   if (steer$) {
     links.add(steer$.subscribe({ next: (text) => rc.mailbox.push(String(text)), error: () => {} }));

@@ -3,16 +3,18 @@ import { stage } from '../cancel/stage.js';
 import { ModelCallError, ModelOutputError, isModelCallError, isTimeoutError, serializeError } from '../errors.js';
 import { ZERO_USAGE, addUsage } from '../items.js';
 import type { ModelProvider, ModelRequest, ModelResponse } from '../model/types.js';
-import { backoffDelay, retryPolicy } from './backoff.js';
+import { backoffDelay, retryAfterTooLong, retryPolicy, type RetryPolicy } from './backoff.js';
 import { breakerFor, type CircuitBreaker } from './breaker.js';
-import { modelDeadlines } from './deadlines.js';
+import { attemptDeadlines, modelDeadlines } from './deadlines.js';
 import type { RunController, Step } from './run-controller.js';
 
 type AttemptStep = Step | { readonly type: '@response'; readonly response: ModelResponse };
 
+const MODEL_DEADLINES: readonly string[] = ['first_event', 'idle', 'request'];
+
 /** "Retry transient errors only": the adapter's `retryable`, or a model deadline (never a cancel). */
 export function isRetryable(err: unknown): boolean {
-  return (isModelCallError(err) && err.retryable) || (isTimeoutError(err) && err.kind !== 'tool' && err.kind !== 'run');
+  return (isModelCallError(err) && err.retryable) || (isTimeoutError(err) && MODEL_DEADLINES.includes(err.kind));
 }
 
 /** What the breaker counts and what may switch to the fallback: the model failed (a cancel is never an error here). */
@@ -64,9 +66,11 @@ export function callModel$(rc: RunController<any>, request: Omit<ModelRequest, '
         let sawText = false;
         // A rescue keeps the failed stream's text for `partial` until it has an answer of its own.
         if (!rescue) rc.scratch.streamingText = '';
+        // The defaults are per attempt: a rescue is not streamed, so it gets the request deadline.
+        const limits = attemptDeadlines(rc.opts.deadlines, stream);
         return p
-          .call(Object.assign({}, request, { stream }))
-          .pipe(modelDeadlines(rc.opts.deadlines, rc.scheduler, stream))
+          .call(Object.assign({}, request, { stream, timeoutMs: limits.requestMs }))
+          .pipe(modelDeadlines(limits, rc.scheduler, stream))
           .subscribe({
             next: (event) => {
               if (!started && stream) rc.phase = 'model_stream';
@@ -78,7 +82,8 @@ export function callModel$(rc: RunController<any>, request: Omit<ModelRequest, '
               } else if (event.type === 'response') response = event.response;
             },
             error: (err) => {
-              rc.usage = addUsage(rc.usage, response?.usage); // a response came, then the call failed: it was billed
+              // A response came, then the call failed: it was billed.
+              if (response) rc.usage = addUsage(rc.usage, response.usage);
               subscriber.error(stream && started && !(err instanceof ModelCallError && err.streamStarted) ? new StreamFailure(err) : err);
             },
             complete: () => {
@@ -134,7 +139,12 @@ export function callModel$(rc: RunController<any>, request: Omit<ModelRequest, '
         count: policy.maxRetries,
         delay: (err: unknown, retryCount: number) => {
           if (!isRetryable(err)) return throwError(() => err);
-          const delayMs = backoffDelay(policy, retryCount, random, isModelCallError(err) ? err.retryAfterMs : undefined);
+          const retryAfterMs = isModelCallError(err) ? err.retryAfterMs : undefined;
+          // "retry-after": a wait longer than the policy honours fails at once; never retry earlier than asked.
+          if (retryAfterTooLong(policy, retryAfterMs)) {
+            return throwError(() => retryAfterError(err as ModelCallError, policy));
+          }
+          const delayMs = backoffDelay(policy, retryCount, random, retryAfterMs);
           return rc.stage('backoff', () => {
             rc.emit({ type: 'retry_scheduled', attempt: attempt + 1, delayMs, error: serializeError(err) });
             return timer(delayMs, rc.scheduler);
@@ -162,7 +172,7 @@ function record(rc: RunController<any>, response: ModelResponse): Step {
   return {
     type: 'model_response_completed',
     finishReason: response.finishReason,
-    usage: response.usage ?? ZERO_USAGE,
+    usage: addUsage(ZERO_USAGE, response.usage), // (0, 0, 0, not reported) when the response had no counts
     ...(response.refusal !== undefined ? { refusal: response.refusal } : {}),
     ...(response.reasoning !== undefined ? { reasoning: response.reasoning } : {}),
   };
@@ -200,6 +210,24 @@ function feedBreaker<T>(rc: RunController<any>, breaker: CircuitBreaker, probe: 
         }),
       );
     });
+}
+
+/**
+ * The error of a model call whose server asked for a longer wait than `retry.maxRetryAfterMs`:
+ * not retryable, with the server's `retryAfterMs` and time in its message; `cause` is the server's error.
+ */
+function retryAfterError(err: ModelCallError, policy: RetryPolicy): ModelCallError {
+  const asked = err.retryAfterMs!;
+  const limit = `longer than retry.maxRetryAfterMs, ${policy.maxRetryAfterMs / 1000} s`;
+  const message = `rate limited, retry after ${asked / 1000} s (${limit})`;
+  return new ModelCallError(`${message}: ${err.message}`, {
+    ...(err.status !== undefined ? { status: err.status } : {}),
+    ...(err.code !== undefined ? { code: err.code } : {}),
+    retryable: false,
+    retryAfterMs: asked,
+    streamStarted: err.streamStarted,
+    cause: err,
+  });
 }
 
 /** Marks a failure that came after a stream's first event (a rescue candidate); never leaves an attempt's pipe. */

@@ -1,12 +1,16 @@
 import { Subscription, asapScheduler, defer, asyncScheduler, config, type Observable, type ObservableInput, type SchedulerLike, type Subscriber } from 'rxjs';
 import { CancelSignal } from '../cancel/cancel-signal.js';
 import { stage } from '../cancel/stage.js';
-import { ConcurrentRunError, isConfigurationError, isModelCallError, isModelOutputError, isTimeoutError, serializeError } from '../errors.js';
-import type { CancelPhase, RunEvent, RunEventDraft, StopReason, TerminalEvent, Undelivered } from '../events.js';
+import {
+  ConcurrentRunError, TimeoutError, isConfigurationError, isModelCallError, isModelOutputError, isTimeoutError,
+  serializeError,
+} from '../errors.js';
+import type { CancelPhase, RunEvent, RunEventDraft, RunFailed, TerminalEvent, Undelivered } from '../events.js';
 import { ZERO_USAGE, type Item, type Usage } from '../items.js';
 import { Mailbox, type MailboxToken } from '../mailbox/mailbox.js';
 import type { ModelResponse } from '../model/types.js';
 import type { Session } from '../session/session.js';
+import { commitDeadline } from './deadlines.js';
 import { toLastValue } from './hooks.js';
 import { ON_SETTLED, type InternalRunOptions } from './internal.js';
 import { Scratchpad } from './scratchpad.js';
@@ -16,7 +20,7 @@ import type { Agent, HookContext, Hooks, RunOptions } from './types.js';
 /** How the run loop (`body$`) reports its end to the controller. */
 export type Outcome =
   | { readonly kind: 'completed'; readonly output: string; readonly response: ModelResponse }
-  | { readonly kind: 'failed'; readonly stopReason: StopReason; readonly error: unknown }
+  | { readonly kind: 'failed'; readonly stopReason: RunFailed['stopReason']; readonly error: unknown }
   | { readonly kind: 'cancelled'; readonly reason: unknown };
 
 /** What the loop emits: event drafts, or its outcome. */
@@ -152,17 +156,46 @@ export class RunController<C = unknown> {
     if (!this.decided) this.token.cancel({ type: 'unsubscribed' });
   }
 
-  /** Decides the outcome once; a completed run commits its session first (never cancelled). */
+  /** Decides the outcome once; a completed run commits its session first (never cancelled, but bounded). */
   finish(outcome: Outcome): void {
     if (this.decided) return;
     this.decided = true;
     this.#body.unsubscribe(); // guarantee 11: cleanup starts inner to outer (tools' signals, model requests)
     const { session } = this.opts;
     if (outcome.kind !== 'completed' || !session) return this.#settle(outcome);
-    defer(() => toLastValue(session.append(this.scratch.items))).subscribe({
-      error: (error) => this.#settle({ kind: 'failed', stopReason: 'internal_error', error }),
-      complete: () => this.#settle(outcome),
-    });
+    this.#commit(session, outcome);
+  }
+
+  /**
+   * "The commit cannot be cancelled", but it is bounded: `append(items, { runId, signal })`, the
+   * signal aborted at `deadlines.commitMs` on the run's scheduler. A write that fails or passes the
+   * deadline ends the run `session_error` (its Items in `partial`, its steering given back); one that
+   * lands later is harmless, `append` being idempotent per `runId`. A cancel meanwhile is left for
+   * the next run (the outcome is decided). The timer exists only while a write is pending.
+   */
+  #commit(session: Session, completed: Outcome): void {
+    const controller = new AbortController();
+    const pending = new Subscription();
+    let ended = false;
+    const end = (outcome: Outcome, abort?: TimeoutError): void => {
+      if (ended) return;
+      ended = true;
+      pending.unsubscribe(); // the write's late answer is ignored from here on
+      if (abort) controller.abort(abort);
+      this.#settle(outcome);
+    };
+    const failed = (error: unknown): Outcome => ({ kind: 'failed', stopReason: 'session_error', error });
+    const options = { runId: this.runId, signal: controller.signal };
+    const write$ = defer(() => toLastValue(session.append(this.scratch.items, options)));
+    pending.add(write$.subscribe({ error: (error) => end(failed(error)), complete: () => end(completed) }));
+    const commitMs = commitDeadline(this.opts.deadlines);
+    if (ended || commitMs === undefined) return;
+    pending.add(
+      this.scheduler.schedule(() => {
+        const error = new TimeoutError('commit', commitMs);
+        end(failed(error), error);
+      }, commitMs),
+    );
   }
 
   #settle(outcome: Outcome): void {
@@ -203,17 +236,25 @@ export class RunController<C = unknown> {
   #terminal(outcome: Outcome, undelivered: Undelivered[]): TerminalEvent {
     const base = { runId: this.runId, seq: this.#seq, turn: this.turn, at: this.scheduler.now(), undelivered, usage: this.usage };
     switch (outcome.kind) {
-      case 'completed':
-        return { type: 'run_completed', ...base, output: outcome.output, finishReason: outcome.response.finishReason };
-      case 'cancelled':
-        return { type: 'run_cancelled', ...base, reason: outcome.reason, phase: this.phase, partial: this.scratch.partial(() => this.nextId()) };
-      case 'failed':
-        return { type: 'run_failed', ...base, error: serializeError(outcome.error), stopReason: outcome.stopReason, partial: this.scratch.partial(() => this.nextId()) };
+      case 'completed': {
+        const { finishReason } = outcome.response;
+        return { type: 'run_completed', ...base, stopReason: 'completed', output: outcome.output, finishReason };
+      }
+      case 'cancelled': {
+        const partial = this.scratch.partial(() => this.nextId());
+        const { reason } = outcome;
+        return { type: 'run_cancelled', ...base, stopReason: 'cancelled', reason, phase: this.phase, partial };
+      }
+      case 'failed': {
+        const partial = this.scratch.partial(() => this.nextId());
+        const { stopReason } = outcome;
+        return { type: 'run_failed', ...base, error: serializeError(outcome.error), stopReason, partial };
+      }
     }
   }
 }
 
-function stopReasonOf(error: unknown): StopReason {
+function stopReasonOf(error: unknown): RunFailed['stopReason'] {
   if (isModelCallError(error) || isTimeoutError(error) || isModelOutputError(error)) return 'model_error';
   if (isConfigurationError(error)) return 'configuration_error';
   return 'internal_error';

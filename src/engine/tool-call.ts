@@ -5,6 +5,7 @@ import type { CancelPhase } from '../events.js';
 import { addUsage, type ToolCall, type ToolResultItem } from '../items.js';
 import { SUBRUN_CHANNEL, type SubrunChannel } from './internal.js';
 import { isZodSchema, type Tool, type ToolContext, type ToolReturn } from '../tools/tool.js';
+import { optionalDeadline } from './deadlines.js';
 import { callHooks$ } from './hooks.js';
 import type { RunController, Step } from './run-controller.js';
 
@@ -145,7 +146,7 @@ export function toolCall$(rc: RunController<any>, call: ToolCall, tool: Tool, ar
       inherited: { scheduler: rc.opts.scheduler, idGenerator: rc.opts.idGenerator, random: rc.opts.random },
     };
     Object.defineProperty(ctx, SUBRUN_CHANNEL, { value: channel });
-    const timeoutMs = tool.timeoutMs ?? rc.opts.deadlines?.toolMs;
+    const timeoutMs = tool.timeoutMs ?? optionalDeadline(rc.opts.deadlines?.toolMs);
     let value$ = defer(() => toolResult$(tool.name, call.callId, tool.execute(args, ctx)));
     if (timeoutMs !== undefined)
       value$ = value$.pipe(

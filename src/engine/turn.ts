@@ -5,6 +5,7 @@ import type { ModelRequest, ToolSpec } from '../model/types.js';
 import type { Agent } from './types.js';
 import { dispatch$ } from './dispatch.js';
 import { callHooks$, toLastValue } from './hooks.js';
+import { attemptDeadlines } from './deadlines.js';
 import { callModel$ } from './model-call.js';
 import type { RunController, Step } from './run-controller.js';
 
@@ -85,9 +86,10 @@ function toolSpecs(agent: Agent<any>): readonly ToolSpec[] {
 }
 
 function buildRequest(rc: RunController<any>): ModelRequest {
-  const timeoutMs = rc.opts.deadlines?.requestMs;
+  const stream = rc.opts.stream ?? rc.agent.model.stream ?? true;
+  const timeoutMs = attemptDeadlines(rc.opts.deadlines, stream).requestMs;
   return {
-    stream: rc.opts.stream ?? rc.agent.model.stream ?? true,
+    stream,
     instructions: rc.agent.instructions,
     items: rc.history.length === 0 ? rc.scratch.items.slice() : rc.history.concat(rc.scratch.items),
     tools: toolSpecs(rc.agent),

@@ -42,30 +42,47 @@ export interface Hooks<C = unknown> {
   runEnded?(ctx: HookContext<C> & { readonly outcome: TerminalEvent }): void;
 }
 
-/** "Retry transient errors only": exponential backoff with full jitter, capped; `retry-after` honoured. */
+/**
+ * "Retry transient errors only": exponential backoff with full jitter, capped; `retry-after` honoured
+ * up to `maxRetryAfterMs`. An absent field takes its value from `DEFAULTS.retry`.
+ */
 export interface RetryOptions {
-  /** Retries after the first attempt. Default 2. */
+  /** Retries after the first attempt. Default `DEFAULTS.retry.maxRetries` (2). */
   readonly maxRetries?: number;
-  /** The first backoff ceiling in ms. Default 500. */
+  /** The first backoff ceiling in ms. Default `DEFAULTS.retry.initialDelayMs` (500). */
   readonly initialDelayMs?: number;
-  /** The cap of the jittered backoff in ms. Default 8000. A server's `retry-after` of 0–60 s is used as given, even above it. */
+  /** The cap of the jittered backoff in ms (not of a `retry-after`). Default `DEFAULTS.retry.maxDelayMs` (8 000). */
   readonly maxDelayMs?: number;
-  /** Growth factor per attempt. Default 2. */
+  /** Growth factor per attempt. Default `DEFAULTS.retry.multiplier` (2). */
   readonly multiplier?: number;
+  /**
+   * The longest server-requested wait (`retry-after`) honoured, in ms; a longer one fails the model
+   * call at once with a non-retryable `ModelCallError` giving the server's time. Default
+   * `DEFAULTS.retry.maxRetryAfterMs` (60 000).
+   */
+  readonly maxRetryAfterMs?: number;
 }
 
-/** Deadlines in ms (docs/recovery.md); each is off when absent. */
+/**
+ * Deadlines in ms (docs/recovery.md, "Deadlines"). An absent one takes its default from
+ * `DEFAULTS.deadlines` (`toolMs` and `runMs` have none: off); `false` turns one off.
+ */
 export interface Deadlines {
-  /** From request start to the model's first event. A retryable model error. */
-  readonly firstEventMs?: number;
-  /** Longest silence between two stream events (one timer, not one per chunk). A retryable model error. */
-  readonly idleMs?: number;
-  /** A whole model request. A retryable model error. */
-  readonly requestMs?: number;
-  /** Default per tool call (a tool's own `timeoutMs` wins). A tool error for the model, not a cancel. */
-  readonly toolMs?: number;
-  /** The whole run: a cancel with reason `{ type: 'deadline' }`. */
-  readonly runMs?: number;
+  /** A streamed request, from sending to its first event. A retryable model error. Default 60 000. */
+  readonly firstEventMs?: number | false;
+  /** A streamed request, the longest silence between two events. A retryable model error. Default 30 000. */
+  readonly idleMs?: number | false;
+  /**
+   * A whole model request: by default (300 000) only non-streamed ones and the rescue; a value the
+   * caller sets applies to streamed requests too. A retryable model error.
+   */
+  readonly requestMs?: number | false;
+  /** Default per tool call (a tool's own `timeoutMs` wins). A tool error for the model, not a cancel. Default off. */
+  readonly toolMs?: number | false;
+  /** The whole run: a cancel with reason `{ type: 'deadline' }`. Default off. */
+  readonly runMs?: number | false;
+  /** The session write of a completed run; when it passes, `run_failed` (`session_error`). Default 30 000. */
+  readonly commitMs?: number | false;
 }
 
 /**
@@ -74,9 +91,9 @@ export interface Deadlines {
  * (checkpoint 4: stream gate, phase `stream_gate`) until its cool-down ends.
  */
 export interface BreakerOptions {
-  /** Consecutive failures that open the breaker. Default 3. */
+  /** Consecutive failures that open the breaker. Default `DEFAULTS.breaker.failureThreshold` (3). */
   readonly failureThreshold?: number;
-  /** How long it stays open before a half-open probe, in ms. Default 30 000. */
+  /** How long it stays open before a half-open probe, in ms. Default `DEFAULTS.breaker.cooldownMs` (30 000). */
   readonly cooldownMs?: number;
 }
 
@@ -89,7 +106,7 @@ export interface AgentDefinition<C = unknown> {
   readonly fallbackModel?: ModelProvider;
   readonly breaker?: BreakerOptions;
   readonly tools?: readonly Tool<any, any, C>[];
-  /** Turns before `run_failed` with `stopReason: 'max_turns'`. Default 20. */
+  /** Turns before `run_failed` with `stopReason: 'max_turns'`. Default `DEFAULTS.maxTurns` (20). */
   readonly maxTurns?: number;
   /** loopctl's dispatch concurrency (not OpenAI's `parallel_tool_calls`). Default: sequential. */
   readonly parallelToolCalls?: { readonly maxConcurrency: number };

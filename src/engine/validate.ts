@@ -15,9 +15,11 @@ export function checkPositiveInt(value: unknown, field: string): void {
     throw new ConfigurationError(field, `must be a positive integer (got ${String(value)})`);
 }
 
-function checkMs(value: unknown, field: string, allowZero = false): void {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || (!allowZero && value === 0))
-    throw new ConfigurationError(field, `must be a ${allowZero ? 'non-negative' : 'positive'} number of ms (got ${String(value)})`);
+function checkMs(value: unknown, field: string, allowZero = false, orElse = ''): void {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || (!allowZero && value === 0)) {
+    const kind = allowZero ? 'non-negative' : 'positive';
+    throw new ConfigurationError(field, `must be a ${kind} number of ms${orElse} (got ${String(value)})`);
+  }
 }
 
 const HOOK_NAMES = ['turnStarted', 'beforeModelCall', 'beforeToolCall', 'afterToolCall', 'runEnded'] as const;
@@ -61,12 +63,14 @@ export function validateRunArgs(input: unknown, options: RunOptions<any>): reado
     if (r.maxDelayMs !== undefined) checkMs(r.maxDelayMs, 'options.retry.maxDelayMs', true);
     if (r.multiplier !== undefined && !(typeof r.multiplier === 'number' && r.multiplier >= 1))
       throw new ConfigurationError('options.retry.multiplier', 'must be a number >= 1');
+    if (r.maxRetryAfterMs !== undefined) checkMs(r.maxRetryAfterMs, 'options.retry.maxRetryAfterMs', true);
   }
   if (o.deadlines !== undefined) {
     checkObject(o.deadlines, 'options.deadlines');
-    for (const key of ['firstEventMs', 'idleMs', 'requestMs', 'toolMs', 'runMs'] as const) {
+    for (const key of ['firstEventMs', 'idleMs', 'requestMs', 'toolMs', 'runMs', 'commitMs'] as const) {
       const v = o.deadlines[key];
-      if (v !== undefined) checkMs(v, `options.deadlines.${key}`);
+      // `false` turns a deadline off (its default included); absent takes the default.
+      if (v !== undefined && v !== false) checkMs(v, `options.deadlines.${key}`, false, ', or false for none');
     }
   }
   if (o.stream !== undefined && typeof o.stream !== 'boolean') throw new ConfigurationError('options.stream', 'must be a boolean');

@@ -1,6 +1,6 @@
 import type { Observable } from 'rxjs';
 import type { FinishReason } from '../events.js';
-import type { Item, ToolCall, Usage } from '../items.js';
+import type { Item, TokenCounts, ToolCall } from '../items.js';
 
 /** A JSON Schema object as sent on the wire (`z.toJSONSchema` output or an MCP tool's `inputSchema`). */
 export type JsonSchema = { readonly [key: string]: unknown };
@@ -26,12 +26,12 @@ export interface ModelRequest {
   readonly timeoutMs?: number;
 }
 
-/** The complete answer of one model call. */
+/** The complete answer of one model call. `usage`: the counts the server reported; absent when it sent none. */
 export interface ModelResponse {
   readonly text: string;
   readonly toolCalls: readonly ToolCall[];
   readonly finishReason: FinishReason;
-  readonly usage?: Usage;
+  readonly usage?: TokenCounts;
   readonly refusal?: string;
   readonly reasoning?: string;
 }

@@ -4,6 +4,15 @@ import { toLastValue } from '../engine/hooks.js';
 import type { Session } from './session.js';
 
 /**
+ * What a run that did not complete left to commit: its `run_cancelled` / `run_failed` event or the
+ * `RunCancelledError` / `RunFailedError` of `handle.result` (anything with `runId` and `partial`).
+ */
+export interface EndedRun {
+  readonly runId: string;
+  readonly partial: readonly Item[];
+}
+
+/**
  * Commits a cancelled or failed run's `partial` to `session` in one write
  * (guarantee 7: no steering lost or duplicated) and settles the steering it contains with
  * `mailbox`, so nothing is lost, duplicated or delivered after a withdrawal:
@@ -11,19 +20,36 @@ import type { Session } from './session.js';
  *   the write (a `remove()` during it says false) and are delivered once it
  *   succeeds; if `append` fails they go back to the front, untouched;
  * - items the user withdrew with `remove()` are left out of what is written.
+ *
+ * `ended` is the run's terminal event or error: the write carries its `runId`, so it is
+ * idempotent ("a late write is harmless"): for a run the session already stored (a
+ * `session_error` run whose write landed late, or a second `commitPartial`) it stores
+ * nothing, and still withdraws the given-back steering `partial` contains. A bare `partial`
+ * array is accepted too, without a `runId`: then each call writes again.
+ *
  * Resolves with the ids taken off the queue, in mailbox order. With a
  * synchronous `append` (as `MemorySession`'s) all of it is done before
  * `commitPartial` returns. An empty `partial` writes nothing. Rejects with
- * `TypeError` when `partial` is not an array, or with `append`'s error.
+ * `TypeError` when `ended` has no `partial` array, or with `append`'s error.
  *
  * @example
  * run(agent, 'task', { session, mailbox, cancel }).subscribe(async (e) => {
- *   if (e.type === 'run_cancelled') await commitPartial(session, e.partial, mailbox);
+ *   if (e.type === 'run_cancelled' || e.type === 'run_failed') await commitPartial(session, e, mailbox);
  * });
  */
-export function commitPartial(session: Session, partial: readonly Item[], mailbox?: Mailbox): Promise<string[]> {
+export function commitPartial(
+  session: Session,
+  ended: EndedRun | readonly Item[],
+  mailbox?: Mailbox,
+): Promise<string[]> {
   return new Promise<string[]>((resolve, reject) => {
-    if (!Array.isArray(partial)) return reject(new TypeError('commitPartial: partial must be an array of Items'));
+    const bare = Array.isArray(ended);
+    const partial: unknown = bare ? ended : (ended as EndedRun | null)?.partial;
+    if (!Array.isArray(partial)) {
+      const what = 'a terminal event or run error with a partial array, or an array of Items';
+      return reject(new TypeError(`commitPartial: ended must be ${what}`));
+    }
+    const runId = bare ? undefined : (ended as EndedRun).runId;
     const userIds = new Set(partial.filter((i) => i.type === 'user').map((i) => i.id));
     const held = mailbox ? mailbox.takeById(userIds) : [];
     const items = mailbox ? partial.filter((i) => i.type !== 'user' || !mailbox.wasWithdrawn(i.id)) : partial;
@@ -37,7 +63,8 @@ export function commitPartial(session: Session, partial: readonly Item[], mailbo
     };
     if (items.length === 0) return done();
     try {
-      toLastValue(session.append(items)).subscribe({ error: fail, complete: done });
+      const options = typeof runId === 'string' ? { runId } : {};
+      toLastValue(session.append(items, options)).subscribe({ error: fail, complete: done });
     } catch (err) {
       fail(err);
     }

@@ -1,7 +1,7 @@
 import { EMPTY, Observable, asyncScheduler, concat, concatMap, defer, from, of, take, throwError, timer, type ObservableInput, type SchedulerLike } from 'rxjs';
 import { ModelCallError } from '../errors.js';
 import type { FinishReason } from '../events.js';
-import { unpairedToolCalls, type ToolCall, type Usage } from '../items.js';
+import { unpairedToolCalls, type TokenCounts, type ToolCall } from '../items.js';
 import type { ModelEvent, ModelProvider, ModelRequest, ModelResponse } from '../model/types.js';
 
 /** A tool call a scripted step makes; `arguments` may be an object (sent as JSON) or raw text. */
@@ -23,7 +23,7 @@ export interface ScriptedStep {
   readonly toolCalls?: readonly ScriptedToolCall[];
   /** Default: `tool_calls` when there are tool calls, else `stop`. */
   readonly finishReason?: FinishReason;
-  readonly usage?: Usage;
+  readonly usage?: TokenCounts;
   readonly refusal?: string;
   readonly reasoning?: string;
   readonly gate?: ObservableInput<unknown>;

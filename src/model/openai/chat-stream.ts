@@ -2,7 +2,7 @@ import { APIError } from 'openai';
 import type OpenAI from 'openai';
 import { ModelCallError } from '../../errors.js';
 import type { FinishReason } from '../../events.js';
-import type { ToolCall, Usage } from '../../items.js';
+import type { ToolCall, TokenCounts } from '../../items.js';
 import type { ModelEvent, ModelResponse } from '../types.js';
 
 /** A streamed Chat Completions chunk (`openai` 6.x type; compatible servers add fields read loosely here). */
@@ -31,10 +31,10 @@ export function mapChatFinishReason(reason: string | null | undefined): FinishRe
 
 /**
  * Maps a wire usage (`prompt_tokens`, `completion_tokens`, `total_tokens`;
- * extra fields such as Groq's timings are ignored) to {@link Usage}.
+ * extra fields such as Groq's timings are ignored) to {@link TokenCounts}.
  * `totalTokens` defaults to the sum. @returns undefined when there are no counts.
  */
-export function mapChatUsage(usage: unknown): Usage | undefined {
+export function mapChatUsage(usage: unknown): TokenCounts | undefined {
   if (typeof usage !== 'object' || usage === null) return undefined;
   const u = usage as Record<string, unknown>;
   const input = u['prompt_tokens'];
@@ -89,7 +89,7 @@ export class ChatStreamAccumulator {
   private readonly calls = new Map<number, PendingCall>();
   private lastIndex = -1;
   private finishReason: string | undefined;
-  private usage: Usage | undefined;
+  private usage: TokenCounts | undefined;
   private chunks = 0;
 
   /** Reads one chunk. @returns the deltas it carries, in wire order. */
@@ -192,7 +192,7 @@ export function buildResponse(
   text: string,
   toolCalls: readonly ToolCall[],
   finishReason: FinishReason,
-  usage: Usage | undefined,
+  usage: TokenCounts | undefined,
   refusal: string,
   reasoning: string,
 ): ModelResponse {

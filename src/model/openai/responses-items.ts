@@ -1,7 +1,7 @@
 import { APIError } from 'openai';
 import type OpenAI from 'openai';
 import type { FinishReason } from '../../events.js';
-import type { Item, ToolCall, Usage } from '../../items.js';
+import type { Item, ToolCall, TokenCounts } from '../../items.js';
 import type { ModelResponse, ToolSpec } from '../types.js';
 import { buildResponse } from './chat-stream.js';
 
@@ -123,8 +123,8 @@ function responsesFinishReason(response: ResponsesResponse, hasToolCalls: boolea
   return 'other';
 }
 
-/** Maps Responses usage (`input_tokens`, `output_tokens`, `total_tokens`) to {@link Usage}. */
-export function mapResponsesUsage(usage: unknown): Usage | undefined {
+/** Maps Responses usage (`input_tokens`, `output_tokens`, `total_tokens`) to {@link TokenCounts}. */
+export function mapResponsesUsage(usage: unknown): TokenCounts | undefined {
   if (typeof usage !== 'object' || usage === null) return undefined;
   const u = usage as Record<string, unknown>;
   const input = typeof u['input_tokens'] === 'number' ? u['input_tokens'] : undefined;
