@@ -1,13 +1,30 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
-  MemorySession, defineAgent, openaiChat, openaiResponses, run, tool,
-  type Item, type ModelProvider, type RunEvent, type ToolResultItem,
+  MemorySession,
+  defineAgent,
+  openaiChat,
+  openaiResponses,
+  run,
+  tool,
+  type Item,
+  type ModelProvider,
+  type RunEvent,
+  type ToolResultItem,
 } from '../src/index.js';
 import { collectEvents, sequentialIds } from '../src/testing/index.js';
 import {
-  SSE_DONE, chatChunk, responsesBody, sseData, textStream, toolCallDelta, wireUsage,
-  startOpenAIServer, type OpenAIServer, type RecordedRequest, type ScriptedResponse,
+  SSE_DONE,
+  chatChunk,
+  responsesBody,
+  sseData,
+  textStream,
+  toolCallDelta,
+  wireUsage,
+  startOpenAIServer,
+  type OpenAIServer,
+  type RecordedRequest,
+  type ScriptedResponse,
 } from './support/openai-server.js';
 
 /**
@@ -26,10 +43,14 @@ type Api = 'chat' | 'responses';
 function wireCalls(api: Api, body: any): { id: string; args: string }[] {
   if (api === 'chat') {
     return (body.messages as any[]).flatMap((m) =>
-      m.role === 'assistant' ? ((m.tool_calls ?? []) as any[]).map((c) => ({ id: c.id, args: c.function.arguments })) : [],
+      m.role === 'assistant'
+        ? ((m.tool_calls ?? []) as any[]).map((c) => ({ id: c.id, args: c.function.arguments }))
+        : [],
     );
   }
-  return (body.input as any[]).filter((i) => i.type === 'function_call').map((i) => ({ id: i.call_id, args: i.arguments }));
+  return (body.input as any[])
+    .filter((i) => i.type === 'function_call')
+    .map((i) => ({ id: i.call_id, args: i.arguments }));
 }
 
 /** What a strict server objects to, or undefined for a valid request. */
@@ -42,14 +63,16 @@ function wireFault(api: Api, body: any): string | undefined {
     } catch {
       return `tool call ${call.id}: arguments are not valid JSON`;
     }
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return `tool call ${call.id}: arguments must be an object`;
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+      return `tool call ${call.id}: arguments must be an object`;
     if (seen.has(call.id)) return `duplicate tool call id ${call.id}`;
     seen.add(call.id);
   }
   return undefined;
 }
 
-const event = (type: string, body: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...body })}\n\n`;
+const event = (type: string, body: Record<string, unknown>) =>
+  `event: ${type}\ndata: ${JSON.stringify({ type, ...body })}\n\n`;
 
 function responsesText(text: string): ScriptedResponse {
   return {
@@ -63,7 +86,9 @@ function responsesText(text: string): ScriptedResponse {
 /** Chat: a call to get_weather whose arguments stop inside a string, then `finish_reason: "length"`. */
 const chatCutOff: ScriptedResponse = {
   sse: [
-    sseData(chatChunk({ role: 'assistant', content: null, tool_calls: [toolCallDelta(0, '', 'call_1', 'get_weather')] })),
+    sseData(
+      chatChunk({ role: 'assistant', content: null, tool_calls: [toolCallDelta(0, '', 'call_1', 'get_weather')] }),
+    ),
     sseData(chatChunk({ tool_calls: [toolCallDelta(0, '{"city": ')] })),
     sseData(chatChunk({ tool_calls: [toolCallDelta(0, '"Par')] })),
     sseData(chatChunk({}, { finishReason: 'length' })),
@@ -77,14 +102,26 @@ const responsesCutOff: ScriptedResponse = {
   sse: [
     event('response.created', { response: {} }),
     event('response.output_item.added', {
-      output_index: 0, item: { type: 'function_call', id: 'fc_1', call_id: 'call_1', name: 'get_weather', arguments: '', status: 'in_progress' },
+      output_index: 0,
+      item: {
+        type: 'function_call',
+        id: 'fc_1',
+        call_id: 'call_1',
+        name: 'get_weather',
+        arguments: '',
+        status: 'in_progress',
+      },
     }),
     event('response.function_call_arguments.delta', { item_id: 'fc_1', output_index: 0, delta: '{"city": ' }),
     event('response.function_call_arguments.delta', { item_id: 'fc_1', output_index: 0, delta: '"Par' }),
     event('response.incomplete', {
       response: {
-        ...responsesBody({ calls: [{ callId: 'call_1', name: 'get_weather', arguments: '{"city": "Par' }], usage: [20, 8] }),
-        status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' },
+        ...responsesBody({
+          calls: [{ callId: 'call_1', name: 'get_weather', arguments: '{"city": "Par' }],
+          usage: [20, 8],
+        }),
+        status: 'incomplete',
+        incomplete_details: { reason: 'max_output_tokens' },
       },
     }),
   ],
@@ -93,7 +130,13 @@ const responsesCutOff: ScriptedResponse = {
 /** Chat: two calls (index 0 and 1) that share the id `call_1`. */
 const chatDuplicateIds: ScriptedResponse = {
   sse: [
-    sseData(chatChunk({ role: 'assistant', content: null, tool_calls: [toolCallDelta(0, '{"city":"Paris"}', 'call_1', 'get_weather')] })),
+    sseData(
+      chatChunk({
+        role: 'assistant',
+        content: null,
+        tool_calls: [toolCallDelta(0, '{"city":"Paris"}', 'call_1', 'get_weather')],
+      }),
+    ),
     sseData(chatChunk({ tool_calls: [toolCallDelta(1, '{"city":"Rome"}', 'call_1', 'get_weather')] })),
     sseData(chatChunk({}, { finishReason: 'tool_calls' })),
     sseData(chatChunk({}, { choices: [], usage: wireUsage(20, 8) })),
@@ -102,7 +145,8 @@ const chatDuplicateIds: ScriptedResponse = {
 };
 
 const CUT_OFF_ERROR =
-  'Error: the arguments of get_weather are not valid JSON (Unterminated string in JSON at position 13): the response was cut off ' +
+  'Error: the arguments of get_weather are not valid JSON (Unterminated string in JSON at position 13): the ' +
+  'response was cut off ' +
   'at its output token limit, so the tool was not run. Arguments received (13 characters): {"city": "Par';
 
 let server: OpenAIServer;
@@ -112,7 +156,11 @@ beforeEach(async () => {
   first = undefined;
   server = await startOpenAIServer((req: RecordedRequest): ScriptedResponse => {
     const fault = wireFault(api, req.body);
-    if (fault) return { json: { error: { message: fault, type: 'invalid_request_error', code: null, param: null } }, status: 400 };
+    if (fault)
+      return {
+        json: { error: { message: fault, type: 'invalid_request_error', code: null, param: null } },
+        status: 400,
+      };
     const answer = first;
     first = undefined;
     return answer ?? (api === 'chat' ? textStream('It is sunny.') : responsesText('It is sunny.'));
@@ -125,7 +173,9 @@ function setup(which: Api, opening?: ScriptedResponse) {
   first = opening;
   const ran: string[] = [];
   const getWeather = tool({
-    name: 'get_weather', description: 'The weather in a city', parameters: z.object({ city: z.string() }),
+    name: 'get_weather',
+    description: 'The weather in a city',
+    parameters: z.object({ city: z.string() }),
     execute: ({ city }) => (ran.push(city), `${city}: sunny`),
   });
   const options = { model: 'gpt-test', apiKey: 'test-key', baseURL: server.baseURL };
@@ -164,9 +214,15 @@ function neutral(which: Api, items: readonly Item[]): unknown[] {
     if (item.type === 'user') out.push(['user', item.text]);
     else if (item.type === 'tool_result') out.push(['tool', item.callId, item.output]);
     else if (which === 'chat') {
-      out.push(item.toolCalls.length > 0
-        ? ['assistant', item.text === '' ? null : item.text, item.toolCalls.map((c) => [c.callId, c.name, c.arguments])]
-        : ['assistant', item.text]);
+      out.push(
+        item.toolCalls.length > 0
+          ? [
+              'assistant',
+              item.text === '' ? null : item.text,
+              item.toolCalls.map((c) => [c.callId, c.name, c.arguments]),
+            ]
+          : ['assistant', item.text],
+      );
     } else {
       if (item.text !== '') out.push(['assistant', item.text]);
       for (const c of item.toolCalls) out.push(['call', c.callId, c.name, c.arguments]);
@@ -199,13 +255,20 @@ describe.each<Api>(['chat', 'responses'])('C18: a tool call cut off by the token
 
     const first = await collectEvents(run(agent, 'What is the weather in Paris?', { session, idGenerator: ids }));
     expect(terminal(first)).toMatchObject({ type: 'run_completed', output: 'It is sunny.' });
-    expect(failures(first)).toEqual([['call_1', 'get_weather', 'InvalidArgumentsError', CUT_OFF_ERROR.slice('Error: '.length)]]);
+    expect(failures(first)).toEqual([
+      ['call_1', 'get_weather', 'InvalidArgumentsError', CUT_OFF_ERROR.slice('Error: '.length)],
+    ]);
     expect(first.filter((e) => e.type === 'tool_call_started')).toEqual([]);
     expect(ran).toEqual([]);
 
     const committed: Item[] = [
       { type: 'user', id: 'item-1', text: 'What is the weather in Paris?' },
-      { type: 'assistant', id: 'item-2', text: '', toolCalls: [{ callId: 'call_1', name: 'get_weather', arguments: '{}' }] },
+      {
+        type: 'assistant',
+        id: 'item-2',
+        text: '',
+        toolCalls: [{ callId: 'call_1', name: 'get_weather', arguments: '{}' }],
+      },
       { type: 'tool_result', callId: 'call_1', output: CUT_OFF_ERROR, isError: true },
       { type: 'assistant', id: 'item-3', text: 'It is sunny.', toolCalls: [] },
     ];
@@ -221,7 +284,9 @@ describe.each<Api>(['chat', 'responses'])('C18: a tool call cut off by the token
     everyCallValid(session.items);
 
     expect(server.requests).toHaveLength(3);
-    expect(server.requests.map((r) => r.path)).toEqual(Array(3).fill(which === 'chat' ? '/v1/chat/completions' : '/v1/responses'));
+    expect(server.requests.map((r) => r.path)).toEqual(
+      Array(3).fill(which === 'chat' ? '/v1/chat/completions' : '/v1/responses'),
+    );
     expect(historyOf(which, server.requests[0]!.body)).toEqual(neutral(which, committed.slice(0, 1)));
     expect(historyOf(which, server.requests[1]!.body)).toEqual(neutral(which, committed.slice(0, 3)));
     expect(historyOf(which, server.requests[2]!.body)).toEqual(neutral(which, session.items.slice(0, 5)));
@@ -242,12 +307,16 @@ describe('C18: two tool calls with the same call id in one response (chat)', () 
       'duplicate call id "call_1": an earlier call in this response already has that id, so this call was not run; ' +
       'call the tool again if you still need it';
     expect(failures(first)).toEqual([['item-2', 'get_weather', 'DuplicateCallIdError', duplicate]]);
-    expect(first.filter((e) => e.type === 'tool_call_started').map((e) => e.type === 'tool_call_started' && e.callId)).toEqual(['call_1']);
+    expect(
+      first.filter((e) => e.type === 'tool_call_started').map((e) => e.type === 'tool_call_started' && e.callId),
+    ).toEqual(['call_1']);
 
     const committed: Item[] = [
       { type: 'user', id: 'item-1', text: 'Weather in Paris and Rome?' },
       {
-        type: 'assistant', id: 'item-3', text: '',
+        type: 'assistant',
+        id: 'item-3',
+        text: '',
         toolCalls: [
           { callId: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' },
           { callId: 'item-2', name: 'get_weather', arguments: '{"city":"Rome"}' },
@@ -276,10 +345,17 @@ describe('C18: two tool calls with the same call id in one response (chat)', () 
 });
 
 describe.each<Api>(['chat', 'responses'])('C18: a history saved with unparseable arguments (%s)', (which) => {
-  const savedError = 'Error: the arguments of get_weather are not valid JSON (Unterminated string in JSON at position 13): {"city": "Par';
+  const savedError =
+    'Error: the arguments of get_weather are not valid JSON (Unterminated string in JSON at position 13): ' +
+    '{"city": "Par';
   const saved: Item[] = [
     { type: 'user', id: 'old-1', text: 'What is the weather in Paris?' },
-    { type: 'assistant', id: 'old-2', text: '', toolCalls: [{ callId: 'call_1', name: 'get_weather', arguments: '{"city": "Par' }] },
+    {
+      type: 'assistant',
+      id: 'old-2',
+      text: '',
+      toolCalls: [{ callId: 'call_1', name: 'get_weather', arguments: '{"city": "Par' }],
+    },
     { type: 'tool_result', callId: 'call_1', output: savedError, isError: true },
     { type: 'assistant', id: 'old-3', text: 'That call was cut off.', toolCalls: [] },
   ];
@@ -290,10 +366,19 @@ describe.each<Api>(['chat', 'responses'])('C18: a history saved with unparseable
     const ids = sequentialIds();
     const repaired: Item[] = [
       saved[0]!,
-      { type: 'assistant', id: 'old-2', text: '', toolCalls: [{ callId: 'call_1', name: 'get_weather', arguments: '{}' }] },
       {
-        type: 'tool_result', callId: 'call_1', isError: true,
-        output: `${savedError}\n\nNote: the arguments of get_weather are not valid JSON (Unterminated string in JSON at position 13), ` +
+        type: 'assistant',
+        id: 'old-2',
+        text: '',
+        toolCalls: [{ callId: 'call_1', name: 'get_weather', arguments: '{}' }],
+      },
+      {
+        type: 'tool_result',
+        callId: 'call_1',
+        isError: true,
+        output:
+          `${savedError}\n\nNote: the arguments of get_weather are not valid JSON (Unterminated string in ` +
+          `JSON at position 13), ` +
           'so they are sent as {}. Arguments received (13 characters): {"city": "Par',
       },
       saved[3]!,
@@ -315,7 +400,7 @@ describe.each<Api>(['chat', 'responses'])('C18: a history saved with unparseable
     expect(server.requests).toHaveLength(2);
     expect(historyOf(which, server.requests[0]!.body)).toEqual(neutral(which, [...repaired, added[0]!]));
     expect(historyOf(which, server.requests[1]!.body)).toEqual(neutral(which, [...repaired, ...added.slice(0, 3)]));
-    const results = server.requests.map((r) => (wireFault(which, r.body) ?? 'valid'));
+    const results = server.requests.map((r) => wireFault(which, r.body) ?? 'valid');
     expect(results).toEqual(['valid', 'valid']);
     const toolResult = repaired[2] as ToolResultItem;
     expect(toolResult.output.split('{"city": "Par')).toHaveLength(3); // the raw text only in the result

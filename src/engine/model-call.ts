@@ -6,6 +6,7 @@ import type { ModelProvider, ModelRequest, ModelResponse } from '../model/types.
 import { backoffDelay, retryPolicy } from './backoff.js';
 import { breakerFor, type CircuitBreaker } from './breaker.js';
 import { modelDeadlines } from './deadlines.js';
+import { callIdsOf, markRefused, repairResponseCalls } from './repair.js';
 import type { RunController, Step } from './run-controller.js';
 
 type AttemptStep = Step | { readonly type: '@response'; readonly response: ModelResponse };
@@ -154,7 +155,19 @@ export function callModel$(rc: RunController<any>, request: Omit<ModelRequest, '
   });
 }
 
+/**
+ * Where a model response becomes an assistant Item, for every provider: its
+ * tool calls are repaired first ("the history is valid on the wire"), and a
+ * refused call is marked for dispatch to pair with its error result.
+ */
 function record(rc: RunController<any>, response: ModelResponse): Step {
+  if (response.toolCalls.length > 0) {
+    const taken = callIdsOf(rc.history, rc.scratch.items);
+    const cutOff = response.finishReason === 'length';
+    const repaired = repairResponseCalls(response.toolCalls, { cutOff, taken, newId: () => rc.nextId() });
+    if (repaired.changed) response = { ...response, toolCalls: repaired.calls };
+    markRefused(repaired.faults);
+  }
   rc.lastResponse = response;
   rc.usage = addUsage(rc.usage, response.usage);
   rc.scratch.addResponse({ type: 'assistant', id: rc.nextId(), text: response.text, toolCalls: response.toolCalls });
