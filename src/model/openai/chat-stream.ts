@@ -4,6 +4,7 @@ import { ModelCallError } from '../../errors.js';
 import type { FinishReason } from '../../events.js';
 import type { ToolCall, Usage } from '../../items.js';
 import type { ModelEvent, ModelResponse } from '../types.js';
+import type { JsonAnswer } from './whole-body.js';
 
 /** A streamed Chat Completions chunk (`openai` 6.x type; compatible servers add fields read loosely here). */
 export type ChatChunk = OpenAI.Chat.Completions.ChatCompletionChunk;
@@ -186,6 +187,22 @@ export function chatCompletionToResponse(completion: ChatCompletion): ModelRespo
     message.reasoning_content ?? message.reasoning ?? '',
   );
 }
+
+/**
+ * A complete Chat Completion sent where a stream was asked for: an object
+ * with a non-empty `choices` array (or an `error` object, which throws as in
+ * {@link chatCompletionToResponse}) is read as one; anything else is not.
+ */
+export const CHAT_COMPLETION_BODY: JsonAnswer = {
+  expected: 'a chat completion',
+  read(body) {
+    if (typeof body !== 'object' || body === null) return undefined;
+    const loose = body as { choices?: unknown; error?: unknown };
+    const complete = Array.isArray(loose.choices) && loose.choices.length > 0;
+    const failed = typeof loose.error === 'object' && loose.error !== null;
+    return complete || failed ? chatCompletionToResponse(body as ChatCompletion) : undefined;
+  },
+};
 
 /** Builds a response, leaving out optional fields that are empty. */
 export function buildResponse(

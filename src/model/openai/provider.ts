@@ -3,6 +3,7 @@ import { Observable } from 'rxjs';
 import { ConfigurationError } from '../../errors.js';
 import type { ModelEvent, ModelRequest, ModelResponse } from '../types.js';
 import { toModelCallError } from './errors.js';
+import { isEventStream, wholeBodyResponse, type JsonAnswer } from './whole-body.js';
 
 /** Options of `openaiChat` and `openaiResponses`. */
 export interface OpenAIProviderOptions {
@@ -75,6 +76,11 @@ export interface StreamReducer<C> {
   finish(): ModelResponse;
 }
 
+/** A streaming SDK call as loopctl uses it: the SDK's `APIPromise` of its `Stream`, read with `withResponse()`. */
+export interface StreamingSdkCall<C> {
+  withResponse(): Promise<{ readonly data: AsyncIterable<C>; readonly response: Response }>;
+}
+
 /**
  * A cold Observable over one streamed SDK call. Each subscription creates its
  * OWN `AbortController` (the SDK never removes the listener it adds to the
@@ -84,14 +90,23 @@ export interface StreamReducer<C> {
  * calls `iterator.return()`; nothing is emitted after it and the abort error
  * is swallowed. Failures error with `ModelCallError` (`streamStarted` is true
  * once a chunk was read).
+ *
+ * A 200 whose `content-type` is not `text/event-stream` is not parsed as a
+ * stream: a complete JSON answer (`json`) is the response, anything else a
+ * `not_event_stream` error ({@link wholeBodyResponse}). A missing header is
+ * read as a stream.
  */
 export function streamCall<C>(
   timeout: number,
-  send: (options: SdkRequestOptions) => PromiseLike<AsyncIterable<C>>,
+  send: (options: SdkRequestOptions) => StreamingSdkCall<C>,
   reducer: () => StreamReducer<C>,
+  json: JsonAnswer,
 ): Observable<ModelEvent> {
   return bridge(timeout, async (ctx, options) => {
-    const stream = await send(options);
+    // The SDK's own parser reads the body lazily, so the headers can be checked before it starts.
+    const { data: stream, response } = await send(options).withResponse();
+    const contentType = response.headers.get('content-type');
+    if (contentType !== null && !isEventStream(contentType)) return wholeBodyResponse(response, contentType, json);
     const iterator = stream[Symbol.asyncIterator]();
     if (ctx.closed) {
       void iterator.return?.()?.catch(() => undefined);

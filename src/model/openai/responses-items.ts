@@ -4,6 +4,7 @@ import type { FinishReason } from '../../events.js';
 import type { Item, ToolCall, Usage } from '../../items.js';
 import type { ModelResponse, ToolSpec } from '../types.js';
 import { buildResponse } from './chat-stream.js';
+import type { JsonAnswer } from './whole-body.js';
 
 /** A Responses API input item (`openai` 6.x `ResponseInputItem`). */
 export type ResponsesInputItem = OpenAI.Responses.ResponseInputItem;
@@ -113,6 +114,26 @@ export function responseToModelResponse(response: ResponsesResponse, streamed: R
     reasoning || summary || streamed.reasoning,
   );
 }
+
+/**
+ * A complete Responses object sent where a stream was asked for: an object
+ * with an `output` array and `object: 'response'` or a `status` (a failed one
+ * throws as in {@link responseToModelResponse}), or a body with an `error`
+ * object (thrown as an in-stream error); anything else is not.
+ */
+export const RESPONSE_BODY: JsonAnswer = {
+  expected: 'a Responses object',
+  read(body) {
+    if (typeof body !== 'object' || body === null) return undefined;
+    const loose = body as { output?: unknown; object?: unknown; status?: unknown; error?: unknown };
+    if (Array.isArray(loose.output) && (loose.object === 'response' || typeof loose.status === 'string')) {
+      return responseToModelResponse(body as ResponsesResponse);
+    }
+    const error = loose.error;
+    if (typeof error === 'object' && error !== null) throw new APIError(undefined, error, undefined, undefined);
+    return undefined;
+  },
+};
 
 function responsesFinishReason(response: ResponsesResponse, hasToolCalls: boolean): FinishReason {
   if (response.status === 'incomplete') {

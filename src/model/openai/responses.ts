@@ -1,6 +1,6 @@
 import type OpenAI from 'openai';
 import type { ModelProvider, ModelRequest } from '../types.js';
-import { responseToModelResponse, toResponsesInput, toResponsesTools } from './responses-items.js';
+import { RESPONSE_BODY, responseToModelResponse, toResponsesInput, toResponsesTools } from './responses-items.js';
 import { ResponsesStreamAccumulator, type ResponsesStreamEvent } from './responses-stream.js';
 import { clientFactory, requestTimeout, singleCall, streamCall, type OpenAIProviderOptions } from './provider.js';
 
@@ -45,6 +45,7 @@ export function openaiResponses(options: OpenAIResponsesOptions): ModelProvider 
           timeout,
           (sdk) => client().responses.create({ ...body(request), stream: true } as StreamingParams, sdk),
           () => new ResponsesStreamAccumulator(),
+          RESPONSE_BODY,
         );
       }
       return singleCall(
