@@ -80,10 +80,16 @@ export function callModel$(rc: RunController<any>, request: Omit<ModelRequest, '
             },
             error: (err) => {
               rc.usage = addUsage(rc.usage, response?.usage); // a response came, then the call failed: it was billed
-              subscriber.error(stream && started && !(err instanceof ModelCallError && err.streamStarted) ? new StreamFailure(err) : err);
+              // Marked for the rescue unless the adapter did already; unusable output is not a broken
+              // stream, so a ModelOutputError is never marked (never rescued).
+              const marked = (err instanceof ModelCallError && err.streamStarted) || err instanceof ModelOutputError;
+              subscriber.error(stream && started && !marked ? new StreamFailure(err) : err);
             },
             complete: () => {
-              if (!response) return subscriber.error(new ModelOutputError(`${p.id} ended its response without a result`));
+              if (!response) {
+                const message = `${p.id} ended its response without a result`;
+                return subscriber.error(new ModelOutputError(message, { code: 'no_result' }));
+              }
               if (!sawText && response.text !== '') subscriber.next({ type: 'text_delta', delta: response.text });
               subscriber.next({ type: '@response', response });
               subscriber.complete();

@@ -1,6 +1,6 @@
-import OpenAI from 'openai';
+import OpenAI, { APIError } from 'openai';
 import { Observable } from 'rxjs';
-import { ConfigurationError } from '../../errors.js';
+import { ConfigurationError, ModelCallError, ModelOutputError } from '../../errors.js';
 import type { ModelEvent, ModelRequest, ModelResponse } from '../types.js';
 import { toModelCallError } from './errors.js';
 import { isEventStream, wholeBodyResponse, type JsonAnswer } from './whole-body.js';
@@ -118,12 +118,27 @@ export function streamCall<C>(
       const next = await iterator.next();
       if (ctx.closed) return undefined;
       if (next.done) break;
-      const events = state.push(next.value);
+      const events = read(() => state.push(next.value), 'malformed_chunk');
       ctx.started = true;
       for (const event of events) if (!ctx.emit(event)) return undefined;
     }
-    return state.finish();
+    return read(() => state.finish(), 'malformed_chunk');
   });
+}
+
+/**
+ * Runs a reducer step on wire data. Its typed errors pass; anything else (a
+ * shape no check foresaw) becomes a `ModelOutputError` with the original as
+ * `cause`, so no raw TypeError reaches a run.
+ */
+function read<T>(step: () => T, code: 'malformed_chunk' | 'malformed_response'): T {
+  try {
+    return step();
+  } catch (err) {
+    if (err instanceof ModelOutputError || err instanceof ModelCallError || err instanceof APIError) throw err;
+    const what = code === 'malformed_chunk' ? 'a stream chunk' : 'the response';
+    throw new ModelOutputError(`${what} could not be read`, { code, cause: err });
+  }
 }
 
 /**
@@ -138,7 +153,7 @@ export function singleCall<R>(
 ): Observable<ModelEvent> {
   return bridge(timeout, async (ctx, options) => {
     const result = await send(options);
-    return ctx.closed ? undefined : toResponse(result);
+    return ctx.closed ? undefined : read(() => toResponse(result), 'malformed_response');
   });
 }
 
@@ -176,7 +191,10 @@ function bridge(
         },
         (error: unknown) => {
           if (ctx.closed) return; // our own abort (unsubscribe) never surfaces
-          subscriber.error(toModelCallError(error, { streamStarted: ctx.started }));
+          // Output of the wrong shape stays a ModelOutputError: it is not a transport fault.
+          subscriber.error(
+            error instanceof ModelOutputError ? error : toModelCallError(error, { streamStarted: ctx.started }),
+          );
         },
       );
     return () => {
