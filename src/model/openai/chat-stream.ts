@@ -75,7 +75,8 @@ interface PendingCall {
  * `push` throws a `ModelOutputError` (`malformed_chunk`, naming the field) for
  * a chunk of the wrong shape; a chunk whose `choices` is null is read as one
  * without choices. {@link finish} throws a retryable `ModelCallError`
- * (`code: 'stream_truncated'`) when no `finish_reason` arrived.
+ * (`code: 'stream_truncated'`) when no `finish_reason` arrived; once one has,
+ * the stream is {@link complete} and a connection lost after it loses nothing.
  */
 export class ChatStreamAccumulator {
   private text = '';
@@ -134,6 +135,11 @@ export class ChatStreamAccumulator {
       if (finish) this.finishReason = finish;
     }
     return events;
+  }
+
+  /** True once a `finish_reason` arrived: the answer is whole (only the usage chunk and `[DONE]` may follow). */
+  complete(): boolean {
+    return this.finishReason !== undefined;
   }
 
   /** Ends the stream. @returns the response. @throws ModelCallError when no `finish_reason` was seen. */

@@ -2,7 +2,7 @@ import OpenAI, { APIError } from 'openai';
 import { Observable } from 'rxjs';
 import { ConfigurationError, ModelCallError, ModelOutputError } from '../../errors.js';
 import type { ModelEvent, ModelRequest, ModelResponse } from '../types.js';
-import { toModelCallError } from './errors.js';
+import { isConnectionFailure, toModelCallError } from './errors.js';
 import { isEventStream, wholeBodyResponse, type JsonAnswer } from './whole-body.js';
 
 /** Options of `openaiChat` and `openaiResponses`. */
@@ -74,6 +74,8 @@ export function requestTimeout(options: OpenAIProviderOptions, request: ModelReq
 export interface StreamReducer<C> {
   push(chunk: C): readonly ModelEvent[];
   finish(): ModelResponse;
+  /** True once the chunks read hold the whole answer, so a connection lost now loses nothing (optional). */
+  complete?(): boolean;
 }
 
 /** A streaming SDK call as loopctl uses it: the SDK's `APIPromise` of its `Stream`, read with `withResponse()`. */
@@ -95,6 +97,10 @@ export interface StreamingSdkCall<C> {
  * stream: a complete JSON answer (`json`) is the response, anything else a
  * `not_event_stream` error ({@link wholeBodyResponse}). A missing header is
  * read as a stream.
+ *
+ * A connection failure after the reducer says the answer is `complete` (Chat
+ * Completions: a `finish_reason` arrived) ends the stream: the response is
+ * returned, without the usage that would have followed.
  */
 export function streamCall<C>(
   timeout: number,
@@ -115,7 +121,14 @@ export function streamCall<C>(
     ctx.iterator = iterator;
     const state = reducer();
     for (;;) {
-      const next = await iterator.next();
+      let next: IteratorResult<C>;
+      try {
+        next = await iterator.next();
+      } catch (err) {
+        // The answer was complete before the connection went: accept it rather than pay for a rescue.
+        if (!ctx.closed && state.complete?.() && isConnectionFailure(err)) break;
+        throw err;
+      }
       if (ctx.closed) return undefined;
       if (next.done) break;
       const events = read(() => state.push(next.value), 'malformed_chunk');
