@@ -246,7 +246,7 @@ describe('repairHistory', () => {
     ]);
   });
 
-  it('an unpaired call gets an interrupted result (noted when its arguments were bad); an orphan result is left out', () => {
+  it('an unpaired call gets an interrupted result (noted if its arguments were bad); an orphan result goes', () => {
     const items = [
       result('c0', 'before any call'),
       user('u1'),
@@ -334,5 +334,39 @@ describe('an Item[] input is repaired like a loaded history', () => {
       ...repaired,
       { type: 'assistant', id: 'item-2', text: 'ok', toolCalls: [] },
     ]);
+  });
+});
+
+describe('scriptedModel refuses a history a strict API refuses', () => {
+  const first = (items: Item[]) => {
+    let error: unknown;
+    scriptedModel(['x'])
+      .call({ instructions: '', items, tools: [], stream: false })
+      .subscribe({ error: (e) => (error = e) });
+    return error;
+  };
+  const assistant = (calls: ToolCall[]): Item => ({ type: 'assistant', id: 'a', text: '', toolCalls: calls });
+  const result = (callId: string): Item => ({ type: 'tool_result', callId, output: 'ok', isError: false });
+
+  it.each([
+    [
+      'arguments that are not JSON',
+      [assistant([call('c1', '{"a":')]), result('c1')],
+      'tool call c1: arguments must be a JSON object',
+    ],
+    ['empty arguments', [assistant([call('c1', '')]), result('c1')], 'tool call c1: arguments must be a JSON object'],
+    ['an array', [assistant([call('c1', '[]')]), result('c1')], 'tool call c1: arguments must be a JSON object'],
+    [
+      'a reused id',
+      [assistant([call('c1', '{}')]), result('c1'), assistant([call('c1', '{}')]), result('c1')],
+      'duplicate tool call id c1',
+    ],
+    ['an unpaired call', [assistant([call('c1', '{}')])], 'tool calls without results: c1'],
+  ] as const)('%s → a 400', (_name, items, message) => {
+    expect(first([...items])).toMatchObject({
+      name: 'ModelCallError',
+      status: 400,
+      message: `invalid request: ${message}`,
+    });
   });
 });
