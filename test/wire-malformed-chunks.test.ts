@@ -173,6 +173,17 @@ describe('C25: malformed Responses stream events', () => {
   });
 });
 
+describe('a non-streamed Responses answer that is not JSON', () => {
+  it('is invalid_json, not an empty answer or a TypeError', async () => {
+    const page = { json: '<html>sign in</html>', headers: { 'content-type': 'text/html' } };
+    expect(await failureOf(openaiResponses(options()), page, false)).toMatchObject({
+      name: 'ModelCallError',
+      code: 'invalid_json',
+      retryable: false,
+    });
+  });
+});
+
 describe('C25: a run that meets a malformed chunk', () => {
   it.each([
     ['chat', () => openaiChat(options()), [hello, sseData({ ...chatChunk({}), choices: {} }), SSE_DONE], 'choices'],
