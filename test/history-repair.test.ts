@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  takenIds,
   RAW_ARGUMENTS_LIMIT,
   callIdsOf,
   checkArguments,
@@ -368,5 +369,24 @@ describe('scriptedModel refuses a history a strict API refuses', () => {
       status: 400,
       message: `invalid request: ${message}`,
     });
+  });
+});
+
+describe('takenIds', () => {
+  it('holds the ids of the history and of the items, reading only what was added since the last call', () => {
+    const owner = {};
+    const a = (id: string, ...ids: string[]): Item => ({
+      type: 'assistant',
+      id,
+      text: '',
+      toolCalls: ids.map((c) => call(c, '{}')),
+    });
+    const history = [a('h', 'h1', 'h2')];
+    const items: Item[] = [{ type: 'user', id: 'u', text: 'x' }, a('i', 'i1')];
+    expect([...takenIds(owner, history, items)]).toEqual(['h1', 'h2', 'i1']);
+    items.push(a('j', 'j1'));
+    history.push(a('late', 'never-read')); // the history is read once
+    expect([...takenIds(owner, history, items)]).toEqual(['h1', 'h2', 'i1', 'j1']);
+    expect([...takenIds({}, [], items)]).toEqual(['i1', 'j1']); // per owner
   });
 });

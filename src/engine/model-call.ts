@@ -6,7 +6,7 @@ import type { ModelProvider, ModelRequest, ModelResponse } from '../model/types.
 import { backoffDelay, retryPolicy } from './backoff.js';
 import { breakerFor, type CircuitBreaker } from './breaker.js';
 import { modelDeadlines } from './deadlines.js';
-import { callIdsOf, markRefused, repairResponseCalls } from './repair.js';
+import { markRefused, repairResponseCalls, takenIds } from './repair.js';
 import type { RunController, Step } from './run-controller.js';
 
 type AttemptStep = Step | { readonly type: '@response'; readonly response: ModelResponse };
@@ -168,7 +168,7 @@ export function callModel$(rc: RunController<any>, request: Omit<ModelRequest, '
  */
 function record(rc: RunController<any>, response: ModelResponse): Step {
   if (response.toolCalls.length > 0) {
-    const taken = callIdsOf(rc.history, rc.scratch.items);
+    const taken = takenIds(rc, rc.history, rc.scratch.items);
     const cutOff = response.finishReason === 'length';
     const repaired = repairResponseCalls(response.toolCalls, { cutOff, taken, newId: () => rc.nextId() });
     if (repaired.changed) response = { ...response, toolCalls: repaired.calls };

@@ -71,6 +71,24 @@ export function callIdsOf(...lists: readonly (readonly Item[])[]): Set<string> {
   return ids;
 }
 
+const indexes = new WeakMap<object, { readonly ids: Set<string>; seen: number }>();
+
+/**
+ * The call ids of `history` and `items`, kept for `owner` (a run) and brought
+ * up to date on each call by reading only the Items added since: `history`
+ * is read once and `items` may only grow. Costs O(new Items) per call, so a
+ * long run does not rescan its history every turn.
+ */
+export function takenIds(owner: object, history: readonly Item[], items: readonly Item[]): ReadonlySet<string> {
+  let index = indexes.get(owner);
+  if (!index) indexes.set(owner, (index = { ids: callIdsOf(history), seen: 0 }));
+  for (; index.seen < items.length; index.seen++) {
+    const item = items[index.seen]!;
+    if (item.type === 'assistant') for (const call of item.toolCalls) index.ids.add(call.callId);
+  }
+  return index.ids;
+}
+
 /** The calls of one response as they are stored, and the refused ones' faults (keyed by the stored call). */
 export interface RepairedCalls {
   readonly calls: readonly ToolCall[];
@@ -97,8 +115,8 @@ export function repairResponseCalls(
   calls: readonly ToolCall[],
   context: { readonly cutOff: boolean; readonly taken: ReadonlySet<string>; readonly newId: () => string },
 ): RepairedCalls {
-  const used = new Set(context.taken);
-  for (const call of calls) used.add(call.callId);
+  const mine = new Set(calls.map((call) => call.callId)); // `taken` is not copied: it may be a long history's
+  const used: IdSet = { has: (id) => mine.has(id) || context.taken.has(id), add: (id) => mine.add(id) };
   const inResponse = new Set<string>();
   const faults = new Map<ToolCall, CallFault>();
   let changed = false;
@@ -211,8 +229,10 @@ function claim(
   return items[list[k]!] as ToolResultItem;
 }
 
+type IdSet = Pick<Set<string>, 'has' | 'add'>;
+
 /** A fresh id from `newId` that is not in `used` (then added to it). */
-function freshId(newId: () => string, used: Set<string>): string {
+function freshId(newId: () => string, used: IdSet): string {
   let id = newId();
   for (let n = 2; used.has(id) || id === ''; n++) id = n <= 10 ? newId() : `${id}_${n}`;
   used.add(id);
