@@ -6,8 +6,9 @@ import { interruptedResult } from './scratchpad.js';
  * engine stores or sends has arguments that are a JSON object and an id no
  * other call in the history has. Model output that breaks this is repaired
  * once, where it enters the history; the model's unusable text survives only
- * inside the tool result paired with the call. Pure functions, except the
- * fault registry that carries a refused call from the response to dispatch.
+ * inside the tool result paired with the call. Pure functions, except two
+ * per-run memos: the fault registry that carries a refused call from the
+ * response to dispatch, and the index of call ids already taken.
  */
 
 /** Raw arguments longer than this many characters are shown cut (head and tail kept) in a result. */
