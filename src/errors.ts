@@ -65,9 +65,25 @@ export class ModelCallError extends LoopctlError {
   }
 }
 
-/** Model output the engine cannot use at the run level (e.g. a response with neither text nor tool calls nor finish reason). */
+/**
+ * Model output the engine cannot use at the run level. `code` says what kind:
+ * `no_result` (a call ended without a response), `malformed_chunk` (a stream
+ * chunk or event of the wrong shape), `malformed_response` (a whole response
+ * body of the wrong shape), `invalid_output` (the default, for providers that
+ * give none). `field` names the offending field as a path, e.g.
+ * `choices[0].delta.tool_calls[0]`, when there is one. Not retried and not
+ * rescued ("retry transient errors only"); counted by the breaker and eligible
+ * for the fallback. A run it ends reports `stopReason: 'model_error'`.
+ */
 export class ModelOutputError extends LoopctlError {
   override readonly name: string = 'ModelOutputError';
+  readonly code: string;
+  readonly field: string | undefined;
+  constructor(message: string, init: { code?: string; field?: string; cause?: unknown } = {}) {
+    super(message, { cause: init.cause });
+    this.code = init.code ?? 'invalid_output';
+    this.field = init.field;
+  }
 }
 
 /** A tool threw or its Observable ended empty; fed back to the model as a tool error. */

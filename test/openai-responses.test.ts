@@ -37,6 +37,7 @@ describe('every recording has a test', () => {
       'compat-deepseek-reasoning-tool-call', 'compat-groq-stream-error', 'compat-groq-tool-call', 'compat-openrouter-length-error',
       'compat-vllm-length', 'responses-compat-lmstudio-tool-call', 'responses-error-event', 'responses-function-call',
       'responses-text-then-function-call', 'responses-text',
+      'chat-finish-then-disconnect', // hand-written; replayed in wire-finish-then-disconnect.test.ts
     ].map((n) => `${n}.sse`);
     expect(readdirSync(FIXTURES_DIR).filter((f) => f.endsWith('.sse')).sort()).toEqual(covered.sort());
   });

@@ -160,11 +160,19 @@ describe('commitPartial (guarantee 7: no steering lost or duplicated)', () => {
       expect(s.terminal()).toMatchObject({ type: 'run_completed', output: 'resumed' });
       expect(s.model.requests[0]!.items).toEqual([...partial, { type: 'user', id: 'item-1', text: 'go' }]);
     });
-    // The validator is real: the same history without the synthetic results is refused.
+    // The validator is real: the same history without the synthetic results is refused by the model...
+    const unpaired = partial.filter((i) => i.type !== 'tool_result');
+    let refused: unknown;
+    const direct = scriptedModel(['x']).call({ instructions: '', items: unpaired, tools: [], stream: false });
+    direct.subscribe({ error: (e) => (refused = e) });
+    expect(refused).toMatchObject({ name: 'ModelCallError', status: 400 });
+    // ...and a run loading it pairs each call with an interrupted result before sending it
+    // ("the history is valid on the wire").
     ts.run(() => {
-      const s = setup(['x'], { session: new MemorySession(partial.filter((i) => i.type !== 'tool_result')) });
+      const s = setup(['x'], { session: new MemorySession(unpaired) });
       ts.flush();
-      expect(s.terminal()).toMatchObject({ type: 'run_failed', error: { status: 400 } });
+      expect(s.terminal()).toMatchObject({ type: 'run_completed', output: 'x' });
+      expect(s.model.requests[0]!.items).toEqual([...partial, { type: 'user', id: 'item-1', text: 'go' }]);
     });
   });
 });

@@ -55,11 +55,25 @@ describe.each([false, true])('unusable model output becomes a tool error (parall
       expect(r.isError).toBe(true);
       expect(r.output.startsWith('Error: ')).toBe(true);
     }
-    expect(out[0]!.output).toMatch(/^Error: the arguments of echo are not valid JSON/);
+    expect(out[0]!.output).toBe(
+      'Error: the arguments of echo are not valid JSON (Unexpected end of JSON input), so the tool was not run. ' +
+        'Arguments received (9 characters): {"text": ',
+    );
     expect(out[1]!.output).toMatch(/^Error: invalid arguments for echo:\n/);
     expect(out[1]!.output).toContain('text');
-    expect(out[2]!.output).toBe('Error: the arguments of raw must be a JSON object');
-    expect(out[3]!.output).toBe('Error: the arguments of raw must be a JSON object');
+    expect(out[2]!.output).toBe(
+      'Error: the arguments of raw must be a JSON object, not an array, so the tool was not run. ' +
+        'Arguments received (6 characters): [1, 2]',
+    );
+    expect(out[3]!.output).toBe(
+      'Error: the arguments of raw must be a JSON object, not a string, so the tool was not run. ' +
+        'Arguments received (6 characters): "text"',
+    );
+    // The history keeps only valid JSON objects: the raw text lives in the error results above.
+    const assistant = model.requests[1]!.items.find((i) => i.type === 'assistant');
+    expect(assistant?.type === 'assistant' && assistant.toolCalls.map((c) => c.arguments)).toEqual([
+      '{}', '{"text":42}', '{}', '{}', '{}', '{"text":"fine"}', '{}',
+    ]);
     expect(out[4]!.output).toBe('Error: unknown tool "nope"; available tools: echo, raw, boom, rejects, empty, obj');
     expect(out[5]).toEqual({ type: 'tool_result', callId: 'ok', output: 'fine', isError: false });
     expect(out[6]).toEqual({ type: 'tool_result', callId: 'empty-args', output: '{}', isError: false });

@@ -2,6 +2,7 @@ import { EMPTY, Observable, concat, concatMap, defer, from, mergeMap, of, type O
 import type { ToolCall } from '../items.js';
 import type { Tool } from '../tools/tool.js';
 import { callHooks$ } from './hooks.js';
+import { refusedFor } from './repair.js';
 import type { RunController, Step } from './run-controller.js';
 import { BatchPhase, errorResult, parseArguments, toolCall$ } from './tool-call.js';
 
@@ -36,6 +37,10 @@ export function dispatch$(rc: RunController<any>, calls: readonly ToolCall[]): O
 
   const prepare$ = from(calls).pipe(
     concatMap((call): ObservableInput<Step> => {
+      // Unusable arguments or a duplicate id, found when the response was recorded: never run
+      // ("the history is valid on the wire").
+      const refused = refusedFor(call);
+      if (refused) return refuse(call, refused.name, refused.message);
       const tool = tools.get(call.name);
       if (!tool) {
         const known = [...tools.keys()].join(', ') || 'none';

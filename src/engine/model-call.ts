@@ -6,6 +6,7 @@ import type { ModelProvider, ModelRequest, ModelResponse } from '../model/types.
 import { backoffDelay, retryAfterTooLong, retryPolicy, type RetryPolicy } from './backoff.js';
 import { breakerFor, type CircuitBreaker } from './breaker.js';
 import { attemptDeadlines, modelDeadlines } from './deadlines.js';
+import { markRefused, repairResponseCalls, takenIds } from './repair.js';
 import type { RunController, Step } from './run-controller.js';
 
 type AttemptStep = Step | { readonly type: '@response'; readonly response: ModelResponse };
@@ -84,10 +85,16 @@ export function callModel$(rc: RunController<any>, request: Omit<ModelRequest, '
             error: (err) => {
               // A response came, then the call failed: it was billed.
               if (response) rc.usage = addUsage(rc.usage, response.usage);
-              subscriber.error(stream && started && !(err instanceof ModelCallError && err.streamStarted) ? new StreamFailure(err) : err);
+              // Marked for the rescue unless the adapter did already; unusable output is not a broken
+              // stream, so a ModelOutputError is never marked (never rescued).
+              const marked = (err instanceof ModelCallError && err.streamStarted) || err instanceof ModelOutputError;
+              subscriber.error(stream && started && !marked ? new StreamFailure(err) : err);
             },
             complete: () => {
-              if (!response) return subscriber.error(new ModelOutputError(`${p.id} ended its response without a result`));
+              if (!response) {
+                const message = `${p.id} ended its response without a result`;
+                return subscriber.error(new ModelOutputError(message, { code: 'no_result' }));
+              }
               if (!sawText && response.text !== '') subscriber.next({ type: 'text_delta', delta: response.text });
               subscriber.next({ type: '@response', response });
               subscriber.complete();
@@ -164,7 +171,19 @@ export function callModel$(rc: RunController<any>, request: Omit<ModelRequest, '
   });
 }
 
+/**
+ * Where a model response becomes an assistant Item, for every provider: its
+ * tool calls are repaired first ("the history is valid on the wire"), and a
+ * refused call is marked for dispatch to pair with its error result.
+ */
 function record(rc: RunController<any>, response: ModelResponse): Step {
+  if (response.toolCalls.length > 0) {
+    const taken = takenIds(rc, rc.history, rc.scratch.items);
+    const cutOff = response.finishReason === 'length';
+    const repaired = repairResponseCalls(response.toolCalls, { cutOff, taken, newId: () => rc.nextId() });
+    if (repaired.changed) response = { ...response, toolCalls: repaired.calls };
+    markRefused(repaired.faults);
+  }
   rc.lastResponse = response;
   rc.usage = addUsage(rc.usage, response.usage);
   rc.scratch.addResponse({ type: 'assistant', id: rc.nextId(), text: response.text, toolCalls: response.toolCalls });

@@ -7,6 +7,7 @@ import { dispatch$ } from './dispatch.js';
 import { callHooks$, toLastValue } from './hooks.js';
 import { attemptDeadlines } from './deadlines.js';
 import { callModel$ } from './model-call.js';
+import { callIdsOf, repairHistory } from './repair.js';
 import type { RunController, Step } from './run-controller.js';
 
 type LoopStep = Step | { readonly type: '@next_turn' };
@@ -28,7 +29,12 @@ export function runLoop$(rc: RunController<any>): Observable<Step> {
     return rc.stage('session_load', () => {
       const load = toLastValue(session.load());
       return new Observable<never>((subscriber) =>
-        load.subscribe({ next: (items) => (rc.history = [...(items ?? [])]), error: (e) => subscriber.error(e), complete: () => subscriber.complete() }),
+        load.subscribe({
+          // Repaired before it is sent ("the history is valid on the wire"); the stored Items stay as they are.
+          next: (items) => (rc.history = repairHistory(items ?? [], () => rc.nextId())),
+          error: (e) => subscriber.error(e),
+          complete: () => subscriber.complete(),
+        }),
       );
     });
   });
@@ -36,7 +42,19 @@ export function runLoop$(rc: RunController<any>): Observable<Step> {
     expand((step) => (step.type === '@next_turn' ? turn$(rc, rc.turn + 1) : EMPTY)),
     filter((step): step is Step => step.type !== '@next_turn'),
   );
-  return concat(loaded$, turns$);
+  return concat(loaded$, defer(() => repairInput(rc)), turns$);
+}
+
+/**
+ * An `Item[]` input is repaired like a loaded history ("the history is valid
+ * on the wire"), its call ids kept apart from the loaded history's; it is what
+ * the run sends and commits.
+ */
+function repairInput(rc: RunController<any>): Observable<never> {
+  const input = rc.scratch.items; // only the input so far: nothing else is added before the first turn
+  if (input.every((item) => item.type === 'user')) return EMPTY;
+  input.splice(0, input.length, ...repairHistory(input, () => rc.nextId(), callIdsOf(rc.history)));
+  return EMPTY;
 }
 
 function turn$(rc: RunController<any>, n: number): Observable<LoopStep> {

@@ -1,7 +1,8 @@
 import { EMPTY, Observable, asyncScheduler, concat, concatMap, defer, from, of, take, throwError, timer, type ObservableInput, type SchedulerLike } from 'rxjs';
 import { ModelCallError } from '../errors.js';
 import type { FinishReason } from '../events.js';
-import { unpairedToolCalls, type TokenCounts, type ToolCall } from '../items.js';
+import { checkArguments } from '../engine/repair.js';
+import { unpairedToolCalls, type Item, type TokenCounts, type ToolCall } from '../items.js';
 import type { ModelEvent, ModelProvider, ModelRequest, ModelResponse } from '../model/types.js';
 
 /** A tool call a scripted step makes; `arguments` may be an object (sent as JSON) or raw text. */
@@ -65,9 +66,11 @@ export interface ScriptedModelOptions {
 /**
  * A deterministic {@link ModelProvider} for tests (docs/testing.md): call `n`
  * answers with `steps[n]` (a string is a text-only answer). It checks each
- * request as a real API would: every tool call in `items` must be paired
- * with a result, else the call fails with a 400 `ModelCallError`. Running
- * out of steps fails the call with a 500-like non-retryable error.
+ * request as a strict API would ("the history is valid on the wire"): every
+ * tool call in `items` must be paired with a result, have arguments that are
+ * a JSON object and an id no other call has, else the call fails with a 400
+ * `ModelCallError`. Running out of steps fails the call with a 500-like
+ * non-retryable error.
  *
  * @example
  * const model = scriptedModel([{ toolCalls: [{ name: 'add', arguments: { a: 1, b: 2 } }] }, 'It is 3.']);
@@ -89,10 +92,10 @@ export function scriptedModel(steps: readonly (ScriptedStep | string)[], options
         const record: ScriptedCall = { request, tornDown: false, finished: false };
         calls.push(record);
         const raw = steps[n];
-        const unpaired = unpairedToolCalls(request.items);
+        const invalid = wireFault(request.items);
         const events$ =
-          unpaired.length > 0
-            ? throwError(() => new ModelCallError(`invalid request: tool calls without results: ${unpaired.join(', ')}`, { status: 400 }))
+          invalid !== undefined
+            ? throwError(() => new ModelCallError(`invalid request: ${invalid}`, { status: 400 }))
             : raw === undefined
               ? throwError(() => new ModelCallError(`${id}: no scripted step for request ${n + 1}`, { status: 500 }))
               : stepEvents(typeof raw === 'string' ? { text: raw } : raw, request, n, scheduler);
@@ -114,6 +117,23 @@ export function scriptedModel(steps: readonly (ScriptedStep | string)[], options
       });
     },
   };
+}
+
+/** What a strict API refuses in a history ("the history is valid on the wire"), or undefined. */
+function wireFault(items: readonly Item[]): string | undefined {
+  const unpaired = unpairedToolCalls(items);
+  if (unpaired.length > 0) return `tool calls without results: ${unpaired.join(', ')}`;
+  const ids = new Set<string>();
+  for (const item of items) {
+    if (item.type !== 'assistant') continue;
+    for (const call of item.toolCalls) {
+      if (ids.has(call.callId)) return `duplicate tool call id ${call.callId}`;
+      ids.add(call.callId);
+      const args = checkArguments(call.name, call.arguments);
+      if (!args.ok || call.arguments.trim() === '') return `tool call ${call.callId}: arguments must be a JSON object`;
+    }
+  }
+  return undefined;
 }
 
 function stepEvents(step: ScriptedStep, request: ModelRequest, n: number, scheduler: SchedulerLike): Observable<ModelEvent> {

@@ -1,7 +1,9 @@
 import type OpenAI from 'openai';
 import type { ModelProvider, ModelRequest } from '../types.js';
 import { toChatMessages, toChatTools } from './chat-messages.js';
-import { ChatStreamAccumulator, chatCompletionToResponse, type ChatChunk } from './chat-stream.js';
+import {
+  CHAT_COMPLETION_BODY, ChatStreamAccumulator, chatCompletionToResponse, type ChatChunk,
+} from './chat-stream.js';
 import { clientFactory, requestTimeout, singleCall, streamCall, type OpenAIProviderOptions } from './provider.js';
 
 /** Options of {@link openaiChat} (see {@link OpenAIProviderOptions}). */
@@ -51,6 +53,7 @@ export function openaiChat(options: OpenAIChatOptions): ModelProvider {
               sdk,
             ),
           () => new ChatStreamAccumulator(),
+          CHAT_COMPLETION_BODY,
         );
       }
       return singleCall(

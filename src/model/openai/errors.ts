@@ -66,9 +66,22 @@ export function toModelCallError(err: unknown, context: { streamStarted: boolean
     });
   }
   const code = socketErrorCode(err);
-  const network = code !== undefined || (err instanceof TypeError && /terminated|fetch failed|network|socket/i.test(err.message));
   const message = err instanceof Error ? err.message : String(err);
-  return new ModelCallError(message, { retryable: network, streamStarted, cause: err, ...(code ? { code } : {}) });
+  const retryable = isConnectionFailure(err);
+  return new ModelCallError(message, { retryable, streamStarted, cause: err, ...(code ? { code } : {}) });
+}
+
+/**
+ * Rule 4 of {@link toModelCallError}: the connection failed (the SDK's
+ * connection errors, a fetch `TypeError` such as undici's `terminated` when a
+ * body is cut, or an error with a socket error code such as `ECONNRESET`), as
+ * opposed to an error the server sent.
+ */
+export function isConnectionFailure(err: unknown): boolean {
+  if (err instanceof APIConnectionError) return true;
+  if (err instanceof APIError) return false;
+  if (socketErrorCode(err) !== undefined) return true;
+  return err instanceof TypeError && /terminated|fetch failed|network|socket/i.test(err.message);
 }
 
 /** `type`/`code` strings of an in-stream error that mean a transient server fault (rule 3). */

@@ -1,8 +1,9 @@
-import OpenAI from 'openai';
+import OpenAI, { APIError } from 'openai';
 import { Observable } from 'rxjs';
-import { ConfigurationError } from '../../errors.js';
+import { ConfigurationError, ModelCallError, ModelOutputError } from '../../errors.js';
 import type { ModelEvent, ModelRequest, ModelResponse } from '../types.js';
-import { toModelCallError } from './errors.js';
+import { isConnectionFailure, toModelCallError } from './errors.js';
+import { isEventStream, wholeBodyResponse, type JsonAnswer } from './whole-body.js';
 
 /** Options of `openaiChat` and `openaiResponses`. */
 export interface OpenAIProviderOptions {
@@ -73,6 +74,13 @@ export function requestTimeout(options: OpenAIProviderOptions, request: ModelReq
 export interface StreamReducer<C> {
   push(chunk: C): readonly ModelEvent[];
   finish(): ModelResponse;
+  /** True once the chunks read hold the whole answer, so a connection lost now loses nothing (optional). */
+  complete?(): boolean;
+}
+
+/** A streaming SDK call as loopctl uses it: the SDK's `APIPromise` of its `Stream`, read with `withResponse()`. */
+export interface StreamingSdkCall<C> {
+  withResponse(): Promise<{ readonly data: AsyncIterable<C>; readonly response: Response }>;
 }
 
 /**
@@ -84,14 +92,27 @@ export interface StreamReducer<C> {
  * calls `iterator.return()`; nothing is emitted after it and the abort error
  * is swallowed. Failures error with `ModelCallError` (`streamStarted` is true
  * once a chunk was read).
+ *
+ * A 200 whose `content-type` is not `text/event-stream` is not parsed as a
+ * stream: a complete JSON answer (`json`) is the response, anything else a
+ * `not_event_stream` error ({@link wholeBodyResponse}). A missing header is
+ * read as a stream.
+ *
+ * A connection failure after the reducer says the answer is `complete` (Chat
+ * Completions: a `finish_reason` arrived) ends the stream: the response is
+ * returned, without the usage that would have followed.
  */
 export function streamCall<C>(
   timeout: number,
-  send: (options: SdkRequestOptions) => PromiseLike<AsyncIterable<C>>,
+  send: (options: SdkRequestOptions) => StreamingSdkCall<C>,
   reducer: () => StreamReducer<C>,
+  json: JsonAnswer,
 ): Observable<ModelEvent> {
   return bridge(timeout, async (ctx, options) => {
-    const stream = await send(options);
+    // The SDK's own parser reads the body lazily, so the headers can be checked before it starts.
+    const { data: stream, response } = await send(options).withResponse();
+    const contentType = response.headers.get('content-type');
+    if (contentType !== null && !isEventStream(contentType)) return wholeBodyResponse(response, contentType, json);
     const iterator = stream[Symbol.asyncIterator]();
     if (ctx.closed) {
       void iterator.return?.()?.catch(() => undefined);
@@ -100,15 +121,37 @@ export function streamCall<C>(
     ctx.iterator = iterator;
     const state = reducer();
     for (;;) {
-      const next = await iterator.next();
+      let next: IteratorResult<C>;
+      try {
+        next = await iterator.next();
+      } catch (err) {
+        // The answer was complete before the connection went: accept it rather than pay for a rescue.
+        if (!ctx.closed && state.complete?.() && isConnectionFailure(err)) break;
+        throw err;
+      }
       if (ctx.closed) return undefined;
       if (next.done) break;
-      const events = state.push(next.value);
+      const events = read(() => state.push(next.value), 'malformed_chunk');
       ctx.started = true;
       for (const event of events) if (!ctx.emit(event)) return undefined;
     }
-    return state.finish();
+    return read(() => state.finish(), 'malformed_chunk');
   });
+}
+
+/**
+ * Runs a reducer step on wire data. Its typed errors pass; anything else (a
+ * shape no check foresaw) becomes a `ModelOutputError` with the original as
+ * `cause`, so no raw TypeError reaches a run.
+ */
+function read<T>(step: () => T, code: 'malformed_chunk' | 'malformed_response'): T {
+  try {
+    return step();
+  } catch (err) {
+    if (err instanceof ModelOutputError || err instanceof ModelCallError || err instanceof APIError) throw err;
+    const what = code === 'malformed_chunk' ? 'a stream chunk' : 'the response';
+    throw new ModelOutputError(`${what} could not be read`, { code, cause: err });
+  }
 }
 
 /**
@@ -123,7 +166,7 @@ export function singleCall<R>(
 ): Observable<ModelEvent> {
   return bridge(timeout, async (ctx, options) => {
     const result = await send(options);
-    return ctx.closed ? undefined : toResponse(result);
+    return ctx.closed ? undefined : read(() => toResponse(result), 'malformed_response');
   });
 }
 
@@ -161,7 +204,10 @@ function bridge(
         },
         (error: unknown) => {
           if (ctx.closed) return; // our own abort (unsubscribe) never surfaces
-          subscriber.error(toModelCallError(error, { streamStarted: ctx.started }));
+          // Output of the wrong shape stays a ModelOutputError: it is not a transport fault.
+          subscriber.error(
+            error instanceof ModelOutputError ? error : toModelCallError(error, { streamStarted: ctx.started }),
+          );
         },
       );
     return () => {

@@ -4,6 +4,8 @@ import type { FinishReason } from '../../events.js';
 import type { Item, ToolCall, TokenCounts } from '../../items.js';
 import type { ModelResponse, ToolSpec } from '../types.js';
 import { buildResponse } from './chat-stream.js';
+import type { JsonAnswer } from './whole-body.js';
+import { list, obj, requiredText, text as optionalText, type WireCode } from './wire-shape.js';
 
 /** A Responses API input item (`openai` 6.x `ResponseInputItem`). */
 export type ResponsesInputItem = OpenAI.Responses.ResponseInputItem;
@@ -79,40 +81,82 @@ const NOTHING: ResponsesAccumulated = { text: '', refusal: '', reasoning: '', to
  * yields nothing for a field, `streamed` (from deltas) is used instead.
  * finishReason: `incomplete` → `length` (max_output_tokens) / `content_filter`
  * / `other`; otherwise `tool_calls` when there are calls, else `stop`.
- * @throws APIError (status undefined) for a `failed` response with an `error`.
+ * @throws APIError (status undefined) for a `failed` response with an `error`;
+ *   ModelOutputError (`shape.code`, default `malformed_response`) naming the
+ *   field (after `shape.prefix`) for a response of the wrong shape.
  */
-export function responseToModelResponse(response: ResponsesResponse, streamed: ResponsesAccumulated = NOTHING): ModelResponse {
-  if (response.status === 'failed' && response.error) {
-    throw new APIError(undefined, response.error as unknown as object, undefined, undefined);
+export function responseToModelResponse(
+  response: ResponsesResponse,
+  streamed: ResponsesAccumulated = NOTHING,
+  shape: { readonly code: WireCode; readonly prefix: string } = { code: 'malformed_response', prefix: '' },
+): ModelResponse {
+  const { code, prefix } = shape;
+  const r = obj(response as unknown, code, prefix === '' ? 'response' : prefix.slice(0, -1));
+  if (r['status'] === 'failed' && r['error']) {
+    throw new APIError(undefined, r['error'] as object, undefined, undefined);
   }
   let text = '';
   let refusal = '';
   let reasoning = '';
   let summary = '';
   const toolCalls: ToolCall[] = [];
-  for (const item of response.output ?? []) {
-    if (item.type === 'message') {
-      for (const part of item.content ?? []) {
-        if (part.type === 'output_text') text += part.text;
-        else if (part.type === 'refusal') refusal += part.refusal;
-      }
-    } else if (item.type === 'function_call') {
-      toolCalls.push({ callId: item.call_id, name: item.name, arguments: item.arguments ?? '' });
-    } else if (item.type === 'reasoning') {
-      for (const part of item.content ?? []) if (part.type === 'reasoning_text') reasoning += part.text;
-      for (const part of item.summary ?? []) summary += part.text;
+  list(r['output'], code, `${prefix}output`).forEach((entry, i) => {
+    const at = `${prefix}output[${i}]`;
+    const item = obj(entry, code, at);
+    if (item['type'] === 'message') {
+      list(item['content'], code, `${at}.content`).forEach((p, k) => {
+        const part = obj(p, code, `${at}.content[${k}]`);
+        const field = `${at}.content[${k}]`;
+        if (part['type'] === 'output_text') text += requiredText(part['text'], code, `${field}.text`);
+        else if (part['type'] === 'refusal') refusal += requiredText(part['refusal'], code, `${field}.refusal`);
+      });
+    } else if (item['type'] === 'function_call') {
+      toolCalls.push({
+        callId: requiredText(item['call_id'], code, `${at}.call_id`),
+        name: requiredText(item['name'], code, `${at}.name`),
+        arguments: optionalText(item['arguments'], code, `${at}.arguments`) ?? '',
+      });
+    } else if (item['type'] === 'reasoning') {
+      list(item['content'], code, `${at}.content`).forEach((p, k) => {
+        const part = obj(p, code, `${at}.content[${k}]`);
+        if (part['type'] !== 'reasoning_text') return;
+        reasoning += requiredText(part['text'], code, `${at}.content[${k}].text`);
+      });
+      list(item['summary'], code, `${at}.summary`).forEach((p, k) => {
+        summary += requiredText(obj(p, code, `${at}.summary[${k}]`)['text'], code, `${at}.summary[${k}].text`);
+      });
     }
-  }
+  });
   const calls = toolCalls.length > 0 ? toolCalls : streamed.toolCalls;
   return buildResponse(
     text || streamed.text,
     calls,
-    responsesFinishReason(response, calls.length > 0),
-    mapResponsesUsage(response.usage),
+    responsesFinishReason(r as unknown as ResponsesResponse, calls.length > 0),
+    mapResponsesUsage(r['usage']),
     refusal || streamed.refusal,
     reasoning || summary || streamed.reasoning,
   );
 }
+
+/**
+ * A complete Responses object sent where a stream was asked for: an object
+ * with an `output` array and `object: 'response'` or a `status` (a failed one
+ * throws as in {@link responseToModelResponse}), or a body with an `error`
+ * object (thrown as an in-stream error); anything else is not.
+ */
+export const RESPONSE_BODY: JsonAnswer = {
+  expected: 'a Responses object',
+  read(body) {
+    if (typeof body !== 'object' || body === null) return undefined;
+    const loose = body as { output?: unknown; object?: unknown; status?: unknown; error?: unknown };
+    if (Array.isArray(loose.output) && (loose.object === 'response' || typeof loose.status === 'string')) {
+      return responseToModelResponse(body as ResponsesResponse);
+    }
+    const error = loose.error;
+    if (typeof error === 'object' && error !== null) throw new APIError(undefined, error, undefined, undefined);
+    return undefined;
+  },
+};
 
 function responsesFinishReason(response: ResponsesResponse, hasToolCalls: boolean): FinishReason {
   if (response.status === 'incomplete') {

@@ -3,6 +3,9 @@ import type OpenAI from 'openai';
 import { ModelCallError } from '../../errors.js';
 import type { ModelEvent, ModelResponse } from '../types.js';
 import { responseToModelResponse, type ResponsesResponse } from './responses-items.js';
+import { isObj, malformed, obj, requiredText, text, type WireCode } from './wire-shape.js';
+
+const CHUNK: WireCode = 'malformed_chunk';
 
 /** A Responses API stream event (`openai` 6.x `ResponseStreamEvent`). */
 export type ResponsesStreamEvent = OpenAI.Responses.ResponseStreamEvent;
@@ -31,6 +34,10 @@ interface PendingCall {
  * - `error` and `response.failed` throw an `APIError` without status (the
  *   in-stream rule of `toModelCallError`).
  *
+ * - an event of the wrong shape (an item that is not an object, a delta that
+ *   is not text, …) throws a `ModelOutputError` (`malformed_chunk`) naming the
+ *   field; events of unknown types are skipped.
+ *
  * {@link finish} throws a retryable `ModelCallError` (`stream_truncated`) when
  * the stream ended without `response.completed` / `response.incomplete`.
  */
@@ -42,53 +49,67 @@ export class ResponsesStreamAccumulator {
   private final: ResponsesResponse | undefined;
   private events = 0;
 
-  /** Reads one event. @returns the deltas it carries. @throws APIError on `error` / `response.failed`. */
+  /**
+   * Reads one event. @returns the deltas it carries. @throws APIError on `error` / `response.failed`;
+   * ModelOutputError (`malformed_chunk`, `field` set) for an event of the wrong shape.
+   */
   push(event: ResponsesStreamEvent): ModelEvent[] {
     this.events++;
-    switch (event.type) {
+    const e: unknown = event;
+    if (!isObj(e)) return malformed(CHUNK, 'event', 'an object', e);
+    switch (e['type']) {
       case 'response.output_text.delta':
-        return this.append('text', 'text_delta', event.delta);
+        return this.append('text', 'text_delta', requiredText(e['delta'], CHUNK, 'delta'));
       case 'response.refusal.delta':
-        return this.append('refusal', 'refusal_delta', event.delta);
+        return this.append('refusal', 'refusal_delta', requiredText(e['delta'], CHUNK, 'delta'));
       case 'response.reasoning_text.delta':
       case 'response.reasoning_summary_text.delta':
-        return this.append('reasoning', 'reasoning_delta', event.delta);
+        return this.append('reasoning', 'reasoning_delta', requiredText(e['delta'], CHUNK, 'delta'));
       case 'response.output_item.added':
       case 'response.output_item.done': {
-        const item = event.item;
-        if (item.type !== 'function_call') return [];
-        const key = item.id ?? item.call_id;
+        const item = obj(e['item'], CHUNK, 'item');
+        if (item['type'] !== 'function_call') return [];
+        const callId = requiredText(item['call_id'], CHUNK, 'item.call_id');
+        const name = requiredText(item['name'], CHUNK, 'item.name');
+        const itemArgs = text(item['arguments'], CHUNK, 'item.arguments');
+        const key = text(item['id'], CHUNK, 'item.id') ?? callId;
         const call = this.calls.get(key);
         if (call) {
-          if (event.type === 'response.output_item.done') Object.assign(call, { callId: item.call_id, name: item.name, arguments: item.arguments ?? call.arguments });
+          if (e['type'] === 'response.output_item.done') {
+            Object.assign(call, { callId, name, arguments: itemArgs ?? call.arguments });
+          }
           return [];
         }
-        const args = item.arguments ?? '';
-        this.calls.set(key, { index: this.calls.size, callId: item.call_id, name: item.name, arguments: args });
-        return [{ type: 'tool_call_delta', index: this.calls.size - 1, callId: item.call_id, name: item.name, argumentsDelta: args }];
+        const args = itemArgs ?? '';
+        this.calls.set(key, { index: this.calls.size, callId, name, arguments: args });
+        return [{ type: 'tool_call_delta', index: this.calls.size - 1, callId, name, argumentsDelta: args }];
       }
       case 'response.function_call_arguments.delta': {
-        const call = this.callFor(event.item_id);
-        call.arguments += event.delta;
-        return event.delta ? [{ type: 'tool_call_delta', index: call.index, argumentsDelta: event.delta }] : [];
+        const call = this.callFor(requiredText(e['item_id'], CHUNK, 'item_id'));
+        const delta = requiredText(e['delta'], CHUNK, 'delta');
+        call.arguments += delta;
+        return delta ? [{ type: 'tool_call_delta', index: call.index, argumentsDelta: delta }] : [];
       }
       case 'response.function_call_arguments.done': {
-        const call = this.callFor(event.item_id);
-        const rest = event.arguments.startsWith(call.arguments) ? event.arguments.slice(call.arguments.length) : '';
-        call.arguments = event.arguments;
+        const call = this.callFor(requiredText(e['item_id'], CHUNK, 'item_id'));
+        const args = requiredText(e['arguments'], CHUNK, 'arguments');
+        const rest = args.startsWith(call.arguments) ? args.slice(call.arguments.length) : '';
+        call.arguments = args;
         return rest ? [{ type: 'tool_call_delta', index: call.index, argumentsDelta: rest }] : [];
       }
       case 'response.completed':
       case 'response.incomplete':
-      case 'response.failed':
-        if (event.type === 'response.failed') {
-          throw new APIError(undefined, (event.response.error ?? { message: 'the response failed' }) as object, undefined, undefined);
+      case 'response.failed': {
+        const response = obj(e['response'], CHUNK, 'response');
+        if (e['type'] === 'response.failed') {
+          const error = response['error'] ?? { message: 'the response failed' };
+          throw new APIError(undefined, error as object, undefined, undefined);
         }
-        this.final = event.response;
+        this.final = response as unknown as ResponsesResponse;
         return [];
+      }
       case 'error': {
-        const loose = event as unknown as { code?: unknown; message?: unknown; param?: unknown; error?: unknown };
-        const payload = loose.error ?? { code: loose.code, message: loose.message, param: loose.param };
+        const payload = e['error'] ?? { code: e['code'], message: e['message'], param: e['param'] };
         throw new APIError(undefined, payload as object, undefined, undefined);
       }
       default:
@@ -106,7 +127,8 @@ export class ResponsesStreamAccumulator {
       });
     }
     const toolCalls = [...this.calls.values()].map((c) => ({ callId: c.callId, name: c.name, arguments: c.arguments }));
-    return responseToModelResponse(this.final, { text: this.text, refusal: this.refusal, reasoning: this.reasoning, toolCalls });
+    const streamed = { text: this.text, refusal: this.refusal, reasoning: this.reasoning, toolCalls };
+    return responseToModelResponse(this.final, streamed, { code: 'malformed_chunk', prefix: 'response.' });
   }
 
   private append(field: 'text' | 'refusal' | 'reasoning', type: 'text_delta' | 'refusal_delta' | 'reasoning_delta', delta: string): ModelEvent[] {

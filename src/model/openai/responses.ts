@@ -1,6 +1,8 @@
 import type OpenAI from 'openai';
 import type { ModelProvider, ModelRequest } from '../types.js';
-import { responseToModelResponse, toResponsesInput, toResponsesTools } from './responses-items.js';
+import {
+  RESPONSE_BODY, responseToModelResponse, toResponsesInput, toResponsesTools, type ResponsesResponse,
+} from './responses-items.js';
 import { ResponsesStreamAccumulator, type ResponsesStreamEvent } from './responses-stream.js';
 import { clientFactory, requestTimeout, singleCall, streamCall, type OpenAIProviderOptions } from './provider.js';
 
@@ -45,11 +47,18 @@ export function openaiResponses(options: OpenAIResponsesOptions): ModelProvider 
           timeout,
           (sdk) => client().responses.create({ ...body(request), stream: true } as StreamingParams, sdk),
           () => new ResponsesStreamAccumulator(),
+          RESPONSE_BODY,
         );
       }
       return singleCall(
         timeout,
-        (sdk) => client().responses.create({ ...body(request), stream: false } as NonStreamingParams, sdk),
+        // The raw body, read as JSON: the SDK's own post-processing (output_text) assumes a well-formed
+        // response and would throw a TypeError on a malformed one, before our checks could name the field.
+        (sdk) =>
+          client()
+            .responses.create({ ...body(request), stream: false } as NonStreamingParams, sdk)
+            .asResponse()
+            .then((response) => response.json() as Promise<ResponsesResponse>),
         (response) => responseToModelResponse(response),
       );
     },
