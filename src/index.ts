@@ -9,6 +9,7 @@ export { Mailbox, type MailboxToken, type MailboxOptions } from './mailbox/mailb
 export * from './items.js';
 export * from './events.js';
 export * from './errors.js';
+export { describeValue, toJsonText, type JsonTextResult } from './describe.js';
 export type { ModelProvider, ModelRequest, ModelResponse, ModelEvent, ToolSpec, JsonSchema } from './model/types.js';
 export { openaiChat, openaiResponses, type OpenAIChatOptions, type OpenAIResponsesOptions, type OpenAIProviderOptions } from './model/openai/index.js';
 export { tool, toJsonSchema, type Tool, type ToolContext, type ToolReturn } from './tools/tool.js';

@@ -1,4 +1,4 @@
-import { NEVER, config, of, type Observable } from 'rxjs';
+import { NEVER, Observable, config } from 'rxjs';
 import { z } from 'zod';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -198,7 +198,9 @@ describe('C20 foreign values never break "exactly one terminal event"', () => {
 
       it('steer$ emits it: the value is described and delivered as steering, never thrown on', async () => {
         const value = hostile.make();
-        const o = await observe(['the answer'], { steer$: of(value) as unknown as Observable<string> });
+        // (rxjs's of() would inspect the value as a scheduler: a plain Observable hands it over untouched)
+        const steer$ = new Observable<unknown>((s) => (s.next(value), s.complete())) as Observable<string>;
+        const o = await observe(['the answer'], { steer$ });
         expect(o.terminal.type).toBe('run_completed');
         const injected = o.events.filter((e) => e.type === 'user_message_injected');
         expect(injected.map((e) => e.type === 'user_message_injected' && e.content)).toEqual([hostile.text('object')]);

@@ -1,9 +1,13 @@
 import type { Subscription } from 'rxjs';
 import { cancellableTimer } from '../cancel/cancellable-timer.js';
+import { describeValue, readProp } from '../describe.js';
 import type { RunController } from './run-controller.js';
 
 /** The reason a run deadline cancels with (docs/cancellation.md, "Sources of cancel"). */
 export const DEADLINE_REASON = Object.freeze({ type: 'deadline' as const });
+
+/** The reason when an aborted AbortSignal's `reason` cannot be read (its getter throws). */
+const UNREADABLE_ABORT_REASON = "aborted (the AbortSignal's reason could not be read)";
 
 /**
  * Links every cancel source (docs/cancellation.md) to the run's own token, and
@@ -17,9 +21,11 @@ export function linkCancelSources(rc: RunController<any>, links: Subscription): 
   const { cancel$, signal, deadlines, steer$ } = rc.opts;
   const token = rc.token;
   if (signal) {
-    if (signal.aborted) token.cancel(signal.reason);
+    // Foreign values are never trusted: a throwing `reason` getter must not keep the run from ending.
+    const reasonOf = (): unknown => readProp(signal, 'reason', UNREADABLE_ABORT_REASON);
+    if (signal.aborted) token.cancel(reasonOf());
     else {
-      const onAbort = (): void => token.cancel(signal.reason);
+      const onAbort = (): void => token.cancel(reasonOf());
       signal.addEventListener('abort', onAbort, { once: true });
       links.add(() => signal.removeEventListener('abort', onAbort));
     }
@@ -31,6 +37,7 @@ export function linkCancelSources(rc: RunController<any>, links: Subscription): 
     links.add(cancellableTimer(deadlines.runMs, token, rc.scheduler).subscribe(() => token.cancel(DEADLINE_REASON)));
   }
   if (steer$) {
-    links.add(steer$.subscribe({ next: (text) => rc.mailbox.push(String(text)), error: () => {} }));
+    // A non-string value is described (never thrown on), then pushed like any steering.
+    links.add(steer$.subscribe({ next: (text) => rc.mailbox.push(describeValue(text)), error: () => {} }));
   }
 }

@@ -1,5 +1,6 @@
 import { EmptyError, Observable, catchError, concat, concatMap, defer, from, ignoreElements, isObservable, last, map, of, throwError, timeout, type MonoTypeOperatorFunction } from 'rxjs';
 import { z } from 'zod';
+import { describeValue } from '../describe.js';
 import { TimeoutError, ToolExecutionError, serializeError } from '../errors.js';
 import type { CancelPhase } from '../events.js';
 import { addUsage, type ToolCall, type ToolResultItem } from '../items.js';
@@ -161,7 +162,7 @@ export function toolCall$(rc: RunController<any>, call: ToolCall, tool: Tool, ar
       );
     const run$ = value$.pipe(
       map((value): ToolResultItem => ({ type: 'tool_result', callId: call.callId, output: outputText(value), isError: false })),
-      catchError((err) => of({ ...errorResult(call.callId, err instanceof Error ? err.message : outputText(err)), error: err })),
+      catchError((err) => of({ ...errorResult(call.callId, describeValue(err, 'thrown value')), error: err })),
       concatMap((result) => {
         settled = true;
         // The call is over: a cancel from here on is seen where the batch now waits (a sibling, a hook, the boundary after it).
