@@ -6,6 +6,8 @@
  * throws, whatever it is given. Isomorphic: no `node:*` import.
  */
 
+import { isObservable, type Observable } from 'rxjs';
+
 /** Deeper nesting than this is cut with a marker (a deep structure must not exhaust the stack). */
 const MAX_DEPTH = 100;
 
@@ -26,6 +28,15 @@ export function readProp(obj: unknown, key: PropertyKey, fallback?: unknown): un
 export function isInstance(value: unknown, ctor: abstract new (...args: never[]) => unknown): boolean {
   try {
     return value instanceof ctor;
+  } catch {
+    return false;
+  }
+}
+
+/** rxjs's `isObservable`, false for a value whose properties cannot be read (a hostile Proxy is a plain value). */
+export function isObservableTotal(value: unknown): value is Observable<unknown> {
+  try {
+    return isObservable(value);
   } catch {
     return false;
   }

@@ -1,5 +1,5 @@
-import { EMPTY, Observable, defaultIfEmpty, from, isObservable, last, of } from 'rxjs';
-import { describeValue, isThenable } from '../describe.js';
+import { EMPTY, Observable, defaultIfEmpty, from, last } from 'rxjs';
+import { describeValue, isObservableTotal, isThenable } from '../describe.js';
 import type { HookContext, HookReturn, Hooks } from './types.js';
 
 type AwaitedHook = Exclude<keyof Hooks, 'runEnded'>;
@@ -18,7 +18,7 @@ export class HookError extends Error {
 export function toLastValue<T>(value: HookReturn<T>): Observable<T | undefined> {
   if (isObservableTotal(value)) return value.pipe(defaultIfEmpty(undefined), last());
   if (isThenable(value)) return from(value as PromiseLike<T>);
-  return of(value as T);
+  return from([value as T]); // not of(): it would probe the value as a scheduler
 }
 
 /**
@@ -75,15 +75,6 @@ export function callHooks$<K extends AwaitedHook>(
     };
     next();
   });
-}
-
-/** `isObservable`, false for a value whose properties cannot be read (a hostile Proxy is a plain value). */
-function isObservableTotal(value: unknown): value is Observable<unknown> {
-  try {
-    return isObservable(value);
-  } catch {
-    return false;
-  }
 }
 
 /** The shared part of every hook's context. */
