@@ -65,7 +65,7 @@ function setup({ steps, maxTurns, options, toolMarble = '--a|', onEvent }: Setup
 const users = (items: readonly Item[]) => items.filter((i) => i.type === 'user').map((i) => (i as { text: string }).text);
 
 describe('steering: drain per turn (DESIGN.md §5)', () => {
-  it('items queued before the run are injected right after turn_started, in order, with their token ids, ahead of the input', () => {
+  it('items queued before the run: injected after turn_started, in order, with token ids, ahead of the input', () => {
     ts.run(() => {
       const s = setup({ steps: [{ text: 'ok', delayMs: 3 }] });
       s.mailbox.push('first');

@@ -44,7 +44,8 @@ export function isObservableTotal(value: unknown): value is Observable<unknown> 
 
 /** True for an object or function with a callable `then` (read totally). */
 export function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return value !== null && (typeof value === 'object' || typeof value === 'function') && typeof readProp(value, 'then') === 'function';
+  if (value === null || (typeof value !== 'object' && typeof value !== 'function')) return false;
+  return typeof readProp(value, 'then') === 'function';
 }
 
 const UNREADABLE = Symbol('unreadable');
@@ -97,7 +98,9 @@ export function describeValue(value: unknown, label?: string): string {
 }
 
 /** What {@link toJsonText} gives: the text, or why there is none. */
-export type JsonTextResult = { readonly ok: true; readonly text: string } | { readonly ok: false; readonly reason: string };
+export type JsonTextResult =
+  | { readonly ok: true; readonly text: string }
+  | { readonly ok: false; readonly reason: string };
 
 /**
  * JSON text for any value, more faithful than `JSON.stringify` and total: a cycle
@@ -138,7 +141,7 @@ function child(value: unknown, key: string, depth: number, ancestors: object[]):
   }
 }
 
-/** JSON text of `value`, or `undefined` where JSON omits it (an `undefined` property). May throw (see {@link child}). */
+/** JSON text of `value`, or `undefined` where JSON omits it (an `undefined` property). May throw: see {@link child}. */
 function write(value: unknown, key: string, depth: number, ancestors: object[]): string | undefined {
   switch (typeof value) {
     case 'string':
@@ -189,7 +192,9 @@ function writeObject(obj: object, depth: number, ancestors: object[]): string {
   if (isInstance(obj, Number)) return write(Number.prototype.valueOf.call(obj), '', next, ancestors) ?? 'null';
   if (isInstance(obj, Boolean)) return String(Boolean.prototype.valueOf.call(obj));
   const fields: [string, unknown][] = [];
-  if (isInstance(obj, Error)) fields.push(['name', readProp(obj, 'name', UNREADABLE_MARK)], ['message', errorMessage(obj)]);
+  if (isInstance(obj, Error)) {
+    fields.push(['name', readProp(obj, 'name', UNREADABLE_MARK)], ['message', errorMessage(obj)]);
+  }
   for (const k of Object.keys(obj)) {
     if (fields.some(([f]) => f === k)) continue;
     fields.push([k, readProp(obj, k, UNREADABLE_MARK)]);

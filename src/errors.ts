@@ -167,11 +167,15 @@ const OWN_FIELDS = ['field', 'status', 'retryable', 'retryAfterMs', 'code', 'kin
 export function serializeError(error: unknown): SerializedError {
   if (isInstance(error, Error)) {
     const name = readProp(error, 'name');
-    const out: Record<string, unknown> = { name: typeof name === 'string' ? name : 'Error', message: describeValue(error) };
+    const out: Record<string, unknown> = {
+      name: typeof name === 'string' ? name : 'Error',
+      message: describeValue(error),
+    };
     for (const key of OWN_FIELDS) {
       const value = readProp(error, key);
       if (value === undefined) continue;
-      out[key] = typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? value : describeValue(value);
+      const plain = typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
+      out[key] = plain ? value : describeValue(value);
     }
     return out as SerializedError;
   }

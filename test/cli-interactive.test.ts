@@ -102,7 +102,9 @@ describe('loopctl --interactive', () => {
     server.enqueue(textStream('third answer'));
     cli.send('third task');
     await summaries(cli, 'completed', 2);
-    expect(conversation(server.requests[n + 2]!)).toEqual([user('steer while streaming'), user('second task'), assistant('second answer'), user('third task')]);
+    expect(conversation(server.requests[n + 2]!)).toEqual([
+      user('steer while streaming'), user('second task'), assistant('second answer'), user('third task'),
+    ]);
     expect(JSON.stringify(server.requests[n + 2]!.body)).not.toMatch(/first task|PARTIAL-ANSWER/);
 
     const { stderr } = await quit(cli);

@@ -1,7 +1,9 @@
 import { map, timer, type Observable } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineAgent, run, tool, type HookReturn, type Hooks, type RunEvent, type TerminalEvent } from '../src/index.js';
+import {
+  defineAgent, run, tool, type HookReturn, type Hooks, type RunEvent, type TerminalEvent,
+} from '../src/index.js';
 import { collectEvents, scriptedModel } from '../src/testing/index.js';
 
 /**
@@ -24,11 +26,12 @@ function as(variant: Variant, value: unknown): HookReturn<never> {
 
 async function runWith(hooks: Hooks) {
   const executed: string[] = [];
-  const echo = tool({ name: 'echo', description: 'd', parameters: z.object({ text: z.string() }), execute: ({ text }) => (executed.push(text), text) });
-  const model = scriptedModel([
-    { toolCalls: [{ name: 'echo', arguments: { text: 'first' }, callId: 'c1' }, { name: 'echo', arguments: { text: 'second' }, callId: 'c2' }] },
-    'done',
-  ]);
+  const echo = tool({
+    name: 'echo', description: 'd', parameters: z.object({ text: z.string() }),
+    execute: ({ text }) => (executed.push(text), text),
+  });
+  const call = (text: string, callId: string) => ({ name: 'echo', arguments: { text }, callId });
+  const model = scriptedModel([{ toolCalls: [call('first', 'c1'), call('second', 'c2')] }, 'done']);
   const agent = defineAgent({ name: 'a', instructions: '', model, tools: [echo] });
   const events: RunEvent[] = await collectEvents(run(agent, 'go', { hooks }));
   return { executed, model, events, terminal: events.at(-1) as TerminalEvent };
@@ -42,6 +45,7 @@ const DENIES: [string, unknown, string][] = [
   ['{ deny: 1 }', { deny: 1 }, '1'],
 ];
 
+const trapThrower = new Proxy({}, { get: () => () => { throw new Error('trap'); } }) as ProxyHandler<object>;
 const MALFORMED: [string, unknown, string][] = [
   ['{ deny: false }', { deny: false }, '{"deny":false}'],
   ['{ deny: "" }', { deny: '' }, '{"deny":""}'],
@@ -50,7 +54,7 @@ const MALFORMED: [string, unknown, string][] = [
   ['true', true, 'true'],
   ['a number', 0, '0'],
   ['an array', [], '[]'],
-  ['a Proxy that throws on every trap', new Proxy({}, new Proxy({}, { get: () => () => { throw new Error('trap'); } }) as ProxyHandler<object>), '[unprintable object]'],
+  ['a Proxy that throws on every trap', new Proxy({}, trapThrower), '[unprintable object]'],
 ];
 
 describe.each(variants)('C26 beforeToolCall fails closed, %s hook', (variant) => {
@@ -64,7 +68,8 @@ describe.each(variants)('C26 beforeToolCall fails closed, %s hook', (variant) =>
       expect(events.find((e) => e.type === 'tool_call_failed')).toEqual(expect.objectContaining({
         callId: 'c1', name: 'echo', error: { name: 'ToolCallDenied', message }, interrupted: false,
       }));
-      expect(events.filter((e) => e.type === 'tool_call_started').map((e) => e.type === 'tool_call_started' && e.callId)).toEqual(['c2']);
+      const started = events.flatMap((e) => (e.type === 'tool_call_started' ? [e.callId] : []));
+      expect(started).toEqual(['c2']);
       expect(model.requests[1]!.items.slice(-2)).toEqual([
         { type: 'tool_result', callId: 'c1', output: `Error: ${message}`, isError: true },
         { type: 'tool_result', callId: 'c2', output: 'second', isError: false },
@@ -107,13 +112,17 @@ describe.each(variants)('C26 beforeToolCall fails closed, %s hook', (variant) =>
     expect(terminal.type).toBe('run_completed');
   });
 
-  it('the agent\'s hook allows and the run\'s hook denies: denied (every hook is asked; the first deny wins)', async () => {
+  it('agent hook allows, run hook denies: denied (every hook is asked, the first deny wins)', async () => {
     const executed: string[] = [];
-    const echo = tool({ name: 'echo', description: 'd', parameters: z.object({}), execute: () => (executed.push('ran'), 'x') });
+    const run$ = () => (executed.push('x'), 'x');
+    const echo = tool({ name: 'echo', description: 'd', parameters: z.object({}), execute: run$ });
     const model = scriptedModel([{ toolCalls: [{ name: 'echo', callId: 'c1' }] }, 'done']);
-    const agent = defineAgent({ name: 'a', instructions: '', model, tools: [echo], hooks: { beforeToolCall: () => as(variant, undefined) } });
-    const events = await collectEvents(run(agent, 'go', { hooks: { beforeToolCall: () => as(variant, { deny: true }) } }));
+    const allow: Hooks = { beforeToolCall: () => as(variant, undefined) };
+    const agent = defineAgent({ name: 'a', instructions: '', model, tools: [echo], hooks: allow });
+    const deny: Hooks = { beforeToolCall: () => as(variant, { deny: true }) };
+    const events = await collectEvents(run(agent, 'go', { hooks: deny }));
     expect(executed).toEqual([]);
-    expect(events.find((e) => e.type === 'tool_call_failed')).toMatchObject({ error: { message: 'the call was denied: denied by beforeToolCall' } });
+    const failed = events.find((e) => e.type === 'tool_call_failed');
+    expect(failed).toMatchObject({ error: { message: 'the call was denied: denied by beforeToolCall' } });
   });
 });

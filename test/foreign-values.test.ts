@@ -73,7 +73,8 @@ interface Observed {
   readonly result: unknown;
 }
 
-const isTerminal = (e: RunEvent): e is TerminalEvent => e.type === 'run_completed' || e.type === 'run_cancelled' || e.type === 'run_failed';
+const TERMINALS: readonly string[] = ['run_completed', 'run_cancelled', 'run_failed'];
+const isTerminal = (e: RunEvent): e is TerminalEvent => TERMINALS.includes(e.type);
 
 /** Starts a run, lets `act` react to its events, and checks the guarantees that hold for every input. */
 async function observe(
@@ -127,26 +128,28 @@ const streaming: ScriptedStep = { text: ['partly'], hold: NEVER };
 describe('C20 foreign values never break "exactly one terminal event"', () => {
   for (const [name, hostile] of Object.entries(HOSTILE)) {
     describe(name, () => {
-      it('CancelSignal.cancel(reason): run_cancelled with the reason as given; RunCancelledError describes it', async () => {
+      it('CancelSignal.cancel(reason): run_cancelled with it as given; RunCancelledError describes it', async () => {
         const value = hostile.make();
         const cancel = new CancelSignal();
         const o = await observe([streaming], { cancel }, (e) => void (e.type === 'text_delta' && cancel.cancel(value)));
         expect(o.terminal.type).toBe('run_cancelled');
         expect(o.terminal.type === 'run_cancelled' && o.terminal.reason === value).toBe(true);
         expect(o.result).toBeInstanceOf(RunCancelledError);
-        expect((o.result as RunCancelledError).message).toBe(`run cancelled at model_stream: ${hostile.text('reason')}`);
-        expect((o.result as RunCancelledError).reason === value).toBe(true);
+        const error = o.result as RunCancelledError;
+        expect(error.message).toBe(`run cancelled at model_stream: ${hostile.text('reason')}`);
+        expect(error.reason === value).toBe(true);
         expect(cancel.isCancelled).toBe(false); // re-armed
       });
 
-      it('start().cancel(reason): run_cancelled, the result rejects with a RunCancelledError that describes it', async () => {
+      it('start().cancel(reason): run_cancelled; result rejects with a RunCancelledError describing it', async () => {
         const value = hostile.make();
         const o = await observe([streaming], {}, (e, h) => void (e.type === 'text_delta' && h.cancel(value)));
         expect(o.terminal.type === 'run_cancelled' && o.terminal.reason === value).toBe(true);
-        expect((o.result as RunCancelledError).message).toBe(`run cancelled at model_stream: ${hostile.text('reason')}`);
+        const error = o.result as RunCancelledError;
+        expect(error.message).toBe(`run cancelled at model_stream: ${hostile.text('reason')}`);
       });
 
-      it('an MCP call cancelled with that reason: run_cancelled at tool_call; the server is told "cancelled: <description>"', async () => {
+      it('an MCP call cancelled with it: run_cancelled at tool_call; the server is told "cancelled: …"', async () => {
         const entered = gate();
         const f = await startFixture([fixtureTool('never', () => (entered.open(), new Promise(() => {})))]);
         const value = hostile.make();
@@ -158,7 +161,8 @@ describe('C20 foreign values never break "exactly one terminal event"', () => {
         expect(o.terminal.type === 'run_cancelled' && o.terminal.phase).toBe('tool_call');
         expect(o.terminal.type === 'run_cancelled' && o.terminal.reason === value).toBe(true);
         await settle();
-        expect(f.cancellations()).toEqual([{ requestId: f.callIds()[0], reason: `cancelled: ${hostile.text('reason')}` }]);
+        const note = `cancelled: ${hostile.text('reason')}`;
+        expect(f.cancellations()).toEqual([{ requestId: f.callIds()[0], reason: note }]);
         await f.client.close();
       });
 
@@ -171,7 +175,8 @@ describe('C20 foreign values never break "exactly one terminal event"', () => {
           };
           const o = await observe(['never asked'], { session });
           expect(o.terminal.type).toBe('run_failed');
-          expect(o.terminal.type === 'run_failed' && o.terminal.error).toEqual({ name: 'Error', message: hostile.text('thrown value') });
+          const error = o.terminal.type === 'run_failed' && o.terminal.error;
+          expect(error).toEqual({ name: 'Error', message: hostile.text('thrown value') });
           expect(o.result).toBeInstanceOf(RunFailedError);
         });
       }
@@ -180,19 +185,22 @@ describe('C20 foreign values never break "exactly one terminal event"', () => {
         const value = hostile.make();
         const session: Session = { load: () => [], append: () => { throw value; } };
         const o = await observe(['the answer'], { session });
-        expect(o.terminal.type === 'run_failed' && o.terminal.error).toEqual({ name: 'Error', message: hostile.text('thrown value') });
-        expect(o.terminal.type === 'run_failed' && o.terminal.partial.map((i) => i.type)).toEqual(['user', 'assistant']);
+        const failed = o.terminal.type === 'run_failed' ? o.terminal : undefined;
+        expect(failed?.error).toEqual({ name: 'Error', message: hostile.text('thrown value') });
+        expect(failed?.partial.map((i) => i.type)).toEqual(['user', 'assistant']);
       });
 
       for (const when of ['already aborted', 'aborted mid-run'] as const) {
-        it(`an AbortSignal ${when} whose reason getter throws it: run_cancelled with a reason that says so`, async () => {
+        it(`an AbortSignal ${when} whose reason getter throws it: run_cancelled, a reason that says so`, async () => {
           const value = hostile.make();
           const controller = new AbortController();
           Object.defineProperty(controller.signal, 'reason', { get() { throw value; } });
           if (when === 'already aborted') controller.abort();
-          const o = await observe([streaming], { signal: controller.signal }, (e) => void (e.type === 'text_delta' && controller.abort()));
-          expect(o.terminal.type === 'run_cancelled' && o.terminal.phase).toBe(when === 'already aborted' ? 'turn_entry' : 'model_stream');
-          expect(o.terminal.type === 'run_cancelled' && o.terminal.reason).toBe("aborted (the AbortSignal's reason could not be read)");
+          const abortOnText = (e: RunEvent): void => void (e.type === 'text_delta' && controller.abort());
+          const o = await observe([streaming], { signal: controller.signal }, abortOnText);
+          const cancelled = o.terminal.type === 'run_cancelled' ? o.terminal : undefined;
+          expect(cancelled?.phase).toBe(when === 'already aborted' ? 'turn_entry' : 'model_stream');
+          expect(cancelled?.reason).toBe("aborted (the AbortSignal's reason could not be read)");
         });
       }
 
@@ -206,15 +214,20 @@ describe('C20 foreign values never break "exactly one terminal event"', () => {
         expect(injected.map((e) => e.type === 'user_message_injected' && e.content)).toEqual([hostile.text('object')]);
       });
 
-      it('a sub-run cancelling itself with it: the parent gets a tool error that describes it and completes', async () => {
+      it('a sub-run cancelling itself with it: the parent gets a tool error describing it and completes', async () => {
         const value = hostile.make();
-        const quitter = tool({ name: 'quit', description: 'd', parameters: z.object({}), execute: (_a, ctx) => (ctx.cancel.cancel(value), 'never seen') });
-        const child = defineAgent({ name: 'child', instructions: '', model: scriptedModel([{ toolCalls: [{ name: 'quit' }] }]), tools: [quitter] });
+        const quitter = tool({
+          name: 'quit', description: 'd', parameters: z.object({}),
+          execute: (_a, ctx) => (ctx.cancel.cancel(value), 'never seen'),
+        });
+        const childModel = scriptedModel([{ toolCalls: [{ name: 'quit' }] }]);
+        const child = defineAgent({ name: 'child', instructions: '', model: childModel, tools: [quitter] });
         const steps: ScriptedStep[] = [{ toolCalls: [{ name: 'ask', arguments: { input: 'x' } }] }, { text: 'done' }];
         const o = await observe(steps, {}, () => {}, [child.asTool({ name: 'ask', description: 'd' })]);
         expect(o.terminal.type).toBe('run_completed');
         const failed = o.events.find((e) => e.type === 'tool_call_failed');
-        expect(failed?.type === 'tool_call_failed' && failed.error.message).toBe(`sub-run cancelled: run cancelled at tool_call: ${hostile.text('reason')}`);
+        const message = `sub-run cancelled: run cancelled at tool_call: ${hostile.text('reason')}`;
+        expect(failed?.type === 'tool_call_failed' && failed.error.message).toBe(message);
       });
 
       it('describeReason, serializeError and the CLI summary line are total', () => {
@@ -237,8 +250,10 @@ describe('C20 foreign values never break "exactly one terminal event"', () => {
 
   it('start() delivers the terminal event to events$ before it settles result', async () => {
     for (const finish of ['complete', 'cancel', 'fail'] as const) {
-      const agent = defineAgent({ name: 'a', instructions: '', model: scriptedModel([finish === 'cancel' ? streaming : 'ok']) });
-      const session: Session | undefined = finish === 'fail' ? { load: () => [], append: () => Promise.reject(new Error('disk full')) } : undefined;
+      const model = scriptedModel([finish === 'cancel' ? streaming : 'ok']);
+      const agent = defineAgent({ name: 'a', instructions: '', model });
+      const failing: Session = { load: () => [], append: () => Promise.reject(new Error('disk full')) };
+      const session = finish === 'fail' ? failing : undefined;
       const handle = start(agent, 'go', session ? { session } : {});
       const seen: string[] = [];
       handle.events$.subscribe((e) => {

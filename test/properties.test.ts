@@ -195,7 +195,8 @@ function executeRun(s: Scenario): Omit<Outcome, 'unhandled'> {
       ...(s.source === 'deadline' && s.cancelAt !== undefined ? { deadlines: { runMs: s.cancelAt + 1 } } : {}),
       hooks: {
         beforeToolCall: ({ call, cancel }) => {
-          if (s.source === 'hook' && s.cancelAt !== undefined && ts.now() >= s.cancelAt) (note(), cancel.cancel(reason));
+          const hookCancels = s.source === 'hook' && s.cancelAt !== undefined && ts.now() >= s.cancelAt;
+          if (hookCancels) (note(), cancel.cancel(reason));
           if (s.hook === 'deny' && call.name === 't_fast') return { deny: 'no fast tools' };
           if (s.hook === 'async') return timer(1).pipe(map(() => undefined));
           return undefined;

@@ -17,7 +17,12 @@ const counterIds = (): (() => string) => {
 };
 
 /** One run on `mailbox` with `input`; S3 is pushed from turn 1's turnStarted hook when `pushFromHook`. */
-async function firstRequest(mailbox: Mailbox, input: string | readonly Item[], pushFromHook: boolean, history: Item[] = []) {
+async function firstRequest(
+  mailbox: Mailbox,
+  input: string | readonly Item[],
+  pushFromHook: boolean,
+  history: Item[] = [],
+) {
   const model = scriptedModel(['the answer']);
   const agent = defineAgent({ name: 'a', instructions: '', model });
   const session = new MemorySession(history);
@@ -35,7 +40,7 @@ async function firstRequest(mailbox: Mailbox, input: string | readonly Item[], p
   expect(new Set(ids).size).toBe(ids.length); // each item once
   // The committed session holds the same order (then the answer).
   expect(session.items.slice(0, request.length)).toEqual(request);
-  const injected = events.filter((e) => e.type === 'user_message_injected').map((e) => (e.type === 'user_message_injected' ? e.id : ''));
+  const injected = events.flatMap((e) => (e.type === 'user_message_injected' ? [e.id] : []));
   return { request, injected };
 }
 
@@ -45,7 +50,8 @@ const assistant = (id: string, text: string): Item => ({ type: 'assistant', id, 
 describe('C19 steering queued before a run keeps its arrival order', () => {
   for (const pushFromHook of [false, true]) {
     const variant = pushFromHook ? ', S3 pushed from turn 1\'s turnStarted hook' : '';
-    it(`string input M with S1, S2 queued before the run${variant}: S1, S2, M${pushFromHook ? ', S3' : ''}`, async () => {
+    const s3 = pushFromHook ? ', S3' : '';
+    it(`string input M with S1, S2 queued before the run${variant}: S1, S2, M${s3}`, async () => {
       const mailbox = new Mailbox({ idGenerator: counterIds() });
       mailbox.push('S1');
       mailbox.push('S2');
@@ -59,7 +65,7 @@ describe('C19 steering queued before a run keeps its arrival order', () => {
       expect(injected).toEqual(pushFromHook ? ['s1', 's2', 's3'] : ['s1', 's2']);
     });
 
-    it(`Item[] history input [A, X, B] with S1, S2 queued before the run${variant}: A, X, S1, S2, B${pushFromHook ? ', S3' : ''}`, async () => {
+    it(`Item[] history input [A, X, B] with S1, S2 queued before the run${variant}: A, X, S1, S2, B${s3}`, async () => {
       const mailbox = new Mailbox({ idGenerator: counterIds() });
       mailbox.push('S1');
       mailbox.push('S2');

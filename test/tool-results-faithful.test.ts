@@ -24,6 +24,8 @@ async function modelSees(value: () => unknown) {
   return { result, event };
 }
 
+const CANNOT = 'Error: the result of tool produce cannot be sent to the model:';
+
 function sourceOf(): string {
   return 'the source code of this function';
 }
@@ -42,22 +44,28 @@ describe('C27 tool results serialise faithfully or fail with a reason', () => {
   });
 
   it('a BigInt: its decimal digits, exactly (also nested)', async () => {
-    expect((await modelSees(() => 123456789012345678901234567890n)).result).toMatchObject({ output: '"123456789012345678901234567890"', isError: false });
-    expect((await modelSees(() => ({ id: 2n ** 64n }))).result).toMatchObject({ output: '{"id":"18446744073709551616"}', isError: false });
+    const big = await modelSees(() => 123456789012345678901234567890n);
+    expect(big.result).toMatchObject({ output: '"123456789012345678901234567890"', isError: false });
+    const nested = await modelSees(() => ({ id: 2n ** 64n }));
+    expect(nested.result).toMatchObject({ output: '{"id":"18446744073709551616"}', isError: false });
   });
 
   it('a Map: an array of [key, value] entries; a Set: an array; a Date: its ISO string', async () => {
     const map = new Map<unknown, unknown>([['a', 1], [{ k: 1 }, new Set([1, 2n])]]);
-    expect((await modelSees(() => map)).result).toMatchObject({ output: '[["a",1],[{"k":1},[1,"2"]]]', isError: false });
+    expect((await modelSees(() => map)).result).toMatchObject({ output: '[["a",1],[{"k":1},[1,"2"]]]' });
     const when = new Date(Date.UTC(2025, 0, 2, 3, 4, 5));
-    expect((await modelSees(() => ({ when }))).result).toMatchObject({ output: '{"when":"2025-01-02T03:04:05.000Z"}', isError: false });
+    expect((await modelSees(() => ({ when }))).result).toMatchObject({ output: '{"when":"2025-01-02T03:04:05.000Z"}' });
   });
 
   it('a function: a tool error that says why, never the source code', async () => {
     const { result, event } = await modelSees(() => sourceOf);
-    const message = 'the result of tool produce cannot be sent to the model: it is a function ([function sourceOf]), which has no JSON form';
+    const message = 'the result of tool produce cannot be sent to the model: ' +
+      'it is a function ([function sourceOf]), which has no JSON form';
     expect(result).toEqual({ type: 'tool_result', callId: 'c1', output: `Error: ${message}`, isError: true });
-    expect(event).toMatchObject({ type: 'tool_call_failed', error: { name: 'ToolExecutionError', message, toolName: 'produce', callId: 'c1' } });
+    expect(event).toMatchObject({
+      type: 'tool_call_failed',
+      error: { name: 'ToolExecutionError', message, toolName: 'produce', callId: 'c1' },
+    });
     expect(JSON.stringify(result)).not.toContain('the source code');
   });
 
@@ -65,7 +73,7 @@ describe('C27 tool results serialise faithfully or fail with a reason', () => {
     const { result } = await modelSees(() => Symbol('token'));
     expect(result).toEqual({
       type: 'tool_result', callId: 'c1', isError: true,
-      output: 'Error: the result of tool produce cannot be sent to the model: it is a symbol (Symbol(token)), which has no JSON form',
+      output: `${CANNOT} it is a symbol (Symbol(token)), which has no JSON form`,
     });
   });
 
@@ -78,10 +86,11 @@ describe('C27 tool results serialise faithfully or fail with a reason', () => {
   });
 
   it('a Proxy that throws on every trap: a tool error that says the result cannot be read', async () => {
-    const hostile = new Proxy({}, new Proxy({}, { get: () => () => { throw new Error('trap'); } }) as ProxyHandler<object>);
+    const trapThrower = new Proxy({}, { get: () => () => { throw new Error('trap'); } }) as ProxyHandler<object>;
+    const hostile = new Proxy({}, trapThrower);
     expect((await modelSees(() => hostile)).result).toEqual({
       type: 'tool_result', callId: 'c1', isError: true,
-      output: 'Error: the result of tool produce cannot be sent to the model: it cannot be read (it threw while being serialised)',
+      output: `${CANNOT} it cannot be read (it threw while being serialised)`,
     });
   });
 
@@ -100,7 +109,10 @@ describe('toJsonText', () => {
   };
 
   it('matches JSON.stringify on plain data, toJSON included', () => {
-    const values = [1, 'x', null, true, [1, undefined, 2], { a: undefined, b: NaN, c: [Infinity] }, { toJSON: () => ({ z: 1 }) }, new String('s'), new Number(3), new Boolean(false)];
+    const values = [
+      1, 'x', null, true, [1, undefined, 2], { a: undefined, b: NaN, c: [Infinity] }, { toJSON: () => ({ z: 1 }) },
+      new String('s'), new Number(3), new Boolean(false),
+    ];
     for (const v of values) expect(text(v)).toBe(JSON.stringify(v));
   });
 

@@ -92,8 +92,11 @@ const UNREADABLE = Symbol('unreadable');
 function denialOf(verdict: unknown): string | undefined {
   if (verdict === undefined || verdict === null) return undefined;
   const deny = typeof verdict === 'object' ? readProp(verdict, 'deny', UNREADABLE) : undefined;
-  if (deny !== UNREADABLE && deny) return deny === true ? 'denied by beforeToolCall' : describeValue(deny, 'deny reason');
+  if (deny !== UNREADABLE && deny) {
+    return deny === true ? 'denied by beforeToolCall' : describeValue(deny, 'deny reason');
+  }
   const shown = typeof verdict === 'string' ? JSON.stringify(verdict) : describeValue(verdict);
-  const why = `it returned ${shown}, which is neither undefined (allow) nor { deny: reason } (deny); return undefined to allow the call`;
+  const why = `it returned ${shown}, which is neither undefined (allow) nor { deny: reason } (deny); ` +
+    'return undefined to allow the call';
   throw new HookError('beforeToolCall', new TypeError(why));
 }

@@ -1,4 +1,7 @@
-import { EmptyError, Observable, catchError, concat, concatMap, defer, from, ignoreElements, last, map, of, throwError, timeout, type MonoTypeOperatorFunction } from 'rxjs';
+import {
+  EmptyError, Observable, catchError, concat, concatMap, defer, from, ignoreElements, last, map, of, throwError,
+  timeout, type MonoTypeOperatorFunction,
+} from 'rxjs';
 import { z } from 'zod';
 import { describeValue, isObservableTotal, isThenable, toJsonText, type JsonTextResult } from '../describe.js';
 import { TimeoutError, ToolExecutionError, serializeError } from '../errors.js';
@@ -165,7 +168,8 @@ export function toolCall$(rc: RunController<any>, call: ToolCall, tool: Tool, ar
         const text = outputText(value);
         if (text.ok) return { type: 'tool_result', callId: call.callId, output: text.text, isError: false };
         // Never "[object Object]" or a function's source: the model is told why there is no result.
-        throw new ToolExecutionError(tool.name, call.callId, `the result of tool ${tool.name} cannot be sent to the model: ${text.reason}`);
+        const why = `the result of tool ${tool.name} cannot be sent to the model: ${text.reason}`;
+        throw new ToolExecutionError(tool.name, call.callId, why);
       }),
       catchError((err) => of({ ...errorResult(call.callId, describeValue(err, 'thrown value')), error: err })),
       concatMap((result) => {

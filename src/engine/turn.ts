@@ -22,7 +22,10 @@ type LoopStep = Step | { readonly type: '@next_turn' };
  * more turn (within `maxTurns`), else the run completes ("the final-answer
  * check").
  */
-export function runLoop$(rc: RunController<any>, queuedBefore: ReadonlySet<MailboxToken> = new Set()): Observable<Step> {
+export function runLoop$(
+  rc: RunController<any>,
+  queuedBefore: ReadonlySet<MailboxToken> = new Set(),
+): Observable<Step> {
   const loaded$ = defer(() => {
     const { session } = rc.opts;
     if (!session) return EMPTY;
