@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   CancelSignal, RunCancelledError, RunFailedError, defineAgent, describeReason, mcpTools, serializeError, start, tool,
-  type RunEvent, type RunHandle, type RunOptions, type Session, type TerminalEvent,
+  type Item, type RunEvent, type RunHandle, type RunOptions, type Session, type TerminalEvent,
 } from '../src/index.js';
 import { stopReason } from '../src/cli/render.js';
 import { gate, scriptedModel, type ScriptedStep } from '../src/testing/index.js';
@@ -180,6 +180,15 @@ describe('C20 foreign values never break "exactly one terminal event"', () => {
           expect(o.result).toBeInstanceOf(RunFailedError);
         });
       }
+
+      it('session.load() resolves to it: run_failed saying a session must give an array of Items', async () => {
+        const value = hostile.make();
+        const session: Session = { load: () => value as Item[], append: () => {} }; // (a Promise would read its then)
+        const o = await observe(['never asked'], { session });
+        const error = o.terminal.type === 'run_failed' && o.terminal.error;
+        const message = `session.load() must give an array of Items, got ${hostile.text('object')}`;
+        expect(error).toEqual({ name: 'TypeError', message });
+      });
 
       it('session.append() throws it: run_failed whose error describes it, with the partial', async () => {
         const value = hostile.make();
