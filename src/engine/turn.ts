@@ -1,4 +1,5 @@
 import { EMPTY, Observable, concat, defer, expand, filter, ignoreElements, of } from 'rxjs';
+import { describeValue } from '../describe.js';
 import { MaxTurnsError } from '../errors.js';
 import { toJsonSchema } from '../tools/tool.js';
 import type { Item } from '../items.js';
@@ -32,7 +33,19 @@ export function runLoop$(
     return rc.stage('session_load', () => {
       const load = toLastValue(session.load());
       return new Observable<never>((subscriber) =>
-        load.subscribe({ next: (items) => (rc.history = [...(items ?? [])]), error: (e) => subscriber.error(e), complete: () => subscriber.complete() }),
+        load.subscribe({
+          next: (items) => {
+            // Foreign values are never trusted: what a session store gives may not even be iterable.
+            try {
+              if (items !== undefined && items !== null && !Array.isArray(items)) throw new Error('not an array');
+              rc.history = [...(items ?? [])];
+            } catch {
+              subscriber.error(new TypeError(`session.load() must give an array of Items, got ${describeValue(items)}`));
+            }
+          },
+          error: (e) => subscriber.error(e),
+          complete: () => subscriber.complete(),
+        }),
       );
     });
   });
