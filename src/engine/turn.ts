@@ -25,7 +25,7 @@ type LoopStep = Step | { readonly type: '@next_turn' };
  */
 export function runLoop$(
   rc: RunController<any>,
-  queuedBefore: ReadonlySet<MailboxToken> = new Set(),
+  queuedBefore: ReadonlySet<MailboxToken> = NONE,
 ): Observable<Step> {
   const loaded$ = defer(() => {
     const { session } = rc.opts;
@@ -35,13 +35,9 @@ export function runLoop$(
       return new Observable<never>((subscriber) =>
         load.subscribe({
           next: (items) => {
-            // Foreign values are never trusted: what a session store gives may not even be iterable.
-            try {
-              if (items !== undefined && items !== null && !Array.isArray(items)) throw new Error('not an array');
-              rc.history = [...(items ?? [])];
-            } catch {
-              subscriber.error(new TypeError(`session.load() must give an array of Items, got ${describeValue(items)}`));
-            }
+            const history = historyOf(items);
+            if (history) rc.history = history;
+            else subscriber.error(new TypeError(`session.load() must give an array of Items, got ${describeValue(items)}`));
           },
           error: (e) => subscriber.error(e),
           complete: () => subscriber.complete(),
@@ -50,7 +46,7 @@ export function runLoop$(
     });
   });
   const turns$ = turn$(rc, 1, queuedBefore).pipe(
-    expand((step) => (step.type === '@next_turn' ? turn$(rc, rc.turn + 1, new Set()) : EMPTY)),
+    expand((step) => (step.type === '@next_turn' ? turn$(rc, rc.turn + 1, NONE) : EMPTY)),
     filter((step): step is Step => step.type !== '@next_turn'),
   );
   return concat(loaded$, turns$);
@@ -102,6 +98,18 @@ function lastUserIndex(items: readonly Item[]): number {
   for (let i = items.length - 1; i >= 0; i--) if (items[i]!.type === 'user') return i;
   return -1;
 }
+
+/** A copy of what `session.load()` gave; `undefined` unless it is an array (foreign values are never trusted). */
+function historyOf(items: unknown): Item[] | undefined {
+  if (items === undefined || items === null) return [];
+  try {
+    return Array.isArray(items) ? [...(items as Item[])] : undefined;
+  } catch {
+    return undefined; // a revoked Proxy, or an array Proxy whose traps throw
+  }
+}
+
+const NONE: ReadonlySet<MailboxToken> = new Set();
 
 const specs = new WeakMap<Agent<any>, readonly ToolSpec[]>();
 
