@@ -37,7 +37,10 @@ export function runLoop$(
           next: (items) => {
             const history = historyOf(items);
             if (history) rc.history = history;
-            else subscriber.error(new TypeError(`session.load() must give an array of Items, got ${describeValue(items)}`));
+            else {
+              const got = describeValue(items);
+              subscriber.error(new TypeError(`session.load() must give an array of Items, got ${got}`));
+            }
           },
           error: (e) => subscriber.error(e),
           complete: () => subscriber.complete(),
