@@ -64,8 +64,8 @@ function setup({ steps, maxTurns, options, toolMarble = '--a|', onEvent }: Setup
 
 const users = (items: readonly Item[]) => items.filter((i) => i.type === 'user').map((i) => (i as { text: string }).text);
 
-describe('steering: drain per turn ("drain after turnStarted")', () => {
-  it('items queued before the run are injected right after turn_started, in order, with their token ids', () => {
+describe('steering: drain per turn ("drain after turnStarted", "arrival order")', () => {
+  it('items queued before the run: injected after turn_started, in order, with token ids, ahead of the input', () => {
     ts.run(() => {
       const s = setup({ steps: [{ text: 'ok', delayMs: 3 }] });
       s.mailbox.push('first');
@@ -76,10 +76,11 @@ describe('steering: drain per turn ("drain after turnStarted")', () => {
         '0:run_started', '0:turn_started', '0:injected:m1=first', '0:injected:m2=second',
         '0:model_request_started', '3:text_delta', '3:model_response_completed', '3:turn_completed', '3:run_completed:ok',
       ]);
+      // "Arrival order": queued before the run started, so ahead of the input's last user Item.
       expect(s.model.requests[0]!.items).toEqual([
-        { type: 'user', id: 'item-1', text: 'go' },
         { type: 'user', id: 'm1', text: 'first' },
         { type: 'user', id: 'm2', text: 'second' },
+        { type: 'user', id: 'item-1', text: 'go' },
       ]);
       expect(s.mailbox.size).toBe(0);
     });

@@ -56,6 +56,9 @@ function setup(row: Row, hook$: Observable<unknown>) {
   return { cancel, model, log, terminal: () => events.at(-1) as RunCancelled, toolRuns: () => toolSubscribed > 0 };
 }
 
+/** The hooks' value: `undefined` (a beforeToolCall that returns anything else would be a malformed verdict). */
+const ALLOW = { h: undefined };
+
 const marks = (from: number, to: number): string => `${' '.repeat(from)}^${' '.repeat(to - from - 1)}!`.replace(/ /g, '-');
 
 describe('marbles: an awaited hook raced against cancel (row 11)', () => {
@@ -63,7 +66,7 @@ describe('marbles: an awaited hook raced against cancel (row 11)', () => {
     describe(row.hook, () => {
       it('a cancel while the hook is pending abandons it (unsubscribed at the cancel frame), phase hook', () => {
         ts.run(({ cold, expectSubscriptions }) => {
-          const hook$ = cold('-----h|');
+          const hook$ = cold('-----h|', ALLOW);
           const s = setup(row, hook$);
           ts.schedule(() => s.cancel.cancel('stop'), row.at + 2);
           ts.flush();
@@ -77,7 +80,7 @@ describe('marbles: an awaited hook raced against cancel (row 11)', () => {
 
       it('tie, cancel scheduled before the hook completes in that frame: the hook loses, phase hook', () => {
         ts.run(({ cold, expectSubscriptions }) => {
-          const hook$ = cold('--h|');
+          const hook$ = cold('--h|', ALLOW);
           const s = setup(row, hook$);
           ts.schedule(() => s.cancel.cancel('stop'), row.at + 3); // created before the hook's messages
           ts.flush();
@@ -91,7 +94,7 @@ describe('marbles: an awaited hook raced against cancel (row 11)', () => {
       it('tie, cancel raised after the hook completed in that frame: the next stage never starts', () => {
         ts.run(({ cold, expectSubscriptions }) => {
           let cancel: CancelSignal | undefined;
-          const hook$ = cold('--h|');
+          const hook$ = cold('--h|', ALLOW);
           const s = setup(row, hook$.pipe(tap({ complete: () => ts.schedule(() => cancel!.cancel('stop'), 0) })));
           cancel = s.cancel;
           ts.flush();

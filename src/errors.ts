@@ -1,9 +1,11 @@
 import type { CancelPhase, RunFailed } from './events.js';
 import type { Item, Usage } from './items.js';
+import { describeValue, isInstance, readProp } from './describe.js';
 
 /**
  * Error classes: one base class with `cause`, a few subclasses
- * grouped by cause, and an `isX()` guard each. Cancellation is recognised by
+ * grouped by cause, and an `isX()` guard each (total: false for a value whose
+ * prototype cannot be read). Cancellation is recognised by
  * which token fired, never by an error's `name` (a timeout is not a cancel).
  */
 export class LoopctlError extends Error {
@@ -179,51 +181,60 @@ export interface SerializedError {
 
 const OWN_FIELDS = ['field', 'status', 'retryable', 'retryAfterMs', 'code', 'kind', 'timeoutMs', 'maxTurns', 'toolName', 'callId'] as const;
 
-/** Turns any thrown value into a {@link SerializedError} (name, message and the known typed fields). */
+/**
+ * Turns any thrown value into a {@link SerializedError}: an Error's name, message and known typed
+ * fields (a field that is not a string, number or boolean is described as text); anything else as
+ * `{ name: 'Error', message: <its description> }`. Total: a value that throws when read (a hostile
+ * Proxy, a throwing getter) is described as `[unprintable …]`, never thrown on.
+ */
 export function serializeError(error: unknown): SerializedError {
-  if (error instanceof Error) {
-    const out: Record<string, unknown> = { name: error.name, message: error.message };
+  if (isInstance(error, Error)) {
+    const name = readProp(error, 'name');
+    const out: Record<string, unknown> = {
+      name: typeof name === 'string' ? name : 'Error',
+      message: describeValue(error),
+    };
     for (const key of OWN_FIELDS) {
-      const value = (error as unknown as Record<string, unknown>)[key];
-      if (value !== undefined) out[key] = value;
+      const value = readProp(error, key);
+      if (value === undefined) continue;
+      const plain = typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
+      out[key] = plain ? value : describeValue(value);
     }
     return out as SerializedError;
   }
-  return { name: 'Error', message: describeReason(error) };
+  return { name: 'Error', message: describeValue(error, 'thrown value') };
 }
 
-/** A cancel reason or thrown value as one line of text (strings as they are, Errors by message, the rest as JSON). */
+/**
+ * A cancel reason or thrown value as one line of text: strings as they are, Errors by message,
+ * the rest as JSON text (cycles marked, BigInt as a decimal string). Never throws: a value that
+ * cannot be read is `[unprintable reason]`.
+ */
 export function describeReason(reason: unknown): string {
-  if (typeof reason === 'string') return reason;
-  if (reason instanceof Error) return reason.message;
-  try {
-    return JSON.stringify(reason) ?? String(reason);
-  } catch {
-    return String(reason);
-  }
+  return describeValue(reason, 'reason');
 }
 
 /** @returns true when `e` is a {@link LoopctlError}. */
-export const isLoopctlError = (e: unknown): e is LoopctlError => e instanceof LoopctlError;
+export const isLoopctlError = (e: unknown): e is LoopctlError => isInstance(e, LoopctlError);
 /** @returns true when `e` is a {@link ConfigurationError} (including {@link ConcurrentRunError}). */
-export const isConfigurationError = (e: unknown): e is ConfigurationError => e instanceof ConfigurationError;
+export const isConfigurationError = (e: unknown): e is ConfigurationError => isInstance(e, ConfigurationError);
 /** @returns true when `e` is a {@link ConcurrentRunError}. */
-export const isConcurrentRunError = (e: unknown): e is ConcurrentRunError => e instanceof ConcurrentRunError;
+export const isConcurrentRunError = (e: unknown): e is ConcurrentRunError => isInstance(e, ConcurrentRunError);
 /** @returns true when `e` is a {@link ModelCallError}. */
-export const isModelCallError = (e: unknown): e is ModelCallError => e instanceof ModelCallError;
+export const isModelCallError = (e: unknown): e is ModelCallError => isInstance(e, ModelCallError);
 /** @returns true when `e` is a {@link ModelOutputError}. */
-export const isModelOutputError = (e: unknown): e is ModelOutputError => e instanceof ModelOutputError;
+export const isModelOutputError = (e: unknown): e is ModelOutputError => isInstance(e, ModelOutputError);
 /** @returns true when `e` is a {@link ToolExecutionError}. */
-export const isToolExecutionError = (e: unknown): e is ToolExecutionError => e instanceof ToolExecutionError;
+export const isToolExecutionError = (e: unknown): e is ToolExecutionError => isInstance(e, ToolExecutionError);
 /** @returns true when `e` is a {@link TimeoutError}. */
-export const isTimeoutError = (e: unknown): e is TimeoutError => e instanceof TimeoutError;
+export const isTimeoutError = (e: unknown): e is TimeoutError => isInstance(e, TimeoutError);
 /** @returns true when `e` is a {@link MaxTurnsError}. */
-export const isMaxTurnsError = (e: unknown): e is MaxTurnsError => e instanceof MaxTurnsError;
+export const isMaxTurnsError = (e: unknown): e is MaxTurnsError => isInstance(e, MaxTurnsError);
 /** @returns true when `e` is a {@link RunFailedError}. */
-export const isRunFailedError = (e: unknown): e is RunFailedError => e instanceof RunFailedError;
+export const isRunFailedError = (e: unknown): e is RunFailedError => isInstance(e, RunFailedError);
 /**
  * @returns true when `e` reports a cancelled run ({@link RunCancelledError}).
  * Decided by identity, never by `name`: a {@link TimeoutError} is not a cancellation
  * (guarantee 4: cancelled is not failed).
  */
-export const isCancellation = (e: unknown): e is RunCancelledError => e instanceof RunCancelledError;
+export const isCancellation = (e: unknown): e is RunCancelledError => isInstance(e, RunCancelledError);

@@ -11,6 +11,7 @@ export * from './events.js';
 export * from './errors.js';
 export { DEFAULTS } from './defaults.js';
 export { UNREADABLE_REASON } from './cancel/abort-reason.js';
+export { describeValue, toJsonText, type JsonTextResult } from './describe.js';
 export type { ModelProvider, ModelRequest, ModelResponse, ModelEvent, ToolSpec, JsonSchema } from './model/types.js';
 export { openaiChat, openaiResponses, type OpenAIChatOptions, type OpenAIResponsesOptions, type OpenAIProviderOptions } from './model/openai/index.js';
 export { tool, toJsonSchema, type Tool, type ToolContext, type ToolReturn } from './tools/tool.js';

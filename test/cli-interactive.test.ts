@@ -95,13 +95,16 @@ describe('loopctl --interactive', () => {
     server.enqueue(textStream('second answer'));
     cli.send('second task');
     await summaries(cli, 'completed', 1);
-    // The cancelled run left nothing behind; its steering went to the next run, after that run's input.
-    expect(conversation(server.requests[n + 1]!)).toEqual([user('second task'), user('steer while streaming')]);
+    // The cancelled run left nothing behind; its steering went to the next run, ahead of that run's input
+    // (arrival order: it was typed before "second task").
+    expect(conversation(server.requests[n + 1]!)).toEqual([user('steer while streaming'), user('second task')]);
 
     server.enqueue(textStream('third answer'));
     cli.send('third task');
     await summaries(cli, 'completed', 2);
-    expect(conversation(server.requests[n + 2]!)).toEqual([user('second task'), user('steer while streaming'), assistant('second answer'), user('third task')]);
+    expect(conversation(server.requests[n + 2]!)).toEqual([
+      user('steer while streaming'), user('second task'), assistant('second answer'), user('third task'),
+    ]);
     expect(JSON.stringify(server.requests[n + 2]!.body)).not.toMatch(/first task|PARTIAL-ANSWER/);
 
     const { stderr } = await quit(cli);

@@ -63,8 +63,8 @@ describe.concurrent('examples/ run as documented', () => {
     const out = await lines('examples/commit-partial.ts');
     expect(out.slice(0, 2)).toEqual(['session before commit: 0 items', 'committed 3 items; withdrawn from the mailbox: 1']);
     expect(out.slice(2).map((l) => JSON.parse(l))).toEqual([
-      { type: 'user', id: expect.any(String), text: 'Write a greeting' },
       { type: 'user', id: expect.any(String), text: 'Write in French.' },
+      { type: 'user', id: expect.any(String), text: 'Write a greeting' },
       { type: 'assistant', id: expect.any(String), text: 'Hello world', toolCalls: [], interrupted: true },
     ]);
   });

@@ -1,11 +1,12 @@
 import { getEventListeners } from 'node:events';
 import fc from 'fast-check';
-import { Observable, Subject, asapScheduler, map, timer } from 'rxjs';
+import { Observable, Subject, asapScheduler, config, map, timer } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
-  CancelSignal, Mailbox, MemorySession, ModelCallError, RunEventSchema, defineAgent, run, tool, unpairedToolCalls,
+  CancelSignal, Mailbox, MemorySession, ModelCallError, RunCancelledError, RunEventSchema, defineAgent, run, tool,
+  unpairedToolCalls,
   type Item, type MailboxToken, type RunEvent, type TerminalEvent,
 } from '../src/index.js';
 import { scriptedModel, type ScriptedStep } from '../src/testing/index.js';
@@ -18,8 +19,36 @@ import { useExactTimers } from './support/exact-timers.js';
  * its seed and path: replay with FC_SEED=<seed> FC_PATH=<path> npx vitest run test/properties.test.ts
  */
 const NUM_RUNS = Number(process.env.FC_RUNS ?? 2000);
-const TOOL_KINDS = ['fast', 'slow', 'ignore', 'throw', 'empty', 'selfcancel'] as const;
+const TOOL_KINDS = ['fast', 'slow', 'ignore', 'throw', 'empty', 'selfcancel', 'hostile'] as const;
 const SOURCES = ['token', 'cancel$', 'signal', 'unsubscribe', 'deadline', 'tool', 'hook'] as const;
+
+/**
+ * Foreign values (a cancel reason, a tool's result or thrown value) that may be impossible to print: the
+ * guarantees hold for them too. Made fresh per run; 'plain' is an ordinary string.
+ */
+const trapThrower = new Proxy({}, { get: () => () => { throw new Error('trap'); } }) as ProxyHandler<object>;
+const HOSTILE = {
+  plain: () => 'plain',
+  toStringThrows: () => ({ toString() { throw new Error('toString'); } }),
+  nullProtoBigInt: () => Object.assign(Object.create(null) as object, { n: 10n }),
+  throwingProxy: () => new Proxy({}, trapThrower),
+  revokedProxy: () => {
+    const { proxy, revoke } = Proxy.revocable({}, {});
+    revoke();
+    return proxy;
+  },
+  symbol: () => Symbol('hostile'),
+  cyclic: () => {
+    const o: Record<string, unknown> = { a: 1 };
+    o['self'] = o;
+    return o;
+  },
+  fn: () => function secret() { return 'source'; },
+  bigint: () => 2n ** 70n,
+  map: () => new Map<unknown, unknown>([['k', new Set([1n])]]),
+} as const;
+type HostileKind = keyof typeof HOSTILE;
+const HOSTILE_KINDS = Object.keys(HOSTILE) as HostileKind[];
 
 const stepArb = fc.record({
   deltas: fc.array(fc.constantFrom('a', 'b', 'c'), { maxLength: 3 }),
@@ -35,6 +64,11 @@ const scenarioArb = fc.record({
   cancelAt: fc.option(fc.integer({ min: 0, max: 16 }), { nil: undefined }),
   source: fc.constantFrom(...SOURCES),
   maxTurns: fc.integer({ min: 1, max: 5 }),
+  /** The cancel reason for the sources that carry one (token, cancel$, signal, tool, hook). */
+  reason: fc.constantFrom(...HOSTILE_KINDS),
+  /** What the 'hostile' tool returns (or throws, when `hostileThrows`). */
+  hostileResult: fc.constantFrom(...HOSTILE_KINDS),
+  hostileThrows: fc.boolean(),
 });
 type Scenario = typeof scenarioArb extends fc.Arbitrary<infer S> ? S : never;
 
@@ -55,11 +89,31 @@ interface Outcome {
   controller: AbortController;
   listenersBefore: number;
   runEnded: TerminalEvent[];
+  /** The cancel reason this run's source used. */
+  reason: unknown;
+  /** The run's Observable errored (it never may). */
+  errored: boolean;
+  /** Errors rxjs reported as unhandled during the run (none may be). */
+  unhandled: unknown[];
+  /** Every tool result text the model was sent. */
+  toolOutputs: string[];
 }
 
+/** Runs {@link executeRun} with rxjs's unhandled errors collected into the outcome. */
 function execute(s: Scenario): Outcome {
+  const unhandled: unknown[] = [];
+  const previous = config.onUnhandledError;
+  config.onUnhandledError = (err) => void unhandled.push(err);
+  try {
+    return { ...executeRun(s), unhandled };
+  } finally {
+    config.onUnhandledError = previous;
+  }
+}
+
+function executeRun(s: Scenario): Omit<Outcome, 'unhandled'> {
   const ts = new TestScheduler((a, b) => expect(a).toEqual(b));
-  let outcome!: Outcome;
+  let outcome!: Omit<Outcome, 'unhandled'>;
   ts.run(() => {
     useExactTimers(ts);
     const log: string[] = [];
@@ -67,7 +121,8 @@ function execute(s: Scenario): Outcome {
     let toolOwned = 0; // actions a signal-ignoring tool keeps scheduled (the tool's, not the run's)
     let harness = 0; // actions this harness scheduled
     const caller = new CancelSignal();
-    const cancel$ = new Subject<string>();
+    const cancel$ = new Subject<unknown>();
+    const reason = HOSTILE[s.reason]();
     const controller = new AbortController();
     const listenersBefore = getEventListeners(controller.signal, 'abort').length;
     let raisedAt: Outcome['raisedAt'];
@@ -105,8 +160,13 @@ function execute(s: Scenario): Outcome {
             case 'empty':
               return new Observable<string>((sub) => sub.complete());
             case 'selfcancel':
-              if (s.source === 'tool') (note(), ctx.cancel.cancel('tool'));
+              if (s.source === 'tool') (note(), ctx.cancel.cancel(reason));
               return 'self';
+            case 'hostile': {
+              const value = HOSTILE[s.hostileResult]();
+              if (s.hostileThrows) throw value;
+              return value as string;
+            }
           }
         },
       });
@@ -122,6 +182,7 @@ function execute(s: Scenario): Outcome {
     const session = new MemorySession(initial);
     const mailbox = new Mailbox();
     let settledInCancel: boolean | undefined;
+    let errored = false;
     const runEnded: TerminalEvent[] = [];
     let actionsAtTerminal = -1;
     let queuedAtTerminal: string[] = [];
@@ -136,21 +197,22 @@ function execute(s: Scenario): Outcome {
       ...(s.source === 'deadline' && s.cancelAt !== undefined ? { deadlines: { runMs: s.cancelAt + 1 } } : {}),
       hooks: {
         beforeToolCall: ({ call, cancel }) => {
-          if (s.source === 'hook' && s.cancelAt !== undefined && ts.now() >= s.cancelAt) (note(), cancel.cancel('hook'));
+          const hookCancels = s.source === 'hook' && s.cancelAt !== undefined && ts.now() >= s.cancelAt;
+          if (hookCancels) (note(), cancel.cancel(reason));
           if (s.hook === 'deny' && call.name === 't_fast') return { deny: 'no fast tools' };
           if (s.hook === 'async') return timer(1).pipe(map(() => undefined));
           return undefined;
         },
         runEnded: ({ outcome }) => void (runEnded.push(outcome), log.push('runEnded')),
       },
-    }).subscribe((e) => {
+    }).subscribe({ error: () => void (errored = true), next: (e) => {
       events.push(e);
       if (e.type === 'run_completed' || e.type === 'run_cancelled' || e.type === 'run_failed') {
         log.push('terminal');
         actionsAtTerminal = ts.actions.length - toolOwned - harness;
         queuedAtTerminal = mailbox.peek().map((t) => t.id);
       }
-    });
+    } });
     const pushed: Outcome['pushed'] = [];
     const later = (at: number, fn: () => void) => {
       harness++;
@@ -166,9 +228,9 @@ function execute(s: Scenario): Outcome {
     if (s.cancelAt !== undefined && ['token', 'cancel$', 'signal', 'unsubscribe'].includes(s.source)) {
       later(s.cancelAt, () => {
         note();
-        if (s.source === 'token') caller.cancel('token');
-        else if (s.source === 'cancel$') cancel$.next('cancel$');
-        else if (s.source === 'signal') controller.abort('signal');
+        if (s.source === 'token') caller.cancel(reason);
+        else if (s.source === 'cancel$') cancel$.next(reason);
+        else if (s.source === 'signal') controller.abort(reason);
         else sub.unsubscribe();
         if (s.source !== 'unsubscribe' && raisedAt?.beforeTerminal) settledInCancel = done();
       });
@@ -176,7 +238,8 @@ function execute(s: Scenario): Outcome {
     ts.flush();
     outcome = {
       events, log, raisedAt, final: { requests: model.requests.length, executions }, actionsAtTerminal, queuedAtTerminal, settledInCancel, pushed, mailbox,
-      session, initial, caller, controller, listenersBefore, runEnded,
+      session, initial, caller, controller, listenersBefore, runEnded, reason, errored,
+      toolOutputs: model.requests.flatMap((r) => r.items).flatMap((i) => (i.type === 'tool_result' ? [i.output] : [])),
     };
   });
   return outcome;
@@ -239,6 +302,22 @@ function check(s: Scenario, o: Outcome): void {
   const ended = o.log.indexOf('runEnded');
   expect(o.log.slice(ended + 1).filter((l) => l.startsWith('abort:'))).toEqual([]);
   if (!unsubscribed) expect(o.log.indexOf('terminal')).toBe(ended + 1);
+  // Foreign values: the Observable never errors, nothing is unhandled, every event is valid, the reason is
+  // kept exactly as given and described totally, and a tool result never reaches the model as
+  // "[object Object]" or as a function's source.
+  expect(o.errored).toBe(false);
+  expect(o.unhandled).toHaveLength(0);
+  for (const e of o.events) RunEventSchema.parse(e);
+  if (terminal.type === 'run_cancelled') {
+    const carriesReason = ['token', 'cancel$', 'signal', 'tool', 'hook'].includes(s.source);
+    if (o.raisedAt && carriesReason) expect(terminal.reason === o.reason).toBe(true);
+    expect(typeof new RunCancelledError({ ...terminal }).message).toBe('string');
+  }
+  const partial = terminal.type === 'run_completed' ? [] : terminal.partial;
+  for (const text of [...o.toolOutputs, ...partial.flatMap((i) => (i.type === 'tool_result' ? [i.output] : []))]) {
+    expect(text).not.toContain('[object Object]');
+    expect(text).not.toContain("return 'source'");
+  }
 }
 
 describe('DESIGN.md §4 guarantees under random schedules', () => {

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { isConfigurationError } from '../index.js';
+import { describeValue, isConfigurationError } from '../index.js';
+import { isInstance, readProp } from '../describe.js';
 import { HELP, parseCli, UsageError } from './args.js';
 import { selectModel } from './model.js';
 import { runInteractive } from './interactive.js';
@@ -58,11 +59,14 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
       await model.close();
     }
   } catch (error) {
-    if (error instanceof UsageError || isConfigurationError(error)) {
-      io.stderr.write(`loopctl: ${error.message}\nTry 'loopctl --help'.\n`);
+    if (isInstance(error, UsageError) || isConfigurationError(error)) {
+      io.stderr.write(`loopctl: ${(error as Error).message}\nTry 'loopctl --help'.\n`);
       return 2;
     }
-    io.stderr.write(`loopctl: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    // Whatever was thrown is shown, never thrown on ("foreign values are never trusted").
+    const stack = readProp(error, 'stack');
+    const text = isInstance(error, Error) && typeof stack === 'string' ? stack : describeValue(error, 'error');
+    io.stderr.write(`loopctl: ${text}\n`);
     return 1;
   } finally {
     if (io.stops === undefined) stops.dispose();

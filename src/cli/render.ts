@@ -1,4 +1,5 @@
-import { describeReason, type RunEvent, type TerminalEvent, type Usage } from '../index.js';
+import { describeReason, serializeError, type RunEvent, type TerminalEvent, type Usage } from '../index.js';
+import { isInstance } from '../describe.js';
 
 /** A stream the renderer writes to (`process.stdout`, `process.stderr`, or a test double). */
 export interface Output {
@@ -195,8 +196,11 @@ export function stopReason(event: TerminalEvent): string {
   }
 }
 
+/** Total: a reason the caller made is shown however hostile it is ("[unprintable reason]" at worst). */
 function describe(reason: unknown): string {
-  return reason instanceof Error ? `${reason.name}: ${reason.message}` : describeReason(reason);
+  if (!isInstance(reason, Error)) return describeReason(reason);
+  const { name, message } = serializeError(reason);
+  return `${name}: ${message}`;
 }
 
 /** Token usage; when some response reported none, "usage unknown" and what was counted as a lower bound. */

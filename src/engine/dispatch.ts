@@ -1,7 +1,8 @@
 import { EMPTY, Observable, concat, concatMap, defer, from, mergeMap, of, type ObservableInput } from 'rxjs';
 import type { ToolCall } from '../items.js';
 import type { Tool } from '../tools/tool.js';
-import { callHooks$ } from './hooks.js';
+import { describeValue, readProp } from '../describe.js';
+import { HookError, callHooks$ } from './hooks.js';
 import { refusedFor } from './repair.js';
 import type { RunController, Step } from './run-controller.js';
 import { BatchPhase, errorResult, parseArguments, toolCall$ } from './tool-call.js';
@@ -17,7 +18,7 @@ interface Runnable {
  * checkpoint 7: wave boundary, checkpoint 10: dispatch).
  * First the batch is prepared, in call order: arguments validated (an
  * unknown tool or bad arguments become a tool error for the model) and every
- * `beforeToolCall` hook run (a deny becomes a tool error), all before any
+ * `beforeToolCall` hook run (a deny becomes a tool error; a malformed verdict fails the run), all before any
  * tool starts (guarantee 2: nothing starts after a cancel). Then the calls run: sequentially, each stage
  * polling the token first (checkpoint 6, phase `between_tools`), or in a pool of
  * `maxConcurrency` that polls before each start (checkpoint 7, phase `wave_boundary`).
@@ -52,7 +53,8 @@ export function dispatch$(rc: RunController<any>, calls: readonly ToolCall[]): O
       const hooks$ = callHooks$(rc.hookSets, 'beforeToolCall', () => rc.hookContext({ call }), rc.enterHook);
       return concat(
         hooks$.pipe(concatMap((verdict) => {
-          if (denied === undefined && verdict && typeof verdict === 'object' && typeof verdict.deny === 'string') denied = verdict.deny;
+          const reason = denialOf(verdict); // a malformed verdict errors here: the batch never starts
+          if (denied === undefined) denied = reason;
           return EMPTY;
         })),
         defer(() => {
@@ -82,4 +84,24 @@ export function dispatch$(rc: RunController<any>, calls: readonly ToolCall[]): O
       return EMPTY;
     }),
   );
+}
+
+const UNREADABLE = Symbol('unreadable');
+
+/**
+ * A `beforeToolCall` verdict; a security hook fails closed. `undefined` or `null` allows (returns
+ * `undefined`). An object with a truthy `deny` denies: returns the reason the model reads (`true` →
+ * "denied by beforeToolCall", an Error → its message, anything else described totally). Any other
+ * value (`{ deny: false }` included) throws a {@link HookError}: the run fails and no tool of the batch runs.
+ */
+function denialOf(verdict: unknown): string | undefined {
+  if (verdict === undefined || verdict === null) return undefined;
+  const deny = typeof verdict === 'object' ? readProp(verdict, 'deny', UNREADABLE) : undefined;
+  if (deny !== UNREADABLE && deny) {
+    return deny === true ? 'denied by beforeToolCall' : describeValue(deny, 'deny reason');
+  }
+  const shown = typeof verdict === 'string' ? JSON.stringify(verdict) : describeValue(verdict);
+  const why = `it returned ${shown}, which is neither undefined (allow) nor { deny: reason } (deny); ` +
+    'return undefined to allow the call';
+  throw new HookError('beforeToolCall', new TypeError(why));
 }

@@ -1,4 +1,5 @@
-import { EMPTY, Observable, defaultIfEmpty, from, isObservable, last, of } from 'rxjs';
+import { EMPTY, Observable, defaultIfEmpty, from, last } from 'rxjs';
+import { describeValue, isObservableTotal, isThenable } from '../describe.js';
 import type { HookContext, HookReturn, Hooks } from './types.js';
 
 type AwaitedHook = Exclude<keyof Hooks, 'runEnded'>;
@@ -9,16 +10,15 @@ type HookValue<K extends AwaitedHook> = ReturnType<NonNullable<Hooks[K]>> extend
 export class HookError extends Error {
   override readonly name = 'HookError';
   constructor(readonly hook: string, cause: unknown) {
-    super(`hook ${hook} failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    super(`hook ${hook} failed: ${describeValue(cause, 'thrown value')}`, { cause });
   }
 }
 
 /** Turns a value, Promise or Observable into an Observable of its last value (`undefined` when empty). */
 export function toLastValue<T>(value: HookReturn<T>): Observable<T | undefined> {
-  if (isObservable(value)) return value.pipe(defaultIfEmpty(undefined), last());
-  if (value !== null && typeof value === 'object' && typeof (value as PromiseLike<T>).then === 'function')
-    return from(value as PromiseLike<T>);
-  return of(value as T);
+  if (isObservableTotal(value)) return value.pipe(defaultIfEmpty(undefined), last());
+  if (isThenable(value)) return from(value as PromiseLike<T>);
+  return from([value as T]); // not of(): it would probe the value as a scheduler
 }
 
 /**
@@ -53,8 +53,7 @@ export function callHooks$<K extends AwaitedHook>(
           subscriber.error(new HookError(name, err));
           return;
         }
-        const awaited = ret !== null && (typeof ret === 'object' || typeof ret === 'function') &&
-          (isObservable(ret) || typeof (ret as PromiseLike<unknown>).then === 'function');
+        const awaited = isThenable(ret) || isObservableTotal(ret);
         if (!awaited) {
           exit?.();
           subscriber.next(ret as HookValue<K> | undefined);

@@ -2,6 +2,7 @@ import type { Subscription } from 'rxjs';
 import { cancellableTimer } from '../cancel/cancellable-timer.js';
 import { linkSharedObservable, linkSharedSignal } from '../cancel/shared-source.js';
 import { optionalDeadline } from './deadlines.js';
+import { describeValue } from '../describe.js';
 import type { RunController } from './run-controller.js';
 
 /** The reason a run deadline cancels with (docs/cancellation.md, "Sources of cancel"). */
@@ -28,6 +29,7 @@ export function linkCancelSources(rc: RunController<any>, links: Subscription): 
     links.add(cancellableTimer(runMs, token, rc.scheduler).subscribe(() => token.cancel(DEADLINE_REASON)));
   }
   if (steer$) {
-    links.add(steer$.subscribe({ next: (text) => rc.mailbox.push(String(text)), error: () => {} }));
+    // A non-string value is described (never thrown on), then pushed like any steering.
+    links.add(steer$.subscribe({ next: (text) => rc.mailbox.push(describeValue(text)), error: () => {} }));
   }
 }

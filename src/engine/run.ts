@@ -39,7 +39,10 @@ export function run<C = unknown>(agent: Agent<C>, input: string | readonly Item[
     const rc = new RunController<C>(agent, options, subscriber, owned);
     const initial: Item[] = typeof items === 'string' ? [{ type: 'user', id: rc.nextId(), text: items }] : [...items];
     for (const item of initial) rc.scratch.add(item);
-    rc.start(runLoop$);
+    // "Arrival order": what is queued now was queued before this run started (a push from a
+    // run_started handler comes after). A busy mailbox fails the run before anything is drained.
+    const queuedBefore = new Set(rc.mailbox.peek());
+    rc.start((c) => runLoop$(c, queuedBefore));
     return () => rc.teardown();
   });
 }

@@ -27,6 +27,11 @@ export class Scratchpad {
     this.items.push(item);
   }
 
+  /** Inserts `item` at `index` of `items` (steering placed ahead of the input's last user Item: "arrival order"). */
+  insert(index: number, item: Item): void {
+    this.items.splice(index, 0, item);
+  }
+
   /** Records a finished response; its tool calls open a batch that must be paired. */
   addResponse(item: AssistantItem): void {
     this.streamingText = '';

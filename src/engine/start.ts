@@ -14,7 +14,8 @@ import type { Agent, RunHandle, RunOptions, RunResult } from './types.js';
  * still gets the terminal event. `handle.cancel(reason)` fires a token the
  * run owns (a child of `options.cancel`), never the caller's. `result`
  * resolves with the {@link RunResult} or rejects with `RunCancelledError` /
- * `RunFailedError` (an unobserved rejection is not reported as unhandled).
+ * `RunFailedError` (an unobserved rejection is not reported as unhandled),
+ * always after the terminal event was delivered to `events$`.
  * Throws `ConfigurationError` like `run()`.
  *
  * @example
@@ -48,15 +49,16 @@ export function start<C = unknown>(agent: Agent<C>, input: string | readonly Ite
     events$.subscribe({
       next: (event) => {
         if (event.type === 'run_started') runId = event.runId;
+        // The event reaches events$ first, so whoever awaits `result` has seen the terminal event by then.
+        replay.next(event);
         if (event.type === 'run_completed') {
           // The new Items are what the run committed; `partial` covers the other outcomes.
           resolve({ runId: event.runId, output: event.output, finishReason: event.finishReason, usage: event.usage, items: committed, undelivered: event.undelivered });
         } else if (event.type === 'run_cancelled') {
-          reject(new RunCancelledError({ ...event }));
+          reject(new RunCancelledError({ ...event })); // its message describes the reason totally
         } else if (event.type === 'run_failed') {
           reject(new RunFailedError({ ...event, cause: failure }));
         }
-        replay.next(event);
       },
       error: (err) => replay.error(err),
       complete: () => replay.complete(),

@@ -1,5 +1,9 @@
-import { EmptyError, Observable, catchError, concat, concatMap, defer, from, ignoreElements, isObservable, last, map, of, throwError, timeout, type MonoTypeOperatorFunction } from 'rxjs';
+import {
+  EmptyError, Observable, catchError, concat, concatMap, defer, from, ignoreElements, last, map, of, throwError,
+  timeout, type MonoTypeOperatorFunction,
+} from 'rxjs';
 import { z } from 'zod';
+import { describeValue, isObservableTotal, isThenable, toJsonText, type JsonTextResult } from '../describe.js';
 import { TimeoutError, ToolExecutionError, serializeError } from '../errors.js';
 import type { CancelPhase } from '../events.js';
 import { addUsage, type ToolCall, type ToolResultItem } from '../items.js';
@@ -14,24 +18,24 @@ const ABANDONED = Object.freeze({ type: 'abandoned' as const });
 
 /** A tool's return as an Observable of its result: the last value; an empty Observable is a tool error. */
 function toolResult$(name: string, callId: string, ret: ToolReturn<unknown>): Observable<unknown> {
-  if (isObservable(ret))
+  if (isObservableTotal(ret))
     return ret.pipe(
       last(),
       catchError((err) => throwError(() => (err instanceof EmptyError ? new ToolExecutionError(name, callId, `tool ${name} returned an empty Observable`) : err))),
     );
-  if (ret !== null && typeof ret === 'object' && typeof (ret as PromiseLike<unknown>).then === 'function') return from(ret as PromiseLike<unknown>);
-  return of(ret);
+  if (isThenable(ret)) return from(ret);
+  return from([ret]); // not of(): it would probe the value as a scheduler
 }
 
-/** The text the model sees for a tool's value: strings as they are, anything else as JSON. */
-export function outputText(value: unknown): string {
-  if (typeof value === 'string') return value;
-  if (value === undefined) return '';
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
-  }
+/**
+ * The text the model sees for a tool's value: strings as they are, `undefined` as '', anything else as
+ * faithful JSON text (cycles marked, BigInt as decimal strings, Map/Set as arrays: `toJsonText`).
+ * Not ok, with the reason, for a value that has no text form (a function, a symbol, an unreadable value).
+ */
+export function outputText(value: unknown): JsonTextResult {
+  if (typeof value === 'string') return { ok: true, text: value };
+  if (value === undefined) return { ok: true, text: '' };
+  return toJsonText(value);
 }
 
 export function errorResult(callId: string, message: string): ToolResultItem {
@@ -161,8 +165,14 @@ export function toolCall$(rc: RunController<any>, call: ToolCall, tool: Tool, ar
         }),
       );
     const run$ = value$.pipe(
-      map((value): ToolResultItem => ({ type: 'tool_result', callId: call.callId, output: outputText(value), isError: false })),
-      catchError((err) => of({ ...errorResult(call.callId, err instanceof Error ? err.message : outputText(err)), error: err })),
+      map((value): ToolResultItem => {
+        const text = outputText(value);
+        if (text.ok) return { type: 'tool_result', callId: call.callId, output: text.text, isError: false };
+        // Never "[object Object]" or a function's source: the model is told why there is no result.
+        const why = `the result of tool ${tool.name} cannot be sent to the model: ${text.reason}`;
+        throw new ToolExecutionError(tool.name, call.callId, why);
+      }),
+      catchError((err) => of({ ...errorResult(call.callId, describeValue(err, 'thrown value')), error: err })),
       concatMap((result) => {
         settled = true;
         // The call is over: a cancel from here on is seen where the batch now waits (a sibling, a hook, the boundary after it).

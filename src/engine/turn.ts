@@ -1,6 +1,9 @@
 import { EMPTY, Observable, concat, defer, expand, filter, ignoreElements, of } from 'rxjs';
+import { describeValue } from '../describe.js';
 import { MaxTurnsError } from '../errors.js';
 import { toJsonSchema } from '../tools/tool.js';
+import type { Item } from '../items.js';
+import type { MailboxToken } from '../mailbox/mailbox.js';
 import type { ModelRequest, ToolSpec } from '../model/types.js';
 import type { Agent } from './types.js';
 import { dispatch$ } from './dispatch.js';
@@ -22,7 +25,10 @@ type LoopStep = Step | { readonly type: '@next_turn' };
  * more turn (within `maxTurns`), else the run completes ("the final-answer
  * check").
  */
-export function runLoop$(rc: RunController<any>): Observable<Step> {
+export function runLoop$(
+  rc: RunController<any>,
+  queuedBefore: ReadonlySet<MailboxToken> = NONE,
+): Observable<Step> {
   const loaded$ = defer(() => {
     const { session } = rc.opts;
     if (!session) return EMPTY;
@@ -30,16 +36,23 @@ export function runLoop$(rc: RunController<any>): Observable<Step> {
       const load = toLastValue(session.load());
       return new Observable<never>((subscriber) =>
         load.subscribe({
-          // Repaired before it is sent ("the history is valid on the wire"); the stored Items stay as they are.
-          next: (items) => (rc.history = repairHistory(items ?? [], () => rc.nextId())),
+          next: (items) => {
+            const history = historyOf(items);
+            // Repaired before it is sent ("the history is valid on the wire"); the stored Items stay as they are.
+            if (history) rc.history = repairHistory(history, () => rc.nextId());
+            else {
+              const got = describeValue(items);
+              subscriber.error(new TypeError(`session.load() must give an array of Items, got ${got}`));
+            }
+          },
           error: (e) => subscriber.error(e),
           complete: () => subscriber.complete(),
         }),
       );
     });
   });
-  const turns$ = turn$(rc, 1).pipe(
-    expand((step) => (step.type === '@next_turn' ? turn$(rc, rc.turn + 1) : EMPTY)),
+  const turns$ = turn$(rc, 1, queuedBefore).pipe(
+    expand((step) => (step.type === '@next_turn' ? turn$(rc, rc.turn + 1, NONE) : EMPTY)),
     filter((step): step is Step => step.type !== '@next_turn'),
   );
   return concat(loaded$, defer(() => repairInput(rc)), turns$);
@@ -57,14 +70,14 @@ function repairInput(rc: RunController<any>): Observable<never> {
   return EMPTY;
 }
 
-function turn$(rc: RunController<any>, n: number): Observable<LoopStep> {
+function turn$(rc: RunController<any>, n: number, queuedBefore: ReadonlySet<MailboxToken>): Observable<LoopStep> {
   return concat(
     rc.stage('turn_entry', () => {
       rc.turn = n;
       return of<Step>({ type: 'turn_started' });
     }),
     defer(() => callHooks$(rc.hookSets, 'turnStarted', () => rc.hookContext(), rc.enterHook).pipe(ignoreElements())),
-    defer(() => drain$(rc)),
+    defer(() => drain$(rc, queuedBefore)),
     // The model request is a stage inside callModel$ (one hop, then poll), after beforeModelCall.
     defer(() => {
       const request = buildRequest(rc);
@@ -77,19 +90,44 @@ function turn$(rc: RunController<any>, n: number): Observable<LoopStep> {
   );
 }
 
-/** "Drain after turnStarted": each queued item becomes a `user` Item of the turn's input, with its token's id. */
-function drain$(rc: RunController<any>): Observable<Step> {
+/**
+ * "Drain after turnStarted": each queued item becomes a `user` Item of the turn's input, with its token's id.
+ * "Arrival order": items that were queued before the run started (`queuedBefore`, first turn only) go
+ * just before the input's last `user` Item (after the input when it has none); the rest follow the input.
+ */
+function drain$(rc: RunController<any>, queuedBefore: ReadonlySet<MailboxToken>): Observable<Step> {
   return new Observable<Step>((subscriber) => {
     const tokens = rc.mailbox.take();
     rc.drained.push(...tokens);
+    // In the first turn the scratchpad holds exactly the input.
+    let at = queuedBefore.size > 0 ? lastUserIndex(rc.scratch.items) : -1;
     for (const token of tokens) {
       if (subscriber.closed) return;
-      rc.scratch.add({ type: 'user', id: token.id, text: token.content });
+      const item = { type: 'user', id: token.id, text: token.content } as const;
+      if (at !== -1 && queuedBefore.has(token)) rc.scratch.insert(at++, item);
+      else rc.scratch.add(item);
       subscriber.next({ type: 'user_message_injected', id: token.id, content: token.content });
     }
     subscriber.complete();
   });
 }
+
+function lastUserIndex(items: readonly Item[]): number {
+  for (let i = items.length - 1; i >= 0; i--) if (items[i]!.type === 'user') return i;
+  return -1;
+}
+
+/** A copy of what `session.load()` gave; `undefined` unless it is an array (foreign values are never trusted). */
+function historyOf(items: unknown): Item[] | undefined {
+  if (items === undefined || items === null) return [];
+  try {
+    return Array.isArray(items) ? [...(items as Item[])] : undefined;
+  } catch {
+    return undefined; // a revoked Proxy, or an array Proxy whose traps throw
+  }
+}
+
+const NONE: ReadonlySet<MailboxToken> = new Set();
 
 const specs = new WeakMap<Agent<any>, readonly ToolSpec[]>();
 

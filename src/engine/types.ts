@@ -30,14 +30,20 @@ export interface HookContext<C = unknown> {
  * rethrown in a new task, which ends a Node process like any uncaught error).
  * - `turnStarted`: before the turn's mailbox drain (a push from it lands in this turn).
  * - `beforeModelCall`: before each model request, with the request.
- * - `beforeToolCall`: before each tool call; `{ deny: reason }` skips the call and the model gets a tool error. All of a batch's `beforeToolCall` hooks run before any of its tools starts.
+ * - `beforeToolCall`: before each tool call. `undefined` (or `null`) allows it; `{ deny: reason }` with any truthy
+ *   `reason` (a string, `true`, an Error, an object) skips the call and the model gets a tool error with the reason
+ *   described; any other return (`{ deny: false }` included) is a `HookError` that fails the run before any tool of
+ *   the batch starts (a security hook fails closed). All of a batch's `beforeToolCall` hooks run before any of
+ *   its tools starts.
  * - `afterToolCall`: after each call, with its result Item.
  * - `runEnded`: synchronous, exactly once per run on every outcome (unsubscribe included), after inner cleanup started and before the terminal event, which it receives.
  */
 export interface Hooks<C = unknown> {
   turnStarted?(ctx: HookContext<C>): HookReturn<void>;
   beforeModelCall?(ctx: HookContext<C> & { readonly request: ModelRequest }): HookReturn<void>;
-  beforeToolCall?(ctx: HookContext<C> & { readonly call: ToolCall }): HookReturn<void | { readonly deny: string }>;
+  beforeToolCall?(
+    ctx: HookContext<C> & { readonly call: ToolCall },
+  ): HookReturn<void | null | { readonly deny: string | true | object }>;
   afterToolCall?(ctx: HookContext<C> & { readonly call: ToolCall; readonly result: ToolResultItem }): HookReturn<void>;
   runEnded?(ctx: HookContext<C> & { readonly outcome: TerminalEvent }): void;
 }

@@ -16,7 +16,17 @@ export interface MailboxOptions {
   readonly idGenerator?: () => string;
 }
 
-type TokenState = 'queued' | 'held' | 'delivered' | 'removed';
+type TokenState = 'queued' | 'held';
+
+/** A token's place: its state, and its links while queued (a doubly linked list, so removal is O(1)). */
+interface Entry {
+  readonly token: MailboxToken;
+  state: TokenState;
+  /** A run gave it back: its id may sit in that run's `partial`, so a withdrawal of it is remembered. */
+  givenBack: boolean;
+  prev: Entry | null;
+  next: Entry | null;
+}
 
 /**
  * A FIFO queue of steering messages for agent runs (docs/steering.md).
@@ -27,6 +37,11 @@ type TokenState = 'queued' | 'held' | 'delivered' | 'removed';
  * tokens. At most one run uses a mailbox at a time (`acquire`/`release`).
  * Isomorphic: no `node:*` import.
  *
+ * Costs: `push` and `remove` are O(1); `take` and `peek` are linear in what is
+ * queued. A delivered or removed token leaves nothing behind, except the id of
+ * a withdrawn token that a run had given back (`commitPartial` needs it, and
+ * forgets it once it has written that run's `partial`).
+ *
  * @example
  * const mailbox = new Mailbox();
  * run(agent, 'Analyse the logs.', { mailbox }).subscribe(render);
@@ -35,11 +50,14 @@ type TokenState = 'queued' | 'held' | 'delivered' | 'removed';
  */
 export class Mailbox {
   readonly #idGenerator: () => string;
-  #queue: MailboxToken[] = [];
-  readonly #states = new WeakMap<MailboxToken, TokenState>();
+  /** Queued and held tokens only: a delivered or removed token is dropped from here (and is then unknown). */
+  readonly #entries = new WeakMap<MailboxToken, Entry>();
+  #head: Entry | null = null;
+  #tail: Entry | null = null;
+  #size = 0;
   /**
-   * Ids the user withdrew: a `partial` may still hold them, and must not commit them
-   * (docs/steering.md, "commitPartial and withdrawals").
+   * Ids of given-back tokens the user withdrew: that run's `partial` still holds them, and
+   * must not commit them (docs/steering.md, "commitPartial and withdrawals").
    */
   readonly #withdrawn = new Set<string>();
   readonly #pushed = new Subject<MailboxToken>();
@@ -65,12 +83,12 @@ export class Mailbox {
 
   /** Number of queued tokens (held, delivered and removed ones excluded). */
   get size(): number {
-    return this.#queue.length;
+    return this.#size;
   }
 
   /** Same as `size > 0`. */
   get hasPending(): boolean {
-    return this.#queue.length > 0;
+    return this.#size > 0;
   }
 
   /**
@@ -86,8 +104,9 @@ export class Mailbox {
       throw new TypeError(`Mailbox: idGenerator must return a string, got ${describe(id)}`);
     }
     const token: MailboxToken = Object.freeze({ id, content });
-    this.#states.set(token, 'queued');
-    this.#queue.push(token);
+    const entry: Entry = { token, state: 'queued', givenBack: false, prev: null, next: null };
+    this.#entries.set(token, entry);
+    this.#append(entry);
     this.#pushed.next(token);
     return token;
   }
@@ -95,20 +114,22 @@ export class Mailbox {
   /**
    * Withdraws a queued token (also one given back by a run): `true` guarantees
    * it is never delivered. `false` while a run holds it, once delivered,
-   * if already removed, or if the token is not from this mailbox.
+   * if already removed, or if the token is not from this mailbox. O(1).
    */
   remove(token: MailboxToken): boolean {
-    if (this.#states.get(token) !== 'queued') return false;
-    this.#states.set(token, 'removed');
-    this.#withdrawn.add(token.id);
-    const index = this.#queue.indexOf(token);
-    if (index !== -1) this.#queue.splice(index, 1);
+    const entry = this.#entries.get(token);
+    if (entry === undefined || entry.state !== 'queued') return false;
+    this.#unlink(entry);
+    this.#entries.delete(token);
+    if (entry.givenBack) this.#withdrawn.add(token.id);
     return true;
   }
 
   /** Queued tokens, front first (a copy). */
   peek(): readonly MailboxToken[] {
-    return this.#queue.slice();
+    const out: MailboxToken[] = [];
+    for (let e = this.#head; e !== null; e = e.next) out.push(e.token);
+    return out;
   }
 
   /**
@@ -116,9 +137,17 @@ export class Mailbox {
    * `held`; returns `[]` when none. Pushes after this call queue anew.
    */
   take(): MailboxToken[] {
-    const taken = this.#queue;
-    this.#queue = [];
-    for (const token of taken) this.#states.set(token, 'held');
+    const taken: MailboxToken[] = [];
+    let e = this.#head;
+    this.#head = this.#tail = null;
+    this.#size = 0;
+    while (e !== null) {
+      const next = e.next;
+      e.state = 'held';
+      e.prev = e.next = null;
+      taken.push(e.token);
+      e = next;
+    }
     return taken;
   }
 
@@ -127,16 +156,28 @@ export class Mailbox {
    * `ids` (they become `held`: a `remove()` now says false), in queue order.
    */
   takeById(ids: ReadonlySet<string>): MailboxToken[] {
-    const taken = this.#queue.filter((t) => ids.has(t.id));
-    if (taken.length === 0) return taken;
-    this.#queue = this.#queue.filter((t) => !ids.has(t.id));
-    for (const token of taken) this.#states.set(token, 'held');
+    const taken: MailboxToken[] = [];
+    if (ids.size === 0) return taken;
+    for (let e = this.#head; e !== null; ) {
+      const next = e.next;
+      if (ids.has(e.token.id)) {
+        this.#unlink(e);
+        e.state = 'held';
+        taken.push(e.token);
+      }
+      e = next;
+    }
     return taken;
   }
 
-  /** @internal `commitPartial` use. True when a token with this id was withdrawn by `remove()`. */
+  /** @internal `commitPartial` use. True when a given-back token with this id was withdrawn by `remove()`. */
   wasWithdrawn(id: string): boolean {
     return this.#withdrawn.has(id);
+  }
+
+  /** @internal `commitPartial` use. Forgets withdrawals once the partial that held them is written. */
+  forgetWithdrawn(ids: Iterable<string>): void {
+    for (const id of ids) this.#withdrawn.delete(id);
   }
 
   /**
@@ -145,19 +186,33 @@ export class Mailbox {
    * that are not held are ignored, so nothing is duplicated.
    */
   giveBack(tokens: readonly MailboxToken[]): void {
-    const back: MailboxToken[] = [];
+    let first: Entry | null = null;
+    let last: Entry | null = null;
+    let count = 0;
     for (const token of tokens) {
-      if (this.#states.get(token) !== 'held') continue;
-      this.#states.set(token, 'queued');
-      back.push(token);
+      const entry = this.#entries.get(token);
+      if (entry === undefined || entry.state !== 'held') continue;
+      entry.state = 'queued';
+      entry.givenBack = true;
+      entry.prev = last;
+      entry.next = null;
+      if (last === null) first = entry;
+      else last.next = entry;
+      last = entry;
+      count++;
     }
-    if (back.length > 0) this.#queue = back.concat(this.#queue);
+    if (first === null || last === null) return;
+    last.next = this.#head;
+    if (this.#head !== null) this.#head.prev = last;
+    else this.#tail = last;
+    this.#head = first;
+    this.#size += count;
   }
 
-  /** @internal engine use. Marks `held` tokens `delivered`; others are ignored. */
+  /** @internal engine use. Marks `held` tokens `delivered` (they are forgotten); others are ignored. */
   markDelivered(tokens: readonly MailboxToken[]): void {
     for (const token of tokens) {
-      if (this.#states.get(token) === 'held') this.#states.set(token, 'delivered');
+      if (this.#entries.get(token)?.state === 'held') this.#entries.delete(token);
     }
   }
 
@@ -175,6 +230,24 @@ export class Mailbox {
   /** @internal engine use. Frees the mailbox if `owner` holds it; otherwise a no-op. */
   release(owner: object): void {
     if (this.#owner === owner) this.#owner = undefined;
+  }
+
+  #append(entry: Entry): void {
+    entry.prev = this.#tail;
+    entry.next = null;
+    if (this.#tail !== null) this.#tail.next = entry;
+    else this.#head = entry;
+    this.#tail = entry;
+    this.#size++;
+  }
+
+  #unlink(entry: Entry): void {
+    if (entry.prev !== null) entry.prev.next = entry.next;
+    else this.#head = entry.next;
+    if (entry.next !== null) entry.next.prev = entry.prev;
+    else this.#tail = entry.prev;
+    entry.prev = entry.next = null;
+    this.#size--;
   }
 }
 

@@ -52,9 +52,11 @@ export function commitPartial(
     const runId = bare ? undefined : (ended as EndedRun).runId;
     const userIds = new Set(partial.filter((i) => i.type === 'user').map((i) => i.id));
     const held = mailbox ? mailbox.takeById(userIds) : [];
-    const items = mailbox ? partial.filter((i) => i.type !== 'user' || !mailbox.wasWithdrawn(i.id)) : partial;
+    const withdrawn = new Set(mailbox ? [...userIds].filter((id) => mailbox.wasWithdrawn(id)) : []);
+    const items = withdrawn.size > 0 ? partial.filter((i) => i.type !== 'user' || !withdrawn.has(i.id)) : partial;
     const done = (): void => {
       mailbox?.markDelivered(held);
+      mailbox?.forgetWithdrawn(withdrawn); // written without them: the mailbox need not remember them any longer
       resolve(held.map((t) => t.id));
     };
     const fail = (err: unknown): void => {
