@@ -76,8 +76,9 @@ describe('C21: a session write that never settles', () => {
       'model_response_completed', 'turn_completed']);
     const failed = events.at(-1) as RunFailed;
     const items: Item[] = [
-      { type: 'user', id: 'item-1', text: 'task' },
+      // Queued before the run started: it goes before the input ("arrival order").
       { type: 'user', id: steer.id, text: 'also check the logs' },
+      { type: 'user', id: 'item-1', text: 'task' },
       { type: 'assistant', id: 'item-2', text: 'done', toolCalls: [] },
     ];
     expect(failed).toEqual({
@@ -118,7 +119,7 @@ describe('C21: a session write that never settles', () => {
     await settled();
     expect(third.at(-1)).toMatchObject({ type: 'run_completed', stopReason: 'completed', output: 'third' });
     expect(inner.items.map((i) => (i.type === 'tool_result' ? i.output : i.text))).toEqual([
-      'task', 'also check the logs', 'done', 'third task', 'third',
+      'also check the logs', 'task', 'done', 'third task', 'third',
     ]);
   });
 
@@ -182,8 +183,8 @@ describe('C21: an append that fails is a session_error, not an internal_error', 
       expect(events.at(-1)).toMatchObject({
         type: 'run_failed', stopReason: 'session_error', error: { name: 'Error', message: 'disk full' },
         partial: [
+          { type: 'user', id: steer.id, text: 'steer' }, // queued before the run: ahead of the input
           { type: 'user', id: 'item-1', text: 'task' },
-          { type: 'user', id: steer.id, text: 'steer' },
           { type: 'assistant', id: 'item-2', text: 'done', toolCalls: [] },
         ],
         undelivered: [{ id: steer.id, content: 'steer' }],
