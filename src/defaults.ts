@@ -1,0 +1,24 @@
+/**
+ * Every default of the library in one place: the engine, the CLI's `--help`,
+ * the README and docs/recovery.md read them from here. Deep-frozen.
+ *
+ * - `deadlines` (ms): `firstEventMs` from a streamed request to its first
+ *   event, `idleMs` the longest silence between two stream events,
+ *   `requestMs` a whole non-streamed request (and a rescue), `commitMs` the
+ *   session write at the end of a run. Each can be turned off with `false`.
+ * - `retry`: "retry transient errors only" with full-jitter backoff (ms);
+ *   a `retry-after` above `maxRetryAfterMs` fails at once.
+ * - `maxTurns`: turns before `run_failed` with `stopReason: 'max_turns'`.
+ * - `breaker`: "fallback behind a breaker" (`cooldownMs` in ms).
+ */
+export const DEFAULTS = deepFreeze({
+  deadlines: { firstEventMs: 60_000, idleMs: 30_000, requestMs: 300_000, commitMs: 30_000 },
+  retry: { maxRetries: 2, initialDelayMs: 500, maxDelayMs: 8_000, multiplier: 2, maxRetryAfterMs: 60_000 },
+  maxTurns: 20,
+  breaker: { failureThreshold: 3, cooldownMs: 30_000 },
+} as const);
+
+function deepFreeze<T extends object>(value: T): T {
+  for (const inner of Object.values(value)) if (typeof inner === 'object' && inner !== null) deepFreeze(inner);
+  return Object.freeze(value);
+}
