@@ -19,7 +19,7 @@ describe('model_request_started: cause and error of a restarted answer', () => {
       { type: 'model_request_started', model: 'm', attempt: 1, stream: true },
       {
         type: 'model_request_started', model: 'm', attempt: 2, stream: true, cause: 'retry',
-        error: { name: 'ModelCallError', message: 'overloaded', status: 503, retryable: true, streamStarted: false },
+        error: { name: 'ModelCallError', message: 'overloaded', status: 503, retryable: true },
       },
     ]);
     expect(events.at(-1)).toMatchObject({ type: 'run_completed', output: 'fine' });
@@ -33,7 +33,7 @@ describe('model_request_started: cause and error of a restarted answer', () => {
       { type: 'model_request_started', model: 'm', attempt: 1, stream: true },
       {
         type: 'model_request_started', model: 'm', attempt: 2, stream: false, cause: 'rescue',
-        error: { name: 'ModelCallError', message: 'connection reset', retryable: true, code: 'ECONNRESET', streamStarted: false },
+        error: { name: 'ModelCallError', message: 'connection reset', retryable: true, code: 'ECONNRESET' },
       },
     ]);
     expect(events.at(-1)).toMatchObject({ type: 'run_completed', output: 'the whole answer' });
@@ -48,7 +48,7 @@ describe('model_request_started: cause and error of a restarted answer', () => {
       { type: 'model_request_started', model: 'p', attempt: 1, stream: true },
       {
         type: 'model_request_started', model: 'f', attempt: 2, stream: true, cause: 'fallback',
-        error: { name: 'ModelCallError', message: 'bad gateway', status: 502, retryable: false, streamStarted: false },
+        error: { name: 'ModelCallError', message: 'bad gateway', status: 502, retryable: false },
       },
     ]);
   });
