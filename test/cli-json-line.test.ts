@@ -51,7 +51,8 @@ describe('toJsonLine', () => {
       { ...base, type: 'run_cancelled', reason: hostile(), phase: 'model_stream', partial: [], undelivered: [], usage },
       { ...base, type: 'run_cancelled', reason: 10n, phase: 'turn_entry', partial: [], undelivered: [], usage },
       {
-        ...base, type: 'run_failed', error: { name: 'ModelCallError', message: 'x', status: 500 }, stopReason: 'model_error',
+        ...base, type: 'run_failed', error: { name: 'ModelCallError', message: 'x', status: 500 },
+        stopReason: 'model_error',
         partial: [], undelivered: [{ id: 'u', content: 'later' }], usage,
       },
     ];

@@ -9,13 +9,16 @@ import { plan } from '../src/cli/offline/planner.js';
 
 const ALL_TOOLS = new Set(['list_dir', 'read_file', 'search_files', 'write_file']);
 const conv = (task: string, steps: Step[] = []): Conversation => ({ task, steps, tools: ALL_TOOLS });
-const step = (name: string, args: Record<string, unknown>, output: string): Step => ({ name, args, output, isError: false });
+const step = (name: string, args: Record<string, unknown>, output: string): Step => ({
+  name, args, output, isError: false,
+});
 const text = (body: string) => ({ kind: 'text', text: `(offline model)\n${body}\n` });
 
 describe('C35: the offline model and the file tools', () => {
   it('refuses to summarise a file into itself, however the name is spelled, and shows the summary instead', () => {
     const read = step('read_file', { path: 'README.md' }, '# A\n\nOne. Two.\n');
-    const tasks = ['summarise README.md into README.md', 'summarise ./README.md into README.md', 'summarise README.md into docs/../README.md'];
+    const into = ['README.md', 'README.md', 'docs/../README.md'];
+    const tasks = ['README.md', './README.md', 'README.md'].map((from, i) => `summarise ${from} into ${into[i]}`);
     for (const task of tasks) {
       const reply = plan(conv(task, [read]));
       expect(reply.kind, task).toBe('text');

@@ -8,13 +8,16 @@ import { defineAgent, ModelCallError, run, type ModelRequestStarted, type RunEve
 import { collectEvents, scriptedModel } from '../src/testing/index.js';
 
 const starts = (events: RunEvent[]) =>
-  events.filter((e): e is ModelRequestStarted => e.type === 'model_request_started').map(({ runId, seq, turn, at, ...rest }) => rest);
+  events
+    .filter((e): e is ModelRequestStarted => e.type === 'model_request_started')
+    .map(({ runId, seq, turn, at, ...rest }) => rest);
 const transient = (message: string) => new ModelCallError(message, { retryable: true, status: 503 });
 
 describe('model_request_started: cause and error of a restarted answer', () => {
-  it('C33: a retry after a transient error: cause retry, the error that caused it; the first attempt has neither', async () => {
+  it('C33: a retry after a transient error: cause retry and its error; the first attempt has neither', async () => {
     const model = scriptedModel([{ error: transient('overloaded') }, 'fine'], { id: 'm' });
-    const events = await collectEvents(run(defineAgent({ name: 'a', instructions: '', model }), 'hi', { random: () => 0 }));
+    const agent = defineAgent({ name: 'a', instructions: '', model });
+    const events = await collectEvents(run(agent, 'hi', { random: () => 0 }));
     expect(starts(events)).toEqual([
       { type: 'model_request_started', model: 'm', attempt: 1, stream: true },
       {
@@ -25,7 +28,7 @@ describe('model_request_started: cause and error of a restarted answer', () => {
     expect(events.at(-1)).toMatchObject({ type: 'run_completed', output: 'fine' });
   });
 
-  it('C33: a stream that broke after its first text is rescued: cause rescue, not streamed, with the stream error', async () => {
+  it('C33: a stream broken after its first text is rescued: cause rescue, not streamed, with its error', async () => {
     const broken = new ModelCallError('connection reset', { retryable: true, code: 'ECONNRESET' });
     const model = scriptedModel([{ text: ['half an ans'], error: broken }, 'the whole answer'], { id: 'm' });
     const events = await collectEvents(run(defineAgent({ name: 'a', instructions: '', model }), 'hi'));
@@ -40,7 +43,8 @@ describe('model_request_started: cause and error of a restarted answer', () => {
   });
 
   it('C33: the fallback model takes over once retries are spent: cause fallback, with the last error', async () => {
-    const primary = scriptedModel([{ error: new ModelCallError('bad gateway', { retryable: false, status: 502 }) }], { id: 'p' });
+    const badGateway = new ModelCallError('bad gateway', { retryable: false, status: 502 });
+    const primary = scriptedModel([{ error: badGateway }], { id: 'p' });
     const fallback = scriptedModel(['from the fallback'], { id: 'f' });
     const agent = defineAgent({ name: 'a', instructions: '', model: primary, fallbackModel: fallback });
     const events = await collectEvents(run(agent, 'hi'));
