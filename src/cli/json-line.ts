@@ -90,3 +90,14 @@ function readName(fn: unknown): string {
   const name = read(fn as object, 'name');
   return typeof name === 'string' ? name : '';
 }
+
+/** Any value as text for a person: an Error as `Name: message`, a string as is, the rest as JSON data (total). */
+export function describeValue(value: unknown): string {
+  const data = toJsonData(value);
+  if (typeof data === 'string') return data;
+  if (value instanceof Error && typeof data === 'object' && data !== null) {
+    const { name, message } = data as { name?: unknown; message?: unknown };
+    return `${String(name)}: ${String(message)}`;
+  }
+  return JSON.stringify(data) ?? String(data);
+}

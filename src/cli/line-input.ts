@@ -1,4 +1,5 @@
 import { createInterface, type Interface } from 'node:readline';
+import { Writable } from 'node:stream';
 import type { Output } from './render.js';
 
 /** Where {@link LineInput} reads: stdin, or a test double. */
@@ -30,6 +31,8 @@ export class LineInput {
   readonly #kept: string[] = [];
   #answer: ((line: string | undefined) => void) | undefined;
   #ended = false;
+  #muted = false;
+  #unresize: (() => void) | undefined;
   /** A line nobody asked for. */
   onLine: ((line: string) => void) | undefined;
   /** Ctrl-C in terminal mode. */
@@ -42,9 +45,11 @@ export class LineInput {
     this.#log = options.log;
     const output = this.terminal ? (options.echo ?? process.stdout) : undefined;
     this.#echo = output;
-    this.#rl = createInterface({ input: options.input, output, terminal: this.terminal, prompt: '> ' });
+    const echo = output === undefined ? undefined : this.#mutable(output);
+    this.#rl = createInterface({ input: options.input, output: echo, terminal: this.terminal, prompt: '> ' });
     this.#rl.on('line', (line) => this.#line(line));
     this.#rl.on('close', () => {
+      this.#unresize?.();
       this.#ended = true;
       this.cancelAsk();
       this.onEnd?.();
@@ -54,6 +59,38 @@ export class LineInput {
         if (this.asking) output?.write('\n'); // leave the question's line before the run's stop reason
         this.onInterrupt?.();
       });
+  }
+
+  /**
+   * While true (a run streams its answer on the terminal), what is typed is
+   * not echoed, so it never lands inside the answer; readline still holds
+   * it, and the line arrives on Enter. A question ({@link ask}) is echoed
+   * anyway. Setting it false redraws the prompt with what was typed so far.
+   */
+  set muted(value: boolean) {
+    if (this.#muted === value) return;
+    this.#muted = value;
+    if (!value && this.terminal && !this.#ended && !this.asking) this.#rl.prompt(true);
+  }
+
+  /** A readline output that passes writes through to `target` unless muted. */
+  #mutable(target: NodeJS.WritableStream): NodeJS.WritableStream {
+    const tty = target as NodeJS.WritableStream & { columns?: number; rows?: number; isTTY?: boolean };
+    const stream = new Writable({
+      write: (chunk: Buffer | string, _encoding, done) => {
+        if (!this.#muted || this.asking) target.write(chunk);
+        done();
+      },
+    });
+    Object.defineProperties(stream, {
+      columns: { get: () => tty.columns },
+      rows: { get: () => tty.rows },
+      isTTY: { get: () => tty.isTTY },
+    });
+    const resize = () => stream.emit('resize');
+    target.on?.('resize', resize);
+    this.#unresize = () => target.off?.('resize', resize);
+    return stream;
   }
 
   /** True once the input ended or was closed. */

@@ -1,6 +1,13 @@
 import { NEVER, Observable, catchError, concatMap, defer, map, race, retry, take, throwError, timer, type MonoTypeOperatorFunction } from 'rxjs';
 import { stage } from '../cancel/stage.js';
-import { ModelCallError, ModelOutputError, isModelCallError, isTimeoutError, serializeError, type SerializedError } from '../errors.js';
+import {
+  ModelCallError,
+  ModelOutputError,
+  isModelCallError,
+  isTimeoutError,
+  serializeError,
+  type SerializedError,
+} from '../errors.js';
 import type { AttemptCause } from '../events.js';
 import { ZERO_USAGE, addUsage } from '../items.js';
 import type { ModelProvider, ModelRequest, ModelResponse } from '../model/types.js';

@@ -107,11 +107,21 @@ function findAnswer(intent: Extract<Intent, { kind: 'find' }>, output: string): 
   return [head, ...body, ...notes].join('\n');
 }
 
-/** A `read_file` result split into its text and, when it was cut, the line to read on from and the file's line count. */
-function readResult(output: string): { text: string; next: number | undefined; cut: boolean; total: number | undefined } {
-  const note = /\n?\[truncated at \d+ bytes: showing lines \d+-\d+(?: of (\d+))?(?:; pass startLine=(\d+) to read on)?\]$/.exec(
-    output,
-  );
+interface ReadResult {
+  readonly text: string;
+  /** The line to read on from, when the read was cut. */
+  readonly next: number | undefined;
+  readonly cut: boolean;
+  /** The file's line count, when the tool gave it. */
+  readonly total: number | undefined;
+}
+
+const TRUNCATED =
+  /\n?\[truncated at \d+ bytes: showing lines \d+-\d+(?: of (\d+))?(?:; pass startLine=(\d+) to read on)?\]$/;
+
+/** A `read_file` result split into its text and what its truncation note says. */
+function readResult(output: string): ReadResult {
+  const note = TRUNCATED.exec(output);
   if (!note) return { text: output === '(empty file)' ? '' : output, next: undefined, cut: false, total: undefined };
   const total = note[1] ? Number(note[1]) : undefined;
   return { text: output.slice(0, note.index) + '\n', next: note[2] ? Number(note[2]) : undefined, cut: true, total };
@@ -143,7 +153,8 @@ function summariseStep(intent: Extract<Intent, { kind: 'summarise' }>, steps: re
   if (samePath(intent.target, intent.path)) {
     return say(
       `I did not write the summary into ${intent.target}: it is the file being summarised, and writing there would ` +
-        `replace it. Name another file (e.g. "summarise ${intent.path} into SUMMARY.md"). Here is the summary${partly}:\n\n${summary}`,
+        `replace it. Name another file (e.g. "summarise ${intent.path} into SUMMARY.md"). ` +
+        `Here is the summary${partly}:\n\n${summary}`,
     );
   }
   if (!canWrite) {
