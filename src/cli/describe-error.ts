@@ -40,9 +40,13 @@ export function describeError(error: SerializedError, context: { readonly baseUR
   if (error.name === 'TimeoutError') {
     const ms = typeof field('timeoutMs') === 'number' ? (field('timeoutMs') as number) : undefined;
     const kind = field('kind');
-    if (ms !== undefined && kind === 'first_event') return `the model sent nothing within ${seconds(ms)} (first-event deadline)`;
+    if (ms !== undefined && kind === 'first_event') {
+      return `the model sent nothing within ${seconds(ms)} (first-event deadline)`;
+    }
     if (ms !== undefined && kind === 'idle') return `the model's stream went silent for ${seconds(ms)} (idle deadline)`;
-    if (ms !== undefined && kind === 'request') return `no complete answer from the model within ${seconds(ms)} (request deadline)`;
+    if (ms !== undefined && kind === 'request') {
+      return `no complete answer from the model within ${seconds(ms)} (request deadline)`;
+    }
   }
   if (error.name === 'ModelCallError') {
     const code = typeof field('code') === 'string' ? (field('code') as string) : undefined;
@@ -54,10 +58,14 @@ export function describeError(error: SerializedError, context: { readonly baseUR
     if (status === 429) {
       const after = field('retryAfterMs');
       if (/^rate limited/i.test(message)) return sanitizeLine(`${message} (HTTP 429)`);
-      if (typeof after === 'number') return sanitizeLine(`rate limited, retry after ${seconds(after)} (HTTP 429: ${message})`);
+      if (typeof after === 'number') {
+        return sanitizeLine(`rate limited, retry after ${seconds(after)} (HTTP 429: ${message})`);
+      }
       return sanitizeLine(`rate limited (HTTP 429: ${message})`);
     }
-    if (status === undefined && /^connection error\.?$/i.test(message)) return `cannot talk to ${where}: connection error`;
+    if (status === undefined && /^connection error\.?$/i.test(message)) {
+      return `cannot talk to ${where}: connection error`;
+    }
     return sanitizeLine(message);
   }
   return sanitizeLine(`${error.name}: ${message}`);

@@ -42,7 +42,10 @@ export function defaultRows(): readonly (readonly [string, string])[] {
     ['longest silence within a stream (`--timeout`)', s(deadlines.idleMs)],
     ['wait for a whole non-streamed answer, e.g. a rescue (`--timeout`)', s(deadlines.requestMs)],
     ['retries of a transient model error', `${retry.maxRetries}`],
-    ['backoff before a retry (full jitter)', `up to ${s(retry.initialDelayMs)}, ×${retry.multiplier} each time, at most ${s(retry.maxDelayMs)}`],
+    [
+      'backoff before a retry (full jitter)',
+      `up to ${s(retry.initialDelayMs)}, ×${retry.multiplier} each time, at most ${s(retry.maxDelayMs)}`,
+    ],
     ['longest server `retry-after` honoured (a longer one fails at once)', s(retry.maxRetryAfterMs)],
     ['turns before giving up (`--max-turns`)', `${DEFAULTS.maxTurns}`],
   ];
@@ -56,7 +59,8 @@ export function defaultsTable(): string {
 
 /** The README's exit-code table (Markdown), generated from {@link EXIT_CODES}. */
 export function exitCodeTable(): string {
-  return ['| code | meaning |', '| --- | --- |', ...EXIT_CODES.map(([code, what]) => `| ${code} | ${what} |`)].join('\n');
+  const rows = EXIT_CODES.map(([code, what]) => `| ${code} | ${what} |`);
+  return ['| code | meaning |', '| --- | --- |', ...rows].join('\n');
 }
 
 const pad = (text: string, width: number) => text.padEnd(width);
@@ -79,7 +83,11 @@ export function helpText(): string {
     ],
     ['--cwd <dir>', 'working folder (default: the current folder; a relative path is taken from it)'],
     ['-i, --interactive', 'the prompt loop even with a task, on a terminal (default: on when no task is given there)'],
-    ['--confirm', 'ask before each write_file and run_shell call, on stdin (default: off)'],
+    [
+      '--confirm',
+      'ask "allow? [y/N]" on stdin before each write_file and run_shell call; anything but y or yes ' +
+        'refuses (default: off)',
+    ],
     ['--json', 'write the run events as NDJSON on stdout, one per line; human lines go to stderr (default: off)'],
     ['-h, --help', 'show this help'],
     ['-v, --version', 'show the version'],

@@ -118,11 +118,12 @@ export class LineInput {
       else this.#log.write(`${question.trimEnd()}\n`);
       return Promise.resolve(kept);
     }
+    const answer = new Promise<string | undefined>((resolve) => (this.#answer = resolve));
     if (this.terminal) {
-      this.#rl.setPrompt(question);
+      this.#rl.setPrompt(question); // shown even while muted: a question is being asked
       this.#rl.prompt();
     } else this.#log.write(`${question.trimEnd()}\n`);
-    return new Promise((resolve) => (this.#answer = resolve));
+    return answer;
   }
 
   /** Resolves a pending {@link ask} with `undefined` (its run ended). */

@@ -128,7 +128,7 @@ export class TerminalRenderer {
         this.#toolEnded(event.callId, 'ok');
         break;
       case 'tool_call_failed': {
-        const outcome = event.interrupted ? 'interrupted' : `failed: ${clip(describeError(event.error), 120)}`;
+        const outcome = event.interrupted ? 'interrupted' : `failed: ${clip(String(event.error.message), 120)}`;
         // A call that never started (unknown tool, bad arguments, denied by a hook) gets its line here.
         if (this.#running.has(event.callId)) this.#toolEnded(event.callId, outcome);
         else this.line(`[tool] ${sanitizeLine(event.name)} · ${outcome}`);

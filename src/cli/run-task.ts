@@ -21,7 +21,11 @@ const NOWHERE: Output = { write: () => true, isTTY: false };
  * `--json`: stdout holds only NDJSON then), everything else on `stderr`,
  * waits shown with the run's deadlines, connection errors naming the server.
  */
-export function cliRenderer(options: CliOptions, model: SelectedModel, io: { stdout: Output; stderr: Output }): TerminalRenderer {
+export function cliRenderer(
+  options: CliOptions,
+  model: SelectedModel,
+  io: { stdout: Output; stderr: Output },
+): TerminalRenderer {
   return new TerminalRenderer(options.json ? NOWHERE : io.stdout, io.stderr, {
     deadlines: cliDeadlines(options),
     baseURL: model.baseURL,
