@@ -101,7 +101,7 @@ describe('C29: terminal safety in the renderer', () => {
     expect(shown).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/);
     expect(err.text).toContain('[injected] steer\\x1b[2J\n');
     expect(err.text).toContain(
-      '[tool] read\\x1bx {"path":"evil\\u001b[2J .md"} · 0.0s · failed: Error: boom\\x1b[31m\\nsecond line\n',
+      '[tool] read\\x1bx {"path":"evil\\u001b[2J .md"} · 0.0s · failed: boom\\x1b[31m second line\n',
     );
     if (!tty) expect(err.text).not.toContain('\x1b');
   });
