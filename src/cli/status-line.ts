@@ -17,6 +17,8 @@ import type { Output } from './render.js';
 export class StatusLine {
   readonly #err: Output;
   #shown: 'line' | 'inline' | undefined;
+  /** What is on screen now, to skip a redraw that would change nothing. */
+  #drawn = '';
 
   constructor(err: Output) {
     this.#err = err;
@@ -30,8 +32,11 @@ export class StatusLine {
   /** Draws `text` at the start of the line. */
   drawLine(text: string): void {
     if (!this.enabled) return;
-    this.#err.write(`\r\x1b[K⏵ ${text}`);
+    const sequence = `\r\x1b[K⏵ ${text}`;
+    if (this.#shown === 'line' && this.#drawn === sequence) return;
+    this.#err.write(sequence);
     this.#shown = 'line';
+    this.#drawn = sequence;
   }
 
   /** Draws `text` after a partial answer line whose cursor is at `column` (0-based); skipped when it does not fit. */
@@ -40,8 +45,11 @@ export class StatusLine {
     const width = this.#err.columns ?? 80;
     const status = `  ⏵ ${text}`;
     if ((column % width) + status.length >= width) return this.clear();
-    this.#err.write(`\x1b[K\x1b7${status}\x1b8`);
+    const sequence = `\x1b[K\x1b7${status}\x1b8`;
+    if (this.#shown === 'inline' && this.#drawn === sequence) return;
+    this.#err.write(sequence);
     this.#shown = 'inline';
+    this.#drawn = sequence;
   }
 
   /** Takes the status away (idempotent). */
@@ -49,5 +57,6 @@ export class StatusLine {
     if (this.#shown === 'line') this.#err.write('\r\x1b[K');
     else if (this.#shown === 'inline') this.#err.write('\x1b[K');
     this.#shown = undefined;
+    this.#drawn = '';
   }
 }
