@@ -23,7 +23,7 @@ export const ENVIRONMENT: Readonly<Record<string, string>> = {
 export const EXIT_CODES: readonly (readonly [number, string])[] = [
   [0, 'the run completed (with piped tasks: the last one did)'],
   [1, 'the run failed (model error, turn limit, …)'],
-  [2, 'bad options or configuration, or a subcommand not available yet'],
+  [2, 'bad options or configuration, no task, or a subcommand not available yet'],
   [130, 'cancelled by Ctrl-C (SIGINT)'],
   [141, 'the output was closed (e.g. piped into head)'],
   [143, 'cancelled by SIGTERM'],
