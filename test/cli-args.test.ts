@@ -65,7 +65,15 @@ describe('modes', () => {
 describe('--help', () => {
   it('lists the subcommands, every option with its default, the exit codes and the environment', () => {
     for (const name of Object.keys(SUBCOMMANDS)) expect(HELP).toMatch(new RegExp(`^  ${name} `, 'm'));
-    const options = ['--model', '--base-url', '--api-key', '--responses', '--allow-shell', '--read-only', '--max-turns'];
+    const options = [
+      '--model',
+      '--base-url',
+      '--api-key',
+      '--responses',
+      '--allow-shell',
+      '--read-only',
+      '--max-turns',
+    ];
     options.push('--timeout', '--cwd', '--interactive', '--confirm', '--json', '--help', '--version');
     const lines = HELP.split('\n');
     for (const option of options) {

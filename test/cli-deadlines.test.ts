@@ -33,12 +33,16 @@ const timeline = (events: RunEvent[]) =>
 
 describe('C30: every wait of a CLI run is bounded', () => {
   it('the CLI deadlines are DEFAULTS, or --timeout for all three', () => {
-    expect(cliDeadlines({ timeoutMs: undefined })).toEqual({ firstEventMs: 60_000, idleMs: 30_000, requestMs: 300_000 });
+    expect(cliDeadlines({ timeoutMs: undefined })).toEqual({
+      firstEventMs: 60_000,
+      idleMs: 30_000,
+      requestMs: 300_000,
+    });
     expect(cliDeadlines({ timeoutMs: 5000 })).toEqual({ firstEventMs: 5000, idleMs: 5000, requestMs: 5000 });
     expect(runDeadlines({ timeoutMs: undefined })).toEqual({ firstEventMs: 60_000, idleMs: 30_000 });
   });
 
-  it('a server that never answers: 3 attempts × 60 s + backoff = 181.5 s, under 200 s; the error names the deadline', () => {
+  it('a server that never answers: 3 × 60 s + backoff = 181.5 s, under 200 s; the error names the deadline', () => {
     const { events } = runVirtual([{ gate: NEVER }, { gate: NEVER }, { gate: NEVER }], undefined);
     expect(timeline(events)).toEqual([
       ['model_request_started', 0],

@@ -191,7 +191,8 @@ export interface PtyChild {
  * is missing: the terminal tests never skip.
  */
 export function runBinInPty(args: readonly string[], cwd: string, env: NodeJS.ProcessEnv = cliEnv()): PtyChild {
-  const command = ['stty cols 120 rows 40 2>/dev/null;', 'exec', ...[process.execPath, BIN, ...args].map(shellQuote)].join(' ');
+  const words = [process.execPath, BIN, ...args].map(shellQuote);
+  const command = ['stty cols 120 rows 40 2>/dev/null;', 'exec', ...words].join(' ');
   return runInPty(command, cwd, env);
 }
 
@@ -203,8 +204,11 @@ export function runInPty(command: string, cwd: string, env: NodeJS.ProcessEnv = 
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (raw += d));
   const screen = () => raw.replace(/\r\n/g, '\n').replace(/\r/g, '');
   const done = new Promise<{ code: number; raw: string; screen: string }>((resolve, reject) => {
-    child.on('error', (error) => reject(new Error(`cannot run util-linux "script" for a pseudo-terminal: ${error.message}`)));
-    child.on('close', (code, signal) => resolve({ code: code ?? 128 + (signal ? constants.signals[signal] : 0), raw, screen: screen() }));
+    const cause = (error: Error) => new Error(`cannot run util-linux "script" for a pseudo-terminal: ${error.message}`);
+    child.on('error', (error) => reject(cause(error)));
+    child.on('close', (code, signal) => {
+      resolve({ code: code ?? 128 + (signal ? constants.signals[signal] : 0), raw, screen: screen() });
+    });
   });
   return { child, raw: () => raw, screen, type: (text) => void child.stdin!.write(text), done };
 }

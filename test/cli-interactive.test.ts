@@ -97,8 +97,9 @@ describe('interactive pieces, in-process', () => {
       return command.options;
     };
     expect(opts(['--interactive'], false)).toMatchObject({ mode: 'script', task: '', confirm: false });
-    expect(opts(['-i', '--confirm', 'first'], true)).toMatchObject({ mode: 'interactive', task: 'first', confirm: true });
-    expect(opts(['-i', '--confirm', 'first'], false)).toMatchObject({ mode: 'once', task: 'first', confirm: true });
+    const first = ['-i', '--confirm', 'first'];
+    expect(opts(first, true)).toMatchObject({ mode: 'interactive', task: 'first', confirm: true });
+    expect(opts(first, false)).toMatchObject({ mode: 'once', task: 'first', confirm: true });
     expect(opts([], true)).toMatchObject({ mode: 'interactive', task: '' });
     expect(opts(['do it'], true)).toMatchObject({ mode: 'once', task: 'do it' });
     expect(() => parseCli(['--confirm'], {}, false)).toThrow(UsageError);

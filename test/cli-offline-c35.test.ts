@@ -10,7 +10,10 @@ import { plan } from '../src/cli/offline/planner.js';
 const ALL_TOOLS = new Set(['list_dir', 'read_file', 'search_files', 'write_file']);
 const conv = (task: string, steps: Step[] = []): Conversation => ({ task, steps, tools: ALL_TOOLS });
 const step = (name: string, args: Record<string, unknown>, output: string): Step => ({
-  name, args, output, isError: false,
+  name,
+  args,
+  output,
+  isError: false,
 });
 const text = (body: string) => ({ kind: 'text', text: `(offline model)\n${body}\n` });
 

@@ -102,7 +102,7 @@ describe('the offline model through the built bin', () => {
   it.each([
     ['SIGINT', 130],
     ['SIGTERM', 143],
-  ] as const)('streams word by word at its pace, and %s mid-answer cancels it with exit %i', async (signal, exitCode) => {
+  ] as const)('streams word by word at its pace; %s mid-answer cancels it with exit %i', async (signal, exitCode) => {
     const run = runBin(['--json', 'hello'], tempFolder(), cliEnv({ LOOPCTL_OFFLINE_DELAY_MS: '40' }));
     await waitFor('the first words', () => deltas(run.stdout()) >= 3);
     run.child.kill(signal);
@@ -111,7 +111,7 @@ describe('the offline model through the built bin', () => {
     const last = events(stdout).at(-1);
     expect(last).toMatchObject({ type: 'run_cancelled', reason: signal, phase: 'model_stream' });
     expect(stdout).not.toContain('--base-url'); // the answer's last line never came
-    expect(stderr).toMatch(new RegExp(`\\[loopctl\\] cancelled \\(reason: ${signal}, phase: model_stream\\) · 1 turn · 0 tool calls`));
+    expect(stderr).toContain(`[loopctl] cancelled (reason: ${signal}, phase: model_stream) · 1 turn · 0 tool calls`);
   });
 
   it('stdout closed early (piped into `head -1`): no EPIPE crash, the run is cancelled quietly, exit 141', async () => {

@@ -25,7 +25,7 @@ function fake(isTTY: boolean): Output & { text: string } {
 afterEach(() => vi.useRealTimers());
 
 describe('TerminalRenderer', () => {
-  it('off a TTY: each response on stdout once it is complete, one line per tool on stderr, then the stop reason', () => {
+  it('off a TTY: each response on stdout once complete, one line per tool on stderr, then the stop reason', () => {
     const out = fake(false);
     const err = fake(false);
     let now = 0;
@@ -45,7 +45,8 @@ describe('TerminalRenderer', () => {
     r.on(completed('Done.'));
     expect(out.text).toBe('Let me look\nDone.\n');
     expect(err.text).toBe(
-      '[tool] read_file {"path":"a"} · 1.5s · ok\n[loopctl] completed · 2 turns · 1 tool call · usage 3 in + 2 out = 5 tokens\n',
+      '[tool] read_file {"path":"a"} · 1.5s · ok\n' +
+        '[loopctl] completed · 2 turns · 1 tool call · usage 3 in + 2 out = 5 tokens\n',
     );
   });
 
@@ -61,7 +62,12 @@ describe('TerminalRenderer', () => {
     vi.advanceTimersByTime(100);
     expect(err.text).toContain('\r\x1b[K⏵ run_shell {"command":"sleep 9"} · 1.2s');
     r.on(ev({ type: 'run_cancelled', reason: 'SIGINT', phase: 'tool_call', partial: [], undelivered: [], usage }));
-    expect(err.text.endsWith('[loopctl] cancelled (reason: SIGINT, phase: tool_call) · 1 turn · 1 tool call · usage 3 in + 2 out = 5 tokens\n')).toBe(true);
+    expect(
+      err.text.endsWith(
+        '[loopctl] cancelled (reason: SIGINT, phase: tool_call) · 1 turn · 1 tool call · ' +
+          'usage 3 in + 2 out = 5 tokens\n',
+      ),
+    ).toBe(true);
     expect(err.text).toContain('\r\x1b[K[tool] run_shell {"command":"sleep 9"} · 1.2s · interrupted\n');
     expect(vi.getTimerCount()).toBe(0);
   });
@@ -92,7 +98,9 @@ describe('C29: terminal safety in the renderer', () => {
     r.on(ev({ type: 'text_delta', delta: 'a\x1b]0;title\x07b\r' }));
     r.on(ev({ type: 'text_delta', delta: '\nc\u202ed\u009b31m' }));
     r.on(responded());
-    r.on(ev({ type: 'tool_call_started', callId: 'c', name: 'read\x1bx', arguments: '{"path":"evil\\u001b[2J\n.md"}' }));
+    r.on(
+      ev({ type: 'tool_call_started', callId: 'c', name: 'read\x1bx', arguments: '{"path":"evil\\u001b[2J\n.md"}' }),
+    );
     const error = { name: 'Error', message: 'boom\x1b[31m\nsecond line' };
     r.on(ev({ type: 'tool_call_failed', callId: 'c', name: 'read\x1bx', error, interrupted: false }));
     r.on(completed('ignored'));
@@ -108,7 +116,7 @@ describe('C29: terminal safety in the renderer', () => {
 });
 
 describe('C30: feedback while waiting, on a terminal only', () => {
-  it('a wait shows after 1 s: what it waits for, elapsed seconds, its deadline; a stream silent mid-line inline', () => {
+  it('a wait shows after 1 s: what it waits for, elapsed seconds, its limit; a silent stream mid-line inline', () => {
     vi.useFakeTimers();
     const out = fake(true);
     const err = fake(true);

@@ -185,7 +185,8 @@ export class InteractiveLoop {
     this.#lastInterrupt = now;
     if (twice) {
       this.#say('[loopctl] second Ctrl-C: exiting');
-      return this.#quit(130, 'SIGINT');
+      this.#quit(130, 'SIGINT'); // the live run's stop line is printed before cancel() returns
+      return void this.#io.exit(130); // at once, even while a thread is blocked
     }
     if (this.#live) this.#live.cancel.cancel('SIGINT');
     else this.#idle('[loopctl] no run to cancel: /quit or Ctrl-D exits (or Ctrl-C again within 2 s)');

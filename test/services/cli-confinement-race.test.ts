@@ -12,10 +12,16 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync, existsSync, lstatSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startOpenAIServer, textStream, toolCallsStream, type OpenAIServer, type RecordedRequest } from '../support/openai-server.js';
+import {
+  startOpenAIServer,
+  textStream,
+  toolCallsStream,
+  type OpenAIServer,
+  type RecordedRequest,
+} from '../support/openai-server.js';
 import { ensureBuilt, removeTempFolders, runBin, tempFolder, waitFor } from '../cli-helpers.js';
 
-/** Swaps each pair of names (argv: stop file, limit, then pairs) until the stop file exists or `limit` rounds ran; prints the rounds. */
+/** Swaps each pair of names (argv: stop file, limit, pairs) until the stop file exists or `limit` rounds ran. */
 const SWAPPER = `
 import ctypes, os, sys
 libc = ctypes.CDLL(None, use_errno=True)
@@ -88,7 +94,7 @@ const toolMessages = (req: RecordedRequest): string[] =>
 const tree = (dir: string) => readdirSync(dir, { recursive: true, encoding: 'utf8' }).sort();
 
 describe('C31: race-free confinement', () => {
-  it('150 reads and 150 writes while names are swapped for symlinks outside: zero escapes, zero leftovers', async () => {
+  it('C31: 150 reads and 150 writes while names are swapped for symlinks outside: no escape, no leftover', async () => {
     const base = tempFolder();
     const root = path.join(base, 'root');
     const outside = path.join(base, 'outside');
@@ -105,7 +111,10 @@ describe('C31: race-free confinement', () => {
     ]).flat();
     const n = server.requests.length;
     server.enqueue(toolCallsStream(calls), textStream('done'));
-    const swapper = await startSwapper(root, [['race.txt', 'race-link'], ['d', 'd-link']]);
+    const swapper = await startSwapper(root, [
+      ['race.txt', 'race-link'],
+      ['d', 'd-link'],
+    ]);
     const { code, stderr } = await runBin([...endpoint(), 'race'], root).done;
     const rounds = await swapper.stop();
     expect(code, stderr).toBe(0);
@@ -132,10 +141,14 @@ describe('C31: race-free confinement', () => {
     expect(readdirSync(path.join(root, realDir)).sort()).toEqual(written > 0 ? ['w.txt'] : []);
   }, 120_000);
 
-  it('a FIFO swapped in for race.txt: no read hangs, and two SIGINTs end the process with exit 130', async () => {
+  it('C31: a FIFO swapped in for race.txt: no read hangs, and two SIGINTs end the process with exit 130', async () => {
     const root = tempFolder({ 'race.txt': 'INSIDE\n' });
     execFileSync('mkfifo', [path.join(root, 'fifo')]);
-    const calls = Array.from({ length: 150 }, (_, i) => ({ id: `r${i}`, name: 'read_file', args: { path: 'race.txt' } }));
+    const calls = Array.from({ length: 150 }, (_, i) => ({
+      id: `r${i}`,
+      name: 'read_file',
+      args: { path: 'race.txt' },
+    }));
     const n = server.requests.length;
     server.enqueue(toolCallsStream(calls), { stall: true });
     const swapper = await startSwapper(root, [['race.txt', 'fifo']]);
@@ -144,7 +157,8 @@ describe('C31: race-free confinement', () => {
       const second = await server.request(n + 1); // all 150 reads are done: none of them hung on the FIFO
       const results = toolMessages(second);
       expect(results).toHaveLength(150);
-      for (const read of results) expect(read).toMatch(/^INSIDE\n$|^Error: "race\.txt" is not a regular file \(it is a FIFO\)/);
+      for (const read of results)
+        expect(read).toMatch(/^INSIDE\n$|^Error: "race\.txt" is not a regular file \(it is a FIFO\)/);
       cli.child.kill('SIGINT');
       cli.child.kill('SIGINT');
       expect((await cli.done).code).toBe(130);

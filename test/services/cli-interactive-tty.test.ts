@@ -9,9 +9,23 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  chatChunk, sseData, startOpenAIServer, textStream, toolCallsStream, type OpenAIServer, type RecordedRequest,
+  chatChunk,
+  sseData,
+  startOpenAIServer,
+  textStream,
+  toolCallsStream,
+  type OpenAIServer,
+  type RecordedRequest,
 } from '../support/openai-server.js';
-import { ensureBuilt, occurrences, removeTempFolders, runBinInPty, tempFolder, waitFor, type PtyChild } from '../cli-helpers.js';
+import {
+  ensureBuilt,
+  occurrences,
+  removeTempFolders,
+  runBinInPty,
+  tempFolder,
+  waitFor,
+  type PtyChild,
+} from '../cli-helpers.js';
 
 let server: OpenAIServer;
 beforeAll(async () => {
@@ -92,7 +106,7 @@ describe('the prompt loop on a terminal', () => {
     expect(screen).toContain('Found notes.txt.');
   });
 
-  it('Ctrl-C mid-stream cancels only that run; steering it missed is kept; the conversation holds completed runs only', async () => {
+  it('Ctrl-C mid-stream cancels that run only; missed steering is kept; only completed runs are kept', async () => {
     const n = server.requests.length;
     server.enqueue({ sse: [sseData(chatChunk({ role: 'assistant', content: 'PARTIAL-ANSWER' }))], hold: true });
     const cli = await interactive(tempFolder());
@@ -115,7 +129,10 @@ describe('the prompt loop on a terminal', () => {
     send(cli, 'third task');
     await summaries(cli, 'completed', 2);
     expect(conversation(server.requests[n + 2]!)).toEqual([
-      user('second task'), user('steer while streaming'), assistant('second answer'), user('third task'),
+      user('second task'),
+      user('steer while streaming'),
+      assistant('second answer'),
+      user('third task'),
     ]);
     const { screen } = await quit(cli);
     expect(occurrences(screen, '[loopctl] cancelled')).toBe(1);
@@ -171,7 +188,7 @@ describe('the prompt loop on a terminal', () => {
     expect(server.requests.length).toBe(n + 1);
   });
 
-  it('C36: typed input never lands inside the streamed answer; it is shown with the prompt once the run ends', async () => {
+  it('C36: typed input never lands in the streamed answer; it shows with the prompt once the run ends', async () => {
     const n = server.requests.length;
     server.enqueue({ sse: [sseData(chatChunk({ role: 'assistant', content: 'FIRST-HALF' }))], hold: true });
     const cli = await interactive(tempFolder());
@@ -182,7 +199,10 @@ describe('the prompt loop on a terminal', () => {
     cli.type('\x03'); // ends the run; what was typed stays in the line being edited
     await summaries(cli, 'cancelled', 1);
     expect(await closedSoon(first)).toBe(true);
-    const answerLine = cli.screen().split('\n').find((l) => l.includes('FIRST-HALF'))!;
+    const answerLine = cli
+      .screen()
+      .split('\n')
+      .find((l) => l.includes('FIRST-HALF'))!;
     expect(answerLine).not.toContain('typed-ahead');
     await waitFor('the prompt with the typed text', () => /> typed-ahead/.test(cli.screen()));
     server.enqueue(textStream('ok'));
@@ -201,7 +221,9 @@ describe('a task given with -i on a terminal', () => {
     const cli = runBinInPty([...endpoint(), '-i', 'say hello'], tempFolder());
     await server.request(n);
     cli.type('\x04');
-    await waitFor('the end of input to be seen', () => cli.screen().includes('end of input: exiting when this run ends'));
+    await waitFor('the end of input to be seen', () =>
+      cli.screen().includes('end of input: exiting when this run ends'),
+    );
     held.release();
     const { code, screen } = await cli.done;
     expect(code).toBe(0);

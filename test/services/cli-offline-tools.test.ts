@@ -15,14 +15,15 @@ const README = '# Project\n\nIt does things. Many things.\n\n## Use\n\nRun it.\n
 function caseFolder(): string {
   const dir = tempFolder({ 'README.md': README, 'notes.txt': 'a needle here\n' });
   mkdirSync(path.join(dir, 'src'));
-  for (let i = 0; i < 501; i++) writeFileSync(path.join(dir, 'src', `m${String(i).padStart(3, '0')}.ts`), 'export {};\n');
+  for (let i = 0; i < 501; i++)
+    writeFileSync(path.join(dir, 'src', `m${String(i).padStart(3, '0')}.ts`), 'export {};\n');
   writeFileSync(path.join(dir, 'big.txt'), 'line of text\n'.repeat(300_000)); // 3.9 MB: over the 256 KiB read cap
   writeFileSync(path.join(dir, 'huge.log'), `needle\n${'z'.repeat(4 * 1024 * 1024)}\n`); // over the 4 MB search cap
   return dir;
 }
 
 describe('C35: the offline model and the file tools', () => {
-  it('never overwrites the file it summarises; states caps with true totals; counts a large file; reports skipped files', async () => {
+  it('C35: no self-overwrite; caps with true totals; a large file counted; skipped files reported', async () => {
     const dir = caseFolder();
     const self = await runBin(['summarise README.md into README.md'], dir).done;
     expect(self.code, self.stderr).toBe(0);
@@ -31,7 +32,9 @@ describe('C35: the offline model and the file tools', () => {
     expect(self.stderr).not.toContain('[tool] write_file');
 
     const list = await runBin(['list the .ts files'], dir).done;
-    expect(list.stdout).toContain('I found 501 .ts files; 200 of them are listed (narrow the folder or pattern for the rest):');
+    expect(list.stdout).toContain(
+      'I found 501 .ts files; 200 of them are listed (narrow the folder or pattern for the rest):',
+    );
     expect(list.stdout.split('\n').filter((l) => l.startsWith('- src/'))).toHaveLength(200);
 
     const count = await runBin(['how many lines in big.txt'], dir).done;
@@ -40,7 +43,9 @@ describe('C35: the offline model and the file tools', () => {
     expect(count.stderr).toContain('[loopctl] completed · 2 turns · 1 tool call');
 
     const find = await runBin(['find needle'], dir).done;
-    expect(find.stdout).toContain('"needle" appears on 1 line in 1 file:\nnotes.txt\n  1: a needle here\nNot searched: 1 file over 4 MB.\n');
+    expect(find.stdout).toContain(
+      '"needle" appears on 1 line in 1 file:\nnotes.txt\n  1: a needle here\nNot searched: 1 file over 4 MB.\n',
+    );
     expect(readdirSync(dir).sort()).toEqual(['README.md', 'big.txt', 'huge.log', 'notes.txt', 'src']);
   }, 120_000);
 });

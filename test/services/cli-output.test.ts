@@ -10,9 +10,24 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  chatChunk, chatCompletion, SSE_DONE, sseData, startOpenAIServer, textStream, type OpenAIServer,
+  chatChunk,
+  chatCompletion,
+  SSE_DONE,
+  sseData,
+  startOpenAIServer,
+  textStream,
+  type OpenAIServer,
 } from '../support/openai-server.js';
-import { BIN, cliEnv, ensureBuilt, occurrences, removeTempFolders, runBin, runBinInPty, tempFolder } from '../cli-helpers.js';
+import {
+  BIN,
+  cliEnv,
+  ensureBuilt,
+  occurrences,
+  removeTempFolders,
+  runBin,
+  runBinInPty,
+  tempFolder,
+} from '../cli-helpers.js';
 
 let server: OpenAIServer;
 beforeAll(async () => {
@@ -47,16 +62,18 @@ async function toFile(args: string[]): Promise<{ code: number | null; file: stri
 const onlyOwnLines = (stderr: string) => stderr.split('\n').filter((l) => l !== '' && !/^\[(loopctl|tool)\] /.test(l));
 
 describe('C33: a restarted answer', () => {
-  it('stdout redirected to a file: a stream reset after some text, then rescued, leaves the final answer once', async () => {
+  it('C33: stdout to a file: a stream reset after some text, then rescued, leaves the final answer once', async () => {
     server.enqueue(broken('The answer is'), whole('The answer is 42.'));
     const { code, file, stderr } = await toFile([...endpoint(), 'question']);
     expect(code, stderr).toBe(0);
     expect(file).toBe('The answer is 42.\n');
-    expect(stderr).toMatch(/\[loopctl\] the stream broke \(cannot talk to 127\.0\.0\.1:\d+: .+\): asking again without streaming\n/);
+    expect(stderr).toMatch(
+      /\[loopctl\] the stream broke \(cannot talk to 127\.0\.0\.1:\d+: .+\): asking again without streaming\n/,
+    );
     expect(onlyOwnLines(stderr)).toEqual([]);
   });
 
-  it('the same after a retry: a broken stream, its rescue refused (503), a new stream: the file holds the answer once', async () => {
+  it('C33: after a retry too: a broken stream, its rescue refused (503), a new stream: the answer once', async () => {
     server.enqueue(broken('The ans'), overloaded, textStream('The answer is 42.'));
     const { code, file, stderr } = await toFile([...endpoint(), 'question']);
     expect(code, stderr).toBe(0);
@@ -64,18 +81,21 @@ describe('C33: a restarted answer', () => {
     expect(stderr).toMatch(/\[loopctl\] 503 overloaded: retrying in [\d.]+ s \(attempt 3\)\n/);
   });
 
-  it('on a terminal: the answer streams, and the restart is one line naming its cause', async () => {
+  it('C33: on a terminal: the answer streams, and the restart is one line naming its cause', async () => {
     server.enqueue(broken('The answer is'), whole('The answer is 42.'));
     const { code, screen } = await runBinInPty([...endpoint(), 'question'], tempFolder()).done;
     expect(code, screen).toBe(0);
     expect(screen).toMatch(
-      /The answer is\n\[loopctl\] the stream broke \(cannot talk to 127\.0\.0\.1:\d+: .+\): asking again without streaming; the answer starts over\nThe answer is 42\.\n/,
+      new RegExp(
+        'The answer is\\n\\[loopctl\\] the stream broke \\(cannot talk to 127\\.0\\.0\\.1:\\d+: .+\\): ' +
+          'asking again without streaming; the answer starts over\\nThe answer is 42\\.\\n',
+      ),
     );
   });
 });
 
 describe('C36: errors that name their cause', () => {
-  it('a connection refused names the address and the errno; stderr holds only loopctl lines', async () => {
+  it('C36: a connection refused names the address and the errno; stderr holds only loopctl lines', async () => {
     const port = await new Promise<number>((resolve) => {
       const probe = createServer().listen(0, '127.0.0.1', () => {
         const { port } = probe.address() as { port: number };
@@ -84,11 +104,13 @@ describe('C36: errors that name their cause', () => {
     });
     const { code, stderr } = await runBin(['--base-url', `http://127.0.0.1:${port}/v1`, 'hello'], tempFolder()).done;
     expect(code).toBe(1);
-    expect(stderr).toContain(`[loopctl] failed (model_error): cannot talk to 127.0.0.1:${port}: connection refused (ECONNREFUSED) · `);
+    expect(stderr).toContain(
+      `[loopctl] failed (model_error): cannot talk to 127.0.0.1:${port}: connection refused (ECONNREFUSED) · `,
+    );
     expect(onlyOwnLines(stderr)).toEqual([]);
   });
 
-  it('a malformed stream: the SDK prints nothing; one loopctl line says what was wrong', async () => {
+  it('C36: a malformed stream: the SDK prints nothing; one loopctl line says what was wrong', async () => {
     server.enqueue({ sse: ['data: {not json\n\n'] });
     const { code, stderr } = await runBin([...endpoint(), 'hello'], tempFolder()).done;
     expect(code).toBe(1);
@@ -98,10 +120,12 @@ describe('C36: errors that name their cause', () => {
   });
 
   // Needs the hardening issue's rule: a retry-after above DEFAULTS.retry.maxRetryAfterMs fails at once.
-  it('rate limited with retry-after 120 s: fails at once after one request, saying when to retry', async () => {
+  it('C36: rate limited with retry-after 120 s: fails at once after one request, saying when to retry', async () => {
     const n = server.requests.length;
     const limited = {
-      json: { error: { message: 'Rate limit reached', type: 'requests' } }, status: 429, headers: { 'retry-after': '120' },
+      json: { error: { message: 'Rate limit reached', type: 'requests' } },
+      status: 429,
+      headers: { 'retry-after': '120' },
     };
     server.enqueue(limited, limited, limited);
     const { code, stderr } = await runBin([...endpoint(), 'hello'], tempFolder()).done;
@@ -112,9 +136,13 @@ describe('C36: errors that name their cause', () => {
   });
 
   // Needs the hardening issue's Usage.reported.
-  it('a server that sends no usage: the summary says usage unknown', async () => {
+  it('C36: a server that sends no usage: the summary says usage unknown', async () => {
     server.enqueue({
-      sse: [sseData(chatChunk({ role: 'assistant', content: 'hi' })), sseData(chatChunk({}, { finishReason: 'stop' })), SSE_DONE],
+      sse: [
+        sseData(chatChunk({ role: 'assistant', content: 'hi' })),
+        sseData(chatChunk({}, { finishReason: 'stop' })),
+        SSE_DONE,
+      ],
     });
     const { code, stderr } = await runBin([...endpoint(), 'hello'], tempFolder()).done;
     expect(code).toBe(0);

@@ -11,9 +11,25 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RunEventSchema } from '../../src/index.js';
 import {
-  chatChunk, sseData, startOpenAIServer, textStream, toolCallsStream, type OpenAIServer, type RecordedRequest,
+  chatChunk,
+  sseData,
+  startOpenAIServer,
+  textStream,
+  toolCallsStream,
+  type OpenAIServer,
+  type RecordedRequest,
 } from '../support/openai-server.js';
-import { BIN, cliEnv, ensureBuilt, removeTempFolders, runBin, runInPty, tempFolder, waitFor, type CliChild } from '../cli-helpers.js';
+import {
+  BIN,
+  cliEnv,
+  ensureBuilt,
+  removeTempFolders,
+  runBin,
+  runInPty,
+  tempFolder,
+  waitFor,
+  type CliChild,
+} from '../cli-helpers.js';
 
 let server: OpenAIServer;
 beforeAll(async () => {
@@ -26,7 +42,10 @@ afterAll(async () => {
 });
 
 const endpoint = () => ['--base-url', server.baseURL, '--api-key', 'test', '--model', 'test-model'];
-const unauthorized = { json: { error: { message: 'Incorrect API key provided', type: 'invalid_request_error' } }, status: 401 };
+const unauthorized = {
+  json: { error: { message: 'Incorrect API key provided', type: 'invalid_request_error' } },
+  status: 401,
+};
 
 /** The CLI with `lines` piped on stdin (stdin stays open when `keepOpen`). */
 function piped(lines: string, args: string[] = [], keepOpen = false): CliChild {
@@ -37,7 +56,9 @@ function piped(lines: string, args: string[] = [], keepOpen = false): CliChild {
 }
 
 const userTurns = (req: RecordedRequest) =>
-  req.body.messages.filter((m: any) => m.role === 'user' || m.role === 'assistant').map((m: any) => `${m.role}: ${m.content}`);
+  req.body.messages
+    .filter((m: any) => m.role === 'user' || m.role === 'assistant')
+    .map((m: any) => `${m.role}: ${m.content}`);
 
 describe('C32: piped tasks', () => {
   it('two piped lines are two tasks, in order, on one conversation (with or without -i); exit 0', async () => {
@@ -56,7 +77,7 @@ describe('C32: piped tasks', () => {
     }
   });
 
-  it('a failed line does not stop the later ones; the exit code is the last run\'s', async () => {
+  it("a failed line does not stop the later ones; the exit code is the last run's", async () => {
     server.enqueue(unauthorized, textStream('fine'));
     const first = await piped('will fail\nwill pass\n').done;
     expect(first.code).toBe(0);
@@ -66,8 +87,11 @@ describe('C32: piped tasks', () => {
     expect((await piped('will pass\nwill fail\n').done).code).toBe(1);
   });
 
-  it('SIGINT ends the session: the live run is cancelled, no further line is started, exit 130; SIGTERM 143', async () => {
-    for (const [signal, exitCode] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+  it('C32: SIGINT ends the session: the run is cancelled, no further line starts, exit 130; SIGTERM 143', async () => {
+    for (const [signal, exitCode] of [
+      ['SIGINT', 130],
+      ['SIGTERM', 143],
+    ] as const) {
       const n = server.requests.length;
       server.enqueue({ sse: [sseData(chatChunk({ role: 'assistant', content: 'slow' }))], hold: true });
       const cli = piped('slow task\nnever started\n', [], true);
@@ -97,7 +121,7 @@ describe('C32: piped tasks', () => {
     expect(stderr).toContain('loopctl: no task: give one as an argument, or pipe one task per line on stdin');
   });
 
-  it('--json: stdout holds only NDJSON, one RunEvent per line RunEventSchema accepts; human lines on stderr', async () => {
+  it('C32: --json: stdout holds only NDJSON, one valid RunEvent per line; human lines on stderr', async () => {
     const dir = tempFolder({ 'a.txt': 'alpha\n' });
     const read = toolCallsStream([{ id: 'c1', name: 'read_file', args: { path: 'a.txt' } }]);
     server.enqueue(read, textStream('read it'), unauthorized);
@@ -110,9 +134,15 @@ describe('C32: piped tasks', () => {
     const events = lines.slice(0, -1).map((line) => RunEventSchema.parse(JSON.parse(line)));
     expect(events.filter((e) => e.type === 'run_started')).toHaveLength(2);
     expect(events.map((e) => e.type).filter((t) => t.startsWith('run_'))).toEqual([
-      'run_started', 'run_completed', 'run_started', 'run_failed',
+      'run_started',
+      'run_completed',
+      'run_started',
+      'run_failed',
     ]);
-    expect(events.find((e) => e.type === 'tool_call_completed')).toMatchObject({ name: 'read_file', output: 'alpha\n' });
+    expect(events.find((e) => e.type === 'tool_call_completed')).toMatchObject({
+      name: 'read_file',
+      output: 'alpha\n',
+    });
     expect(stderr).toContain('[tool] read_file {"path":"a.txt"}');
     expect(stderr).toContain('[loopctl] completed');
     expect(stderr).not.toContain('read it'); // the answer is in the events only
@@ -131,7 +161,12 @@ function childOf(pid: number): number | undefined {
 
 type Kind = 'completed' | 'model_error' | 'max_turns' | 'SIGINT' | 'SIGTERM' | 'output closed';
 const EXPECTED: Record<Kind, number> = {
-  completed: 0, model_error: 1, max_turns: 1, SIGINT: 130, SIGTERM: 143, 'output closed': 141,
+  completed: 0,
+  model_error: 1,
+  max_turns: 1,
+  SIGINT: 130,
+  SIGTERM: 143,
+  'output closed': 141,
 };
 
 function script(kind: Kind): void {
@@ -154,7 +189,8 @@ describe('exit codes of every terminal kind', () => {
     child.stdin.end('the task\n');
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const byShell = (c: number | null, s: NodeJS.Signals | null) => c ?? (s === 'SIGINT' ? 130 : s === 'SIGTERM' ? 143 : -1);
+    const byShell = (c: number | null, s: NodeJS.Signals | null) =>
+      c ?? (s === 'SIGINT' ? 130 : s === 'SIGTERM' ? 143 : -1);
     const code = new Promise<number>((resolve) => child.on('close', (c, s) => resolve(byShell(c, s))));
     child.stdout.on('data', () => undefined);
     if (kind === 'SIGINT' || kind === 'SIGTERM') {
@@ -175,9 +211,10 @@ describe('exit codes of every terminal kind', () => {
     const quote = (w: string) => `'${w.replace(/'/g, `'\\''`)}'`;
     const cli = [process.execPath, BIN, ...endpoint(), '--max-turns', '1'].map(quote).join(' ');
     // Output closed: stdout is a pipe into head, stdin and stderr stay the terminal; the CLI's own status goes to rc.
-    const command = kind === 'output closed'
-      ? `{ ${cli} --json 'the task'; echo $? > rc; } | head -c 1 > /dev/null`
-      : `exec ${cli} 'the task'`;
+    const command =
+      kind === 'output closed'
+        ? `{ ${cli} --json 'the task'; echo $? > rc; } | head -c 1 > /dev/null`
+        : `exec ${cli} 'the task'`;
     const pty = runInPty(command, dir);
     if (kind === 'SIGINT') {
       await server.request(n);
