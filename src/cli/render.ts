@@ -8,6 +8,7 @@ import {
 import { describeError, usageText } from './describe-error.js';
 import { sanitize, sanitizeLine, StreamSanitizer } from './sanitize.js';
 import { StatusLine } from './status-line.js';
+import { waitText, type Wait } from './wait-text.js';
 
 /** A stream the renderer writes to (`process.stdout`, `process.stderr`, or a test double). */
 export interface Output {
@@ -37,11 +38,6 @@ interface RunningTool {
   readonly args: string;
   readonly startedAt: number;
 }
-
-type Wait =
-  | { readonly kind: 'model'; readonly since: number; readonly model: string; readonly stream: boolean }
-  | { readonly kind: 'silence'; readonly since: number }
-  | { readonly kind: 'backoff'; readonly since: number; readonly until: number };
 
 /**
  * Shows a run in a terminal. The answer goes to `out`: on a terminal it
@@ -256,26 +252,9 @@ export class TerminalRenderer {
     }
     const wait = this.#wait;
     if (wait === undefined || now - wait.since < STATUS_DELAY_MS) return;
-    const text = this.#waitText(wait, now);
+    const text = waitText(wait, now, this.#settings.deadlines ?? {});
     if (this.#streamed && !this.#outAtLineStart) this.#status.drawInline(text, this.#column);
     else this.#status.drawLine(text);
-  }
-
-  #waitText(wait: Wait, now: number): string {
-    const elapsed = `${Math.floor((now - wait.since) / 1000)} s`;
-    const deadlines = this.#settings.deadlines ?? {};
-    const limit = (ms: number | undefined, what: string) => (ms === undefined ? '' : ` (${what} ${ms / 1000} s)`);
-    switch (wait.kind) {
-      case 'model':
-        return wait.stream
-          ? `waiting for ${wait.model} to start answering · ${elapsed}${limit(deadlines.firstEventMs, 'gives up at')}`
-          : `waiting for ${wait.model}'s whole answer (not streamed) · ${elapsed}` +
-              limit(deadlines.requestMs, 'gives up at');
-      case 'silence':
-        return `stream silent · ${elapsed}${limit(deadlines.idleMs, 'gives up at')}`;
-      case 'backoff':
-        return `retrying in ${Math.max(0, Math.ceil((wait.until - now) / 1000))} s`;
-    }
   }
 
   #finish(event: TerminalEvent): void {
