@@ -10,7 +10,7 @@ export interface LineInputOptions {
   readonly input: LineSource;
   /** readline's terminal mode (line editing, Ctrl-C as the 'SIGINT' event). Default: `input.isTTY`. */
   readonly terminal?: boolean;
-  /** Where readline echoes and draws its prompt in terminal mode (default `process.stdout`). */
+  /** Where readline echoes and draws its prompt in terminal mode (default: stdout if a TTY, else stderr). */
   readonly echo?: NodeJS.WritableStream;
   /** Where a question is written off a terminal (a whole line). */
   readonly log: Output;
@@ -43,7 +43,8 @@ export class LineInput {
   constructor(options: LineInputOptions) {
     this.terminal = options.terminal ?? options.input.isTTY === true;
     this.#log = options.log;
-    const output = this.terminal ? (options.echo ?? process.stdout) : undefined;
+    // Echo and prompt on the terminal: stdout, or stderr when stdout goes to a file or a pipe.
+    const output = this.terminal ? (options.echo ?? (process.stdout.isTTY ? process.stdout : process.stderr)) : undefined;
     this.#echo = output;
     const echo = output === undefined ? undefined : this.#mutable(output);
     this.#rl = createInterface({ input: options.input, output: echo, terminal: this.terminal, prompt: '> ' });
@@ -65,12 +66,11 @@ export class LineInput {
    * While true (a run streams its answer on the terminal), what is typed is
    * not echoed, so it never lands inside the answer; readline still holds
    * it, and the line arrives on Enter. A question ({@link ask}) is echoed
-   * anyway. Setting it false redraws the prompt with what was typed so far.
+   * anyway. Once unmuted, {@link prompt} shows the prompt with what was
+   * typed so far.
    */
   set muted(value: boolean) {
-    if (this.#muted === value) return;
     this.#muted = value;
-    if (!value && this.terminal && !this.#ended && !this.asking) this.#rl.prompt(true);
   }
 
   /** A readline output that passes writes through to `target` unless muted. */
