@@ -44,7 +44,8 @@ export class LineInput {
     this.terminal = options.terminal ?? options.input.isTTY === true;
     this.#log = options.log;
     // Echo and prompt on the terminal: stdout, or stderr when stdout goes to a file or a pipe.
-    const output = this.terminal ? (options.echo ?? (process.stdout.isTTY ? process.stdout : process.stderr)) : undefined;
+    const terminalOut = process.stdout.isTTY ? process.stdout : process.stderr;
+    const output = this.terminal ? (options.echo ?? terminalOut) : undefined;
     this.#echo = output;
     const echo = output === undefined ? undefined : this.#mutable(output);
     this.#rl = createInterface({ input: options.input, output: echo, terminal: this.terminal, prompt: '> ' });
