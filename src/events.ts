@@ -70,14 +70,23 @@ export const RunStartedSchema = ev('run_started', { agent: z.string() });
 export const TurnStartedSchema = ev('turn_started', {});
 /** `user_message_injected`: A steering item drained from the mailbox became a `user` Item of this turn; `id` is its token's id. */
 export const UserMessageInjectedSchema = ev('user_message_injected', { id: z.string(), content: z.string() });
+/** Why an attempt after the first one of a model call started (`model_request_started.cause`). */
+export const AttemptCauseSchema = z.enum(['retry', 'rescue', 'fallback']);
+/** See {@link AttemptCauseSchema}. */
+export type AttemptCause = z.infer<typeof AttemptCauseSchema>;
+
 /**
  * A model request was sent. `attempt` > 1 is a retry, a rescue or a fallback of the same
  * model call: its `text_delta`s start the answer over, so a UI clears the answer it is showing.
+ * `cause` says which (absent on the first attempt) and `error` is the serialised error that
+ * caused it (absent for a fallback taken because the breaker is open).
  */
 export const ModelRequestStartedSchema = ev('model_request_started', {
   model: z.string(),
   attempt: z.number().int().positive(),
   stream: z.boolean(),
+  cause: AttemptCauseSchema.optional(),
+  error: SerializedErrorSchema.optional(),
 });
 /** `text_delta`: A piece of the answer as it streams (one whole-text delta for a non-streaming request). */
 export const TextDeltaSchema = ev('text_delta', { delta: z.string() });

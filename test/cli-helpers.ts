@@ -168,3 +168,47 @@ export function killGroup(pgid: number): void {
     /* gone */
   }
 }
+
+/** Quotes `word` for /bin/sh. */
+const shellQuote = (word: string) => `'${word.replace(/'/g, `'\\''`)}'`;
+
+/** A CLI child on a pseudo-terminal (its stdin, stdout and stderr are all the terminal). */
+export interface PtyChild {
+  readonly child: ChildProcess;
+  /** Everything the terminal showed so far, raw (stdout and stderr interleaved, `\r\n` line ends). */
+  readonly raw: () => string;
+  /** {@link raw} with `\r\n` as `\n` and other `\r`s dropped. */
+  readonly screen: () => string;
+  /** Types `text` on the terminal (`\r` is Enter, `\x03` is Ctrl-C). */
+  readonly type: (text: string) => void;
+  /** Resolves with the exit code (script's: the child's, or 128 + n for a death by signal n) and the whole output. */
+  readonly done: Promise<{ code: number; raw: string; screen: string }>;
+}
+
+/**
+ * Runs the built bin on a pseudo-terminal through util-linux `script -qec`
+ * (120 columns), in `cwd`. Fails at once, naming the cause, where `script`
+ * is missing: the terminal tests never skip.
+ */
+export function runBinInPty(args: readonly string[], cwd: string, env: NodeJS.ProcessEnv = cliEnv()): PtyChild {
+  const words = [process.execPath, BIN, ...args].map(shellQuote);
+  const command = ['stty cols 120 rows 40 2>/dev/null;', 'exec', ...words].join(' ');
+  return runInPty(command, cwd, env);
+}
+
+/** Runs the shell `command` on a pseudo-terminal (see {@link runBinInPty}). */
+export function runInPty(command: string, cwd: string, env: NodeJS.ProcessEnv = cliEnv()): PtyChild {
+  const child = spawn('script', ['-qec', command, '/dev/null'], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
+  let raw = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (raw += d));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (raw += d));
+  const screen = () => raw.replace(/\r\n/g, '\n').replace(/\r/g, '');
+  const done = new Promise<{ code: number; raw: string; screen: string }>((resolve, reject) => {
+    const cause = (error: Error) => new Error(`cannot run util-linux "script" for a pseudo-terminal: ${error.message}`);
+    child.on('error', (error) => reject(cause(error)));
+    child.on('close', (code, signal) => {
+      resolve({ code: code ?? 128 + (signal ? constants.signals[signal] : 0), raw, screen: screen() });
+    });
+  });
+  return { child, raw: () => raw, screen, type: (text) => void child.stdin!.write(text), done };
+}

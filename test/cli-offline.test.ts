@@ -95,28 +95,27 @@ describe('the offline model through the built bin', () => {
     expect(stdout).toContain('OPENAI_API_KEY');
   });
 
-  it('streams word by word at its pace, and SIGINT mid-answer cancels it with exit 130', async () => {
-    const run = runBin(['hello'], tempFolder(), cliEnv({ LOOPCTL_OFFLINE_DELAY_MS: '40' }));
-    await waitFor('the first words', () => run.stdout().includes('(offline model)'));
-    run.child.kill('SIGINT');
-    const { code, stdout, stderr } = await run.done;
-    expect(code).toBe(130);
-    expect(stdout.length).toBeGreaterThan(0);
-    expect(stdout).not.toContain('--base-url'); // the answer's last line never came
-    expect(stderr).toMatch(/\[loopctl\] cancelled \(reason: SIGINT, phase: model_stream\) · 1 turn · 0 tool calls/);
-  });
+  /** The NDJSON events a `--json` child wrote so far. */
+  const events = (stdout: string) => stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { type: string });
+  const deltas = (stdout: string) => events(stdout).filter((e) => e.type === 'text_delta').length;
 
-  it('SIGTERM cancels the same way, with exit 143', async () => {
-    const run = runBin(['hello'], tempFolder(), cliEnv({ LOOPCTL_OFFLINE_DELAY_MS: '40' }));
-    await waitFor('the first words', () => run.stdout().includes('(offline model)'));
-    run.child.kill('SIGTERM');
-    const { code, stderr } = await run.done;
-    expect(code).toBe(143);
-    expect(stderr).toMatch(/cancelled \(reason: SIGTERM, phase: model_stream\)/);
+  it.each([
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const)('streams word by word at its pace; %s mid-answer cancels it with exit %i', async (signal, exitCode) => {
+    const run = runBin(['--json', 'hello'], tempFolder(), cliEnv({ LOOPCTL_OFFLINE_DELAY_MS: '40' }));
+    await waitFor('the first words', () => deltas(run.stdout()) >= 3);
+    run.child.kill(signal);
+    const { code, stdout, stderr } = await run.done;
+    expect(code).toBe(exitCode);
+    const last = events(stdout).at(-1);
+    expect(last).toMatchObject({ type: 'run_cancelled', reason: signal, phase: 'model_stream' });
+    expect(stdout).not.toContain('--base-url'); // the answer's last line never came
+    expect(stderr).toContain(`[loopctl] cancelled (reason: ${signal}, phase: model_stream) · 1 turn · 0 tool calls`);
   });
 
   it('stdout closed early (piped into `head -1`): no EPIPE crash, the run is cancelled quietly, exit 141', async () => {
-    const child = spawn(process.execPath, [BIN, 'hello'], {
+    const child = spawn(process.execPath, [BIN, '--json', 'hello'], {
       cwd: tempFolder(),
       env: cliEnv({ LOOPCTL_OFFLINE_DELAY_MS: '40' }),
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -124,7 +123,7 @@ describe('the offline model through the built bin', () => {
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     const exited = new Promise<number | string | null>((resolve) => child.on('close', (code, signal) => resolve(code ?? signal)));
-    await new Promise((resolve) => child.stdout.once('data', resolve)); // the answer has started
+    await new Promise((resolve) => child.stdout.once('data', resolve)); // the events have started
     child.stdout.destroy(); // the reader goes away: the CLI's next write fails with EPIPE
     expect(await exited).toBe(141);
     expect(stderr).not.toMatch(/EPIPE|Unhandled|\n\s+at /);

@@ -1,4 +1,9 @@
-/** The CLI's terminal renderer, in-process with fake streams and clock. */
+/**
+ * The CLI's terminal renderer, in-process with fake streams and clock:
+ * terminal safety (C29), feedback while waiting (C30), answers written once
+ * into a pipe and restarts named on a terminal (C33), errors and usage that
+ * name their cause (C36).
+ */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { RunEvent } from '../src/events.js';
 import { TerminalRenderer, type Output } from '../src/cli/render.js';
@@ -6,31 +11,42 @@ import { TerminalRenderer, type Output } from '../src/cli/render.js';
 const base = { runId: 'r', seq: 0, turn: 1, at: 0 };
 const usage = { inputTokens: 3, outputTokens: 2, totalTokens: 5, reported: true };
 const ev = (e: Record<string, unknown>) => ({ ...base, ...e }) as RunEvent;
+const started = (attempt = 1, extra: Record<string, unknown> = {}) =>
+  ev({ type: 'model_request_started', model: 'm', attempt, stream: true, ...extra });
+const responded = () => ev({ type: 'model_response_completed', finishReason: 'stop', usage });
+const completed = (output: string, u: Record<string, unknown> = usage) =>
+  ev({ type: 'run_completed', output, usage: u, finishReason: 'stop', undelivered: [] });
 
 function fake(isTTY: boolean): Output & { text: string } {
-  const out = { isTTY, text: '', write: (t: string) => void (out.text += t) };
+  const out = { isTTY, columns: 80, text: '', write: (t: string) => void (out.text += t) };
   return out;
 }
 
 afterEach(() => vi.useRealTimers());
 
 describe('TerminalRenderer', () => {
-  it('off a TTY: text on stdout, one line per tool on stderr, then the stop reason', () => {
+  it('off a TTY: each response on stdout once complete, one line per tool on stderr, then the stop reason', () => {
     const out = fake(false);
     const err = fake(false);
     let now = 0;
     const r = new TerminalRenderer(out, err, () => now);
     r.on(ev({ type: 'turn_started' }));
+    r.on(started());
     r.on(ev({ type: 'text_delta', delta: 'Let me look' }));
+    expect(out.text).toBe('');
+    r.on(responded());
     r.on(ev({ type: 'tool_call_started', callId: 'c', name: 'read_file', arguments: '{"path":"a"}' }));
     now = 1500;
     r.on(ev({ type: 'tool_call_completed', callId: 'c', name: 'read_file', output: 'x' }));
     r.on(ev({ type: 'turn_started', turn: 2 }));
+    r.on(started());
     r.on(ev({ type: 'text_delta', delta: 'Done.' }));
-    r.on(ev({ type: 'run_completed', output: 'Done.', usage, finishReason: 'stop', undelivered: [] }));
+    r.on(responded());
+    r.on(completed('Done.'));
     expect(out.text).toBe('Let me look\nDone.\n');
     expect(err.text).toBe(
-      '[tool] read_file {"path":"a"} · 1.5s · ok\n[loopctl] completed · 2 turns · 1 tool call · usage 3 in + 2 out = 5 tokens\n',
+      '[tool] read_file {"path":"a"} · 1.5s · ok\n' +
+        '[loopctl] completed · 2 turns · 1 tool call · usage 3 in + 2 out = 5 tokens\n',
     );
   });
 
@@ -46,7 +62,12 @@ describe('TerminalRenderer', () => {
     vi.advanceTimersByTime(100);
     expect(err.text).toContain('\r\x1b[K⏵ run_shell {"command":"sleep 9"} · 1.2s');
     r.on(ev({ type: 'run_cancelled', reason: 'SIGINT', phase: 'tool_call', partial: [], undelivered: [], usage }));
-    expect(err.text.endsWith('[loopctl] cancelled (reason: SIGINT, phase: tool_call) · 1 turn · 1 tool call · usage 3 in + 2 out = 5 tokens\n')).toBe(true);
+    expect(
+      err.text.endsWith(
+        '[loopctl] cancelled (reason: SIGINT, phase: tool_call) · 1 turn · 1 tool call · ' +
+          'usage 3 in + 2 out = 5 tokens\n',
+      ),
+    ).toBe(true);
     expect(err.text).toContain('\r\x1b[K[tool] run_shell {"command":"sleep 9"} · 1.2s · interrupted\n');
     expect(vi.getTimerCount()).toBe(0);
   });
@@ -56,27 +77,185 @@ describe('TerminalRenderer', () => {
     const err = fake(false);
     const r = new TerminalRenderer(out, err, () => 0);
     r.on(ev({ type: 'turn_started' }));
-    r.on(ev({ type: 'run_failed', error: { name: 'ModelCallError', message: '401 bad key' }, stopReason: 'model_error', partial: [], undelivered: [], usage }));
-    expect(err.text).toContain('[loopctl] failed (model_error): ModelCallError: 401 bad key · 1 turn');
+    const error = { name: 'ModelCallError', message: '401 bad key', status: 401 };
+    r.on(ev({ type: 'run_failed', error, stopReason: 'model_error', partial: [], undelivered: [], usage }));
+    expect(err.text).toContain('[loopctl] failed (model_error): 401 bad key · 1 turn');
     const r2 = new TerminalRenderer(out, err, () => 0);
     r2.on(ev({ type: 'run_completed', output: 'whole answer', usage, finishReason: 'length', undelivered: [] }));
     expect(out.text).toBe('whole answer\n');
     expect(err.text).toContain('completed (finish reason: length)');
   });
+});
 
-  it('a retry says which attempt comes and that the answer starts over', () => {
+describe('C29: terminal safety in the renderer', () => {
+  it.each([true, false])('no control character from the model, a tool or a server gets out (TTY: %s)', (tty) => {
+    const out = fake(tty);
+    const err = fake(tty);
+    const r = new TerminalRenderer(out, err, () => 0);
+    r.on(ev({ type: 'turn_started' }));
+    r.on(ev({ type: 'user_message_injected', id: 'u', content: 'steer\x1b[2J' }));
+    r.on(started());
+    r.on(ev({ type: 'text_delta', delta: 'a\x1b]0;title\x07b\r' }));
+    r.on(ev({ type: 'text_delta', delta: '\nc\u202ed\u009b31m' }));
+    r.on(responded());
+    r.on(
+      ev({ type: 'tool_call_started', callId: 'c', name: 'read\x1bx', arguments: '{"path":"evil\\u001b[2J\n.md"}' }),
+    );
+    const error = { name: 'Error', message: 'boom\x1b[31m\nsecond line' };
+    r.on(ev({ type: 'tool_call_failed', callId: 'c', name: 'read\x1bx', error, interrupted: false }));
+    r.on(completed('ignored'));
+    expect(out.text).toBe('a\\x1b]0;title\\x07b\nc\\u202ed\\x9b31m\n');
+    const shown = out.text + err.text.replace(/\r\x1b\[K|\x1b\[K|\x1b7|\x1b8/g, ''); // loopctl's own status sequences
+    expect(shown).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/);
+    expect(err.text).toContain('[injected] steer\\x1b[2J\n');
+    expect(err.text).toContain(
+      '[tool] read\\x1bx {"path":"evil\\u001b[2J .md"} · 0.0s · failed: boom\\x1b[31m second line\n',
+    );
+    if (!tty) expect(err.text).not.toContain('\x1b');
+  });
+});
+
+describe('C30: feedback while waiting, on a terminal only', () => {
+  it('a wait shows after 1 s: what it waits for, elapsed seconds, its limit; a silent stream mid-line inline', () => {
+    vi.useFakeTimers();
+    const out = fake(true);
+    const err = fake(true);
+    let now = 0;
+    const deadlines = { firstEventMs: 60_000, idleMs: 30_000, requestMs: 300_000 };
+    const r = new TerminalRenderer(out, err, { now: () => now, deadlines });
+    r.on(ev({ type: 'turn_started' }));
+    r.on(started());
+    now = 900;
+    vi.advanceTimersByTime(100);
+    expect(err.text).toBe('');
+    now = 1950;
+    vi.advanceTimersByTime(100);
+    expect(err.text).toBe('\r\x1b[K⏵ waiting for m to start answering · 1 s (gives up at 60 s)');
+    r.on(ev({ type: 'text_delta', delta: 'Half an' }));
+    expect(out.text).toBe('Half an');
+    expect(err.text.endsWith('\r\x1b[K')).toBe(true);
+    now = 4100;
+    vi.advanceTimersByTime(100);
+    expect(err.text.endsWith('\x1b[K\x1b7  ⏵ stream silent · 2 s (gives up at 30 s)\x1b8')).toBe(true);
+    r.on(ev({ type: 'text_delta', delta: ' answer' }));
+    expect(err.text.endsWith('\x1b8\x1b[K')).toBe(true);
+    expect(out.text).toBe('Half an answer');
+    r.on(responded());
+    r.on(completed('Half an answer'));
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('a retry is announced with its cause and delay; the backoff counts down', () => {
+    vi.useFakeTimers();
+    const out = fake(true);
+    const err = fake(true);
+    let now = 0;
+    const r = new TerminalRenderer(out, err, { now: () => now, baseURL: 'http://127.0.0.1:9/v1' });
+    r.on(ev({ type: 'turn_started' }));
+    r.on(started());
+    const message = 'first_event deadline of 60000 ms expired';
+    const error = { name: 'TimeoutError', message, kind: 'first_event', timeoutMs: 60_000 };
+    r.on(ev({ type: 'retry_scheduled', attempt: 2, delayMs: 3200, error }));
+    expect(err.text).toContain(
+      '[loopctl] the model sent nothing within 60 s (first-event deadline): retrying in 3.2 s (attempt 2)\n',
+    );
+    now = 1100;
+    vi.advanceTimersByTime(100);
+    expect(err.text.endsWith('\r\x1b[K⏵ retrying in 3 s')).toBe(true);
+    r.dispose();
+  });
+
+  it('off a terminal: no status line and no cursor sequence, ever', () => {
+    vi.useFakeTimers();
+    const err = fake(false);
+    let now = 0;
+    const r = new TerminalRenderer(fake(false), err, { now: () => now });
+    r.on(started());
+    now = 5000;
+    vi.advanceTimersByTime(5000);
+    expect(err.text).toBe('');
+    expect(vi.getTimerCount()).toBe(0);
+    r.dispose();
+  });
+});
+
+describe('C33: a restarted answer', () => {
+  const rescue = started(2, {
+    stream: false,
+    cause: 'rescue',
+    error: { name: 'ModelCallError', message: 'terminated', code: 'ECONNRESET', retryable: true },
+  });
+
+  it('into a pipe or a file: only the complete answer, once', () => {
+    const out = fake(false);
+    const err = fake(false);
+    const r = new TerminalRenderer(out, err, { now: () => 0, baseURL: 'http://127.0.0.1:4000/v1' });
+    r.on(ev({ type: 'turn_started' }));
+    r.on(started());
+    r.on(ev({ type: 'text_delta', delta: 'The answer is' }));
+    r.on(rescue);
+    r.on(ev({ type: 'text_delta', delta: 'The answer is 42.' }));
+    r.on(responded());
+    r.on(completed('The answer is 42.'));
+    expect(out.text).toBe('The answer is 42.\n');
+    expect(err.text).toContain(
+      '[loopctl] the stream broke (cannot talk to 127.0.0.1:4000: connection reset by the server (ECONNRESET)): ' +
+        'asking again without streaming\n',
+    );
+  });
+
+  it('on a terminal: the answer streams, and the restart is one stderr line naming the cause', () => {
+    const out = fake(true);
+    const err = fake(true);
+    const r = new TerminalRenderer(out, err, { now: () => 0, baseURL: 'http://127.0.0.1:4000/v1' });
+    r.on(ev({ type: 'turn_started' }));
+    r.on(started());
+    r.on(ev({ type: 'text_delta', delta: 'The answer is' }));
+    r.on(rescue);
+    r.on(ev({ type: 'text_delta', delta: 'The answer is 42.' }));
+    r.on(responded());
+    r.on(completed('The answer is 42.'));
+    expect(out.text).toBe('The answer is\nThe answer is 42.\n');
+    const lines = err.text.split('\n').filter((l) => l.includes('[loopctl]'));
+    expect(lines[0]).toBe(
+      '[loopctl] the stream broke (cannot talk to 127.0.0.1:4000: connection reset by the server (ECONNRESET)): ' +
+        'asking again without streaming; the answer starts over',
+    );
+    expect(lines).toHaveLength(2);
+  });
+
+  it('a cancelled run into a pipe: the unfinished answer is not written, and stderr says so', () => {
     const out = fake(false);
     const err = fake(false);
     const r = new TerminalRenderer(out, err, () => 0);
-    r.on(ev({ type: 'turn_started' }));
-    r.on(ev({ type: 'model_request_started', model: 'm', attempt: 1, stream: true }));
-    r.on(ev({ type: 'text_delta', delta: 'Hel' }));
-    r.on(ev({ type: 'retry_scheduled', attempt: 2, delayMs: 500, error: { name: 'TimeoutError', message: 'idle deadline of 100 ms expired' } }));
-    r.on(ev({ type: 'model_request_started', model: 'm', attempt: 2, stream: true }));
-    r.on(ev({ type: 'text_delta', delta: 'Hello' }));
-    expect(err.text).toContain('retrying in 0.5s (attempt 2): idle deadline of 100 ms expired');
-    expect(err.text).toContain('the answer starts over');
-    expect(out.text).toBe('Hel\nHello');
+    r.on(started());
+    r.on(ev({ type: 'text_delta', delta: 'half' }));
+    r.on(ev({ type: 'run_cancelled', reason: 'SIGINT', phase: 'model_stream', partial: [], undelivered: [], usage }));
+    expect(out.text).toBe('');
+    expect(err.text).toContain('[loopctl] the unfinished answer (4 characters) was not written to stdout\n');
+  });
+});
+
+describe('C36: causes and usage', () => {
+  it('a connection error names the address and the errno; a 429 says when to retry', () => {
+    const err = fake(false);
+    const r = new TerminalRenderer(fake(false), err, { now: () => 0, baseURL: 'http://127.0.0.1:9/v1' });
+    const refused = { name: 'ModelCallError', message: 'Connection error.', code: 'ECONNREFUSED', retryable: true };
+    r.on(ev({ type: 'run_failed', error: refused, stopReason: 'model_error', partial: [], undelivered: [], usage }));
+    expect(err.text).toContain('failed (model_error): cannot talk to 127.0.0.1:9: connection refused (ECONNREFUSED) ·');
+    const limited = { name: 'ModelCallError', message: '429 slow down', status: 429, retryAfterMs: 120_000 };
+    const r2 = new TerminalRenderer(fake(false), err, () => 0);
+    r2.on(ev({ type: 'run_failed', error: limited, stopReason: 'model_error', partial: [], undelivered: [], usage }));
+    expect(err.text).toContain('failed (model_error): rate limited, retry after 120 s (HTTP 429: 429 slow down) ·');
+  });
+
+  it('missing usage is shown as unknown, partly missing usage as a lower bound', () => {
+    const err = fake(false);
+    const none = { inputTokens: 0, outputTokens: 0, totalTokens: 0, reported: false };
+    new TerminalRenderer(fake(false), err, () => 0).on(completed('x', none));
+    expect(err.text).toContain('· usage unknown\n');
+    new TerminalRenderer(fake(false), err, () => 0).on(completed('x', { ...usage, reported: false }));
+    expect(err.text).toContain('· usage at least 3 in + 2 out = 5 tokens (a response reported none)\n');
   });
 
   it('a session_error says the run was not saved; a usage not reported says unknown', () => {

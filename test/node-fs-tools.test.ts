@@ -56,26 +56,29 @@ describe('list_dir', () => {
     expect(await call(fsTools(root), 'list_dir', { path: 'src' })).toBe('deep/\nmain.ts\nutil.ts');
   });
 
-  it('lists recursively, skipping node_modules and .git', async () => {
+  it('lists recursively, skipping node_modules and .git and saying so', async () => {
     expect(await call(fsTools(root), 'list_dir', { recursive: true })).toBe(
       [
         'a.txt', 'bin.dat', 'docs/', 'docs/readme.md', 'escape', 'escape-file',
-        'src/', 'src/deep/', 'src/deep/notes.md', 'src/main.ts', 'src/util.ts',
+        'src/', 'src/deep/', 'src/deep/notes.md', 'src/main.ts', 'src/util.ts', '[skipped folders: .git, node_modules]',
       ].join('\n'),
     );
   });
 
   it('filters with a glob pattern', async () => {
     const tools = fsTools(root);
-    expect(await call(tools, 'list_dir', { recursive: true, pattern: '*.ts' })).toBe('src/main.ts\nsrc/util.ts');
-    expect(await call(tools, 'list_dir', { recursive: true, pattern: '**/*.md' })).toBe('docs/readme.md\nsrc/deep/notes.md');
+    expect(await call(tools, 'list_dir', { recursive: true, pattern: '*.ts' })).toBe(
+      'src/main.ts\nsrc/util.ts\n[skipped folders: .git, node_modules]',
+    );
+    expect(await call(tools, 'list_dir', { path: 'src', recursive: true, pattern: '**/*.md' })).toBe('deep/notes.md');
     expect(await call(tools, 'list_dir', { path: 'src', recursive: true, pattern: '*.{md,txt}' })).toBe('deep/notes.md');
     expect(await call(tools, 'list_dir', { pattern: '*.rs' })).toBe('(no entries match "*.rs")');
   });
 
-  it('caps at maxResults with a note', async () => {
+  it('C35: caps at maxResults with a note giving the true total', async () => {
     expect(await call(fsTools(root, { maxResults: 3 }), 'list_dir', { recursive: true })).toBe(
-      'a.txt\nbin.dat\ndocs/\n[8 more entries not shown; narrow the path or pattern]',
+      'a.txt\nbin.dat\ndocs/\n[showing 3 of 11 entries (8 files, 3 folders); narrow the path or pattern]\n' +
+        '[skipped folders: .git, node_modules]',
     );
   });
 });
@@ -93,13 +96,13 @@ describe('read_file', () => {
     );
   });
 
-  it('truncates at maxReadBytes after a whole line, with a note', async () => {
+  it('C35: truncates at maxReadBytes after a whole line, with a note giving the true line count', async () => {
     expect(await call(fsTools(root, { maxReadBytes: 9 }), 'read_file', { path: 'a.txt' })).toBe(
-      'one\ntwo\n[truncated at 9 bytes: showing lines 1-2; pass startLine=3 to read on]',
+      'one\ntwo\n[truncated at 9 bytes: showing lines 1-2 of 3; pass startLine=3 to read on]',
     );
     await writeFile(join(root, 'long.txt'), 'abcdefghij');
     expect(await call(fsTools(root, { maxReadBytes: 4 }), 'read_file', { path: 'long.txt' })).toBe(
-      'abcd\n[truncated at 4 bytes: showing lines 1-1]',
+      'abcd\n[truncated at 4 bytes: showing lines 1-1 of 1]',
     );
   });
 
@@ -126,12 +129,13 @@ describe('read_file', () => {
 });
 
 describe('search_files', () => {
-  it('finds a plain word in the right files and lines, skipping node_modules, .git and symlinks', async () => {
+  it('finds a plain word in the right files and lines, skipping node_modules, .git and symlinks; says so', async () => {
     expect(await call(fsTools(root), 'search_files', { pattern: 'TODO' })).toBe(
       [
         'src/deep/notes.md:2: TODO: write',
         'src/main.ts:2: // TODO: fix',
         'src/util.ts:2: export const y = 2; // TODO later',
+        '[skipped: 1 binary file]',
       ].join('\n'),
     );
   });
@@ -139,13 +143,13 @@ describe('search_files', () => {
   it('takes a regex, or a plain string when the regex is invalid', async () => {
     const tools = fsTools(root);
     expect(await call(tools, 'search_files', { pattern: 'TODO:\\s+\\w+$' })).toBe(
-      'src/deep/notes.md:2: TODO: write\nsrc/main.ts:2: // TODO: fix',
+      'src/deep/notes.md:2: TODO: write\nsrc/main.ts:2: // TODO: fix\n[skipped: 1 binary file]',
     );
-    expect(await call(tools, 'search_files', { pattern: 'f(y' })).toBe('src/util.ts:3: const z = f(y;');
-    expect(await call(tools, 'search_files', { pattern: 'zzz' })).toBe('no matches');
+    expect(await call(tools, 'search_files', { pattern: 'f(y', glob: '*.ts' })).toBe('src/util.ts:3: const z = f(y;');
+    expect(await call(tools, 'search_files', { pattern: 'zzz' })).toBe('no matches\n[skipped: 1 binary file]');
   });
 
-  it('limits to a path and a glob, and caps the results', async () => {
+  it('C35: limits to a path and a glob, and caps the results stating the true total', async () => {
     const tools = fsTools(root);
     expect(await call(tools, 'search_files', { pattern: 'TODO', glob: '*.md' })).toBe('src/deep/notes.md:2: TODO: write');
     expect(await call(tools, 'search_files', { pattern: 'TODO', path: 'src', glob: '*.ts' })).toBe(
@@ -153,7 +157,8 @@ describe('search_files', () => {
     );
     expect(await call(tools, 'search_files', { pattern: 'o', path: 'a.txt' })).toBe('a.txt:1: one\na.txt:2: two');
     expect(await call(fsTools(root, { maxResults: 1 }), 'search_files', { pattern: 'TODO' })).toBe(
-      'src/deep/notes.md:2: TODO: write\n[results capped at 1; narrow the pattern, path or glob]',
+      'src/deep/notes.md:2: TODO: write\n[showing 1 of 3 matching lines; narrow the pattern, path or glob]\n' +
+        '[skipped: 1 binary file]',
     );
   });
 });

@@ -2,6 +2,7 @@ import { defineAgent, type Agent, type Tool } from '../index.js';
 import { fsTools, shellTool } from '../node/index.js';
 import type { CliOptions } from './args.js';
 import type { SelectedModel } from './model.js';
+import { sanitizeLine } from './sanitize.js';
 
 /** The tools of a CLI run: the workspace tools of `loopctl/node`, and `run_shell` only with `--allow-shell`. */
 export function cliTools(options: CliOptions): Tool[] {
@@ -26,11 +27,18 @@ export function instructions(options: CliOptions): string {
 
 /** The `loopctl` agent of a CLI session (one-shot or interactive). */
 export function cliAgent(options: CliOptions, model: SelectedModel): Agent {
-  return defineAgent({ name: 'loopctl', instructions: instructions(options), model: model.provider, tools: cliTools(options), maxTurns: options.maxTurns });
+  return defineAgent({
+    name: 'loopctl',
+    instructions: instructions(options),
+    model: model.provider,
+    tools: cliTools(options),
+    maxTurns: options.maxTurns,
+  });
 }
 
 /** The header line: the model, the folder and the tools. */
 export function header(agent: Agent, options: CliOptions, model: SelectedModel): string {
   const confirm = options.confirm ? ' · --confirm: writes and shell commands ask first' : '';
-  return `${model.label} · folder ${options.cwd} · tools: ${agent.tools.map((t) => t.name).join(', ')}${confirm}`;
+  const tools = agent.tools.map((t) => t.name).join(', ');
+  return sanitizeLine(`${model.label} · folder ${options.cwd} · tools: ${tools}${confirm}`);
 }

@@ -1,10 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { describeValue, isConfigurationError } from '../index.js';
-import { isInstance, readProp } from '../describe.js';
+import { isInstance } from '../describe.js';
 import { HELP, parseCli, UsageError } from './args.js';
+import { sanitizeLine } from './sanitize.js';
 import { selectModel } from './model.js';
 import { runInteractive } from './interactive.js';
 import { runAgent, type CliIO } from './run-agent.js';
+import { runScript } from './script.js';
 import { exitCodeFor, StopSignals, type StopSignal } from './signals.js';
 
 /** The package version, read from the package.json next to `src/` or `dist/`. */
@@ -19,10 +21,11 @@ export function version(): string {
 
 /**
  * The `loopctl` command: parses `argv` (without node and the script), prints
- * help or the version, or runs the agent; resolves with the exit code
- * (0 completed, 1 failed, 2 bad options, 130/143 cancelled by SIGINT/SIGTERM,
- * 141 output closed), or, with `--interactive` or no task on a TTY, the
- * prompt loop (./interactive.ts).
+ * help or the version, answers a subcommand, or runs: one task (`once`), the
+ * prompt loop (`interactive`, ./interactive.ts) or piped tasks (`script`,
+ * ./script.ts). Resolves with the exit code: 0 completed, 1 failed, 2 bad
+ * options or a subcommand not available yet, 130/143 cancelled by
+ * SIGINT/SIGTERM, 141 output closed.
  * Bad options and configuration errors are printed on stderr as one
  * `loopctl: …` line naming the option.
  *
@@ -48,25 +51,32 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
     const command = parseCli(argv, env, (io.stdin ?? process.stdin).isTTY === true);
     if (command.kind === 'help') return void io.stdout.write(HELP), 0;
     if (command.kind === 'version') return void io.stdout.write(`loopctl ${version()}\n`), 0;
+    if (command.kind === 'subcommand') {
+      const task = [command.name, ...command.args].join(' ');
+      io.stderr.write(
+        `loopctl: the ${command.name} command is not available yet in this version ` +
+          `(to run "${task}" as a task: loopctl -- ${task})\n`,
+      );
+      return 2;
+    }
     if (early !== undefined) return cancelledEarly(early);
     const model = await selectModel(command.options, env);
     try {
       if (early !== undefined) return cancelledEarly(early);
       releaseEarly();
-      return await (command.options.interactive ? runInteractive : runAgent)(command.options, model, { ...io, stops });
+      const mode = { once: runAgent, interactive: runInteractive, script: runScript }[command.options.mode];
+      return await mode(command.options, model, { ...io, stops });
     } finally {
       stops.handle((signal) => io.exit(exitCodeFor(signal))); // the run is over: closing the model or flushing the output
       await model.close();
     }
   } catch (error) {
     if (isInstance(error, UsageError) || isConfigurationError(error)) {
-      io.stderr.write(`loopctl: ${(error as Error).message}\nTry 'loopctl --help'.\n`);
+      io.stderr.write(`loopctl: ${sanitizeLine((error as Error).message)}\nTry 'loopctl --help'.\n`);
       return 2;
     }
-    // Whatever was thrown is shown, never thrown on ("foreign values are never trusted").
-    const stack = readProp(error, 'stack');
-    const text = isInstance(error, Error) && typeof stack === 'string' ? stack : describeValue(error, 'error');
-    io.stderr.write(`loopctl: ${text}\n`);
+    // Whatever was thrown is described, never thrown on ("foreign values are never trusted").
+    io.stderr.write(`loopctl: internal error: ${sanitizeLine(describeValue(error, 'error'))}\n`);
     return 1;
   } finally {
     if (io.stops === undefined) stops.dispose();

@@ -3,18 +3,25 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DEFAULTS } from '../defaults.js';
+import { helpText, SUBCOMMANDS } from './help.js';
 
 /** A command line the CLI refuses; `main` prints the message and exits with code 2. */
 export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
 
+/**
+ * How the command runs: `once` (the task given on the command line, then
+ * exit), `interactive` (the prompt loop on a terminal) or `script` (stdin is
+ * not a terminal and no task was given: each non-empty line is a task).
+ */
+export type CliMode = 'once' | 'interactive' | 'script';
+
 /** The parsed command line of `loopctl`. */
 export interface CliOptions {
-  /** The task; '' in interactive mode when none was given (the prompt asks for one). */
+  /** The task; '' when none was given (interactive: the prompt asks; script: stdin gives them). */
   readonly task: string;
-  /** The prompt loop on one conversation (`--interactive`, or no task on a TTY). */
-  readonly interactive: boolean;
+  readonly mode: CliMode;
   /** `--confirm`: write_file and run_shell ask for approval first. */
   readonly confirm: boolean;
   /** Absolute path of the working folder. */
@@ -28,56 +35,24 @@ export interface CliOptions {
   readonly readOnly: boolean;
   /** Turns before the run fails with `max_turns` (default `DEFAULTS.maxTurns`). */
   readonly maxTurns: number;
+  /** `--timeout` in ms: the first-event and idle deadlines; bound of a non-streamed answer; undefined: defaults. */
+  readonly timeoutMs: number | undefined;
+  /** `--json`: NDJSON events on stdout, human lines on stderr. */
+  readonly json: boolean;
 }
 
-/** What {@link parseCli} found: a run to do, or help / version to print. */
-export type CliCommand = { readonly kind: 'run'; readonly options: CliOptions } | { readonly kind: 'help' } | { readonly kind: 'version' };
+/**
+ * What {@link parseCli} found: a run to do, help or the version to print, or
+ * a subcommand (`serve`, `sessions`, `worker`; `help` is `{ kind: 'help' }`).
+ */
+export type CliCommand =
+  | { readonly kind: 'run'; readonly options: CliOptions }
+  | { readonly kind: 'help' }
+  | { readonly kind: 'version' }
+  | { readonly kind: 'subcommand'; readonly name: string; readonly args: readonly string[] };
 
-/** The `--help` text. */
-export const HELP = `Usage: loopctl [options] "task"
-       loopctl [options] [--interactive] ["first task"]
-
-Runs one agent on the current folder (with npm start: the folder you ran it
-from), streams its answer, then exits. Ctrl-C stops the run cleanly (exit 130);
-a second Ctrl-C exits at once.
-
-Interactive mode (no task on a terminal, or --interactive, which also reads
-piped stdin): a prompt loop on one conversation; only completed runs are
-kept in it. Each line starts a run; a line typed while a run is going steers
-it (shown [queued], then [injected] when the next turn takes it; steering the
-run did not take is [kept for next run]). /cancel stops the run, /drop
-forgets kept steering, /quit exits 0, /help lists these. Ctrl-C cancels the
-run and the prompt comes back (at an idle prompt it cancels nothing); Ctrl-C
-twice within 2 s exits (130). End of input waits for the run, then exits 0.
-
-Model: with OPENAI_API_KEY or --base-url, an OpenAI-compatible server
-(Chat Completions; --responses for the Responses API). With neither, the
-built-in offline model: a few rules, no AI, served on 127.0.0.1. It can list
-files of a kind, count the lines of a file, find a pattern such as TODO, and
-summarise a file into a new one.
-
-Options:
-  --model <name>      model name (default gpt-4o-mini; offline: loopctl-offline)
-  --base-url <url>    OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1
-  --api-key <key>     API key (default: OPENAI_API_KEY)
-  --responses         use the Responses API instead of Chat Completions
-  --allow-shell       give the agent a shell tool (NOT sandboxed: it runs
-                      commands as you, anywhere)
-  --read-only         no write_file tool
-  --max-turns <n>     turns before giving up (default ${DEFAULTS.maxTurns})
-  -i, --interactive   the prompt loop above, even with piped stdin
-  --confirm           ask before each write_file and run_shell call
-                      ("allow? [y/N]", answered on stdin; anything but y/yes
-                      refuses, and the model gets the refusal as a tool error)
-  --cwd <dir>         working folder (default: the current folder; a relative
-                      path is resolved from it)
-  -h, --help          show this help
-  -v, --version       show the version
-
-Exit codes: 0 completed, 1 failed, 2 bad options, 130 cancelled (Ctrl-C),
-143 cancelled (SIGTERM), 141 output closed (e.g. piped into head: the run
-is cancelled quietly).
-`;
+/** The `--help` text (see `helpText`). */
+export const HELP = helpText();
 
 const OPTIONS = {
   model: { type: 'string' },
@@ -87,38 +62,49 @@ const OPTIONS = {
   'allow-shell': { type: 'boolean' },
   'read-only': { type: 'boolean' },
   'max-turns': { type: 'string' },
+  timeout: { type: 'string' },
   cwd: { type: 'string' },
   interactive: { type: 'boolean', short: 'i' },
   confirm: { type: 'boolean' },
+  json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const;
 
 /**
- * Parses `argv` (without node and the script). The task is the positional
- * arguments joined with spaces. The folder is `--cwd`, resolved against the
- * user's folder, else the user's folder itself: when run by loopctl's own
- * `npm start`, `INIT_CWD` (the folder the user ran npm from: `npm start`
- * runs scripts in the package folder), else `process.cwd()`.
- * Interactive mode is `--interactive`, or no task when `stdinIsTTY`.
+ * Parses `argv` (without node and the script). A first positional word that
+ * is exactly a subcommand name (`serve`, `sessions`, `worker`, `help`) is
+ * that subcommand, unless it comes after `--` (`loopctl -- serve the docs`
+ * is a task). Otherwise the task is the positional arguments joined with
+ * spaces. The folder is `--cwd`, resolved against the user's folder, else
+ * the user's folder itself: when run by loopctl's own `npm start`,
+ * `INIT_CWD` (the folder the user ran npm from: `npm start` runs scripts in
+ * the package folder), else `process.cwd()`.
+ * Mode: a task given → `once` (`interactive` with `-i` on a terminal; stdin
+ * is never read for tasks then); no task → `interactive` on a terminal,
+ * else `script` (with or without `-i`).
  * @throws UsageError naming the option for an unknown option, a missing or
- *   bad value, a missing task (off a TTY, without --interactive) or a folder
- *   that does not exist.
+ *   bad value, `--confirm` with piped tasks, or a folder that does not exist.
  */
 export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, stdinIsTTY = false): CliCommand {
   let parsed;
   try {
-    parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
+    parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true, tokens: true });
   } catch (error) {
     throw new UsageError(error instanceof Error ? error.message : String(error));
   }
-  const { values, positionals } = parsed;
+  const { values, positionals, tokens } = parsed;
   if (values.help) return { kind: 'help' };
   if (values.version) return { kind: 'version' };
+  const first = tokens.find((t) => t.kind === 'positional' || t.kind === 'option-terminator');
+  if (first?.kind === 'positional' && Object.hasOwn(SUBCOMMANDS, first.value)) {
+    if (first.value === 'help') return { kind: 'help' };
+    return { kind: 'subcommand', name: first.value, args: positionals.slice(1) };
+  }
 
   const task = positionals.join(' ').trim();
-  const interactive = values.interactive === true || (task === '' && stdinIsTTY);
-  if (task === '' && !interactive) throw new UsageError('missing the task: loopctl [options] "task", or --interactive (see --help)');
+  const mode: CliMode =
+    task !== '' ? (values.interactive && stdinIsTTY ? 'interactive' : 'once') : stdinIsTTY ? 'interactive' : 'script';
   const nonEmpty = (name: keyof typeof OPTIONS, value: string | undefined) => {
     if (value !== undefined && value.trim() === '') throw new UsageError(`option --${name} needs a non-empty value`);
     return value;
@@ -127,11 +113,15 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = proce
   if (baseURL !== undefined) checkBaseURL('option --base-url', baseURL);
   if (values['allow-shell'] && values['read-only'])
     throw new UsageError('options --allow-shell and --read-only cannot be combined: the shell can write files');
+  if (values.confirm && mode === 'script')
+    throw new UsageError(
+      'option --confirm needs a terminal or a task argument: with piped tasks, stdin cannot also answer',
+    );
   return {
     kind: 'run',
     options: {
       task,
-      interactive,
+      mode,
       confirm: values.confirm ?? false,
       cwd: folder(values.cwd, env),
       model: nonEmpty('model', values.model),
@@ -141,6 +131,8 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = proce
       allowShell: values['allow-shell'] ?? false,
       readOnly: values['read-only'] ?? false,
       maxTurns: maxTurns(values['max-turns']),
+      timeoutMs: timeout(values.timeout),
+      json: values.json ?? false,
     },
   };
 }
@@ -159,6 +151,17 @@ function maxTurns(value: string | undefined): number {
   if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < 1)
     throw new UsageError(`option --max-turns must be a positive integer (got ${JSON.stringify(value)})`);
   return n;
+}
+
+/** `--timeout <s>` in ms: a positive number of seconds (fractions allowed), at most one day. */
+function timeout(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const seconds = Number(value.trim());
+  if (value.trim() === '' || !Number.isFinite(seconds) || seconds <= 0 || seconds > 86_400)
+    throw new UsageError(
+      `option --timeout must be a number of seconds > 0 and at most 86400 (got ${JSON.stringify(value)})`,
+    );
+  return Math.round(seconds * 1000);
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { Hooks, ToolCall } from '../index.js';
 import type { LineInput } from './line-input.js';
+import { sanitizeLine } from './sanitize.js';
 
 /** The tools `--confirm` asks about: they change files or run commands. */
 export const NEEDS_APPROVAL: ReadonlySet<string> = new Set(['write_file', 'run_shell']);
@@ -38,7 +39,7 @@ export function isYes(answer: string | undefined): boolean {
  * run ended meanwhile).
  */
 export function askApproval(call: ToolCall, input: LineInput, say: (line: string) => void): Promise<string | undefined> {
-  say(`[confirm] ${call.name} ${clip(call.arguments, 400)}`);
+  say(`[confirm] ${sanitizeLine(call.name)} ${clip(sanitizeLine(call.arguments), 400)}`);
   return input.ask(QUESTION);
 }
 

@@ -1,11 +1,14 @@
-import { CancelSignal, isTerminalEvent, Mailbox, MemorySession, run, type Agent, type Hooks, type TerminalEvent } from '../index.js';
+import { CancelSignal, Mailbox, MemorySession, type Agent, type Hooks, type TerminalEvent } from '../index.js';
 import type { CliOptions } from './args.js';
 import { cliAgent, header } from './agent.js';
 import { askApproval, confirmHooks, isYes } from './confirm.js';
 import { LineInput } from './line-input.js';
 import type { SelectedModel } from './model.js';
-import { TerminalRenderer } from './render.js';
+import type { TerminalRenderer } from './render.js';
 import type { CliIO } from './run-agent.js';
+import { runDeadlines } from './run-options.js';
+import { cliRenderer, jsonSink, runTask } from './run-task.js';
+import { sanitizeLine } from './sanitize.js';
 import { exitCodeFor, onStopSignals } from './signals.js';
 
 /** Two Ctrl-C within this many ms exit (130). */
@@ -13,6 +16,12 @@ export const DOUBLE_INTERRUPT_MS = 2000;
 
 const HINT =
   'interactive: type a task and press Enter. While it runs, a line steers it; /cancel stops it, /quit exits, /help lists the commands. Ctrl-C cancels the run (twice within 2 s exits).';
+/** The commands of the prompt loop, in the order `/help` and a refused command list them. */
+export const COMMANDS: readonly string[] = ['/cancel', '/drop', '/quit', '/exit', '/help'];
+
+/** A line that looks like a command: a slash and one word (`/quti`); `/etc/hosts: what is it?` is a task. */
+const COMMAND_LIKE = /^\/[a-z][\w-]*$/i;
+
 const HELP_LINES = [
   'a line         starts a run (idle) or steers the live run (queued, injected at its next turn)',
   '/cancel        cancels the live run (so does Ctrl-C); the conversation keeps only completed runs',
@@ -50,6 +59,8 @@ export class InteractiveLoop {
   readonly done: Promise<number>;
   readonly #io: CliIO;
   readonly #agent: Agent;
+  readonly #options: CliOptions;
+  readonly #model: SelectedModel;
   readonly #session = new MemorySession();
   readonly #mailbox = new Mailbox();
   readonly #input: LineInput;
@@ -64,6 +75,8 @@ export class InteractiveLoop {
   constructor(options: CliOptions, model: SelectedModel, io: CliIO) {
     this.done = new Promise((resolve) => (this.#resolve = resolve));
     this.#io = io;
+    this.#options = options;
+    this.#model = model;
     this.#agent = cliAgent(options, model);
     this.#hooks = options.confirm ? confirmHooks((call) => this.#approve(call)) : undefined;
     this.#untrap = onStopSignals((signal) => (signal === 'SIGINT' ? this.#interrupt() : this.#quit(exitCodeFor(signal), signal)), io.stops);
@@ -93,7 +106,7 @@ export class InteractiveLoop {
     if (this.#command(line)) return;
     if (this.#live) {
       this.#mailbox.push(line);
-      this.#say(`[queued] ${line}`);
+      this.#say(`[queued] ${sanitizeLine(line)}`);
     } else this.#startRun(line);
   }
 
@@ -117,27 +130,39 @@ export class InteractiveLoop {
         for (const text of HELP_LINES) this.#say(text);
         if (!this.#live) this.#input.prompt();
         return true;
-      default:
-        return false;
+      default: {
+        const word = line.split(/\s/, 1)[0]!;
+        if (!COMMAND_LIKE.test(word)) return false;
+        const known = COMMANDS.join(', ');
+        this.#idle(`[loopctl] unknown command ${sanitizeLine(word)}: the commands are ${known} (/help explains them)`);
+        return true;
+      }
     }
   }
 
   #startRun(task: string): void {
-    const live: LiveRun = { cancel: new CancelSignal(), renderer: new TerminalRenderer(this.#io.stdout, this.#io.stderr) };
+    const live: LiveRun = { cancel: new CancelSignal(), renderer: cliRenderer(this.#options, this.#model, this.#io) };
     this.#live = live;
-    const options = { cancel: live.cancel, mailbox: this.#mailbox, session: this.#session, hooks: this.#hooks };
-    run(this.#agent, task, options).subscribe((event) => {
-      live.renderer.on(event);
-      if (isTerminalEvent(event)) this.#runEnded(live, event);
-    });
+    this.#input.muted = true; // typed input never lands inside the streamed answer
+    const options = {
+      cancel: live.cancel,
+      mailbox: this.#mailbox,
+      session: this.#session,
+      deadlines: runDeadlines(this.#options),
+      ...(this.#hooks ? { hooks: this.#hooks } : {}),
+    };
+    void runTask(this.#agent, task, options, { renderer: live.renderer, json: jsonSink(this.#options, this.#io) }).then(
+      (event) => this.#runEnded(live, event),
+    );
   }
 
   #runEnded(live: LiveRun, event: TerminalEvent): void {
     // Still queued in the mailbox: the next run drains them first.
-    for (const item of event.undelivered) live.renderer.line(`[kept for next run] ${item.content}`);
+    for (const item of event.undelivered) live.renderer.line(`[kept for next run] ${sanitizeLine(item.content)}`);
     live.renderer.dispose();
     if (this.#live === live) this.#live = undefined;
     this.#input.cancelAsk();
+    this.#input.muted = false;
     if (this.#quitting) return;
     if (this.#inputEnded) return this.#quit(0, 'end of input');
     this.#input.prompt();
@@ -160,7 +185,8 @@ export class InteractiveLoop {
     this.#lastInterrupt = now;
     if (twice) {
       this.#say('[loopctl] second Ctrl-C: exiting');
-      return this.#quit(130, 'SIGINT');
+      this.#quit(130, 'SIGINT'); // the live run's stop line is printed before cancel() returns
+      return void this.#io.exit(130); // at once, even while a thread is blocked
     }
     if (this.#live) this.#live.cancel.cancel('SIGINT');
     else this.#idle('[loopctl] no run to cancel: /quit or Ctrl-D exits (or Ctrl-C again within 2 s)');
@@ -179,7 +205,7 @@ export class InteractiveLoop {
   /** A whole line on stderr: through the live run's renderer (it ends the answer's line), else directly. */
   #say(text: string): void {
     if (this.#live) this.#live.renderer.line(text);
-    else this.#io.stderr.write(`${this.#input?.terminal ? '\r\x1b[K' : ''}${text}\n`);
+    else this.#io.stderr.write(`${this.#input?.terminal && this.#io.stderr.isTTY ? '\r\x1b[K' : ''}${text}\n`);
   }
 
   /** A line when idle, then the prompt again. */

@@ -1,4 +1,5 @@
 import { createInterface, type Interface } from 'node:readline';
+import { Writable } from 'node:stream';
 import type { Output } from './render.js';
 
 /** Where {@link LineInput} reads: stdin, or a test double. */
@@ -9,7 +10,7 @@ export interface LineInputOptions {
   readonly input: LineSource;
   /** readline's terminal mode (line editing, Ctrl-C as the 'SIGINT' event). Default: `input.isTTY`. */
   readonly terminal?: boolean;
-  /** Where readline echoes and draws its prompt in terminal mode (default `process.stdout`). */
+  /** Where readline echoes and draws its prompt in terminal mode (default: stdout if a TTY, else stderr). */
   readonly echo?: NodeJS.WritableStream;
   /** Where a question is written off a terminal (a whole line). */
   readonly log: Output;
@@ -30,6 +31,8 @@ export class LineInput {
   readonly #kept: string[] = [];
   #answer: ((line: string | undefined) => void) | undefined;
   #ended = false;
+  #muted = false;
+  #unresize: (() => void) | undefined;
   /** A line nobody asked for. */
   onLine: ((line: string) => void) | undefined;
   /** Ctrl-C in terminal mode. */
@@ -40,11 +43,15 @@ export class LineInput {
   constructor(options: LineInputOptions) {
     this.terminal = options.terminal ?? options.input.isTTY === true;
     this.#log = options.log;
-    const output = this.terminal ? (options.echo ?? process.stdout) : undefined;
+    // Echo and prompt on the terminal: stdout, or stderr when stdout goes to a file or a pipe.
+    const terminalOut = process.stdout.isTTY ? process.stdout : process.stderr;
+    const output = this.terminal ? (options.echo ?? terminalOut) : undefined;
     this.#echo = output;
-    this.#rl = createInterface({ input: options.input, output, terminal: this.terminal, prompt: '> ' });
+    const echo = output === undefined ? undefined : this.#mutable(output);
+    this.#rl = createInterface({ input: options.input, output: echo, terminal: this.terminal, prompt: '> ' });
     this.#rl.on('line', (line) => this.#line(line));
     this.#rl.on('close', () => {
+      this.#unresize?.();
       this.#ended = true;
       this.cancelAsk();
       this.onEnd?.();
@@ -54,6 +61,37 @@ export class LineInput {
         if (this.asking) output?.write('\n'); // leave the question's line before the run's stop reason
         this.onInterrupt?.();
       });
+  }
+
+  /**
+   * While true (a run streams its answer on the terminal), what is typed is
+   * not echoed, so it never lands inside the answer; readline still holds
+   * it, and the line arrives on Enter. A question ({@link ask}) is echoed
+   * anyway. Once unmuted, {@link prompt} shows the prompt with what was
+   * typed so far.
+   */
+  set muted(value: boolean) {
+    this.#muted = value;
+  }
+
+  /** A readline output that passes writes through to `target` unless muted. */
+  #mutable(target: NodeJS.WritableStream): NodeJS.WritableStream {
+    const tty = target as NodeJS.WritableStream & { columns?: number; rows?: number; isTTY?: boolean };
+    const stream = new Writable({
+      write: (chunk: Buffer | string, _encoding, done) => {
+        if (!this.#muted || this.asking) target.write(chunk);
+        done();
+      },
+    });
+    Object.defineProperties(stream, {
+      columns: { get: () => tty.columns },
+      rows: { get: () => tty.rows },
+      isTTY: { get: () => tty.isTTY },
+    });
+    const resize = () => stream.emit('resize');
+    target.on?.('resize', resize);
+    this.#unresize = () => target.off?.('resize', resize);
+    return stream;
   }
 
   /** True once the input ended or was closed. */
@@ -81,11 +119,12 @@ export class LineInput {
       else this.#log.write(`${question.trimEnd()}\n`);
       return Promise.resolve(kept);
     }
+    const answer = new Promise<string | undefined>((resolve) => (this.#answer = resolve));
     if (this.terminal) {
-      this.#rl.setPrompt(question);
+      this.#rl.setPrompt(question); // shown even while muted: a question is being asked
       this.#rl.prompt();
     } else this.#log.write(`${question.trimEnd()}\n`);
-    return new Promise((resolve) => (this.#answer = resolve));
+    return answer;
   }
 
   /** Resolves a pending {@link ask} with `undefined` (its run ended). */

@@ -10,7 +10,7 @@
  * 'SIGPIPE': the run is cancelled quietly (nothing more is written) and the
  * exit code is 141, as for a program killed by SIGPIPE.
  */
-import { StopSignals } from './signals.js';
+import { exitAtOnce, StopSignals } from './signals.js';
 
 const stops = new StopSignals();
 
@@ -36,7 +36,7 @@ const code = await main(process.argv.slice(2), process.env, {
   stdout: guarded(process.stdout),
   stderr: guarded(process.stderr),
   stdin: process.stdin,
-  exit: (n) => process.exit(n),
+  exit: exitAtOnce,
   stops,
 });
 if (!outputClosed) await Promise.all([flushed(process.stdout), flushed(process.stderr)]);

@@ -1,10 +1,38 @@
-import { describeReason, serializeError, type RunEvent, type TerminalEvent, type Usage } from '../index.js';
+import {
+  describeReason,
+  serializeError,
+  type ModelRequestStarted,
+  type RunEvent,
+  type SerializedError,
+  type TerminalEvent,
+} from '../index.js';
 import { isInstance } from '../describe.js';
+import { describeError, usageText } from './describe-error.js';
+import { sanitize, sanitizeLine, StreamSanitizer } from './sanitize.js';
+import { StatusLine } from './status-line.js';
+import { waitText, type Wait } from './wait-text.js';
 
 /** A stream the renderer writes to (`process.stdout`, `process.stderr`, or a test double). */
 export interface Output {
   write(text: string): unknown;
   readonly isTTY?: boolean;
+  /** Width of the terminal in characters (a TTY's `columns`). */
+  readonly columns?: number;
+}
+
+/** Redraw period of the live status on a terminal, in ms. */
+export const STATUS_REDRAW_MS = 100;
+/** A wait (for the model, a silent stream, a backoff) shows on the status line once it is this old, in ms. */
+export const STATUS_DELAY_MS = 1000;
+
+/** What the renderer knows of the run's settings, to say what a wait is bounded by. */
+export interface RenderSettings {
+  /** Clock in ms (default `performance.now`). */
+  readonly now?: () => number;
+  /** The run's model deadlines in ms, shown next to a wait. */
+  readonly deadlines?: { readonly firstEventMs?: number; readonly idleMs?: number; readonly requestMs?: number };
+  /** The model server's URL, named by connection errors. */
+  readonly baseURL?: string;
 }
 
 interface RunningTool {
@@ -13,45 +41,58 @@ interface RunningTool {
   readonly startedAt: number;
 }
 
-/** Redraw period of the live tool status on a terminal, in ms. */
-export const STATUS_REDRAW_MS = 100;
-
 /**
- * Shows a run in a terminal: answer text on `out` as it streams; on `err`,
- * a status line per tool (redrawn in place with `\r` while it runs when
- * `err` is a TTY, else one line when it ends), retries, and the final stop
- * reason with turns, tool calls and usage. Feed it every event with
- * {@link on}; it stops its own timer on the terminal event.
+ * Shows a run in a terminal. The answer goes to `out`: on a terminal it
+ * streams as it arrives; into a pipe or a file each model response is
+ * written once it is complete, so a restarted answer (retry, rescue,
+ * fallback) is never written twice. Everything else goes to `err` as whole
+ * lines: a line per tool, retries and restarts with their cause, the stop
+ * reason with turns, tool calls and usage. On a terminal `err` also gets a
+ * live status line (see {@link StatusLine}): running tools, and any wait
+ * older than {@link STATUS_DELAY_MS} with its elapsed seconds. All text that
+ * loopctl did not write itself is sanitised ("terminal safety").
+ * Feed it every event with {@link on}; it stops its own timer on the
+ * terminal event.
  */
 export class TerminalRenderer {
   readonly #out: Output;
   readonly #err: Output;
   readonly #now: () => number;
+  readonly #settings: RenderSettings;
+  readonly #status: StatusLine;
+  readonly #streamed: boolean;
+  readonly #sanitizer = new StreamSanitizer();
   #outAtLineStart = true;
+  #column = 0;
   #turns = 0;
   #toolCalls = 0;
   #textThisTurn = false;
+  /** Text of the current attempt: shown (streamed) or held (buffered). */
+  #attemptText = '';
   #running = new Map<string, RunningTool>();
+  #wait: Wait | undefined;
   #timer: ReturnType<typeof setInterval> | undefined;
-  #statusShown = false;
 
-  constructor(out: Output, err: Output, now: () => number = () => performance.now()) {
+  constructor(out: Output, err: Output, settings: RenderSettings | (() => number) = {}) {
     this.#out = out;
     this.#err = err;
-    this.#now = now;
+    this.#settings = typeof settings === 'function' ? { now: settings } : settings;
+    this.#now = this.#settings.now ?? (() => performance.now());
+    this.#status = new StatusLine(err);
+    this.#streamed = out.isTTY === true;
   }
 
-  /** Writes a `[loopctl] …` line on `err`. */
+  /** Writes a `[loopctl] …` line on `err` (`text` is loopctl's own: sanitise what it quotes). */
   note(text: string): void {
     this.line(`[loopctl] ${text}`);
   }
 
   /** Writes a whole line on `err`, first ending the answer's line and taking the live status away. */
   line(text: string): void {
-    this.#clearStatus();
+    this.#status.clear();
     if (!this.#outAtLineStart) this.#write('\n');
     this.#err.write(`${text}\n`);
-    this.#drawStatus();
+    this.#draw();
   }
 
   /** Renders one event. */
@@ -62,49 +103,50 @@ export class TerminalRenderer {
         this.#textThisTurn = false;
         break;
       case 'user_message_injected':
-        this.line(`[injected] ${event.content}`);
+        this.line(`[injected] ${sanitizeLine(event.content)}`);
+        break;
+      case 'model_request_started':
+        this.#requestStarted(event);
         break;
       case 'text_delta':
-        if (event.delta === '') break;
-        this.#clearStatus();
-        this.#out.write(event.delta);
-        this.#outAtLineStart = event.delta.endsWith('\n');
-        this.#textThisTurn = true;
-        this.#drawStatus();
+        this.#text(event.delta);
         break;
       case 'model_response_completed':
-        if (event.refusal) this.note(`the model refused: ${event.refusal}`);
+        this.#responseCompleted();
+        if (event.refusal) this.note(`the model refused: ${sanitizeLine(event.refusal)}`);
         break;
       case 'tool_call_started':
+        this.#setWait(undefined);
         this.#toolCalls++;
-        this.#running.set(event.callId, { name: event.name, args: clip(event.arguments, 60), startedAt: this.#now() });
+        const tool = { name: sanitizeLine(event.name), args: clip(event.arguments, 60), startedAt: this.#now() };
+        this.#running.set(event.callId, tool);
         this.#startStatus();
         break;
       case 'tool_call_completed':
         this.#toolEnded(event.callId, 'ok');
         break;
       case 'tool_call_failed': {
-        const outcome = event.interrupted ? 'interrupted' : `failed: ${clip(event.error.message, 120)}`;
+        const outcome = event.interrupted ? 'interrupted' : `failed: ${clip(String(event.error.message), 120)}`;
         // A call that never started (unknown tool, bad arguments, denied by a hook) gets its line here.
         if (this.#running.has(event.callId)) this.#toolEnded(event.callId, outcome);
-        else this.line(`[tool] ${event.name} · ${outcome}`);
+        else this.line(`[tool] ${sanitizeLine(event.name)} · ${outcome}`);
         break;
       }
       case 'retry_scheduled':
-        this.note(`model error, retrying in ${(event.delayMs / 1000).toFixed(1)}s (attempt ${event.attempt}): ${clip(event.error.message, 120)}`);
-        break;
-      case 'model_request_started':
-        // A retry, rescue or fallback starts the answer over: say so rather than splice two attempts.
-        if (event.attempt > 1 && this.#textThisTurn) {
-          this.note('the answer starts over');
-          this.#textThisTurn = false;
-        }
+        this.note(
+          `${this.#describe(event.error)}: retrying in ${seconds(event.delayMs)} ` +
+            `(attempt ${event.attempt})${this.#startsOver()}`,
+        );
+        this.#setWait({ kind: 'backoff', since: this.#now(), until: this.#now() + event.delayMs });
         break;
       case 'fallback_activated':
-        this.note(`falling back from ${event.from} to ${event.to}: ${event.reason}`);
+        this.note(
+          `falling back from ${sanitizeLine(event.from)} to ${sanitizeLine(event.to)}: ` +
+            `${sanitizeLine(event.reason)}${this.#startsOver()}`,
+        );
         break;
       case 'run_completed':
-        if (!this.#textThisTurn && event.output) this.#write(event.output);
+        if (!this.#textThisTurn && event.output) this.#write(sanitize(event.output));
         this.#finish(event);
         break;
       case 'run_cancelled':
@@ -128,8 +170,53 @@ export class TerminalRenderer {
     this.#timer = undefined;
   }
 
+  #describe(error: SerializedError): string {
+    return describeError(error, this.#settings.baseURL === undefined ? {} : { baseURL: this.#settings.baseURL });
+  }
+
+  /** `; the answer starts over` when text of the attempt being abandoned was shown. */
+  #startsOver(): string {
+    return this.#streamed && this.#attemptText !== '' ? '; the answer starts over' : '';
+  }
+
+  #requestStarted(event: ModelRequestStarted): void {
+    if (event.cause === 'rescue') {
+      const why = event.error ? this.#describe(event.error) : 'the stream broke';
+      this.note(`the stream broke (${why}): asking again without streaming${this.#startsOver()}`);
+    } else if (event.attempt > 1 && event.cause === undefined && this.#startsOver() !== '') {
+      this.note('the answer starts over');
+    }
+    this.#attemptText = ''; // a pipe or a file never gets the abandoned attempt's text
+    this.#sanitizer.reset();
+    this.#setWait({ kind: 'model', since: this.#now(), model: sanitizeLine(event.model), stream: event.stream });
+  }
+
+  #text(delta: string): void {
+    if (delta === '') return;
+    this.#attemptText += delta;
+    if (this.#streamed) {
+      this.#status.clear();
+      this.#write(this.#sanitizer.push(delta));
+      this.#textThisTurn = true;
+    }
+    this.#setWait({ kind: 'silence', since: this.#now() });
+  }
+
+  #responseCompleted(): void {
+    this.#setWait(undefined);
+    if (this.#streamed) this.#write(this.#sanitizer.flush());
+    else if (this.#attemptText !== '') {
+      this.#write(sanitize(this.#attemptText));
+      this.#textThisTurn = true;
+    }
+    this.#attemptText = '';
+  }
+
   #write(text: string): void {
+    if (text === '') return;
     this.#out.write(text);
+    const nl = text.lastIndexOf('\n');
+    this.#column = nl < 0 ? this.#column + text.length : text.length - nl - 1;
     this.#outAtLineStart = text.endsWith('\n');
   }
 
@@ -137,38 +224,86 @@ export class TerminalRenderer {
     const tool = this.#running.get(callId);
     if (!tool) return;
     this.#running.delete(callId);
-    if (this.#running.size === 0) this.dispose();
-    this.line(`[tool] ${tool.name} ${tool.args} · ${seconds(this.#now() - tool.startedAt)} · ${outcome}`);
+    this.line(`[tool] ${tool.name} ${tool.args} · ${seconds1(this.#now() - tool.startedAt)} · ${outcome}`);
+    this.#ensureTimer();
+  }
+
+  #setWait(wait: Wait | undefined): void {
+    this.#wait = wait;
+    if (wait === undefined && this.#running.size === 0) this.#status.clear();
+    this.#ensureTimer();
   }
 
   #startStatus(): void {
-    if (!this.#err.isTTY) return;
+    if (!this.#status.enabled) return;
     if (!this.#outAtLineStart) this.#write('\n');
-    this.#drawStatus();
-    this.#timer ??= setInterval(() => this.#drawStatus(), STATUS_REDRAW_MS);
+    this.#draw();
+    this.#ensureTimer();
+  }
+
+  /** Runs the redraw timer while there is something to show on a terminal. */
+  #ensureTimer(): void {
+    const needed = this.#status.enabled && (this.#running.size > 0 || this.#wait !== undefined);
+    if (!needed) return this.dispose();
+    if (this.#timer !== undefined) return;
+    this.#timer = setInterval(() => this.#draw(), STATUS_REDRAW_MS);
     this.#timer.unref?.();
   }
 
-  #drawStatus(): void {
-    if (!this.#err.isTTY || this.#running.size === 0) return;
-    const [first] = this.#running.values();
-    const more = this.#running.size > 1 ? ` (+${this.#running.size - 1} more)` : '';
-    this.#err.write(`\r\x1b[K⏵ ${first!.name} ${first!.args} · ${seconds(this.#now() - first!.startedAt)}${more}`);
-    this.#statusShown = true;
-  }
-
-  #clearStatus(): void {
-    if (!this.#statusShown) return;
-    this.#err.write('\r\x1b[K');
-    this.#statusShown = false;
+  #draw(): void {
+    if (!this.#status.enabled) return;
+    const now = this.#now();
+    if (this.#running.size > 0) {
+      const [first] = this.#running.values();
+      const more = this.#running.size > 1 ? ` (+${this.#running.size - 1} more)` : '';
+      return this.#status.drawLine(`${first!.name} ${first!.args} · ${seconds1(now - first!.startedAt)}${more}`);
+    }
+    const wait = this.#wait;
+    if (wait === undefined || now - wait.since < STATUS_DELAY_MS) return;
+    const text = waitText(wait, now, this.#settings.deadlines ?? {});
+    if (this.#streamed && !this.#outAtLineStart) this.#status.drawInline(text, this.#column);
+    else this.#status.drawLine(text);
   }
 
   #finish(event: TerminalEvent): void {
     for (const callId of [...this.#running.keys()]) this.#toolEnded(callId, 'interrupted');
+    this.#wait = undefined;
+    this.#status.clear();
     this.dispose();
+    if (this.#streamed) this.#write(this.#sanitizer.flush());
+    else if (this.#attemptText !== '') {
+      const n = this.#attemptText.length;
+      this.note(`the unfinished answer (${n} character${n === 1 ? '' : 's'}) was not written to stdout`);
+    }
+    this.#attemptText = '';
     const calls = `${this.#toolCalls} tool call${this.#toolCalls === 1 ? '' : 's'}`;
-    const stats = `${this.#turns} turn${this.#turns === 1 ? '' : 's'} · ${calls} · ${usage(event.usage)}`;
-    this.note(`${stopReason(event)} · ${stats}`);
+    const stats = `${this.#turns} turn${this.#turns === 1 ? '' : 's'} · ${calls} · ${usageText(event.usage)}`;
+    this.note(`${this.stopReason(event)} · ${stats}`);
+  }
+
+  /** The stop reason as the summary line shows it (see {@link stopReason}). */
+  stopReason(event: TerminalEvent): string {
+    return stopReason(event, this.#settings.baseURL === undefined ? {} : { baseURL: this.#settings.baseURL });
+  }
+}
+
+/**
+ * The stop reason as the summary line shows it: `completed`, `cancelled (reason: …, phase: …)` or
+ * `failed (<stopReason>): <cause>`; a `session_error` adds that nothing of the run was saved. Total: a hostile
+ * cancel reason is described, never thrown on ("foreign values are never trusted").
+ */
+export function stopReason(event: TerminalEvent, context: { readonly baseURL?: string } = {}): string {
+  switch (event.type) {
+    case 'run_completed':
+      return event.finishReason === 'stop' || event.finishReason === 'tool_calls'
+        ? 'completed'
+        : `completed (finish reason: ${event.finishReason})`;
+    case 'run_cancelled':
+      return `cancelled (reason: ${sanitizeLine(describeCancel(event.reason))}, phase: ${event.phase})`;
+    case 'run_failed': {
+      const line = `failed (${event.stopReason}): ${describeError(event.error, context)}`;
+      return event.stopReason === 'session_error' ? `${line} (nothing of this run was saved)` : line;
+    }
   }
 }
 
@@ -177,45 +312,22 @@ function unhandled(event: never): void {
   void event;
 }
 
-/**
- * The stop reason as the summary line shows it: `completed`, `cancelled (…)` or `failed (<stopReason>): …`.
- * A `session_error` adds that nothing of the run was saved (the run's session write failed).
- */
-export function stopReason(event: TerminalEvent): string {
-  switch (event.type) {
-    case 'run_completed':
-      return event.finishReason === 'stop' || event.finishReason === 'tool_calls'
-        ? 'completed'
-        : `completed (finish reason: ${event.finishReason})`;
-    case 'run_cancelled':
-      return `cancelled (reason: ${describe(event.reason)}, phase: ${event.phase})`;
-    case 'run_failed': {
-      const line = `failed (${event.stopReason}): ${event.error.name}: ${event.error.message}`;
-      return event.stopReason === 'session_error' ? `${line} (nothing of this run was saved)` : line;
-    }
-  }
-}
-
-/** Total: a reason the caller made is shown however hostile it is ("[unprintable reason]" at worst). */
-function describe(reason: unknown): string {
+function describeCancel(reason: unknown): string {
   if (!isInstance(reason, Error)) return describeReason(reason);
   const { name, message } = serializeError(reason);
   return `${name}: ${message}`;
 }
 
-/** Token usage; when some response reported none, "usage unknown" and what was counted as a lower bound. */
-function usage(u: Usage): string {
-  const counted = `${u.inputTokens} in + ${u.outputTokens} out = ${u.totalTokens} tokens`;
-  if (u.reported) return `usage ${counted}`;
-  const none = u.totalTokens === 0 && u.inputTokens === 0 && u.outputTokens === 0;
-  return none ? 'usage unknown' : `usage unknown (at least ${counted})`;
+function seconds(ms: number): string {
+  return `${Math.round(ms / 100) / 10} s`;
 }
 
-function seconds(ms: number): string {
+function seconds1(ms: number): string {
   return `${(ms / 1000).toFixed(1)}s`;
 }
 
+/** One sanitised line of at most `max` characters (whitespace runs folded). */
 function clip(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, ' ');
+  const flat = sanitizeLine(text.replace(/[ \t\r\n]+/g, ' '));
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }

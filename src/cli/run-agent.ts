@@ -1,18 +1,21 @@
-import { CancelSignal, isTerminalEvent, run, type TerminalEvent } from '../index.js';
+import { CancelSignal } from '../index.js';
 import type { CliOptions } from './args.js';
 import { cliAgent, header } from './agent.js';
 import { askApproval, confirmHooks, isYes } from './confirm.js';
 import { LineInput, type LineSource } from './line-input.js';
 import type { SelectedModel } from './model.js';
-import { TerminalRenderer, type Output } from './render.js';
+import type { Output } from './render.js';
+import { runDeadlines } from './run-options.js';
+import { cliRenderer, exitCodeOf, jsonSink, runTask } from './run-task.js';
 import { exitCodeFor, trapStopSignals, type StopSignal, type StopSignals } from './signals.js';
 
 /** Where the CLI reads and writes, and how it exits at once (a second Ctrl-C). */
 export interface CliIO {
   readonly stdout: Output;
   readonly stderr: Output;
-  /** Lines for `--interactive` and `--confirm` answers (default `process.stdin`). */
+  /** Lines for `--interactive`, piped tasks and `--confirm` answers (default `process.stdin`). */
   readonly stdin?: LineSource;
+  /** Ends the process at once with `code` (the bin removes temp files, then re-raises 130 and 143 as signals). */
   readonly exit: (code: number) => never;
   /**
    * The process's stops (SIGINT, SIGTERM, a closed output), trapped since
@@ -26,13 +29,14 @@ export interface CliIO {
  * resolves with the exit code: 0 completed, 1 failed, 130 cancelled by
  * SIGINT, 143 by SIGTERM, 141 by a closed output (see `StopSignal`). The
  * first stop cancels the run through a CancelSignal (the stop reason is
- * printed before this resolves); a second one calls `io.exit` at once. With `--confirm`, writes and shell commands
- * are asked about on stdin (opened at the first question; the end of input
+ * printed before this resolves); a second one calls `io.exit` at once. stdin
+ * is not read for tasks; with `--confirm`, writes and shell commands are
+ * asked about on stdin (opened at the first question; the end of input
  * refuses).
  */
 export async function runAgent(options: CliOptions, model: SelectedModel, io: CliIO): Promise<number> {
   const agent = cliAgent(options, model);
-  const renderer = new TerminalRenderer(io.stdout, io.stderr);
+  const renderer = cliRenderer(options, model, io);
 
   const cancel = new CancelSignal();
   let stoppedBy: StopSignal | undefined;
@@ -54,18 +58,14 @@ export async function runAgent(options: CliOptions, model: SelectedModel, io: Cl
     input.onInterrupt = () => untrap.raise('SIGINT'); // Ctrl-C while readline holds the terminal
     return input;
   };
-  const hooks = options.confirm ? confirmHooks(async (call) => isYes(await askApproval(call, answers(), (l) => renderer.line(l)))) : undefined;
+  const hooks = options.confirm
+    ? confirmHooks(async (call) => isYes(await askApproval(call, answers(), (l) => renderer.line(l))))
+    : undefined;
   renderer.note(header(agent, options, model));
   try {
-    const outcome = await new Promise<TerminalEvent>((resolve) => {
-      run(agent, options.task, { cancel, hooks }).subscribe((event) => {
-        renderer.on(event);
-        if (isTerminalEvent(event)) resolve(event);
-      });
-    });
-    if (outcome.type === 'run_completed') return 0;
-    if (outcome.type === 'run_failed') return 1;
-    return exitCodeFor(stoppedBy ?? 'SIGINT');
+    const runOptions = { cancel, deadlines: runDeadlines(options), ...(hooks ? { hooks } : {}) };
+    const outcome = await runTask(agent, options.task, runOptions, { renderer, json: jsonSink(options, io) });
+    return exitCodeOf(outcome, stoppedBy);
   } finally {
     renderer.dispose();
     input?.close();

@@ -1,5 +1,6 @@
-// No imports: main.ts loads this module first, so that the stop handlers are
-// in place before the rest of the CLI (the engine, the OpenAI SDK, …) loads.
+// One small import only: main.ts loads this module first, so that the stop handlers
+// are in place before the rest of the CLI (the engine, the OpenAI SDK, …) loads.
+import { removeTempFilesSync } from '../node/temp-files.js';
 
 /**
  * What stops a CLI run: SIGINT (Ctrl-C), SIGTERM, or 'SIGPIPE', the name the
@@ -19,6 +20,23 @@ export function exitCodeFor(signal: StopSignal): number {
     case 'SIGPIPE':
       return 141;
   }
+}
+
+/**
+ * Ends the process now with `code`, even while a libuv thread is blocked
+ * (`process.exit` would wait for it): temp files being written are removed
+ * first (synchronously), then 130 and 143 are the signal itself, its handler
+ * reset to the default action and re-raised (the shell sees 130 or 143);
+ * other codes go through `process.exit`.
+ */
+export function exitAtOnce(code: number): never {
+  removeTempFilesSync();
+  const signal = code === 130 ? 'SIGINT' : code === 143 ? 'SIGTERM' : undefined;
+  if (signal !== undefined) {
+    process.removeAllListeners(signal); // the last listener gone, Node restores the default action
+    process.kill(process.pid, signal);
+  }
+  process.exit(code);
 }
 
 /**

@@ -1,6 +1,14 @@
 import { NEVER, Observable, catchError, concatMap, defer, map, race, retry, take, throwError, timer, type MonoTypeOperatorFunction } from 'rxjs';
 import { stage } from '../cancel/stage.js';
-import { ModelCallError, ModelOutputError, isModelCallError, isTimeoutError, serializeError } from '../errors.js';
+import {
+  ModelCallError,
+  ModelOutputError,
+  isModelCallError,
+  isTimeoutError,
+  serializeError,
+  type SerializedError,
+} from '../errors.js';
+import type { AttemptCause } from '../events.js';
 import { ZERO_USAGE, addUsage } from '../items.js';
 import type { ModelProvider, ModelRequest, ModelResponse } from '../model/types.js';
 import { backoffDelay, retryAfterTooLong, retryPolicy, type RetryPolicy } from './backoff.js';
@@ -54,13 +62,18 @@ export function callModel$(rc: RunController<any>, request: Omit<ModelRequest, '
     const breakerOf = (p: ModelProvider): CircuitBreaker => breakerFor(p, p === primary ? breakerOptions : undefined);
     let provider = primary;
     let switchReason: string | undefined;
+    let switchError: SerializedError | undefined;
     let attempt = 0;
     let rescued = false;
+    // Why the next attempt starts (`model_request_started.cause`), and the error behind it.
+    let restart: { cause: AttemptCause; error?: SerializedError } | undefined;
 
     const attempt$ = (p: ModelProvider, stream: boolean, rescue: boolean): Observable<AttemptStep> =>
       new Observable<AttemptStep>((subscriber) => {
         rc.phase = rescue ? 'rescue' : 'model_request';
-        subscriber.next({ type: 'model_request_started', model: p.id, attempt: ++attempt, stream });
+        const why = restart;
+        restart = undefined;
+        subscriber.next({ type: 'model_request_started', model: p.id, attempt: ++attempt, stream, ...why });
         if (subscriber.closed || rc.token.isCancelled) return;
         let response: ModelResponse | undefined;
         let started = false;
@@ -114,6 +127,7 @@ export function callModel$(rc: RunController<any>, request: Omit<ModelRequest, '
       if (switchReason !== undefined && fallback) {
         provider = fallback;
         rescued = false; // the fallback's stream may be rescued once too
+        restart = { cause: 'fallback', ...(switchError ? { error: switchError } : {}) };
         rc.emit({ type: 'fallback_activated', from: primary.id, to: fallback.id, reason: switchReason });
         switchReason = undefined;
       }
@@ -125,6 +139,7 @@ export function callModel$(rc: RunController<any>, request: Omit<ModelRequest, '
         else {
           provider = fallback;
           rc.emit({ type: 'fallback_activated', from: primary.id, to: fallback.id, reason: 'circuit_open' });
+          restart = { cause: 'fallback' };
         }
       }
       const p = provider;
@@ -135,6 +150,7 @@ export function callModel$(rc: RunController<any>, request: Omit<ModelRequest, '
           const afterStart = err instanceof StreamFailure || (isModelCallError(failure) && failure.streamStarted);
           if (!stream || rescued || !afterStart) throw failure;
           rescued = true;
+          restart = { cause: 'rescue', error: serializeError(failure) };
           return rc.stage('rescue', () => attempt$(p, false, true));
         }),
         feedBreaker(rc, breakerOf(p), probe),
@@ -153,7 +169,9 @@ export function callModel$(rc: RunController<any>, request: Omit<ModelRequest, '
           }
           const delayMs = backoffDelay(policy, retryCount, random, retryAfterMs);
           return rc.stage('backoff', () => {
-            rc.emit({ type: 'retry_scheduled', attempt: attempt + 1, delayMs, error: serializeError(err) });
+            const error = serializeError(err);
+            restart = { cause: 'retry', error };
+            rc.emit({ type: 'retry_scheduled', attempt: attempt + 1, delayMs, error });
             return timer(delayMs, rc.scheduler);
           });
         },
@@ -164,6 +182,7 @@ export function callModel$(rc: RunController<any>, request: Omit<ModelRequest, '
       catchError((err) => {
         if (!fallback || provider === fallback || !isModelFailure(err)) throw err;
         switchReason = err instanceof Error ? err.message : String(err);
+        switchError = serializeError(err);
         return withRetries$;
       }),
       map((step): Step => (step.type === '@response' ? record(rc, step.response) : step)),

@@ -1,9 +1,10 @@
-import { readFile, realpath, stat } from 'node:fs/promises';
+import { realpath } from 'node:fs/promises';
 import { basename, relative, sep } from 'node:path';
 import { z } from 'zod';
 import { tool } from '../tools/tool.js';
+import { openVerified, type Opened } from './confined.js';
 import type { FsToolsSettings } from './fs-tools.js';
-import { globMatcher, walk } from './walk.js';
+import { globMatcher, listingName, walk, type WalkEntry } from './walk.js';
 import { friendly, resolveInside } from './workspace.js';
 
 /** Files larger than this (bytes) are skipped by `search_files`. */
@@ -29,10 +30,14 @@ export function searchPattern(pattern: string): RegExp {
  * binary files and files over {@link MAX_SEARCH_FILE_BYTES}) for lines matching
  * `pattern` (see {@link searchPattern}), keeping files whose path relative to
  * `path` matches the `glob`. Returns `file:line: text` lines (file relative to
- * the workspace root, `/`-separated; line 1-based), in path order, at most
- * `maxResults` of them with a note when capped, or `no matches`. Checks
- * `ctx.signal` before each file. A catastrophic regex runs synchronously and
- * cannot be interrupted (one file at a time).
+ * the workspace root, `/`-separated; line 1-based), in path order, or `no
+ * matches`. Past `maxResults` lines it keeps counting and says how many of
+ * how many are shown ("showing 200 of 537 matching lines"); skipped files are
+ * reported with the reason ("skipped: 3 files over 4 MB, 1 binary file").
+ * Each file is opened as the read tool opens it (descriptor checked inside
+ * the workspace, never blocking). Checks `ctx.signal` before each file. A
+ * catastrophic regex runs synchronously and cannot be interrupted (one file
+ * at a time).
  */
 export function searchFilesTool(s: FsToolsSettings) {
   return tool({
@@ -50,38 +55,86 @@ export function searchFilesTool(s: FsToolsSettings) {
         const { signal } = ctx;
         const regex = searchPattern(pattern);
         const rootReal = await realpath(s.root);
-        const start = await resolveInside(rootReal, path, { signal });
-        const info = await stat(start);
-        if (!info.isDirectory() && !info.isFile()) throw new Error(`${JSON.stringify(path)} is not a regular file or folder`);
-        const files = info.isDirectory()
-          ? (await walk(start, true, signal)).filter((e) => e.isFile)
-          : [{ rel: basename(start), abs: start }];
+        const files = await filesUnder(rootReal, path, signal);
         const match = glob === undefined ? () => true : globMatcher(glob);
         const out: string[] = [];
-        let capped = false;
+        let total = 0;
+        let tooBig = 0;
+        let binary = 0;
         for (const file of files) {
           if (!match(file.rel)) continue;
           signal.throwIfAborted();
-          if ((await stat(file.abs)).size > MAX_SEARCH_FILE_BYTES) continue;
-          const bytes = await readFile(file.abs, { signal });
-          if (bytes.includes(0)) continue;
-          const name = relative(rootReal, file.abs).split(sep).join('/');
-          const lines = bytes.toString('utf8').split(/\r?\n/);
+          const text = await readSmallText(rootReal, file, signal);
+          if (text === 'too big') tooBig++;
+          else if (text === 'binary') binary++;
+          if (typeof text !== 'object') continue;
+          const name = listingName(relative(rootReal, file.abs).split(sep).join('/'));
+          const lines = text.value.split(/\r?\n/);
           for (let i = 0; i < lines.length; i++) {
             if (!regex.test(lines[i]!)) continue;
-            if (out.length === s.maxResults) {
-              capped = true;
-              break;
-            }
-            out.push(`${name}:${i + 1}: ${clip(lines[i]!)}`);
+            total++;
+            if (out.length < s.maxResults) out.push(`${name}:${i + 1}: ${clip(lines[i]!)}`);
           }
-          if (capped) break;
         }
-        if (out.length === 0) return 'no matches';
-        if (capped) out.push(`[results capped at ${s.maxResults}; narrow the pattern, path or glob]`);
-        return out.join('\n');
+        const notes: string[] = [];
+        if (total > out.length) {
+          notes.push(`[showing ${out.length} of ${total} matching lines; narrow the pattern, path or glob]`);
+        }
+        const skipped = [
+          tooBig > 0 ? `${tooBig} file${tooBig === 1 ? '' : 's'} over ${MAX_SEARCH_FILE_BYTES / 1024 / 1024} MB` : '',
+          binary > 0 ? `${binary} binary file${binary === 1 ? '' : 's'}` : '',
+        ].filter(Boolean);
+        if (skipped.length > 0) notes.push(`[skipped: ${skipped.join(', ')}]`);
+        return [...(out.length === 0 ? ['no matches'] : out), ...notes].join('\n');
       }),
   });
+}
+
+/** The regular files to search: the walk of a folder (verified like list_dir), or the one file `path` names. */
+async function filesUnder(
+  rootReal: string,
+  path: string,
+  signal: AbortSignal,
+): Promise<{ rel: string; abs: string }[]> {
+  const target = await resolveInside(rootReal, path, { signal });
+  let folder: Opened;
+  try {
+    folder = await openVerified(rootReal, target, { kind: 'dir', shownPath: path, signal });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOTDIR') throw error;
+    const file = await openVerified(rootReal, target, { kind: 'file', shownPath: path, signal });
+    await file.handle.close().catch(() => undefined);
+    return [{ rel: basename(file.real), abs: file.real }];
+  }
+  try {
+    return (await walk(folder, rootReal, true, signal)).entries.filter((e: WalkEntry) => e.isFile);
+  } finally {
+    await folder.handle.close().catch(() => undefined);
+  }
+}
+
+/**
+ * The text of one file found by the walk, opened without following a symlink
+ * and checked inside the workspace; `'too big'` over {@link MAX_SEARCH_FILE_BYTES},
+ * `'binary'` with a NUL byte, `'gone'` when it cannot be opened as a regular
+ * file any more (removed or swapped meanwhile).
+ */
+async function readSmallText(rootReal: string, file: { rel: string; abs: string }, signal: AbortSignal) {
+  let opened: Opened;
+  try {
+    opened = await openVerified(rootReal, file.abs, { kind: 'file', shownPath: file.rel, noFollow: true, signal });
+  } catch {
+    signal.throwIfAborted();
+    return 'gone' as const;
+  }
+  try {
+    if ((await opened.handle.stat()).size > MAX_SEARCH_FILE_BYTES) return 'too big' as const;
+    const bytes = await opened.handle.readFile({ signal });
+    if (bytes.includes(0)) return 'binary' as const;
+    return { value: bytes.toString('utf8') };
+  } finally {
+    await opened.handle.close().catch(() => undefined);
+  }
 }
 
 function clip(line: string): string {

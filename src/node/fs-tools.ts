@@ -1,13 +1,13 @@
-import { mkdir, stat } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { realpath } from 'node:fs/promises';
 import { z } from 'zod';
 import { ConfigurationError } from '../errors.js';
 import { tool, type Tool } from '../tools/tool.js';
-import { atomicWriteFile } from './atomic-write.js';
+import { writeInFolder } from './atomic-write.js';
+import { openForWrite, openInside } from './confined.js';
 import { searchFilesTool } from './fs-search.js';
-import { readTextLines } from './read-text.js';
-import { globMatcher, walk } from './walk.js';
-import { friendly, resolveInside } from './workspace.js';
+import { countLines, readTextLines } from './read-text.js';
+import { globMatcher, listingName, walk } from './walk.js';
+import { friendly } from './workspace.js';
 
 /** Options of {@link fsTools}. */
 export interface FsToolsOptions {
@@ -27,26 +27,37 @@ export interface FsToolsSettings {
 }
 
 /**
- * Filesystem tools for an agent confined to the working folder `root`
- * (every path is checked with {@link resolveInside}: `..`, absolute paths
- * and symlinks leading outside are refused). Returns, in this order:
+ * Filesystem tools for an agent confined to the working folder `root`. Every
+ * check is made on what was opened, not on a name (Linux; elsewhere on the
+ * names, see README "What is confined"): a file is opened without blocking
+ * (`O_NONBLOCK`, so a FIFO or device never hangs the call), `fstat`ed (regular
+ * files only) and its descriptor's real path must be inside `root`; a write
+ * opens each folder on the way through the one before and creates, renames
+ * and fsyncs its temp file through the last one's descriptor. `..`, absolute
+ * paths and symlinks leading outside are refused; symlinks that stay inside
+ * work. Returns, in this order:
  * - `list_dir { path = '.', recursive?, pattern? }`: one entry per line,
  *   relative to `path`, folders suffixed `/`, sorted; a recursive listing
- *   skips `node_modules` and `.git` and does not follow symlinks; `pattern` is
- *   a simple glob (`*.ts`, `**\/*.md`; without `/` it matches base names).
+ *   skips `node_modules` and `.git` (and says so) and does not follow
+ *   symlinks; `pattern` is a simple glob (`*.ts`, `**\/*.md`; without `/` it
+ *   matches base names). Past `maxResults` entries it says how many of how
+ *   many are shown ("showing 200 of 501 entries").
  * - `read_file { path, startLine?, endLine? }`: the text of lines
  *   `startLine..endLine` (1-based, inclusive), cut at `maxReadBytes` with a
- *   note; refuses binary files (a NUL byte).
+ *   note giving the file's true line count (counted by streaming it);
+ *   refuses binary files (a NUL byte) and anything but a regular file.
  * - `search_files { pattern, path?, glob? }`: `file:line: text` lines (files
  *   relative to `root`); see {@link searchFilesTool}.
  * - `write_file { path, content }` (absent when `readOnly`): an atomic write
- *   ({@link atomicWriteFile}) creating missing parent folders; returns
+ *   (temp file, then rename) creating missing parent folders; returns
  *   `wrote N bytes to <path>`.
+ * Names holding control characters are listed as JSON strings (see `listingName`).
  *
  * Every tool honours `ctx.signal` (checked between files and folders, passed
- * to the fs calls that accept one) and is safe to abandon at any await. Errors
- * (outside the root, missing file, binary file) are thrown as `Error`s with a
- * clear message, which the engine turns into a tool error for the model.
+ * to the fs calls that accept one) and is safe to abandon at any await; no
+ * temp file is left behind. Errors (outside the root, missing file, binary
+ * file, not a regular file) are thrown as `Error`s with a clear message,
+ * which the engine turns into a tool error for the model.
  * Throws `ConfigurationError` for a `maxReadBytes`/`maxResults` that is not a
  * positive integer.
  */
@@ -81,22 +92,41 @@ function listDirTool(s: FsToolsSettings) {
     }),
     execute: ({ path, recursive, pattern }, ctx) =>
       friendly(path, ctx.signal, async () => {
-        const dir = await resolveInside(s.root, path, { signal: ctx.signal });
-        if (!(await stat(dir)).isDirectory()) throw new Error(`${JSON.stringify(path)} is not a folder; use read_file`);
-        let entries = await walk(dir, recursive ?? false, ctx.signal);
+        const rootReal = await realpath(s.root);
+        const folder = await openInside(rootReal, path, 'dir', ctx.signal).catch((error: unknown) => {
+          const notFolder = error instanceof Error && / is not a folder$/.test(error.message);
+          throw notFolder ? new Error(`${(error as Error).message}; use read_file`) : error;
+        });
+        let found;
+        try {
+          found = await walk(folder, rootReal, recursive ?? false, ctx.signal);
+        } finally {
+          await folder.handle.close().catch(() => undefined);
+        }
+        let entries = found.entries;
         if (pattern !== undefined) {
           const match = globMatcher(pattern);
           entries = entries.filter((e) => match(e.rel));
         }
         entries.sort((a, b) => compareEntries(a.rel, b.rel));
-        if (entries.length === 0) return pattern === undefined ? '(empty folder)' : `(no entries match ${JSON.stringify(pattern)})`;
-        const lines = entries.slice(0, s.maxResults).map((e) => (e.isDir ? `${e.rel}/` : e.rel));
-        const more = entries.length - lines.length;
-        if (more > 0) lines.push(`[${more} more entries not shown; narrow the path or pattern]`);
-        return lines.join('\n');
+        const skippedDirs = found.skippedDirs.map(listingName).join(', ');
+        const skipped = skippedDirs === '' ? [] : [`[skipped folders: ${skippedDirs}]`];
+        if (entries.length === 0) {
+          const none = pattern === undefined ? '(empty folder)' : `(no entries match ${JSON.stringify(pattern)})`;
+          return [none, ...skipped].join('\n');
+        }
+        const lines = entries.slice(0, s.maxResults).map((e) => listingName(e.rel) + (e.isDir ? '/' : ''));
+        if (entries.length > lines.length) {
+          const folders = entries.filter((e) => e.isDir).length;
+          const kinds = `${plural(entries.length - folders, 'file')}, ${plural(folders, 'folder')}`;
+          lines.push(`[showing ${lines.length} of ${entries.length} entries (${kinds}); narrow the path or pattern]`);
+        }
+        return [...lines, ...skipped].join('\n');
       }),
   });
 }
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /** Sorts a listing so that a folder's entries follow it directly (`a/`, `a/x`, `a-b`). */
 function compareEntries(a: string, b: string): number {
@@ -124,25 +154,29 @@ function readFileTool(s: FsToolsSettings) {
         const start = startLine ?? 1;
         const end = endLine ?? Number.POSITIVE_INFINITY;
         if (end < start) throw new Error(`endLine (${end}) is before startLine (${start})`);
-        const file = await resolveInside(s.root, path, { signal: ctx.signal });
-        const info = await stat(file);
-        if (info.isDirectory()) throw new Error(`${JSON.stringify(path)} is a folder; use list_dir`);
-        if (!info.isFile()) throw new Error(`${JSON.stringify(path)} is not a regular file`);
-        const slice = await readTextLines(file, {
-          startLine: start,
-          endLine: end,
-          maxBytes: s.maxReadBytes,
-          signal: ctx.signal,
-          displayPath: path,
-        });
-        if (slice.text === '') {
-          if (slice.totalLines === 0) return '(empty file)';
-          return `(no lines in range: the file has ${slice.totalLines ?? 'fewer'} lines)`;
+        const file = await openInside(await realpath(s.root), path, 'file', ctx.signal);
+        try {
+          const slice = await readTextLines(file.handle, {
+            startLine: start,
+            endLine: end,
+            maxBytes: s.maxReadBytes,
+            signal: ctx.signal,
+            displayPath: path,
+          });
+          if (slice.text === '') {
+            if (slice.totalLines === 0) return '(empty file)';
+            const total = slice.totalLines ?? (await countLines(file.handle, ctx.signal));
+            return `(no lines in range: the file has ${total} line${total === 1 ? '' : 's'})`;
+          }
+          if (!slice.truncated) return slice.text;
+          const total = await countLines(file.handle, ctx.signal);
+          const sep = slice.text.endsWith('\n') ? '' : '\n';
+          const next = slice.text.endsWith('\n') ? `; pass startLine=${slice.lastLine + 1} to read on` : '';
+          const shown = `showing lines ${slice.firstLine}-${slice.lastLine} of ${total}`;
+          return `${slice.text}${sep}[truncated at ${s.maxReadBytes} bytes: ${shown}${next}]`;
+        } finally {
+          await file.handle.close().catch(() => undefined);
         }
-        if (!slice.truncated) return slice.text;
-        const sep = slice.text.endsWith('\n') ? '' : '\n';
-        const next = slice.text.endsWith('\n') ? `; pass startLine=${slice.lastLine + 1} to read on` : '';
-        return `${slice.text}${sep}[truncated at ${s.maxReadBytes} bytes: showing lines ${slice.firstLine}-${slice.lastLine}${next}]`;
       }),
   });
 }
@@ -158,12 +192,12 @@ function writeFileTool(s: FsToolsSettings) {
     }),
     execute: ({ path, content }, ctx) =>
       friendly(path, ctx.signal, async () => {
-        const file = await resolveInside(s.root, path, { signal: ctx.signal });
-        const existing = await stat(file).catch(() => undefined);
-        if (existing?.isDirectory()) throw new Error(`${JSON.stringify(path)} is a folder; give a file path`);
-        ctx.signal.throwIfAborted();
-        await mkdir(dirname(file), { recursive: true });
-        await atomicWriteFile(file, content, { signal: ctx.signal });
+        const { folder, name } = await openForWrite(await realpath(s.root), path, ctx.signal);
+        try {
+          await writeInFolder(folder, name, content, { signal: ctx.signal });
+        } finally {
+          await folder.handle.close().catch(() => undefined);
+        }
         return `wrote ${Buffer.byteLength(content, 'utf8')} bytes to ${path}`;
       }),
   });

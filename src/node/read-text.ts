@@ -1,4 +1,4 @@
-import { open } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 
 /** Thrown by {@link readTextLines} for a file containing a NUL byte. */
 export class BinaryFileError extends Error {
@@ -25,59 +25,75 @@ export interface TextSlice {
 const CHUNK = 64 * 1024;
 
 /**
- * Reads lines `startLine..endLine` (1-based, inclusive) of the file at `path`,
- * streaming in 64 KiB chunks so memory stays bounded by `maxBytes` (bytes).
- * Stops at `endLine` or once `maxBytes` are collected. Throws
- * {@link BinaryFileError} when a chunk read contains a NUL byte (the first
- * chunk is always checked), and what `open`/`read` throw. Checks `signal`
- * before each chunk; the file handle is closed on every path.
+ * Reads lines `startLine..endLine` (1-based, inclusive) of the open file
+ * `handle` from its current position (the start), streaming in 64 KiB chunks
+ * so memory stays bounded by `maxBytes` (bytes). Stops at `endLine` or once
+ * `maxBytes` are collected. Throws {@link BinaryFileError} when a chunk read
+ * contains a NUL byte (the first chunk is always checked), and what `read`
+ * throws. Checks `signal` before each chunk; the caller closes the handle.
  */
 export async function readTextLines(
-  path: string,
+  handle: FileHandle,
   opts: { startLine: number; endLine: number; maxBytes: number; signal: AbortSignal; displayPath: string },
 ): Promise<TextSlice> {
   const { startLine, endLine, maxBytes, signal } = opts;
-  const handle = await open(path, 'r');
-  try {
-    const parts: Buffer[] = [];
-    let kept = 0;
-    let line = 1; // line number at the current read position
-    let atEof = false;
-    let lastByte = 10;
-    const buf = Buffer.alloc(CHUNK);
-    while (line <= endLine && kept <= maxBytes) {
-      signal.throwIfAborted();
-      const { bytesRead } = await handle.read(buf, 0, CHUNK, null);
-      if (bytesRead === 0) {
-        atEof = true;
-        break;
-      }
-      const chunk = buf.subarray(0, bytesRead);
-      if (chunk.includes(0)) throw new BinaryFileError(opts.displayPath);
-      lastByte = chunk[bytesRead - 1]!;
-      let pos = 0;
-      while (pos < bytesRead && line <= endLine) {
-        const nl = chunk.indexOf(10, pos);
-        const end = nl < 0 ? bytesRead : nl + 1;
-        if (line >= startLine) {
-          parts.push(Buffer.from(chunk.subarray(pos, end)));
-          kept += end - pos;
-        }
-        if (nl >= 0) line++;
-        pos = end;
-      }
+  const parts: Buffer[] = [];
+  let kept = 0;
+  let line = 1; // line number at the current read position
+  let atEof = false;
+  let lastByte = 10;
+  const buf = Buffer.alloc(CHUNK);
+  while (line <= endLine && kept <= maxBytes) {
+    signal.throwIfAborted();
+    const { bytesRead } = await handle.read(buf, 0, CHUNK, null);
+    if (bytesRead === 0) {
+      atEof = true;
+      break;
     }
-    let bytes: Buffer = Buffer.concat(parts);
-    const truncated = bytes.length > maxBytes;
-    if (truncated) bytes = cut(bytes, maxBytes);
-    const text = bytes.toString('utf8');
-    const newlines = countNewlines(bytes);
-    const lastLine = bytes.length === 0 ? startLine - 1 : startLine + newlines - (bytes[bytes.length - 1] === 10 ? 1 : 0);
-    const totalLines = atEof ? line - (lastByte === 10 ? 1 : 0) : undefined;
-    return { text, firstLine: startLine, lastLine, truncated, totalLines };
-  } finally {
-    await handle.close().catch(() => undefined);
+    const chunk = buf.subarray(0, bytesRead);
+    if (chunk.includes(0)) throw new BinaryFileError(opts.displayPath);
+    lastByte = chunk[bytesRead - 1]!;
+    let pos = 0;
+    while (pos < bytesRead && line <= endLine) {
+      const nl = chunk.indexOf(10, pos);
+      const end = nl < 0 ? bytesRead : nl + 1;
+      if (line >= startLine) {
+        parts.push(Buffer.from(chunk.subarray(pos, end)));
+        kept += end - pos;
+      }
+      if (nl >= 0) line++;
+      pos = end;
+    }
   }
+  let bytes: Buffer = Buffer.concat(parts);
+  const truncated = bytes.length > maxBytes;
+  if (truncated) bytes = cut(bytes, maxBytes);
+  const text = bytes.toString('utf8');
+  const newlines = countNewlines(bytes);
+  const lastLine = bytes.length === 0 ? startLine - 1 : startLine + newlines - (bytes[bytes.length - 1] === 10 ? 1 : 0);
+  const totalLines = atEof ? line - (lastByte === 10 ? 1 : 0) : undefined;
+  return { text, firstLine: startLine, lastLine, truncated, totalLines };
+}
+
+/**
+ * Counts the lines of the open file `handle` by streaming it from its start
+ * to its end in 64 KiB chunks, holding one chunk at a time: the newlines,
+ * plus one for a last line without one. Checks `signal` before each chunk.
+ */
+export async function countLines(handle: FileHandle, signal: AbortSignal): Promise<number> {
+  const buf = Buffer.alloc(CHUNK);
+  let lines = 0;
+  let last = 10;
+  let at = 0;
+  for (;;) {
+    signal.throwIfAborted();
+    const { bytesRead } = await handle.read(buf, 0, CHUNK, at);
+    if (bytesRead === 0) break;
+    at += bytesRead;
+    lines += countNewlines(buf.subarray(0, bytesRead));
+    last = buf[bytesRead - 1]!;
+  }
+  return lines + (at > 0 && last !== 10 ? 1 : 0);
 }
 
 /** Cuts `bytes` to at most `max` bytes: after the last newline if there is one, else at a UTF-8 character boundary. */

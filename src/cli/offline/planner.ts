@@ -1,3 +1,4 @@
+import { posix } from 'node:path';
 import type { Reply } from './chunks.js';
 import type { Conversation, Step } from './conversation.js';
 import { globFor, parseIntent, type Intent } from './intent.js';
@@ -48,14 +49,29 @@ function listArgs(intent: Extract<Intent, { kind: 'list' }>): Record<string, unk
   return pattern === undefined ? { path: '.', recursive: true } : { path: '.', recursive: true, pattern };
 }
 
+const CAPPED_LIST = /^\[showing (\d+) of (\d+) entries \((\d+) files?, (\d+) folders?\);[^\]]*\]$/;
+
 function listAnswer(intent: Extract<Intent, { kind: 'list' }>, output: string): string {
   const lines = output.split('\n').filter((l) => l !== '' && !l.endsWith('/'));
   const files = lines.filter((l) => !l.startsWith('[') && !l.startsWith('('));
   const notes = lines.filter((l) => l.startsWith('['));
+  const capped = notes.map((n) => CAPPED_LIST.exec(n)).find((m) => m !== null);
+  const total = capped ? Number(capped[3]) : files.length;
   const kind = intent.label === 'all' ? '' : ` ${intent.label}`;
-  if (files.length === 0) return `There are no${kind} files in this folder.`;
-  const head = `I found ${files.length}${kind} file${files.length === 1 ? '' : 's'}:`;
-  return [head, ...files.map((f) => `- ${f}`), ...notes].join('\n');
+  if (total === 0) return [`There are no${kind} files in this folder.`, ...notes.map(noteText)].join('\n');
+  const head = capped
+    ? `I found ${total}${kind} files; ${files.length} of them are listed (narrow the folder or pattern for the rest):`
+    : `I found ${total}${kind} file${total === 1 ? '' : 's'}:`;
+  return [head, ...files.map((f) => `- ${f}`), ...notes.filter((n) => !CAPPED_LIST.test(n)).map(noteText)].join('\n');
+}
+
+/** A tool's bracketed note as a sentence of the answer. */
+function noteText(note: string): string {
+  const skippedFolders = /^\[skipped folders: (.*)\]$/.exec(note);
+  if (skippedFolders) return `Not listed: the folders ${skippedFolders[1]}.`;
+  const skipped = /^\[skipped: (.*)\]$/.exec(note);
+  if (skipped) return `Not searched: ${skipped[1]}.`;
+  return note;
 }
 
 /** A regex source matching `text` literally (search_files takes a regex). */
@@ -63,37 +79,59 @@ function literal(text: string): string {
   return text.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&');
 }
 
+const CAPPED_FIND = /^\[showing (\d+) of (\d+) matching lines;[^\]]*\]$/;
+
 function findAnswer(intent: Extract<Intent, { kind: 'find' }>, output: string): string {
   const where = intent.path === '.' ? '' : ` in ${intent.path}`;
-  if (output.trim() === 'no matches') return `No line matches "${intent.pattern}"${where}.`;
   const byFile = new Map<string, string[]>();
   const notes: string[] = [];
+  let capped: RegExpExecArray | null = null;
   for (const line of output.split('\n')) {
     const m = /^(.+?):(\d+): (.*)$/.exec(line);
     if (!m) {
-      if (line.trim()) notes.push(line);
+      capped ??= CAPPED_FIND.exec(line);
+      if (line.trim() && line !== 'no matches' && !CAPPED_FIND.test(line)) notes.push(noteText(line));
       continue;
     }
     const list = byFile.get(m[1]!) ?? [];
     list.push(`  ${m[2]}: ${m[3]!.trim()}`);
     byFile.set(m[1]!, list);
   }
-  const total = [...byFile.values()].reduce((n, l) => n + l.length, 0);
-  const head = `"${intent.pattern}" appears on ${total} line${total === 1 ? '' : 's'} in ${byFile.size} file${byFile.size === 1 ? '' : 's'}${where}:`;
+  if (byFile.size === 0) return [`No line matches "${intent.pattern}"${where}.`, ...notes].join('\n');
+  const shown = [...byFile.values()].reduce((n, l) => n + l.length, 0);
+  const files = `${byFile.size} file${byFile.size === 1 ? '' : 's'}`;
+  const head = capped
+    ? `"${intent.pattern}" appears on ${capped[2]} lines${where}; the first ${shown}, in ${files}, are shown:`
+    : `"${intent.pattern}" appears on ${shown} line${shown === 1 ? '' : 's'} in ${files}${where}:`;
   const body = [...byFile].flatMap(([file, lines]) => [file, ...lines]);
   return [head, ...body, ...notes].join('\n');
 }
 
-/** A `read_file` result split into its text and, when it was cut, the line to read on from. */
-function readResult(output: string): { text: string; next: number | undefined; cut: boolean } {
-  const note = /\n?\[truncated at \d+ bytes: showing lines \d+-\d+(?:; pass startLine=(\d+) to read on)?\]$/.exec(output);
-  if (!note) return { text: output === '(empty file)' ? '' : output, next: undefined, cut: false };
-  return { text: output.slice(0, note.index) + '\n', next: note[1] ? Number(note[1]) : undefined, cut: true };
+interface ReadResult {
+  readonly text: string;
+  /** The line to read on from, when the read was cut. */
+  readonly next: number | undefined;
+  readonly cut: boolean;
+  /** The file's line count, when the tool gave it. */
+  readonly total: number | undefined;
+}
+
+const TRUNCATED =
+  /\n?\[truncated at \d+ bytes: showing lines \d+-\d+(?: of (\d+))?(?:; pass startLine=(\d+) to read on)?\]$/;
+
+/** A `read_file` result split into its text and what its truncation note says. */
+function readResult(output: string): ReadResult {
+  const note = TRUNCATED.exec(output);
+  if (!note) return { text: output === '(empty file)' ? '' : output, next: undefined, cut: false, total: undefined };
+  const total = note[1] ? Number(note[1]) : undefined;
+  return { text: output.slice(0, note.index) + '\n', next: note[2] ? Number(note[2]) : undefined, cut: true, total };
 }
 
 function count(path: string, steps: readonly Step[]): Reply {
   if (steps.length === 0) return call('read_file', { path });
   const last = readResult(steps[steps.length - 1]!.output);
+  // The tool counted the whole file by streaming it: no need to read it all.
+  if (last.total !== undefined) return say(`${path} has ${last.total} line${last.total === 1 ? '' : 's'}.`);
   if (last.next !== undefined && steps.length < MAX_READS) return call('read_file', { path, startLine: last.next });
   let lines = 0;
   for (const step of steps) {
@@ -112,10 +150,23 @@ function summariseStep(intent: Extract<Intent, { kind: 'summarise' }>, steps: re
   const summary = summarise(read.text, intent.path);
   const partly = read.cut ? ` (of its first ${read.text.split('\n').length - 1} lines: the file is large)` : '';
   if (intent.target === undefined) return say(`Here is a summary of ${intent.path}${partly}:\n\n${summary}`);
+  if (samePath(intent.target, intent.path)) {
+    return say(
+      `I did not write the summary into ${intent.target}: it is the file being summarised, and writing there would ` +
+        `replace it. Name another file (e.g. "summarise ${intent.path} into SUMMARY.md"). ` +
+        `Here is the summary${partly}:\n\n${summary}`,
+    );
+  }
   if (!canWrite) {
     return say(`I cannot write ${intent.target}: this run is read-only (no write_file tool). Here is the summary${partly} instead:\n\n${summary}`);
   }
   if (steps.length === 1) return call('write_file', { path: intent.target, content: summary });
   const points = summary.split('\n').filter((l) => l.startsWith('- ')).length;
   return say(`I wrote a summary of ${intent.path}${partly} to ${intent.target} (${points} point${points === 1 ? '' : 's'}):\n\n${summary}`);
+}
+
+/** True when two workspace paths name the same file once normalised (`./a.md`, `docs/../a.md`, `a.md`). */
+function samePath(a: string, b: string): boolean {
+  const norm = (p: string) => posix.normalize(p.replace(/\\/g, '/')).replace(/^(\.\/)+/, '').replace(/\/+$/, '');
+  return norm(a) === norm(b);
 }

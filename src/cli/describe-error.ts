@@ -1,0 +1,84 @@
+import type { SerializedError, Usage } from '../index.js';
+import { sanitizeLine } from './sanitize.js';
+
+/** What socket error codes mean, in a few words. */
+const SOCKET_ERRORS: Readonly<Record<string, string>> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset by the server',
+  ENOTFOUND: 'host name not found',
+  EAI_AGAIN: 'host name lookup failed (temporary)',
+  ETIMEDOUT: 'connection timed out',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  EPIPE: 'connection closed by the server',
+  UND_ERR_SOCKET: 'connection closed by the server',
+  UND_ERR_CONNECT_TIMEOUT: 'connection timed out',
+};
+
+const seconds = (ms: number) => `${Math.round((ms / 1000) * 10) / 10} s`;
+
+/** The host (and port) of `baseURL`, as a connection error names it; the URL itself when it does not parse. */
+export function addressOf(baseURL: string): string {
+  try {
+    return new URL(baseURL).host;
+  } catch {
+    return baseURL;
+  }
+}
+
+/**
+ * One line naming an error's cause, for a person: a deadline says which wait
+ * and how long; a connection error names the server's address (`baseURL`)
+ * and the errno; a 429 says "rate limited, retry after N s" when the server
+ * gave a time; anything else is `Name: message`. The message comes from
+ * outside (a server, a tool), so the line is sanitised (one line, no control
+ * characters).
+ */
+export function describeError(error: SerializedError, context: { readonly baseURL?: string } = {}): string {
+  const field = (key: string): unknown => (error as unknown as Record<string, unknown>)[key];
+  const message = String(error.message);
+  if (error.name === 'TimeoutError') {
+    const ms = typeof field('timeoutMs') === 'number' ? (field('timeoutMs') as number) : undefined;
+    const kind = field('kind');
+    if (ms !== undefined && kind === 'first_event') {
+      return `the model sent nothing within ${seconds(ms)} (first-event deadline)`;
+    }
+    if (ms !== undefined && kind === 'idle') return `the model's stream went silent for ${seconds(ms)} (idle deadline)`;
+    if (ms !== undefined && kind === 'request') {
+      return `no complete answer from the model within ${seconds(ms)} (request deadline)`;
+    }
+  }
+  if (error.name === 'ModelCallError') {
+    const code = typeof field('code') === 'string' ? (field('code') as string) : undefined;
+    const status = typeof field('status') === 'number' ? (field('status') as number) : undefined;
+    const where = context.baseURL ? addressOf(context.baseURL) : 'the server';
+    if (code !== undefined && Object.hasOwn(SOCKET_ERRORS, code)) {
+      return sanitizeLine(`cannot talk to ${where}: ${SOCKET_ERRORS[code]} (${code})`);
+    }
+    if (status === 429) {
+      const after = field('retryAfterMs');
+      if (/^rate limited/i.test(message)) return sanitizeLine(`${message} (HTTP 429)`);
+      if (typeof after === 'number') {
+        return sanitizeLine(`rate limited, retry after ${seconds(after)} (HTTP 429: ${message})`);
+      }
+      return sanitizeLine(`rate limited (HTTP 429: ${message})`);
+    }
+    if (status === undefined && /^connection error\.?$/i.test(message)) {
+      return `cannot talk to ${where}: connection error`;
+    }
+    return sanitizeLine(message);
+  }
+  return sanitizeLine(`${error.name}: ${message}`);
+}
+
+/**
+ * Token usage for the summary line: `usage 3 in + 2 out = 5 tokens`; when
+ * `usage.reported` is false (a response reported none), "usage unknown" if
+ * nothing was counted, else the counted totals marked as a lower bound.
+ */
+export function usageText(usage: Usage): string {
+  const counted = `${usage.inputTokens} in + ${usage.outputTokens} out = ${usage.totalTokens} tokens`;
+  if ((usage as Usage & { reported?: boolean }).reported !== false) return `usage ${counted}`;
+  if (usage.totalTokens === 0 && usage.inputTokens === 0 && usage.outputTokens === 0) return 'usage unknown';
+  return `usage at least ${counted} (a response reported none)`;
+}

@@ -1,0 +1,143 @@
+import { DEFAULTS } from '../defaults.js';
+
+/**
+ * The words that name a subcommand when they come first (before any `--`).
+ * Each arrives with a later version; until then it answers "not available
+ * yet" (exit 2), except `help`.
+ */
+export const SUBCOMMANDS: Readonly<Record<string, string>> = {
+  serve: 'serve the agent over HTTP (not available yet)',
+  sessions: 'list and manage saved conversations (not available yet)',
+  worker: 'run queued tasks (not available yet)',
+  help: 'show this help',
+};
+
+/** The environment variables the command reads, with what each does. */
+export const ENVIRONMENT: Readonly<Record<string, string>> = {
+  OPENAI_API_KEY: 'API key of the OpenAI-compatible server (--api-key wins)',
+  OPENAI_BASE_URL: 'its endpoint, an http(s) URL (--base-url wins)',
+  LOOPCTL_OFFLINE_DELAY_MS: 'pause between two words of the offline model, in ms (default 15)',
+};
+
+/** The exit codes, in the order the help and the README list them. */
+export const EXIT_CODES: readonly (readonly [number, string])[] = [
+  [0, 'the run completed (with piped tasks: the last one did)'],
+  [1, 'the run failed (model error, turn limit, …)'],
+  [2, 'bad options or configuration, no task, or a subcommand not available yet'],
+  [130, 'cancelled by Ctrl-C (SIGINT)'],
+  [141, 'the output was closed (e.g. piped into head)'],
+  [143, 'cancelled by SIGTERM'],
+];
+
+const s = (ms: number | false): string => (ms === false ? 'off' : `${ms / 1000} s`);
+
+/**
+ * The defaults a run of the command uses, one `[setting, value]` row each:
+ * the library's {@link DEFAULTS}, which `--timeout` and `--max-turns` change.
+ */
+export function defaultRows(): readonly (readonly [string, string])[] {
+  const { deadlines, retry } = DEFAULTS;
+  return [
+    ['wait for the first event of a streamed answer (`--timeout`)', s(deadlines.firstEventMs)],
+    ['longest silence within a stream (`--timeout`)', s(deadlines.idleMs)],
+    ['wait for a whole non-streamed answer, e.g. a rescue (`--timeout`)', s(deadlines.requestMs)],
+    ['retries of a transient model error', `${retry.maxRetries}`],
+    [
+      'backoff before a retry (full jitter)',
+      `up to ${s(retry.initialDelayMs)}, ×${retry.multiplier} each time, at most ${s(retry.maxDelayMs)}`,
+    ],
+    ['longest server `retry-after` honoured (a longer one fails at once)', s(retry.maxRetryAfterMs)],
+    ['turns before giving up (`--max-turns`)', `${DEFAULTS.maxTurns}`],
+  ];
+}
+
+/** The README's defaults table (Markdown), generated from {@link defaultRows}; a test keeps the README in step. */
+export function defaultsTable(): string {
+  const rows = defaultRows().map(([what, value]) => `| ${what} | ${value} |`);
+  return ['| setting | default |', '| --- | --- |', ...rows].join('\n');
+}
+
+/** The README's exit-code table (Markdown), generated from {@link EXIT_CODES}. */
+export function exitCodeTable(): string {
+  const rows = EXIT_CODES.map(([code, what]) => `| ${code} | ${what} |`);
+  return ['| code | meaning |', '| --- | --- |', ...rows].join('\n');
+}
+
+const pad = (text: string, width: number) => text.padEnd(width);
+
+/** The `--help` text: usage, subcommands, every option with its default, the defaults, exit codes and environment. */
+export function helpText(): string {
+  const { deadlines } = DEFAULTS;
+  const options: (readonly [string, string])[] = [
+    ['--model <name>', 'model name (default gpt-4o-mini; offline: loopctl-offline)'],
+    ['--base-url <url>', 'OpenAI-compatible endpoint (default: OPENAI_BASE_URL)'],
+    ['--api-key <key>', 'API key (default: OPENAI_API_KEY)'],
+    ['--responses', 'use the Responses API instead of Chat Completions (default: off)'],
+    ['--allow-shell', 'give the agent a shell tool; NOT sandboxed (default: off)'],
+    ['--read-only', 'no write_file tool (default: off)'],
+    ['--max-turns <n>', `turns before giving up (default ${DEFAULTS.maxTurns})`],
+    [
+      '--timeout <s>',
+      `seconds to wait for the model: its first event, each silence of a stream, and a whole non-streamed answer ` +
+        `(default ${s(deadlines.firstEventMs)}, ${s(deadlines.idleMs)} and ${s(deadlines.requestMs)})`,
+    ],
+    ['--cwd <dir>', 'working folder (default: the current folder; a relative path is taken from it)'],
+    ['-i, --interactive', 'the prompt loop even with a task, on a terminal (default: on when no task is given there)'],
+    [
+      '--confirm',
+      'ask "allow? [y/N]" on stdin before each write_file and run_shell call; anything but y or yes ' +
+        'refuses (default: off)',
+    ],
+    ['--json', 'write the run events as NDJSON on stdout, one per line; human lines go to stderr (default: off)'],
+    ['-h, --help', 'show this help'],
+    ['-v, --version', 'show the version'],
+  ];
+  const width = 20;
+  const wrap = (text: string) => wrapText(text, 78 - width).join(`\n${' '.repeat(width + 2)}`);
+  return [
+    'Usage: loopctl [options] "task"     run one task on the current folder, exit',
+    '       loopctl [options]            no task: a prompt loop on a terminal; with',
+    '                                    piped stdin, each non-empty line is a task',
+    '       loopctl [options] -- words…  everything after -- is the task',
+    '       loopctl <command>',
+    '',
+    'Commands:',
+    ...Object.entries(SUBCOMMANDS).map(([name, what]) => `  ${pad(name, width)}${what}`),
+    '',
+    'The answer streams on stdout on a terminal; into a pipe or a file each answer',
+    'is written once it is complete. Status lines go to stderr. Ctrl-C stops the',
+    'run cleanly; a second Ctrl-C exits at once. In the prompt loop a line typed',
+    'while a run works steers it; /help lists the commands there.',
+    '',
+    'Model: with OPENAI_API_KEY or --base-url, an OpenAI-compatible server. With',
+    'neither, the built-in offline model (a few rules, no AI): it lists files of a',
+    'kind, counts the lines of a file, finds a pattern and summarises a file into',
+    'a new one.',
+    '',
+    'Options:',
+    ...options.map(([flag, what]) => `  ${pad(flag, width)}${wrap(what)}`),
+    '',
+    'Defaults:',
+    ...defaultRows().map(([what, value]) => `  ${what.replace(/`/g, '')}: ${value}`),
+    '',
+    'Exit codes:',
+    ...EXIT_CODES.map(([code, what]) => `  ${pad(String(code), 5)}${what}`),
+    '',
+    'Environment:',
+    ...Object.entries(ENVIRONMENT).flatMap(([name, what]) => [`  ${name}`, `      ${what}`]),
+    '',
+  ].join('\n');
+}
+
+function wrapText(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line !== '' && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line === '' ? word : `${line} ${word}`;
+  }
+  if (line !== '') lines.push(line);
+  return lines;
+}

@@ -1,0 +1,64 @@
+import { isTerminalEvent, run, type Agent, type RunOptions, type TerminalEvent } from '../index.js';
+import type { CliOptions } from './args.js';
+import { toJsonLine } from './json-line.js';
+import type { SelectedModel } from './model.js';
+import { TerminalRenderer, type Output } from './render.js';
+import { cliDeadlines } from './run-options.js';
+import { exitCodeFor, type StopSignal } from './signals.js';
+
+/** Where the events of one run go: the human view, and with `--json` the NDJSON lines. */
+export interface TaskSinks {
+  readonly renderer: TerminalRenderer;
+  /** `--json`: one line per event (see `toJsonLine`). */
+  readonly json?: Output | undefined;
+}
+
+/** Swallows what is written: the answer's place in `--json` mode (the events carry it). */
+const NOWHERE: Output = { write: () => true, isTTY: false };
+
+/**
+ * The renderer of one CLI run: the answer on `stdout` (nowhere with
+ * `--json`: stdout holds only NDJSON then), everything else on `stderr`,
+ * waits shown with the run's deadlines, connection errors naming the server.
+ */
+export function cliRenderer(
+  options: CliOptions,
+  model: SelectedModel,
+  io: { stdout: Output; stderr: Output },
+): TerminalRenderer {
+  return new TerminalRenderer(options.json ? NOWHERE : io.stdout, io.stderr, {
+    deadlines: cliDeadlines(options),
+    baseURL: model.baseURL,
+  });
+}
+
+/** The `--json` sink of a CLI run (`stdout`), or undefined without `--json`. */
+export function jsonSink(options: CliOptions, io: { stdout: Output }): Output | undefined {
+  return options.json ? io.stdout : undefined;
+}
+
+/**
+ * Runs `task` with `options`, writing each event as a `--json` line first
+ * (when asked) and then to the renderer; resolves with the terminal event
+ * (the run's Observable never errors: guarantee 1, one terminal event, last).
+ */
+export function runTask(agent: Agent, task: string, options: RunOptions, sinks: TaskSinks): Promise<TerminalEvent> {
+  return new Promise((resolve) => {
+    run(agent, task, options).subscribe((event) => {
+      sinks.json?.write(toJsonLine(event));
+      sinks.renderer.on(event);
+      if (isTerminalEvent(event)) resolve(event);
+    });
+  });
+}
+
+/**
+ * The exit code of a run that ended with `event`: 0 completed, 1 failed,
+ * and for a cancel the code of the stop that caused it (130 SIGINT, 143
+ * SIGTERM, 141 closed output; 130 when none is known, e.g. `/cancel`).
+ */
+export function exitCodeOf(event: TerminalEvent, stoppedBy: StopSignal | undefined): number {
+  if (event.type === 'run_completed') return 0;
+  if (event.type === 'run_failed') return 1;
+  return exitCodeFor(stoppedBy ?? 'SIGINT');
+}

@@ -1,0 +1,72 @@
+import { createInterface } from 'node:readline';
+import { CancelSignal, MemorySession } from '../index.js';
+import type { CliOptions } from './args.js';
+import { cliAgent, header } from './agent.js';
+import type { SelectedModel } from './model.js';
+import { runDeadlines } from './run-options.js';
+import type { CliIO } from './run-agent.js';
+import { cliRenderer, exitCodeOf, jsonSink, runTask } from './run-task.js';
+import { sanitizeLine } from './sanitize.js';
+import { exitCodeFor, trapStopSignals, type StopSignal } from './signals.js';
+
+/** The message and exit code (2) of piped input that held no task. */
+export const NO_TASK = 'no task: give one as an argument, or pipe one task per line on stdin (see --help)';
+
+/**
+ * Piped tasks (stdin is not a terminal and no task was given): each
+ * non-empty line of stdin is a task, run in order on one conversation (a
+ * `MemorySession`: each run sees the completed runs before it). Lines are
+ * never steering: steering is for a person typing. A failed line does not
+ * stop the later ones. Resolves with the exit code of the last run (0, 1,
+ * 130, 141, 143), or 2 when stdin held no task. The first SIGINT or SIGTERM
+ * cancels the live run and ends the session: no further line is started,
+ * and the code is the signal's; a second one exits at once (`io.exit`).
+ */
+export async function runScript(options: CliOptions, model: SelectedModel, io: CliIO): Promise<number> {
+  const agent = cliAgent(options, model);
+  const session = new MemorySession();
+  const lines = createInterface({ input: io.stdin ?? process.stdin, terminal: false, crlfDelay: Infinity });
+  let live: CancelSignal | undefined;
+  let stoppedBy: StopSignal | undefined;
+  const untrap = trapStopSignals(
+    (signal) => {
+      stoppedBy = signal;
+      live?.cancel(signal);
+      lines.close(); // no further line is started
+    },
+    (signal) => {
+      io.stderr.write(`\n[loopctl] second ${signal}: exiting now\n`);
+      io.exit(exitCodeFor(signal));
+    },
+    io.stops,
+  );
+  io.stderr.write(`[loopctl] ${header(agent, options, model)} · tasks from stdin, one per line\n`);
+  let code: number | undefined;
+  let n = 0;
+  try {
+    for await (const raw of lines) {
+      const task = raw.trim();
+      if (stoppedBy !== undefined) break;
+      if (task === '') continue;
+      n++;
+      const renderer = cliRenderer(options, model, io);
+      renderer.note(`task ${n}: ${sanitizeLine(task)}`);
+      live = new CancelSignal();
+      const runOptions = { cancel: live, session, deadlines: runDeadlines(options) };
+      const outcome = await runTask(agent, task, runOptions, { renderer, json: jsonSink(options, io) });
+      renderer.dispose();
+      live = undefined;
+      code = exitCodeOf(outcome, stoppedBy);
+      if (stoppedBy !== undefined) break;
+    }
+  } finally {
+    lines.close();
+    untrap();
+  }
+  if (stoppedBy !== undefined) return exitCodeFor(stoppedBy);
+  if (code === undefined) {
+    io.stderr.write(`loopctl: ${NO_TASK}\n`);
+    return 2;
+  }
+  return code;
+}

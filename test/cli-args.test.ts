@@ -1,0 +1,106 @@
+/**
+ * The command line grammar: subcommands, `--` forcing a task, unknown
+ * options named, the modes (one task, prompt loop, piped tasks), and a
+ * `--help` that lists subcommands, every option with its default (from
+ * DEFAULTS), exit codes and environment variables. The README's tables are
+ * generated from the same sources.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { HELP, parseCli, UsageError } from '../src/cli/args.js';
+import { defaultsTable, ENVIRONMENT, exitCodeTable, SUBCOMMANDS } from '../src/cli/help.js';
+import { DEFAULTS } from '../src/defaults.js';
+import { repoRoot } from './support/openai-server.js';
+
+const run = (argv: string[], tty = false) => {
+  const command = parseCli(argv, {}, tty);
+  if (command.kind !== 'run') throw new Error(`not a run: ${command.kind}`);
+  return command.options;
+};
+
+describe('subcommands and tasks', () => {
+  it('a first positional word serve, sessions or worker is a subcommand; help prints the help', () => {
+    expect(parseCli(['serve', 'the', 'docs'])).toEqual({ kind: 'subcommand', name: 'serve', args: ['the', 'docs'] });
+    expect(parseCli(['--read-only', 'sessions'])).toEqual({ kind: 'subcommand', name: 'sessions', args: [] });
+    expect(parseCli(['worker'])).toEqual({ kind: 'subcommand', name: 'worker', args: [] });
+    expect(parseCli(['help'])).toEqual({ kind: 'help' });
+  });
+
+  it('after --, or not first, or quoted with other words, it is a task', () => {
+    expect(run(['--', 'serve', 'the', 'docs'])).toMatchObject({ task: 'serve the docs', mode: 'once' });
+    expect(run(['--', 'help'])).toMatchObject({ task: 'help' });
+    expect(run(['please', 'serve'])).toMatchObject({ task: 'please serve' });
+    expect(run(['serve the docs'])).toMatchObject({ task: 'serve the docs' });
+  });
+
+  it('an unknown option is a usage error naming it', () => {
+    expect(() => parseCli(['--bogus', 'x'])).toThrow(UsageError);
+    expect(() => parseCli(['--bogus', 'x'])).toThrow("Unknown option '--bogus'");
+    expect(() => parseCli(['--timeout', '0', 'x'])).toThrow('option --timeout must be a number of seconds > 0');
+    expect(() => parseCli(['--timeout', 'soon', 'x'])).toThrow('option --timeout');
+  });
+});
+
+describe('modes', () => {
+  it('a task runs once; stdin is not read for tasks, even with -i off a terminal', () => {
+    expect(run(['do it'])).toMatchObject({ mode: 'once' });
+    expect(run(['-i', 'do it'])).toMatchObject({ mode: 'once' });
+    expect(run(['-i', 'do it'], true)).toMatchObject({ mode: 'interactive', task: 'do it' });
+  });
+
+  it('C32: no task: the prompt loop on a terminal, piped tasks otherwise (with or without -i)', () => {
+    expect(run([], true)).toMatchObject({ mode: 'interactive', task: '' });
+    expect(run([])).toMatchObject({ mode: 'script' });
+    expect(run(['-i'])).toMatchObject({ mode: 'script' });
+    expect(() => parseCli(['--confirm'], {}, false)).toThrow('option --confirm needs a terminal or a task argument');
+  });
+
+  it('--timeout sets seconds (ms inside), --json and --max-turns default from DEFAULTS', () => {
+    expect(run(['--timeout', '2.5', 'x'])).toMatchObject({ timeoutMs: 2500, json: false, maxTurns: DEFAULTS.maxTurns });
+    expect(run(['--json', 'x'])).toMatchObject({ timeoutMs: undefined, json: true });
+  });
+});
+
+describe('--help', () => {
+  it('lists the subcommands, every option with its default, the exit codes and the environment', () => {
+    for (const name of Object.keys(SUBCOMMANDS)) expect(HELP).toMatch(new RegExp(`^  ${name} `, 'm'));
+    const options = [
+      '--model',
+      '--base-url',
+      '--api-key',
+      '--responses',
+      '--allow-shell',
+      '--read-only',
+      '--max-turns',
+    ];
+    options.push('--timeout', '--cwd', '--interactive', '--confirm', '--json', '--help', '--version');
+    const lines = HELP.split('\n');
+    for (const option of options) {
+      const at = lines.findIndex((l) => l.includes(` ${option}`) && l.startsWith('  -'));
+      expect(at, option).toBeGreaterThan(0);
+      let entry = lines[at]!;
+      for (let i = at + 1; lines[i]!.startsWith(' '.repeat(22)); i++) entry += lines[i];
+      if (!['--help', '--version'].includes(option)) expect(entry, option).toMatch(/\(default[ :]/);
+    }
+    expect(HELP).toContain(`(default ${DEFAULTS.maxTurns})`);
+    expect(HELP).toContain('(default 60 s, 30 s and 300 s)');
+    expect(HELP).toContain('longest server retry-after honoured (a longer one fails at once): 60 s');
+    for (const code of ['0', '1', '2', '130', '141', '143']) expect(HELP).toMatch(new RegExp(`^  ${code} +\\S`, 'm'));
+    for (const name of Object.keys(ENVIRONMENT)) expect(HELP).toMatch(new RegExp(`^  ${name}$`, 'm'));
+    expect(HELP.split('\n').filter((l) => l.length > 80)).toEqual([]);
+  });
+});
+
+describe('README', () => {
+  const readme = readFileSync(path.join(repoRoot, 'README.md'), 'utf8');
+  const between = (marker: string) => {
+    const m = new RegExp(`<!-- ${marker} -->\\n([\\s\\S]*?)\\n<!-- /${marker} -->`).exec(readme);
+    return m?.[1];
+  };
+
+  it('its defaults table is generated from DEFAULTS, and its exit-code table from the CLI', () => {
+    expect(between('cli-defaults')).toBe(defaultsTable());
+    expect(between('cli-exit-codes')).toBe(exitCodeTable());
+  });
+});
