@@ -255,7 +255,7 @@ describe('C36: causes and usage', () => {
     new TerminalRenderer(fake(false), err, () => 0).on(completed('x', none));
     expect(err.text).toContain('· usage unknown\n');
     new TerminalRenderer(fake(false), err, () => 0).on(completed('x', { ...usage, reported: false }));
-    expect(err.text).toContain('· usage at least 3 in + 2 out = 5 tokens (a response reported none)\n');
+    expect(err.text).toContain('· usage unknown (at least 3 in + 2 out = 5 tokens)\n');
   });
 
   it('a session_error says the run was not saved; a usage not reported says unknown', () => {

@@ -78,7 +78,7 @@ export function describeError(error: SerializedError, context: { readonly baseUR
  */
 export function usageText(usage: Usage): string {
   const counted = `${usage.inputTokens} in + ${usage.outputTokens} out = ${usage.totalTokens} tokens`;
-  if ((usage as Usage & { reported?: boolean }).reported !== false) return `usage ${counted}`;
+  if (usage.reported) return `usage ${counted}`;
   if (usage.totalTokens === 0 && usage.inputTokens === 0 && usage.outputTokens === 0) return 'usage unknown';
-  return `usage at least ${counted} (a response reported none)`;
+  return `usage unknown (at least ${counted})`;
 }
