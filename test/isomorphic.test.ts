@@ -18,7 +18,7 @@ function graph(file: string, seen = new Map<string, string[]>()): Map<string, st
 }
 
 describe('the loopctl core entry is isomorphic: Node-only code lives in loopctl/node', () => {
-  for (const entry of ['src/index.ts', 'src/testing/index.ts']) {
+  for (const entry of ['src/index.ts', 'src/testing/index.ts', 'src/ag-ui/index.ts']) {
     it(`${entry} reaches no node:* module and no Node-only package`, () => {
       const modules = graph(path.join(repoRoot, entry));
       expect(modules.size).toBeGreaterThan(entry === 'src/index.ts' ? 20 : 2);
