@@ -110,6 +110,7 @@ export function createHandler(options: HandlerOptions): NodeHandler {
             resolve();
           },
         });
+      writer.arm(); // what the subscription replayed at once is out; live frames now count against the limit
     });
   }
 
