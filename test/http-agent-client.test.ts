@@ -21,7 +21,7 @@ afterEach(async () => {
 
 const echo = tool({ name: 'echo', description: 'echo', parameters: z.object({ x: z.string() }), execute: ({ x }) => `echo ${x}` });
 
-async function setup(steps: ScriptedStep[], disconnect: 'continue' | 'cancel' = 'continue') {
+async function setup(steps: (ScriptedStep | string)[], disconnect: 'continue' | 'cancel' = 'continue') {
   const model = scriptedModel(steps);
   const runs = localRuns({ agents: { helper: defineAgent({ name: 'helper', instructions: 'i', model, tools: [echo] }) } });
   server = await listen(createHandler({ runs, authorize: bearer, disconnect }));

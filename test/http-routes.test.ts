@@ -78,6 +78,9 @@ describe('routing and authorization', () => {
     expect(() => createHandler({ runs, authorize: bearer, maxBodyBytes: 0 })).toThrow('options.maxBodyBytes');
     expect(() => createHandler({ runs, authorize: bearer, maxBufferedBytes: 1.5 })).toThrow('options.maxBufferedBytes');
     expect(() => createHandler({ runs, authorize: bearer, disconnect: 'drop' as never })).toThrow('options.disconnect');
+    for (const basePath of ['api', '/api/', 3]) {
+      expect(() => createHandler({ runs, authorize: bearer, basePath: basePath as never })).toThrow('options.basePath');
+    }
   });
 });
 

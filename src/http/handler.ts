@@ -32,6 +32,12 @@ export interface HandlerOptions {
    * A connection the server closed (a slow reader) never cancels.
    */
   readonly disconnect?: 'continue' | 'cancel';
+  /**
+   * A path prefix to strip, for frameworks that hand over the full URL (Fastify, Hono): with `'/api'`,
+   * `/api/runs/r1/cancel` is the cancel route and `/elsewhere` goes to `next`. Express's `app.use('/api', …)`
+   * strips it already. Default `''`.
+   */
+  readonly basePath?: string;
 }
 
 /** A Node request handler; `next` (Express, Connect) gets the requests whose path is no route of the handler. */
@@ -60,7 +66,7 @@ interface Context {
  */
 export function createHandler(options: HandlerOptions): NodeHandler {
   if (options === null || typeof options !== 'object') throw new ConfigurationError('options', 'must be an object');
-  const { runs, authorize, maxBodyBytes = MiB, maxBufferedBytes = MiB, disconnect = 'continue' } = options;
+  const { runs, authorize, maxBodyBytes = MiB, maxBufferedBytes = MiB, disconnect = 'continue', basePath = '' } = options;
   for (const method of ['start', 'events', 'cancel', 'stop', 'steer', 'withdraw', 'decide'] as const) {
     if (typeof runs?.[method] !== 'function') throw new ConfigurationError(`options.runs.${method}`, 'must be a function');
   }
@@ -70,6 +76,9 @@ export function createHandler(options: HandlerOptions): NodeHandler {
   }
   if (disconnect !== 'continue' && disconnect !== 'cancel') {
     throw new ConfigurationError('options.disconnect', "must be 'continue' or 'cancel'");
+  }
+  if (typeof basePath !== 'string' || (basePath !== '' && !/^\/.*[^/]$/.test(basePath))) {
+    throw new ConfigurationError('options.basePath', "must be '' or a path starting with '/' and not ending with it");
   }
 
   /** Streams a run's AG-UI frames after `after`; settles when the stream ends or the client leaves. */
@@ -184,7 +193,8 @@ export function createHandler(options: HandlerOptions): NodeHandler {
     } catch {
       return respond(res, new HttpError(400, 'bad_request', 'the request URL cannot be read', 'url'));
     }
-    const match = matchRoute(req.method ?? 'GET', url.pathname);
+    const path = url.pathname.startsWith(`${basePath}/`) ? url.pathname.slice(basePath.length) : undefined;
+    const match = path === undefined ? undefined : matchRoute(req.method ?? 'GET', path);
     if (match === undefined) {
       if (next) return next();
       return respond(res, new HttpError(404, 'not_found', `no route ${req.method} ${url.pathname}`));
