@@ -29,10 +29,12 @@ describe('parseEventId', () => {
 
 describe('the AG-UI checks can fail', () => {
   it('a content event with no open message, or a key the schema does not name, is refused', async () => {
-    await expect(checkAgUiStream([
-      { type: 'RUN_STARTED', threadId: 't', runId: 'r' } as never,
-      { type: 'TEXT_MESSAGE_CONTENT', messageId: 'm', delta: 'x' } as never,
-    ])).rejects.toThrow(/No active text message/);
+    await expect(
+      checkAgUiStream([
+        { type: 'RUN_STARTED', threadId: 't', runId: 'r' } as never,
+        { type: 'TEXT_MESSAGE_CONTENT', messageId: 'm', delta: 'x' } as never,
+      ]),
+    ).rejects.toThrow(/No active text message/);
     expect(() => checkAgUiEvent({ type: 'RUN_STARTED', threadId: 't', runId: 'r', extra: 1 } as never)).toThrow();
   });
 });

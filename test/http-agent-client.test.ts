@@ -19,13 +19,24 @@ afterEach(async () => {
   server = undefined;
 });
 
-const echo = tool({ name: 'echo', description: 'echo', parameters: z.object({ x: z.string() }), execute: ({ x }) => `echo ${x}` });
+const echo = tool({
+  name: 'echo',
+  description: 'echo',
+  parameters: z.object({ x: z.string() }),
+  execute: ({ x }) => `echo ${x}`,
+});
 
 async function setup(steps: (ScriptedStep | string)[], disconnect: 'continue' | 'cancel' = 'continue') {
   const model = scriptedModel(steps);
-  const runs = localRuns({ agents: { helper: defineAgent({ name: 'helper', instructions: 'i', model, tools: [echo] }) } });
+  const runs = localRuns({
+    agents: { helper: defineAgent({ name: 'helper', instructions: 'i', model, tools: [echo] }) },
+  });
   server = await listen(createHandler({ runs, authorize: bearer, disconnect }));
-  const agent = new HttpAgent({ url: `${server.url}/agents/helper/runs`, headers: { authorization: 'Bearer alice' }, threadId: 'chat-1' });
+  const agent = new HttpAgent({
+    url: `${server.url}/agents/helper/runs`,
+    headers: { authorization: 'Bearer alice' },
+    threadId: 'chat-1',
+  });
   return { model, runs, agent };
 }
 
@@ -36,10 +47,11 @@ function recorder() {
   return { events, subscriber };
 }
 
-const shape = (items: readonly Item[]) => items.map((i) => (i.type === 'tool_result' ? `tool:${i.output}` : `${i.type}:${i.text}`));
+const shape = (items: readonly Item[]) =>
+  items.map((i) => (i.type === 'tool_result' ? `tool:${i.output}` : `${i.type}:${i.text}`));
 
 describe('HttpAgent against loopctl/http', () => {
-  it('a conversation: each run streams its answer and tool calls; the next request carries the history once', async () => {
+  it('a conversation: each run streams answer and tool calls; the next request has the history once', async () => {
     const { agent, model } = await setup([
       { text: ['Let me ', 'look.'], toolCalls: [{ name: 'echo', arguments: { x: 'a' }, callId: 'c1' }] },
       { text: ['Found ', 'it.'] },
@@ -50,23 +62,46 @@ describe('HttpAgent against loopctl/http', () => {
     const r1 = await agent.runAgent({}, first.subscriber);
     await checkAgUiStream(first.events);
     expect(first.events.map((e) => e.type)).toEqual([
-      'RUN_STARTED', 'STEP_STARTED', 'TEXT_MESSAGE_START', 'TEXT_MESSAGE_CONTENT', 'TEXT_MESSAGE_CONTENT',
-      'TEXT_MESSAGE_END', 'TOOL_CALL_START', 'TOOL_CALL_ARGS', 'TOOL_CALL_END', 'TOOL_CALL_RESULT', 'STEP_FINISHED',
-      'STEP_STARTED', 'TEXT_MESSAGE_START', 'TEXT_MESSAGE_CONTENT', 'TEXT_MESSAGE_CONTENT', 'TEXT_MESSAGE_END',
-      'STEP_FINISHED', 'RUN_FINISHED',
+      'RUN_STARTED',
+      'STEP_STARTED',
+      'TEXT_MESSAGE_START',
+      'TEXT_MESSAGE_CONTENT',
+      'TEXT_MESSAGE_CONTENT',
+      'TEXT_MESSAGE_END',
+      'TOOL_CALL_START',
+      'TOOL_CALL_ARGS',
+      'TOOL_CALL_END',
+      'TOOL_CALL_RESULT',
+      'STEP_FINISHED',
+      'STEP_STARTED',
+      'TEXT_MESSAGE_START',
+      'TEXT_MESSAGE_CONTENT',
+      'TEXT_MESSAGE_CONTENT',
+      'TEXT_MESSAGE_END',
+      'STEP_FINISHED',
+      'RUN_FINISHED',
     ]);
     expect(r1.result).toEqual({ output: 'Found it.', finishReason: 'stop', undelivered: [] });
     expect(agent.messages.map((m) => [m.role, 'content' in m ? m.content : undefined])).toEqual([
-      ['user', 'Find it.'], ['assistant', 'Let me look.'], ['tool', 'echo a'], ['assistant', 'Found it.'],
+      ['user', 'Find it.'],
+      ['assistant', 'Let me look.'],
+      ['tool', 'echo a'],
+      ['assistant', 'Found it.'],
     ]);
-    expect(agent.messages[1]).toMatchObject({ toolCalls: [{ id: 'c1', function: { name: 'echo', arguments: '{"x":"a"}' } }] });
+    expect(agent.messages[1]).toMatchObject({
+      toolCalls: [{ id: 'c1', function: { name: 'echo', arguments: '{"x":"a"}' } }],
+    });
 
     agent.addMessage({ id: 'u2', role: 'user', content: 'Thanks!' });
     const r2 = await agent.runAgent();
     expect(r2.newMessages.map((m) => m.role)).toEqual(['assistant']);
     // The server's session holds the first run; the client's copies of its messages are not taken again.
     expect(shape(model.requests[2]!.items)).toEqual([
-      'user:Find it.', 'assistant:Let me look.', 'tool:echo a', 'assistant:Found it.', 'user:Thanks!',
+      'user:Find it.',
+      'assistant:Let me look.',
+      'tool:echo a',
+      'assistant:Found it.',
+      'user:Thanks!',
     ]);
   });
 
@@ -89,18 +124,30 @@ describe('HttpAgent against loopctl/http', () => {
     expect((events.at(-1) as { reason: unknown }).reason).toBe(DISCONNECTED_REASON);
     // What the server sent, then the client's own RUN_ERROR for its abort.
     expect(seen.events.map((e) => e.type)).toEqual([
-      'RUN_STARTED', 'STEP_STARTED', 'TEXT_MESSAGE_START', 'TEXT_MESSAGE_CONTENT', 'RUN_ERROR',
+      'RUN_STARTED',
+      'STEP_STARTED',
+      'TEXT_MESSAGE_START',
+      'TEXT_MESSAGE_CONTENT',
+      'RUN_ERROR',
     ]);
     expect(seen.events.at(-1)).toMatchObject({ code: 'abort' });
   });
 
-  it("abortRun() with disconnect 'continue': the run completes on the server, and a new run on the thread steers nothing", async () => {
+  it("abortRun() with disconnect 'continue': the run completes; the next run's history has it once", async () => {
     const hold = gate();
     const { agent, runs, model } = await setup([{ text: ['Thinking'], hold: hold.wait$ }, 'Next answer.'], 'continue');
     agent.addMessage({ id: 'u1', role: 'user', content: 'Go.' });
     let runId = '';
     const started = new Promise<void>((resolve) => {
-      void agent.runAgent({}, { onRunStartedEvent: ({ event }) => { runId = event.runId; resolve(); } });
+      void agent.runAgent(
+        {},
+        {
+          onRunStartedEvent: ({ event }) => {
+            runId = event.runId;
+            resolve();
+          },
+        },
+      );
     });
     await started;
     agent.abortRun();
@@ -108,7 +155,11 @@ describe('HttpAgent against loopctl/http', () => {
     const events = await collectEvents(runs.events(runId, { principal: 'alice' }));
     expect(events.at(-1)).toMatchObject({ type: 'run_completed', output: 'Thinking' });
     agent.addMessage({ id: 'u2', role: 'user', content: 'And now?' });
-    const again = new HttpAgent({ url: `${server!.url}/agents/helper/runs`, headers: { authorization: 'Bearer alice' }, threadId: 'chat-1' });
+    const again = new HttpAgent({
+      url: `${server!.url}/agents/helper/runs`,
+      headers: { authorization: 'Bearer alice' },
+      threadId: 'chat-1',
+    });
     again.setMessages(agent.messages);
     const r = await again.runAgent();
     expect(r.result).toMatchObject({ output: 'Next answer.' });

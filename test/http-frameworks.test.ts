@@ -34,7 +34,11 @@ function makeHandler(options: Partial<HandlerOptions> = {}): NodeHandler {
 /** The same checks against `<base>/…` (the handler) and `<root>/health` (the framework's own route). */
 async function exercise(root: string, base: string) {
   const body = {
-    threadId: 't', runId: 'x', messages: [{ id: 'u1', role: 'user', content: 'Hi' }], tools: [], context: [],
+    threadId: 't',
+    runId: 'x',
+    messages: [{ id: 'u1', role: 'user', content: 'Hi' }],
+    tools: [],
+    context: [],
   };
   const run = await readStream(`${base}/agents/helper/runs`, { principal: 'alice', body });
   expect(run.status).toBe(200);
@@ -43,16 +47,24 @@ async function exercise(root: string, base: string) {
   const runId = decodeURIComponent(run.headers.get('loopctl-run-id')!);
   // JSON bodies reach the handler (a finished run: cancel answers false, steering is refused).
   expect(await request(`${base}/runs/${runId}/cancel`, { principal: 'alice', body: { reason: 'x' } })).toMatchObject({
-    status: 200, body: { cancelled: false },
+    status: 200,
+    body: { cancelled: false },
   });
-  expect(await request(`${base}/runs/${runId}/steering`, { principal: 'alice', body: { text: 'late' } })).toMatchObject({
-    status: 409, body: { error: { code: 'run_not_live' } },
-  });
+  expect(await request(`${base}/runs/${runId}/steering`, { principal: 'alice', body: { text: 'late' } })).toMatchObject(
+    {
+      status: 409,
+      body: { error: { code: 'run_not_live' } },
+    },
+  );
   expect(await request(`${base}/runs/${runId}/steering`, { principal: 'alice', body: {} })).toMatchObject({
-    status: 400, body: { error: { field: 'text' } },
+    status: 400,
+    body: { error: { field: 'text' } },
   });
   // Re-attach.
-  const again = await readStream(`${base}/runs/${runId}/events?threadId=t`, { principal: 'alice', lastEventId: run.frames[3]!.id! });
+  const again = await readStream(`${base}/runs/${runId}/events?threadId=t`, {
+    principal: 'alice',
+    lastEventId: run.frames[3]!.id!,
+  });
   expect(again.frames).toEqual(run.frames.slice(4));
   expect(await request(`${root}/health`)).toMatchObject({ status: 200, body: { ok: true } });
 }
@@ -91,14 +103,17 @@ describe('createHandler in each framework', () => {
     const handler = makeHandler({ basePath: '/api' });
     const app = Fastify();
     app.get('/health', async () => ({ ok: true }));
-    await app.register(async (api) => {
-      api.removeAllContentTypeParsers();
-      api.addContentTypeParser('*', (_req, _payload, done) => done(null));
-      api.all('/*', (req, reply) => {
-        reply.hijack();
-        handler(req.raw, reply.raw);
-      });
-    }, { prefix: '/api' });
+    await app.register(
+      async (api) => {
+        api.removeAllContentTypeParsers();
+        api.addContentTypeParser('*', (_req, _payload, done) => done(null));
+        api.all('/*', (req, reply) => {
+          reply.hijack();
+          handler(req.raw, reply.raw);
+        });
+      },
+      { prefix: '/api' },
+    );
     await app.listen({ port: 0, host: '127.0.0.1' });
     closeExtra = () => app.close();
     const { port } = app.server.address() as { port: number };

@@ -13,7 +13,11 @@ afterEach(async () => {
 });
 
 const input = (text: string) => ({
-  threadId: 'shared-name', runId: 'x', messages: [{ id: `m-${text}`, role: 'user', content: text }], tools: [], context: [],
+  threadId: 'shared-name',
+  runId: 'x',
+  messages: [{ id: `m-${text}`, role: 'user', content: text }],
+  tools: [],
+  context: [],
 });
 
 describe('two principals', () => {
@@ -23,7 +27,11 @@ describe('two principals', () => {
     const runs = localRuns({ agents: { helper: defineAgent({ name: 'helper', instructions: 'i', model }) } });
     server = await listen(createHandler({ runs, authorize: bearer }));
     const url = server.url;
-    const alice = await readStream(`${url}/agents/helper/runs`, { principal: 'alice', body: input('alice asks'), dropAfter: 2 });
+    const alice = await readStream(`${url}/agents/helper/runs`, {
+      principal: 'alice',
+      body: input('alice asks'),
+      dropAfter: 2,
+    });
     const runId = decodeURIComponent(alice.headers.get('loopctl-run-id')!);
 
     const probes = (id: string): [string, string, unknown][] => [
@@ -40,7 +48,8 @@ describe('two principals', () => {
       const foreign = await request(`${url}${path}`, { method, body, principal: 'bob' });
       const unknown = await request(`${url}${unknownPath}`, { method, body, principal: 'bob' });
       expect(foreign, `${method} ${path}`).toEqual({
-        status: 404, headers: expect.anything(),
+        status: 404,
+        headers: expect.anything(),
         body: { error: { code: 'run_not_found', message: `no run ${JSON.stringify(runId)}` } },
       });
       expect(unknown.body).toEqual({ error: { code: 'run_not_found', message: 'no run "unknown-id"' } });

@@ -23,7 +23,11 @@ afterEach(async () => {
 
 const echo = tool({ name: 'echo', description: 'echo', parameters: z.object({}), execute: () => 'echoed' });
 const input = (threadId: string) => ({
-  threadId, runId: 'x', messages: [{ id: 'u1', role: 'user', content: 'go' }], tools: [], context: [],
+  threadId,
+  runId: 'x',
+  messages: [{ id: 'u1', role: 'user', content: 'go' }],
+  tools: [],
+  context: [],
 });
 
 async function serve(steps: ScriptedStep[], compact: boolean, options: Partial<HandlerOptions> = {}) {
@@ -43,15 +47,22 @@ const SHAPE: ScriptedStep[] = [
 
 /** Drops the start stream after `n` frames, re-attaches with the last id, and returns both parts. */
 async function dropAndResume(url: string, threadId: string, n: number) {
-  const first = await readStream(`${url}/agents/helper/runs`, { principal: 'alice', body: input(threadId), dropAfter: n });
+  const first = await readStream(`${url}/agents/helper/runs`, {
+    principal: 'alice',
+    body: input(threadId),
+    dropAfter: n,
+  });
   const runId = decodeURIComponent(first.headers.get('loopctl-run-id')!);
   const lastId = first.frames.at(-1)!.id!;
   const rest = await readStream(`${url}/runs/${encodeURIComponent(runId)}/events?threadId=${threadId}`, {
-    principal: 'alice', lastEventId: lastId,
+    principal: 'alice',
+    lastEventId: lastId,
   });
   expect(rest.status).toBe(200);
   expect(rest.ended).toBe(true);
-  const whole = await readStream(`${url}/runs/${encodeURIComponent(runId)}/events?threadId=${threadId}`, { principal: 'alice' });
+  const whole = await readStream(`${url}/runs/${encodeURIComponent(runId)}/events?threadId=${threadId}`, {
+    principal: 'alice',
+  });
   return { first: first.frames, rest: rest.frames, whole: whole.frames };
 }
 
@@ -91,7 +102,10 @@ describe('Last-Event-ID after a dropped connection', () => {
   }
 
   it('property: random runs, a random drop point, either replay', async () => {
-    const textArb = fc.array(fc.string({ unit: 'grapheme', minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 4 });
+    const textArb = fc.array(fc.string({ unit: 'grapheme', minLength: 1, maxLength: 3 }), {
+      minLength: 1,
+      maxLength: 4,
+    });
     await fc.assert(
       fc.asyncProperty(
         fc.array(fc.record({ text: textArb, calls: fc.integer({ min: 0, max: 2 }) }), { minLength: 1, maxLength: 3 }),
@@ -99,7 +113,8 @@ describe('Last-Event-ID after a dropped connection', () => {
         fc.boolean(),
         async (turns, drop, compact) => {
           const steps: ScriptedStep[] = turns.map(({ text, calls }, i) => ({
-            text, deltaDelayMs: 1,
+            text,
+            deltaDelayMs: 1,
             ...(calls > 0 && i < turns.length - 1
               ? { toolCalls: Array.from({ length: calls }, () => ({ name: 'echo', arguments: {} })) }
               : {}),
@@ -124,7 +139,11 @@ describe('disconnect', () => {
     const model = scriptedModel([{ text: ['Working'], hold: hold.wait$ }, 'unused']);
     const runs = localRuns({ agents: { helper: defineAgent({ name: 'helper', instructions: 'i', model }) } });
     server = await listen(createHandler({ runs, authorize: bearer, disconnect }));
-    const first = await readStream(`${server.url}/agents/helper/runs`, { principal: 'alice', body: input('t'), dropAfter: 2 });
+    const first = await readStream(`${server.url}/agents/helper/runs`, {
+      principal: 'alice',
+      body: input('t'),
+      dropAfter: 2,
+    });
     const runId = decodeURIComponent(first.headers.get('loopctl-run-id')!);
     return { hold, runs, runId };
   }
@@ -146,28 +165,34 @@ describe('disconnect', () => {
 });
 
 describe('a slow reader', () => {
-  it('is cut off past maxBufferedBytes (the run is not cancelled) and resumes with Last-Event-ID, losing nothing', async () => {
+  it('is cut off past maxBufferedBytes (the run goes on) and resumes with Last-Event-ID, losing nothing', async () => {
     const big = 'x'.repeat(256 * 1024);
     const deltas = Array.from({ length: 96 }, (_, i) => `${i}:${big}`); // 24 MiB: more than any socket buffer
     const { url, local } = await serve([{ text: deltas, deltaDelayMs: 1 }], false, {
-      maxBufferedBytes: 64 * 1024, disconnect: 'cancel',
+      maxBufferedBytes: 64 * 1024,
+      disconnect: 'cancel',
     });
     // A reader that does not read: the response is paused until the server has given up on it.
     const body = JSON.stringify(input('slow'));
     const received = await new Promise<{ text: string; runId: string }>((resolve, reject) => {
-      const req = httpRequest(`${url}/agents/helper/runs`, {
-        method: 'POST', headers: { authorization: 'Bearer alice', 'content-type': 'application/json' },
-      }, (res) => {
-        res.pause();
-        const runId = decodeURIComponent(String(res.headers['loopctl-run-id']));
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (text += chunk));
-        res.on('error', () => undefined);
-        res.on('close', () => resolve({ text, runId }));
-        // Let the run finish while nobody reads, then read what the sockets hold.
-        void collectEvents(local.events(runId, { principal: 'alice' })).then(() => res.resume(), reject);
-      });
+      const req = httpRequest(
+        `${url}/agents/helper/runs`,
+        {
+          method: 'POST',
+          headers: { authorization: 'Bearer alice', 'content-type': 'application/json' },
+        },
+        (res) => {
+          res.pause();
+          const runId = decodeURIComponent(String(res.headers['loopctl-run-id']));
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (text += chunk));
+          res.on('error', () => undefined);
+          res.on('close', () => resolve({ text, runId }));
+          // Let the run finish while nobody reads, then read what the sockets hold.
+          void collectEvents(local.events(runId, { principal: 'alice' })).then(() => res.resume(), reject);
+        },
+      );
       req.on('error', reject);
       req.end(body);
     });
@@ -176,7 +201,8 @@ describe('a slow reader', () => {
     const events = await collectEvents(local.events(received.runId, { principal: 'alice' }));
     expect(events.at(-1)).toMatchObject({ type: 'run_completed' }); // a server-side close never cancels
     const rest = await readStream(`${url}/runs/${encodeURIComponent(received.runId)}/events?threadId=slow`, {
-      principal: 'alice', lastEventId: frames.at(-1)!.id!,
+      principal: 'alice',
+      lastEventId: frames.at(-1)!.id!,
     });
     const all = [...frames, ...rest.frames];
     const text = all.flatMap((f) => (f.event.type === 'TEXT_MESSAGE_CONTENT' ? [f.event.delta] : [])).join('');

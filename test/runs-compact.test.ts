@@ -1,7 +1,13 @@
 import fc from 'fast-check';
 import { from, lastValueFrom, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { eventsAfter, isCompactTextDelta, splitCompactText, type CompactTextDelta, type RunEvent } from '../src/index.js';
+import {
+  eventsAfter,
+  isCompactTextDelta,
+  splitCompactText,
+  type CompactTextDelta,
+  type RunEvent,
+} from '../src/index.js';
 
 /**
  * Resuming a compacted run after any seq (replay 'compact'): the deltas `fromSeq … seq` kept as one event
@@ -66,11 +72,18 @@ describe('splitCompactText: resuming after any seq yields exactly the missed tex
     const after = (seq: number | undefined) => lastValueFrom(from(list).pipe(eventsAfter(seq), toArray()));
     expect(await after(undefined)).toEqual(list);
     expect(await after(2)).toEqual(list.slice(3));
-    expect((await after(3)).map((e) => (e.type === 'text_delta' ? e.delta : e.type))).toEqual(['llo', 'turn_completed']);
+    expect((await after(3)).map((e) => (e.type === 'text_delta' ? e.delta : e.type))).toEqual([
+      'llo',
+      'turn_completed',
+    ]);
     expect((await after(5)).map((e) => (e.type === 'text_delta' ? e.delta : e.type))).toEqual(['lo', 'turn_completed']);
     expect((await after(6)).map((e) => e.type)).toEqual(['turn_completed']);
 
-    const malformed = [{ ...c, offsets: [0, 2] }, { ...c, offsets: [1, 2, 3, 3] }, { ...c, offsets: [0, 3, 2, 3] }];
+    const malformed = [
+      { ...c, offsets: [0, 2] },
+      { ...c, offsets: [1, 2, 3, 3] },
+      { ...c, offsets: [0, 3, 2, 3] },
+    ];
     for (const m of malformed) {
       expect(isCompactTextDelta(m)).toBe(false);
       expect(await lastValueFrom(from([m as RunEvent]).pipe(eventsAfter(4), toArray()))).toEqual([m]);

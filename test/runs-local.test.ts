@@ -1,8 +1,20 @@
 import { filter, firstValueFrom, lastValueFrom, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import {
-  AgentNotFoundError, ConfigurationError, HistoryConflictError, MemorySession, NotImplementedError, NotSupportedError,
-  RunNotFoundError, RunNotLiveError, ThreadBusyError, defineAgent, localRuns, type Item, type RunEvent, type Runs,
+  AgentNotFoundError,
+  ConfigurationError,
+  HistoryConflictError,
+  MemorySession,
+  NotImplementedError,
+  NotSupportedError,
+  RunNotFoundError,
+  RunNotLiveError,
+  ThreadBusyError,
+  defineAgent,
+  localRuns,
+  type Item,
+  type RunEvent,
+  type Runs,
 } from '../src/index.js';
 import { collectEvents, gate, scriptedModel, type ScriptedStep } from '../src/testing/index.js';
 
@@ -21,12 +33,23 @@ describe('localRuns: start and events', () => {
   it('starts a run at once and replays its events, from the start or after a seq', async () => {
     const { agent } = agentWith([{ text: ['Hel', 'lo'] }]);
     const runs = localRuns({ agents: { helper: agent } });
-    const { runId, steeringId } = await runs.start({ agent: 'helper', threadId: 't1', input: 'hi', principal: 'alice' });
+    const { runId, steeringId } = await runs.start({
+      agent: 'helper',
+      threadId: 't1',
+      input: 'hi',
+      principal: 'alice',
+    });
     expect(steeringId).toBeUndefined();
     const all = await events(runs, runId);
     expect(types(all)).toEqual([
-      'run_started', 'turn_started', 'model_request_started', 'text_delta', 'text_delta',
-      'model_response_completed', 'turn_completed', 'run_completed',
+      'run_started',
+      'turn_started',
+      'model_request_started',
+      'text_delta',
+      'text_delta',
+      'model_response_completed',
+      'turn_completed',
+      'run_completed',
     ]);
     expect(all.every((e) => e.runId === runId)).toBe(true);
     expect(await events(runs, runId, 'alice', 3)).toEqual(all.slice(4));
@@ -34,7 +57,7 @@ describe('localRuns: start and events', () => {
     expect(await events(runs, runId, 'alice', -1)).toEqual(all);
   });
 
-  it('keeps each thread its own session: the second run sees the first one\'s history', async () => {
+  it("keeps each thread its own session: the second run sees the first one's history", async () => {
     const { agent, model } = agentWith(['one', 'two']);
     const runs = localRuns({ agents: { helper: agent } });
     const first = await runs.start({ agent: 'helper', threadId: 't1', input: 'a', principal: 'alice' });
@@ -45,7 +68,7 @@ describe('localRuns: start and events', () => {
     expect(model.requests[1]!.items.map((i) => i.type)).toEqual(['user', 'assistant', 'user']);
   });
 
-  it('Items whose ids the session holds are left out; a contradicting id rejects with HistoryConflictError', async () => {
+  it('Items whose ids the session holds are left out; a contradicting id → HistoryConflictError', async () => {
     const { agent, model } = agentWith(['one', 'two']);
     const runs = localRuns({ agents: { helper: agent } });
     const u1: Item = { type: 'user', id: 'u1', text: 'first' };
@@ -96,7 +119,9 @@ describe('localRuns: start and events', () => {
     await expect(runs.start({ ...base, principal: 3 as never })).rejects.toMatchObject({ field: 'principal' });
     await expect(runs.start({ ...base, input: 5 as never })).rejects.toMatchObject({ field: 'input' });
     await expect(runs.start({ ...base, ifBusy: 'later' as never })).rejects.toMatchObject({ field: 'ifBusy' });
-    await expect(runs.start({ ...base, input: [{ type: 'user' }] as never })).rejects.toMatchObject({ field: 'input[0]' });
+    await expect(runs.start({ ...base, input: [{ type: 'user' }] as never })).rejects.toMatchObject({
+      field: 'input[0]',
+    });
     for (const ifBusy of ['enqueue', 'interrupt', 'rollback'] as const) {
       const p = runs.start({ ...base, ifBusy });
       await expect(p).rejects.toBeInstanceOf(NotSupportedError);
@@ -116,20 +141,30 @@ describe('localRuns: a live run', () => {
     return { hold, model, runs: localRuns({ agents: { helper: agent } }) };
   }
 
-  it("ifBusy 'steer' (the default) pushes the input into the live run: same runId, the steering id, delivered once", async () => {
+  it("ifBusy 'steer' (default) pushes input into the live run: its runId, a steering id, delivered once", async () => {
     const { hold, model, runs } = heldRun();
     const first = await runs.start({ agent: 'helper', threadId: 't', input: 'start', principal: 'alice' });
     const steer = await runs.start({
-      agent: 'helper', threadId: 't', principal: 'alice', input: [{ type: 'user', id: 'client-7', text: 'also this' }],
+      agent: 'helper',
+      threadId: 't',
+      principal: 'alice',
+      input: [{ type: 'user', id: 'client-7', text: 'also this' }],
     });
     expect(steer).toEqual({ runId: first.runId, steeringId: 'client-7' });
     // The same message sent again while the run holds it is not pushed twice.
     await expect(
-      runs.start({ agent: 'helper', threadId: 't', principal: 'alice', input: [{ type: 'user', id: 'client-7', text: 'also this' }] }),
+      runs.start({
+        agent: 'helper',
+        threadId: 't',
+        principal: 'alice',
+        input: [{ type: 'user', id: 'client-7', text: 'also this' }],
+      }),
     ).rejects.toMatchObject({ field: 'input' });
     hold.open();
     const all = await events(runs, first.runId);
-    expect(all.filter((e) => e.type === 'user_message_injected')).toMatchObject([{ id: 'client-7', content: 'also this' }]);
+    expect(all.filter((e) => e.type === 'user_message_injected')).toMatchObject([
+      { id: 'client-7', content: 'also this' },
+    ]);
     expect(userTexts(model.requests[1]!.items)).toEqual(['start', 'also this']);
     expect(all.at(-1)).toMatchObject({ type: 'run_completed', output: 'after' });
   });
@@ -140,7 +175,13 @@ describe('localRuns: a live run', () => {
     const busy = runs.start({ agent: 'helper', threadId: 't', input: 'more', principal: 'alice', ifBusy: 'reject' });
     await expect(busy).rejects.toEqual(new ThreadBusyError('t', first.runId));
     // Another principal's thread of the same name is another thread.
-    const other = await runs.start({ agent: 'helper', threadId: 't', input: 'mine', principal: 'bob', ifBusy: 'reject' });
+    const other = await runs.start({
+      agent: 'helper',
+      threadId: 't',
+      input: 'mine',
+      principal: 'bob',
+      ifBusy: 'reject',
+    });
     expect(other.runId).not.toBe(first.runId);
     hold.open();
     await events(runs, first.runId);
@@ -160,7 +201,7 @@ describe('localRuns: a live run', () => {
     expect(all.filter((e) => e.type === 'user_message_injected')).toMatchObject([{ id: b.steeringId, content: 'b' }]);
   });
 
-  it('cancel resolves true once run_cancelled was emitted; then false; steer after the end → RunNotLiveError', async () => {
+  it('cancel: true once run_cancelled was emitted, then false; steer after the end → RunNotLiveError', async () => {
     const { runs } = heldRun();
     const { runId } = await runs.start({ agent: 'helper', threadId: 't', input: 'start', principal: 'alice' });
     const seen: RunEvent[] = [];
@@ -174,7 +215,7 @@ describe('localRuns: a live run', () => {
     await expect(runs.steer(runId, 'late', 'alice')).rejects.toEqual(new RunNotLiveError(runId));
   });
 
-  it('steer returns the id the injected item gets; withdraw takes a queued one back (true once), never delivered', async () => {
+  it('steer returns the injected id; withdraw takes a queued one back (true once), never delivered', async () => {
     const { hold, model, runs } = heldRun();
     const { runId } = await runs.start({ agent: 'helper', threadId: 't', input: 'start', principal: 'alice' });
     const kept = await runs.steer(runId, 'keep me', 'alice');
@@ -194,7 +235,9 @@ describe('localRuns: a live run', () => {
     const { runId } = await runs.start({ agent: 'helper', threadId: 't', input: 'start', principal: 'alice' });
     await expect(runs.stop(runId, { at: 'turn_end' }, 'alice')).rejects.toEqual(new NotImplementedError('stop'));
     await expect(runs.decide(runId, 'call_1', { approve: true }, 'alice')).rejects.toMatchObject({
-      name: 'NotImplementedError', code: 'not_implemented', feature: 'decide',
+      name: 'NotImplementedError',
+      code: 'not_implemented',
+      feature: 'decide',
     });
     hold.open();
     await events(runs, runId);
@@ -202,12 +245,15 @@ describe('localRuns: a live run', () => {
 });
 
 describe('localRuns: another principal, an unknown run', () => {
-  it('every method rejects with RunNotFoundError for another principal\'s run and for an unknown id', async () => {
+  it("every method rejects with RunNotFoundError for another principal's run and for an unknown id", async () => {
     const hold = gate();
     const { agent } = agentWith([{ text: 'x', hold: hold.wait$ }]);
     const runs = localRuns({ agents: { helper: agent } });
     const { runId } = await runs.start({ agent: 'helper', threadId: 't', input: 'secret', principal: 'alice' });
-    for (const [id, principal] of [[runId, 'bob'], ['unknown', 'alice']] as const) {
+    for (const [id, principal] of [
+      [runId, 'bob'],
+      ['unknown', 'alice'],
+    ] as const) {
       const notFound = new RunNotFoundError(id);
       await expect(firstValueFrom(runs.events(id, { principal }))).rejects.toEqual(notFound);
       await expect(runs.cancel(id, 'x', principal)).rejects.toEqual(notFound);

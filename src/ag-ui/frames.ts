@@ -81,5 +81,9 @@ export function toAgUiFrames(options: ToAgUiOptions): OperatorFunction<RunEvent,
  * handle.events$.pipe(toAgUi({ threadId: 'chat-1' })).subscribe((e) => res.write(encoder.encodeSSE(e)));
  */
 export function toAgUi(options: ToAgUiOptions): OperatorFunction<RunEvent, AGUIEvent> {
-  return (source) => source.pipe(toAgUiFrames(options), map((frame) => frame.event));
+  return (source) =>
+    source.pipe(
+      toAgUiFrames(options),
+      map((frame) => frame.event),
+    );
 }

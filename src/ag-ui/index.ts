@@ -4,4 +4,10 @@
  */
 export { toAgUi, toAgUiFrames, parseEventId, type AgUiFrame, type EventCursor, type ToAgUiOptions } from './frames.js';
 export { AgUiMapper, type RestartCause } from './mapper.js';
-export { LOOPCTL_EVENTS, MINTED_ID_PREFIX, assistantMessageId, toolResultMessageId, isMintedMessageId } from './names.js';
+export {
+  LOOPCTL_EVENTS,
+  MINTED_ID_PREFIX,
+  assistantMessageId,
+  toolResultMessageId,
+  isMintedMessageId,
+} from './names.js';

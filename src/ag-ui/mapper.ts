@@ -69,13 +69,21 @@ export class AgUiMapper {
         this.#startCall(out, base, event.runId, event.callId, event.name, event.arguments);
         break;
       case 'tool_call_progress':
-        custom(LOOPCTL_EVENTS.toolProgress, { callId: event.callId, name: event.name, progress: jsonValue(event.progress) });
+        custom(LOOPCTL_EVENTS.toolProgress, {
+          callId: event.callId,
+          name: event.name,
+          progress: jsonValue(event.progress),
+        });
         break;
       case 'tool_call_completed':
         this.#started.delete(event.callId);
         out.push({
-          type: EventType.TOOL_CALL_RESULT, ...base, messageId: toolResultMessageId(event.runId, event.callId),
-          toolCallId: event.callId, content: event.output, role: 'tool',
+          type: EventType.TOOL_CALL_RESULT,
+          ...base,
+          messageId: toolResultMessageId(event.runId, event.callId),
+          toolCallId: event.callId,
+          content: event.output,
+          role: 'tool',
         });
         break;
       case 'tool_call_failed':
@@ -83,14 +91,22 @@ export class AgUiMapper {
         if (!this.#started.has(event.callId)) this.#startCall(out, base, event.runId, event.callId, event.name, '');
         this.#started.delete(event.callId);
         out.push({
-          type: EventType.TOOL_CALL_RESULT, ...base, messageId: toolResultMessageId(event.runId, event.callId),
-          toolCallId: event.callId, content: describeValue(event.error.message), role: 'tool',
+          type: EventType.TOOL_CALL_RESULT,
+          ...base,
+          messageId: toolResultMessageId(event.runId, event.callId),
+          toolCallId: event.callId,
+          content: describeValue(event.error.message),
+          role: 'tool',
           metadata: { loopctl: { error: jsonValue(event.error), interrupted: event.interrupted } },
         });
         break;
       case 'retry_scheduled':
         this.#cause = 'retry';
-        custom(LOOPCTL_EVENTS.retryScheduled, { attempt: event.attempt, delayMs: event.delayMs, error: jsonValue(event.error) });
+        custom(LOOPCTL_EVENTS.retryScheduled, {
+          attempt: event.attempt,
+          delayMs: event.delayMs,
+          error: jsonValue(event.error),
+        });
         break;
       case 'fallback_activated':
         this.#cause = 'fallback';
@@ -118,15 +134,32 @@ export class AgUiMapper {
       out.push({ type: EventType.RUN_FINISHED, ...base, ...run, result, outcome: { type: 'success' }, ...usage });
     } else if (event.type === 'run_cancelled') {
       // "cancelled is not failed" (guarantee 4): AG-UI's own cancelled outcome, not RUN_ERROR.
-      const value = { phase: event.phase, reason: describeValue(event.reason, 'reason'), undelivered: event.undelivered };
+      const value = {
+        phase: event.phase,
+        reason: describeValue(event.reason, 'reason'),
+        undelivered: event.undelivered,
+      };
       out.push({ type: EventType.CUSTOM, ...base, name: LOOPCTL_EVENTS.cancelled, value });
       out.push({ type: EventType.RUN_FINISHED, ...base, ...run, outcome: { type: 'cancelled' }, ...usage });
     } else {
-      out.push({ type: EventType.RUN_ERROR, ...base, message: describeValue(event.error.message), code: event.stopReason, ...usage });
+      out.push({
+        type: EventType.RUN_ERROR,
+        ...base,
+        message: describeValue(event.error.message),
+        code: event.stopReason,
+        ...usage,
+      });
     }
   }
 
-  #startCall(out: AGUIEvent[], base: { timestamp?: number }, runId: string, callId: string, name: string, args: string) {
+  #startCall(
+    out: AGUIEvent[],
+    base: { timestamp?: number },
+    runId: string,
+    callId: string,
+    name: string,
+    args: string,
+  ) {
     this.#closeText(out, base);
     this.#started.add(callId);
     const parentMessageId = (this.#messageId ??= assistantMessageId(runId, 0));

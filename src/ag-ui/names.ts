@@ -15,13 +15,16 @@ export const LOOPCTL_EVENTS = Object.freeze({
   cancelled: 'loopctl.cancelled',
   /** `{ callId, name, progress }`: a running tool reported progress (`progress` as JSON). */
   toolProgress: 'loopctl.tool_progress',
-  /** `{ previousMessageId, cause }`: the answer starts over (`cause`: `retry`, `rescue`, `fallback`); drop that message. */
+  /**
+   * `{ previousMessageId, cause }`: the answer starts over (`cause`: `retry`, `rescue`, `fallback`); a client
+   * drops that message.
+   */
   answerRestarted: 'loopctl.answer_restarted',
   /** Reserved (run control): `{ callId, name, arguments }`, a tool call waits for approval. */
   approvalRequested: 'loopctl.approval_requested',
   /** Reserved (run control): `{ at, graceMs? }`, a graceful stop was requested. */
   stopRequested: 'loopctl.stop_requested',
-  /** Reserved (run control): `{ suspended }`, the run ended waiting for decisions (its RUN_FINISHED is an interrupt). */
+  /** Reserved (run control): `{ suspended }`, the run ended waiting for decisions (RUN_FINISHED: interrupt). */
   suspended: 'loopctl.suspended',
 });
 

@@ -23,7 +23,12 @@ export async function readJson(req: IncomingMessage, maxBytes: number): Promise<
   if (size === 0) return undefined;
   const type = req.headers['content-type'] ?? '';
   if (!/^application\/([\w.+-]+\+)?json\s*(;|$)/i.test(type)) {
-    throw new HttpError(415, 'unsupported_media_type', 'the body must be JSON (Content-Type: application/json)', 'Content-Type');
+    throw new HttpError(
+      415,
+      'unsupported_media_type',
+      'the body must be JSON (Content-Type: application/json)',
+      'Content-Type',
+    );
   }
   try {
     return JSON.parse(Buffer.concat(chunks, size).toString('utf8'));

@@ -9,7 +9,12 @@ import { HttpError, toHttpError } from './http-error.js';
 import { matchRoute, type RouteName } from './routes.js';
 import { mapRunInput } from './run-input.js';
 import {
-  CancelBodySchema, DecisionBodySchema, EventsQuerySchema, StartQuerySchema, SteerBodySchema, StopBodySchema,
+  CancelBodySchema,
+  DecisionBodySchema,
+  EventsQuerySchema,
+  StartQuerySchema,
+  SteerBodySchema,
+  StopBodySchema,
 } from './schemas.js';
 import { SseWriter } from './sse.js';
 
@@ -44,7 +49,9 @@ export interface HandlerOptions {
 export type NodeHandler = (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void) => void;
 
 /** The reason of a run cancelled because its client went away (`disconnect: 'cancel'`). */
-export const DISCONNECTED_REASON: { readonly type: 'client_disconnected' } = Object.freeze({ type: 'client_disconnected' });
+export const DISCONNECTED_REASON: { readonly type: 'client_disconnected' } = Object.freeze({
+  type: 'client_disconnected',
+});
 
 const MiB = 1024 * 1024;
 
@@ -66,13 +73,25 @@ interface Context {
  */
 export function createHandler(options: HandlerOptions): NodeHandler {
   if (options === null || typeof options !== 'object') throw new ConfigurationError('options', 'must be an object');
-  const { runs, authorize, maxBodyBytes = MiB, maxBufferedBytes = MiB, disconnect = 'continue', basePath = '' } = options;
+  const {
+    runs,
+    authorize,
+    maxBodyBytes = MiB,
+    maxBufferedBytes = MiB,
+    disconnect = 'continue',
+    basePath = '',
+  } = options;
   for (const method of ['start', 'events', 'cancel', 'stop', 'steer', 'withdraw', 'decide'] as const) {
-    if (typeof runs?.[method] !== 'function') throw new ConfigurationError(`options.runs.${method}`, 'must be a function');
+    if (typeof runs?.[method] !== 'function')
+      throw new ConfigurationError(`options.runs.${method}`, 'must be a function');
   }
   if (typeof authorize !== 'function') throw new ConfigurationError('options.authorize', 'must be a function');
-  for (const [field, value] of [['maxBodyBytes', maxBodyBytes], ['maxBufferedBytes', maxBufferedBytes]] as const) {
-    if (!Number.isSafeInteger(value) || value < 1) throw new ConfigurationError(`options.${field}`, 'must be a positive integer');
+  for (const [field, value] of [
+    ['maxBodyBytes', maxBodyBytes],
+    ['maxBufferedBytes', maxBufferedBytes],
+  ] as const) {
+    if (!Number.isSafeInteger(value) || value < 1)
+      throw new ConfigurationError(`options.${field}`, 'must be a positive integer');
   }
   if (disconnect !== 'continue' && disconnect !== 'cancel') {
     throw new ConfigurationError('options.disconnect', "must be 'continue' or 'cancel'");
@@ -99,11 +118,7 @@ export function createHandler(options: HandlerOptions): NodeHandler {
       res.on('close', left);
       runs
         .events(runId, { principal })
-        .pipe(
-          toAgUiFrames({ threadId, after }),
-          tap({ complete: () => (runEnded = true) }),
-          takeUntil(stop$),
-        )
+        .pipe(toAgUiFrames({ threadId, after }), tap({ complete: () => (runEnded = true) }), takeUntil(stop$))
         .subscribe({
           next: (frame) => {
             if (!writer.write(frame)) stop$.next();
@@ -137,7 +152,11 @@ export function createHandler(options: HandlerOptions): NodeHandler {
       let started;
       try {
         started = await runs.start({
-          agent: ctx.params['agent']!, threadId: input.threadId, input: input.items, principal: ctx.principal, ifBusy,
+          agent: ctx.params['agent']!,
+          threadId: input.threadId,
+          input: input.items,
+          principal: ctx.principal,
+          ifBusy,
         });
       } catch (error) {
         throw toHttpError(error, rename);
@@ -152,20 +171,33 @@ export function createHandler(options: HandlerOptions): NodeHandler {
       const [field, id] = typeof header === 'string' ? ['Last-Event-ID', header] : ['lastEventId', query.lastEventId];
       const after = id === undefined || id === '' ? undefined : parseEventId(id);
       if (id !== undefined && id !== '' && after === undefined) {
-        throw new HttpError(400, 'bad_request', `${field}: not an event id of this stream ("<seq>" or "<seq>:<k>")`, field);
+        throw new HttpError(
+          400,
+          'bad_request',
+          `${field}: not an event id of this stream ("<seq>" or "<seq>:<k>")`,
+          field,
+        );
       }
       await stream(ctx, ctx.params['runId']!, query.threadId, after);
     },
 
     async cancel(ctx) {
       const { reason } = parseWith(CancelBodySchema, (await body(ctx)) ?? {});
-      const cancelled = await runs.cancel(ctx.params['runId']!, reason === undefined ? DEFAULT_CANCEL_REASON : reason, ctx.principal);
+      const cancelled = await runs.cancel(
+        ctx.params['runId']!,
+        reason === undefined ? DEFAULT_CANCEL_REASON : reason,
+        ctx.principal,
+      );
       json(ctx.res, 200, { cancelled });
     },
 
     async stop(ctx) {
       const { at, graceMs } = parseWith(StopBodySchema, await body(ctx));
-      const stopped = await runs.stop(ctx.params['runId']!, graceMs === undefined ? { at } : { at, graceMs }, ctx.principal);
+      const stopped = await runs.stop(
+        ctx.params['runId']!,
+        graceMs === undefined ? { at } : { at, graceMs },
+        ctx.principal,
+      );
       json(ctx.res, 200, { stopped });
     },
 
@@ -229,7 +261,10 @@ export function createHandler(options: HandlerOptions): NodeHandler {
 
 function json(res: ServerResponse, status: number, value: unknown): void {
   const text = JSON.stringify(value);
-  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
+  res.writeHead(status, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(text),
+  });
   res.end(text);
 }
 

@@ -17,7 +17,11 @@ export class HttpError extends Error {
   }
 
   get body(): { error: { code: string; message: string; field?: string } } {
-    const error = { code: this.code, message: this.message, ...(this.field === undefined ? {} : { field: this.field }) };
+    const error = {
+      code: this.code,
+      message: this.message,
+      ...(this.field === undefined ? {} : { field: this.field }),
+    };
     return { error };
   }
 }

@@ -68,7 +68,8 @@ function textOf(content: string | readonly { type: string; text?: string }[], fi
   if (typeof content === 'string') return content;
   let text = '';
   content.forEach((part, j) => {
-    if (part.type !== 'text' || typeof part.text !== 'string') throw bad(`${field}[${j}]`, 'only text parts are supported');
+    if (part.type !== 'text' || typeof part.text !== 'string')
+      throw bad(`${field}[${j}]`, 'only text parts are supported');
     text += part.text;
   });
   return text;

@@ -30,7 +30,10 @@ export class AgentNotFoundError extends LoopctlError {
 export class ThreadBusyError extends LoopctlError {
   override readonly name: string = 'ThreadBusyError';
   readonly code = 'thread_busy' as const;
-  constructor(readonly threadId: string, readonly runId: string) {
+  constructor(
+    readonly threadId: string,
+    readonly runId: string,
+  ) {
     super(`thread ${JSON.stringify(threadId)} has a live run (${runId})`);
   }
 }
@@ -43,7 +46,10 @@ export class ThreadBusyError extends LoopctlError {
 export class HistoryConflictError extends LoopctlError {
   override readonly name: string = 'HistoryConflictError';
   readonly code = 'history_conflict' as const;
-  constructor(readonly field: string, readonly id: string) {
+  constructor(
+    readonly field: string,
+    readonly id: string,
+  ) {
     super(`${field}: id ${JSON.stringify(id)} names a different item in the thread's history`);
   }
 }
@@ -61,7 +67,10 @@ export class RunNotLiveError extends LoopctlError {
 export class NotSupportedError extends LoopctlError {
   override readonly name: string = 'NotSupportedError';
   readonly code = 'not_supported' as const;
-  constructor(readonly field: string, message: string) {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
     super(`${field}: ${message}`);
   }
 }

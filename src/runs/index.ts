@@ -2,7 +2,19 @@ export type { Runs, StartRunRequest, StartedRun, IfBusy, StopOptions, ToolDecisi
 export { localRuns, type LocalRunsOptions } from './local-runs.js';
 export type { LocalRunsSessionStore } from './thread.js';
 export {
-  RunNotFoundError, AgentNotFoundError, ThreadBusyError, HistoryConflictError, RunNotLiveError,
-  NotSupportedError, NotImplementedError, isRunNotFoundError,
+  RunNotFoundError,
+  AgentNotFoundError,
+  ThreadBusyError,
+  HistoryConflictError,
+  RunNotLiveError,
+  NotSupportedError,
+  NotImplementedError,
+  isRunNotFoundError,
 } from './errors.js';
-export { isCompactTextDelta, splitCompactText, eventsAfter, type CompactTextDelta, type CompactTextSplit } from './compact.js';
+export {
+  isCompactTextDelta,
+  splitCompactText,
+  eventsAfter,
+  type CompactTextDelta,
+  type CompactTextSplit,
+} from './compact.js';

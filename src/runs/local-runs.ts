@@ -6,7 +6,14 @@ import type { Item } from '../items.js';
 import type { Agent, RunHandle, RunOptions } from '../engine/types.js';
 import { start } from '../engine/start.js';
 import { eventsAfter } from './compact.js';
-import { AgentNotFoundError, NotImplementedError, NotSupportedError, RunNotFoundError, RunNotLiveError, ThreadBusyError } from './errors.js';
+import {
+  AgentNotFoundError,
+  NotImplementedError,
+  NotSupportedError,
+  RunNotFoundError,
+  RunNotLiveError,
+  ThreadBusyError,
+} from './errors.js';
 import { newInput, settle } from './new-input.js';
 import { ThreadState, type LocalRunsSessionStore } from './thread.js';
 import type { Runs, StartRunRequest, StartedRun } from './types.js';
@@ -25,7 +32,7 @@ export interface LocalRunsOptions {
    * encodeURIComponent(threadId)`, so two principals never share a thread's history.
    */
   readonly sessionId?: (threadId: string, principal: string) => string;
-  /** Finished runs kept for `events()` (oldest forgotten first); a forgotten run is `RunNotFoundError`. Default 1 000. */
+  /** Finished runs kept for `events()`, oldest forgotten first (then `RunNotFoundError`). Default 1 000. */
   readonly retainFinishedRuns?: number;
   /** Options every run starts with (deadlines, hooks, a shutdown `signal`…); the thread's mailbox and session win. */
   readonly runOptions?: Omit<RunOptions<any>, 'mailbox' | 'session' | 'steer$'>;
@@ -63,7 +70,8 @@ const IF_BUSY = new Set(['reject', 'enqueue', 'interrupt', 'rollback', 'steer'])
 export function localRuns(options: LocalRunsOptions): Runs {
   if (options === null || typeof options !== 'object') throw new ConfigurationError('options', 'must be an object');
   const { agents, sessions, runOptions = {} } = options;
-  if (agents === null || typeof agents !== 'object') throw new ConfigurationError('options.agents', 'must be an object');
+  if (agents === null || typeof agents !== 'object')
+    throw new ConfigurationError('options.agents', 'must be an object');
   if (sessions !== undefined && typeof sessions?.session !== 'function') {
     throw new ConfigurationError('options.sessions.session', 'must be a function');
   }
@@ -187,7 +195,8 @@ export function localRuns(options: LocalRunsOptions): Runs {
 function checkStart(req: StartRunRequest): void {
   if (req === null || typeof req !== 'object') throw new ConfigurationError('req', 'must be an object');
   for (const field of ['agent', 'threadId', 'principal'] as const) {
-    if (typeof req[field] !== 'string' || req[field] === '') throw new ConfigurationError(field, 'must be a non-empty string');
+    if (typeof req[field] !== 'string' || req[field] === '')
+      throw new ConfigurationError(field, 'must be a non-empty string');
   }
   if (typeof req.input !== 'string' && !Array.isArray(req.input)) {
     throw new ConfigurationError('input', 'must be a string or an array of Items');

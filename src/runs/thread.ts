@@ -41,11 +41,13 @@ export class ThreadState {
     });
   }
 
-  /** The thread's Session: one `MemorySession` per thread without a store; asked of the store once (again after a failure). */
+  /** The thread's Session: its own `MemorySession` without a store; asked of the store once (again after a failure). */
   session(): Promise<Session> {
     if (this.#session === undefined) {
       const store = this.store;
-      this.#session = store ? Promise.resolve().then(() => store.session(this.sessionId)) : Promise.resolve(new MemorySession());
+      this.#session = store
+        ? Promise.resolve().then(() => store.session(this.sessionId))
+        : Promise.resolve(new MemorySession());
       this.#session.catch(() => (this.#session = undefined));
     }
     return this.#session;
@@ -65,7 +67,8 @@ export class ThreadState {
 
   began(runId: string, input: string | readonly Item[]): void {
     this.live = runId;
-    if (typeof input !== 'string') for (const item of input) if (item.type !== 'tool_result') this.#pending.add(item.id);
+    if (typeof input !== 'string')
+      for (const item of input) if (item.type !== 'tool_result') this.#pending.add(item.id);
   }
 
   /** The run's outcome is known: what it committed is in the session; what it gave back is in the mailbox. */
@@ -84,7 +87,8 @@ export class ThreadState {
     if (typeof input === 'string') return this.#push(input, undefined);
     if (input.length === 0) throw new ConfigurationError('input', 'holds no item the thread does not already hold');
     const other = input.find((item) => item.type !== 'user');
-    if (other) throw new ConfigurationError('input', `only user messages can steer a live run, not a ${other.type} item`);
+    if (other)
+      throw new ConfigurationError('input', `only user messages can steer a live run, not a ${other.type} item`);
     let id = '';
     for (const item of input) if (item.type === 'user') id = this.#push(item.text, item.id);
     return id;

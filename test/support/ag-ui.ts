@@ -46,7 +46,10 @@ export function compactEvents(events: readonly RunEvent[]): RunEvent[] {
       const p = prev as Partial<CompactTextDelta> & typeof prev;
       const offsets = p.offsets ?? [0];
       const merged: CompactTextDelta = {
-        ...e, fromSeq: p.fromSeq ?? p.seq, offsets: [...offsets, p.delta.length], delta: p.delta + e.delta,
+        ...e,
+        fromSeq: p.fromSeq ?? p.seq,
+        offsets: [...offsets, p.delta.length],
+        delta: p.delta + e.delta,
       };
       out[out.length - 1] = merged;
     } else {

@@ -93,7 +93,9 @@ export async function readStream(
   if (init.body !== undefined) headers['content-type'] = 'application/json';
   const abort = new AbortController();
   const res = await fetch(url, {
-    method: init.body === undefined ? 'GET' : 'POST', headers, signal: abort.signal,
+    method: init.body === undefined ? 'GET' : 'POST',
+    headers,
+    signal: abort.signal,
     body: init.body === undefined ? undefined : JSON.stringify(init.body),
   });
   if (!(res.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
