@@ -29,6 +29,15 @@ describe('the loopctl core entry is isomorphic: Node-only code lives in loopctl/
     });
   }
 
+  it('loopctl and loopctl/testing never load the optional peers (@ag-ui/*): only loopctl/ag-ui and loopctl/http do', () => {
+    for (const entry of ['src/index.ts', 'src/testing/index.ts']) {
+      const specs = [...graph(path.join(repoRoot, entry)).values()].flat();
+      expect(specs.filter((s) => s.startsWith('@ag-ui/'))).toEqual([]);
+    }
+    const agUi = [...graph(path.join(repoRoot, 'src/ag-ui/index.ts')).values()].flat();
+    expect(new Set(agUi.filter((s) => s.startsWith('@ag-ui/')))).toEqual(new Set(['@ag-ui/core']));
+  });
+
   it('the node entry is where Node-only code lives', () => {
     const modules = graph(path.join(repoRoot, 'src/node/index.ts'));
     expect([...modules.values()].flat().some((s) => s.startsWith('node:'))).toBe(true);
