@@ -16,6 +16,7 @@ export class HttpError extends Error {
     super(message);
   }
 
+  /** The JSON answer: `{ error: { code, message, field? } }`. */
   get body(): { error: { code: string; message: string; field?: string } } {
     const error = {
       code: this.code,
