@@ -21,6 +21,8 @@ export function tierConfig(test: { include: string[]; exclude?: string[]; typech
       alias: [
         { find: /^loopctl\/testing$/, replacement: src('testing/index.ts') },
         { find: /^loopctl\/node$/, replacement: src('node/index.ts') },
+        { find: /^loopctl\/ag-ui$/, replacement: src('ag-ui/index.ts') },
+        { find: /^loopctl\/http$/, replacement: src('http/index.ts') },
         { find: /^loopctl$/, replacement: src('index.ts') },
       ],
     },

@@ -11,7 +11,8 @@
  * BENCH_ONLY (cancel: only checkpoints whose name contains it),
  * BENCH_ROUNDS (stream: rounds per mode, default 7; turn: runs, default 15),
  * BENCH_CHUNKS (stream: default 20000), BENCH_SIZES (memory: default
- * "1000,10000"), BENCH_LIB=src (measure src/ through tsx instead).
+ * "1000,10000"), BENCH_CLIENTS / BENCH_DELTAS (http: default 1000 / 40;
+ * BENCH_ROUNDS there defaults to 3), BENCH_LIB=src (measure src/ through tsx instead).
  */
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -24,6 +25,7 @@ const BENCHES: Record<string, string> = {
   stream: 'streaming CPU per chunk: run() vs adapter vs bare openai SDK',
   turn: 'turn overhead with an instant model and instant tools',
   memory: 'heap per idle run (stalled streams, tool gate); cancel them all',
+  http: 'loopctl/http: 1 000 concurrent SSE clients, CPU per event and heap per connection vs a bare node:http SSE writer',
 };
 
 const here = path.dirname(fileURLToPath(import.meta.url));

@@ -28,3 +28,4 @@ export type {
 } from './engine/types.js';
 export { mcpTools, type McpToolsOptions, type McpCallOptions } from './mcp/index.js';
 export { agentAsTool, type AsToolOptions, type SubRunOptions } from './engine/as-tool.js';
+export * from './runs/index.js';

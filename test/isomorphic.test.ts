@@ -18,7 +18,7 @@ function graph(file: string, seen = new Map<string, string[]>()): Map<string, st
 }
 
 describe('the loopctl core entry is isomorphic: Node-only code lives in loopctl/node', () => {
-  for (const entry of ['src/index.ts', 'src/testing/index.ts']) {
+  for (const entry of ['src/index.ts', 'src/testing/index.ts', 'src/ag-ui/index.ts']) {
     it(`${entry} reaches no node:* module and no Node-only package`, () => {
       const modules = graph(path.join(repoRoot, entry));
       expect(modules.size).toBeGreaterThan(entry === 'src/index.ts' ? 20 : 2);
@@ -28,6 +28,15 @@ describe('the loopctl core entry is isomorphic: Node-only code lives in loopctl/
       expect(offending).toEqual([]);
     });
   }
+
+  it('loopctl and loopctl/testing never load the optional peers (@ag-ui/*): only loopctl/ag-ui and loopctl/http do', () => {
+    for (const entry of ['src/index.ts', 'src/testing/index.ts']) {
+      const specs = [...graph(path.join(repoRoot, entry)).values()].flat();
+      expect(specs.filter((s) => s.startsWith('@ag-ui/'))).toEqual([]);
+    }
+    const agUi = [...graph(path.join(repoRoot, 'src/ag-ui/index.ts')).values()].flat();
+    expect(new Set(agUi.filter((s) => s.startsWith('@ag-ui/')))).toEqual(new Set(['@ag-ui/core']));
+  });
 
   it('the node entry is where Node-only code lives', () => {
     const modules = graph(path.join(repoRoot, 'src/node/index.ts'));

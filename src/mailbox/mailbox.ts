@@ -37,7 +37,7 @@ interface Entry {
  * tokens. At most one run uses a mailbox at a time (`acquire`/`release`).
  * Isomorphic: no `node:*` import.
  *
- * Costs: `push` and `remove` are O(1); `take` and `peek` are linear in what is
+ * Costs: `push`, `remove` and `removeById` are O(1); `take` and `peek` are linear in what is
  * queued. A delivered or removed token leaves nothing behind, except the id of
  * a withdrawn token that a run had given back (`commitPartial` needs it, and
  * forgets it once it has written that run's `partial`).
@@ -52,6 +52,8 @@ export class Mailbox {
   readonly #idGenerator: () => string;
   /** Queued and held tokens only: a delivered or removed token is dropped from here (and is then unknown). */
   readonly #entries = new WeakMap<MailboxToken, Entry>();
+  /** Queued tokens only, by id (`removeById`); of two queued tokens with one id, the one queued last. */
+  readonly #queuedById = new Map<string, Entry>();
   #head: Entry | null = null;
   #tail: Entry | null = null;
   #size = 0;
@@ -125,6 +127,18 @@ export class Mailbox {
     return true;
   }
 
+  /**
+   * `remove()` by the token's `id`, with the same rule: `true` guarantees the queued token with
+   * this id is never delivered; `false` while a run holds it, once delivered or removed, or for an
+   * id this mailbox never queued. For a UI or server that only kept the id (a steering id sent to a
+   * browser). Ids are meant to be unique; should two queued tokens share one (an `idGenerator`
+   * that repeats), only the one queued last is found by id. O(1).
+   */
+  removeById(id: string): boolean {
+    const entry = this.#queuedById.get(id);
+    return entry !== undefined && this.remove(entry.token);
+  }
+
   /** Queued tokens, front first (a copy). */
   peek(): readonly MailboxToken[] {
     const out: MailboxToken[] = [];
@@ -141,6 +155,7 @@ export class Mailbox {
     let e = this.#head;
     this.#head = this.#tail = null;
     this.#size = 0;
+    this.#queuedById.clear();
     while (e !== null) {
       const next = e.next;
       e.state = 'held';
@@ -194,6 +209,7 @@ export class Mailbox {
       if (entry === undefined || entry.state !== 'held') continue;
       entry.state = 'queued';
       entry.givenBack = true;
+      this.#index(entry);
       entry.prev = last;
       entry.next = null;
       if (last === null) first = entry;
@@ -233,6 +249,7 @@ export class Mailbox {
   }
 
   #append(entry: Entry): void {
+    this.#index(entry);
     entry.prev = this.#tail;
     entry.next = null;
     if (this.#tail !== null) this.#tail.next = entry;
@@ -241,7 +258,14 @@ export class Mailbox {
     this.#size++;
   }
 
+  /** Indexes a token that becomes queued by its id (for `removeById`). */
+  #index(entry: Entry): void {
+    this.#queuedById.set(entry.token.id, entry);
+  }
+
+  /** Every token leaving the queue other than through `take()` goes through here. */
   #unlink(entry: Entry): void {
+    if (this.#queuedById.get(entry.token.id) === entry) this.#queuedById.delete(entry.token.id);
     if (entry.prev !== null) entry.prev.next = entry.next;
     else this.#head = entry.next;
     if (entry.next !== null) entry.next.prev = entry.prev;

@@ -1,0 +1,50 @@
+/**
+ * The names loopctl gives things on the AG-UI wire (docs/ui.md, "Event mapping"): the `name` of each
+ * `CUSTOM` event it emits, and the message ids it mints. Isomorphic.
+ */
+
+/** `CUSTOM` event names. Each payload is documented in docs/ui.md; names marked reserved are not emitted yet. */
+export const LOOPCTL_EVENTS = Object.freeze({
+  /** `{ id, content }`: a steering message became a `user` Item of this turn (`user_message_injected`). */
+  steeringInjected: 'loopctl.steering_injected',
+  /** `{ attempt, delayMs, error: { name, message, … } }`: a transient model error will be retried. */
+  retryScheduled: 'loopctl.retry_scheduled',
+  /** `{ from, to, reason }`: the model call moved to the fallback model. */
+  fallbackActivated: 'loopctl.fallback_activated',
+  /** `{ phase, reason, undelivered }`: the run was cancelled; `reason` described as text (`describeValue`). */
+  cancelled: 'loopctl.cancelled',
+  /** `{ callId, name, progress }`: a running tool reported progress (`progress` as JSON). */
+  toolProgress: 'loopctl.tool_progress',
+  /**
+   * `{ previousMessageId, cause }`: the answer starts over (`cause`: `retry`, `rescue`, `fallback`); a client
+   * drops that message.
+   */
+  answerRestarted: 'loopctl.answer_restarted',
+  /** Reserved (run control): `{ callId, name, arguments }`, a tool call waits for approval. */
+  approvalRequested: 'loopctl.approval_requested',
+  /** Reserved (run control): `{ at, graceMs? }`, a graceful stop was requested. */
+  stopRequested: 'loopctl.stop_requested',
+  /** Reserved (run control): `{ suspended }`, the run ended waiting for decisions (RUN_FINISHED: interrupt). */
+  suspended: 'loopctl.suspended',
+});
+
+/** Every message id loopctl mints starts with this, so a client's copy of such a message is recognised. */
+export const MINTED_ID_PREFIX = 'loopctl:';
+
+/** The id of the assistant message of the model attempt whose `model_request_started` had `seq`. */
+export function assistantMessageId(runId: string, seq: number): string {
+  return `${MINTED_ID_PREFIX}${runId}:m${seq}`;
+}
+
+/** The id of the tool message a `TOOL_CALL_RESULT` for `callId` mints. */
+export function toolResultMessageId(runId: string, callId: string): string {
+  return `${MINTED_ID_PREFIX}${runId}:result:${callId}`;
+}
+
+/**
+ * True for an id loopctl minted: the client got that message from a run's stream, and the server's own
+ * record of it (the session, or nothing for a run that did not complete) is what counts, never the copy.
+ */
+export function isMintedMessageId(id: string): boolean {
+  return id.startsWith(MINTED_ID_PREFIX);
+}

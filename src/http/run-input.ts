@@ -1,0 +1,81 @@
+import type { Message, RunAgentInput } from '@ag-ui/core';
+import { RunAgentInputSchema } from '@ag-ui/core/schemas';
+import { isMintedMessageId } from '../ag-ui/names.js';
+import type { Item } from '../items.js';
+import { parseWith } from './body.js';
+import { HttpError } from './http-error.js';
+
+/** A `RunAgentInput` as `Runs.start` input: the Items, and for each the index of the message it came from. */
+export interface MappedInput {
+  readonly threadId: string;
+  readonly items: Item[];
+  /** `messageIndex[i]`: the index in `messages` of `items[i]`, to name the field of an error about it. */
+  readonly messageIndex: number[];
+}
+
+const bad = (field: string, message: string) => new HttpError(400, 'bad_request', `${field}: ${message}`, field);
+
+/**
+ * Maps an AG-UI `RunAgentInput` to Items (docs/ui.md, "Starting a run"). `threadId` is the session key; the
+ * client's `runId` is not used (the run's own id comes in `RUN_STARTED`). Messages whose id loopctl minted
+ * (assistant and tool messages the client got from a run's stream) are the server's own record and are left
+ * out; the rest become Items with their ids: user messages (text parts only) and assistant messages without
+ * tool calls. Activity and reasoning messages are display-only and left out. Refused with a 400 naming the
+ * field: front-end `tools`, `context`, `resume`, a non-empty `state`, system and developer messages (the
+ * agent has its instructions), tool calls or tool results the client made, non-text content parts.
+ */
+export function mapRunInput(body: unknown): MappedInput {
+  const input = parseWith(RunAgentInputSchema, body) as RunAgentInput;
+  if (input.threadId === '') throw bad('threadId', 'must be a non-empty string');
+  if (input.tools.length > 0) throw bad('tools', 'front-end tools are not supported: the agent has its own tools');
+  if (input.context.length > 0) throw bad('context', 'is not supported: put what the agent needs in a message');
+  if (input.resume !== undefined && input.resume.length > 0) throw bad('resume', 'interrupts are not supported yet');
+  if (!isEmptyState(input.state)) throw bad('state', 'shared state is not supported');
+  const items: Item[] = [];
+  const messageIndex: number[] = [];
+  input.messages.forEach((message, i) => {
+    const item = toItem(message, `messages[${i}]`);
+    if (item) {
+      items.push(item);
+      messageIndex.push(i);
+    }
+  });
+  return { threadId: input.threadId, items, messageIndex };
+}
+
+function toItem(message: Message, field: string): Item | undefined {
+  switch (message.role) {
+    case 'user':
+      return { type: 'user', id: message.id, text: textOf(message.content, `${field}.content`) };
+    case 'assistant':
+      if (isMintedMessageId(message.id)) return undefined;
+      if (message.toolCalls !== undefined && message.toolCalls.length > 0) {
+        throw bad(`${field}.toolCalls`, 'tool calls made by the client are not supported');
+      }
+      return { type: 'assistant', id: message.id, text: message.content ?? '', toolCalls: [] };
+    case 'tool':
+      if (isMintedMessageId(message.id)) return undefined;
+      throw bad(field, 'tool results for front-end tools are not supported');
+    case 'system':
+    case 'developer':
+      throw bad(`${field}.role`, `${message.role} messages are not accepted: the agent has its own instructions`);
+    default:
+      return undefined; // activity, reasoning: what a UI shows, not conversation
+  }
+}
+
+function textOf(content: string | readonly { type: string; text?: string }[], field: string): string {
+  if (typeof content === 'string') return content;
+  let text = '';
+  content.forEach((part, j) => {
+    if (part.type !== 'text' || typeof part.text !== 'string')
+      throw bad(`${field}[${j}]`, 'only text parts are supported');
+    text += part.text;
+  });
+  return text;
+}
+
+function isEmptyState(state: unknown): boolean {
+  if (state === undefined || state === null) return true;
+  return typeof state === 'object' && !Array.isArray(state) && Object.keys(state).length === 0;
+}

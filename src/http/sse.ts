@@ -1,0 +1,72 @@
+import type { ServerResponse } from 'node:http';
+import { EventEncoder } from '@ag-ui/encoder';
+import type { AgUiFrame } from '../ag-ui/frames.js';
+
+/** Headers of every event stream; `X-Accel-Buffering` keeps a proxy from holding the stream back. */
+const SSE_HEADERS = {
+  'Content-Type': 'text/event-stream; charset=utf-8',
+  'Cache-Control': 'no-cache, no-transform',
+  'X-Accel-Buffering': 'no',
+} as const;
+
+/**
+ * One SSE response carrying AG-UI frames, encoded by @ag-ui/encoder with an `id:` line each (the frame id,
+ * for `Last-Event-ID`). Headers go out with the first frame, so an error before it can still be a JSON
+ * answer. A slow reader: when more than `maxBufferedBytes` wait in the response's buffer as the next frame
+ * comes (once armed: after the replay), the connection is closed, and the client resumes with the last id
+ * it received.
+ */
+export class SseWriter {
+  static readonly #encoder = new EventEncoder();
+  #overflowed = false;
+  #armed = false;
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly maxBufferedBytes: number,
+    private readonly extraHeaders: Readonly<Record<string, string>> = {},
+  ) {}
+
+  /** True once headers were sent (an error can then only close the stream). */
+  get started(): boolean {
+    return this.res.headersSent;
+  }
+
+  /**
+   * From now on the limit applies. Until then (the replay a subscription delivers at once, bounded by what
+   * the run itself holds) frames are written whatever waits: a reader cannot be slow at something it has
+   * not been given time to read.
+   */
+  arm(): void {
+    this.#armed = true;
+  }
+
+  /** True when the connection was closed for a full buffer. */
+  get overflowed(): boolean {
+    return this.#overflowed;
+  }
+
+  /**
+   * Writes one frame; false (and the connection closed) when the reader is too slow: more than
+   * `maxBufferedBytes` still wait from earlier frames. (Checked before writing, so one frame larger than
+   * the limit still goes out to a reader that keeps up.)
+   */
+  write(frame: AgUiFrame): boolean {
+    if (this.#overflowed || this.res.destroyed) return false;
+    if (this.#armed && this.res.writableLength > this.maxBufferedBytes) {
+      this.#overflowed = true;
+      this.res.destroy();
+      return false;
+    }
+    if (!this.res.headersSent) this.res.writeHead(200, { ...SSE_HEADERS, ...this.extraHeaders });
+    this.res.write(`id: ${frame.id}\n${SseWriter.#encoder.encodeSSE(frame.event)}`);
+    return true;
+  }
+
+  /** Ends the stream (headers first, for a stream that had nothing to send). */
+  end(): void {
+    if (this.res.destroyed || this.res.writableEnded) return;
+    if (!this.res.headersSent) this.res.writeHead(200, { ...SSE_HEADERS, ...this.extraHeaders });
+    this.res.end();
+  }
+}

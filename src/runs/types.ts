@@ -1,0 +1,78 @@
+import type { Observable } from 'rxjs';
+import type { RunEvent } from '../events.js';
+import type { Item } from '../items.js';
+
+/**
+ * The runs of a server, as a UI transport (loopctl/http) or a worker pool drives them: start a run of a
+ * named agent on a thread, read its events from any seq, cancel it, steer it. `localRuns()` implements it
+ * in-process; a scale-out implementation (a queue of workers) implements the same interface, so the HTTP
+ * handler never changes. Isomorphic: types only. docs/ui.md describes the contract.
+ *
+ * Every method takes the caller's `principal` (from `authorize`): a run belongs to the principal that
+ * started it, and for anyone else it does not exist — an unknown `runId` and another principal's run both
+ * reject with `RunNotFoundError` ("never a leak of existence"). Booleans answer "did it take effect": `false`
+ * for a run that has ended, or an id that names nothing.
+ */
+export interface Runs {
+  /**
+   * Starts a run of `agent` on thread `threadId` (the session key). `input` Items whose `id` the thread's
+   * session already holds are left out (the same Item again) or rejected (`HistoryConflictError`: the id
+   * names a different Item); `tool_result` Items have no id and always count as new. When a run of this
+   * principal is live on the thread, `ifBusy` decides: `'steer'` (the default) pushes the new user input
+   * into that run's mailbox and answers its `runId` with the `steeringId`; `'reject'` rejects with
+   * `ThreadBusyError`; `'enqueue'`, `'interrupt'` and `'rollback'` are for implementations that can queue
+   * or restart runs (`NotSupportedError` where they cannot). Rejects with `AgentNotFoundError` for an
+   * unknown agent and `ConfigurationError` (naming the field) for bad input.
+   */
+  start(req: {
+    agent: string;
+    threadId: string;
+    input: string | readonly Item[];
+    principal: string;
+    ifBusy?: 'reject' | 'enqueue' | 'interrupt' | 'rollback' | 'steer';
+  }): Promise<{ runId: string; steeringId?: string }>;
+  /**
+   * The run's events with `seq > afterSeq` (all of them without `afterSeq`), then its live events, up to
+   * and including the terminal event; then it completes. A compacted `text_delta` (replay `'compact'`)
+   * that straddles `afterSeq` is cut there, so exactly the missed text comes. Errors with
+   * `RunNotFoundError` (unknown run, another principal's, or one no longer kept).
+   */
+  events(runId: string, opts: { principal: string; afterSeq?: number }): Observable<RunEvent>;
+  /**
+   * Cancels a live run with `reason` and resolves once its `run_cancelled` was emitted (guarantee 3:
+   * terminal before cancel() returns): `true`. `false` when the run had ended, or ended otherwise
+   * (a completion already being committed is not undone).
+   */
+  cancel(runId: string, reason: unknown, principal: string): Promise<boolean>;
+  /** Graceful stop at a boundary (run control). `NotImplementedError` until run control lands. */
+  stop(
+    runId: string,
+    opts: { at: 'turn_end' | 'tool_call_end'; graceMs?: number },
+    principal: string,
+  ): Promise<boolean>;
+  /**
+   * Pushes steering `text` into a live run's mailbox; resolves with the steering id (the id of the `user`
+   * Item and of the `user_message_injected` event it becomes). `RunNotLiveError` for a run that ended.
+   */
+  steer(runId: string, text: string, principal: string): Promise<{ id: string }>;
+  /** Withdraws queued steering by id (the mailbox's `removeById` rule): `true` means it is never delivered. */
+  withdraw(runId: string, steeringId: string, principal: string): Promise<boolean>;
+  /** Approves or rejects a tool call awaiting approval (run control). `NotImplementedError` until it lands. */
+  decide(
+    runId: string,
+    callId: string,
+    decision: { approve: true } | { approve: false; reason: string },
+    principal: string,
+  ): Promise<boolean>;
+}
+
+/** What {@link Runs.start} takes. */
+export type StartRunRequest = Parameters<Runs['start']>[0];
+/** What {@link Runs.start} resolves with: the run's id, and the steering id when the input steered a live run. */
+export type StartedRun = Awaited<ReturnType<Runs['start']>>;
+/** How a thread with a live run takes a new start (see {@link Runs.start}). */
+export type IfBusy = NonNullable<StartRunRequest['ifBusy']>;
+/** Where a graceful stop lands (see {@link Runs.stop}). */
+export type StopOptions = Parameters<Runs['stop']>[1];
+/** An approval decision (see {@link Runs.decide}). */
+export type ToolDecision = Parameters<Runs['decide']>[2];
