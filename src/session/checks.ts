@@ -10,11 +10,18 @@ import type { AppendOptions } from './session.js';
 /** The longest session or run id a store accepts (characters): ids are keys, not payloads. */
 export const MAX_ID_LENGTH = 1024;
 
-/** Throws unless `value` is a non-empty string of at most {@link MAX_ID_LENGTH} characters. */
+/** A NUL or a lone surrogate: what no database key can hold as it is (Postgres text refuses NUL). */
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * Throws unless `value` is a non-empty string of at most {@link MAX_ID_LENGTH} characters, well-formed
+ * Unicode without NUL (an id is a key every store must keep exactly).
+ */
 export function checkId(value: unknown, field: string): asserts value is string {
-  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_ID_LENGTH) {
+  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_ID_LENGTH || UNSTORABLE.test(value)) {
     const got = describeValue(value);
-    throw new ConfigurationError(field, `must be a non-empty string of at most ${MAX_ID_LENGTH} characters (got ${got})`);
+    const rule = `a non-empty string of at most ${MAX_ID_LENGTH} characters, well-formed Unicode without NUL`;
+    throw new ConfigurationError(field, `must be ${rule} (got ${got})`);
   }
 }
 
