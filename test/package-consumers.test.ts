@@ -81,6 +81,7 @@ function writeConsumerLock(consumer: string, tarball: string): void {
 
 /** What `node -e` prints for each entry when required from the consumer. */
 const ENTRIES = ['loopctl', 'loopctl/testing', 'loopctl/node', 'loopctl/node/testing', 'loopctl/postgres'];
+const DIST_FILES = ['index.js', 'testing/index.js', 'node/index.js', 'node/testing/index.js', 'postgres/index.js'];
 const REQUIRE_SCRIPT = `
 const entries = ${JSON.stringify(ENTRIES)};
 Promise.all(entries.map(async (entry) => {
@@ -117,7 +118,7 @@ describe('C34: CommonJS and ESM consumers of the packed package (Node >= 20.19, 
         await import('../src/node/testing/index.js'), await import('../src/postgres/index.js'),
       ];
       expect(required).toEqual(
-        ['index.js', 'testing/index.js', 'node/index.js', 'node/testing/index.js', 'postgres/index.js'].map((file, i) => ({
+        DIST_FILES.map((file, i) => ({
           entry: ENTRIES[i],
           file: path.join(consumer, 'node_modules/loopctl/dist', file),
           keys: Object.keys(sources[i]!).sort(),

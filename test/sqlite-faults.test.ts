@@ -42,7 +42,8 @@ async function openError(file: string): Promise<Record<string, unknown>> {
     }
   } catch (err) {
     const e = err as Record<string, unknown>;
-    return { name: e['name'], problem: e['problem'], expectedVersion: e['expectedVersion'], foundVersion: e['foundVersion'], location: e['location'] };
+    const fields = ['name', 'problem', 'expectedVersion', 'foundVersion', 'location'];
+    return Object.fromEntries(fields.map((f) => [f, e[f]]));
   }
   throw new Error('the file opened and loaded');
 }
@@ -117,7 +118,7 @@ describe('schema versions', () => {
     raw.close();
   });
 
-  it('a forward migration runs once on open and keeps the history; the older loopctl then refuses the file', async () => {
+  it('a forward migration runs once and keeps the history; the older loopctl then refuses the file', async () => {
     const file = await fileWithHistory();
     const later = [...SQLITE_MIGRATIONS, 'ALTER TABLE loopctl_sessions ADD COLUMN title TEXT'];
     const db = new Database(file);
@@ -150,7 +151,7 @@ describe('a write that fails stores nothing: SessionStorageError, the history in
     await writable.close();
   });
 
-  it('a full disk (the file may not grow): append rejects with SQLITE_FULL; after room is made the same run stores', async () => {
+  it('a full disk (the file may not grow): append rejects SQLITE_FULL; once there is room the run stores', async () => {
     const file = await fileWithHistory();
     const db = new Database(file);
     const store = new SqliteSessionStore(db);
@@ -169,7 +170,7 @@ describe('a write that fails stores nothing: SessionStorageError, the history in
     db.close();
   });
 
-  it('a run whose commit hits a read-only file ends run_failed{session_error} with partial; the history is intact', async () => {
+  it('a run whose commit hits a read-only file ends session_error with partial, history intact', async () => {
     const file = await fileWithHistory();
     const db = new Database(file, { readonly: true });
     const store = new SqliteSessionStore(db);

@@ -54,7 +54,8 @@ export async function readVersion(client: Pool | PoolClient, schema: string): Pr
     `${quoteIdent(schema)}.loopctl_schema`,
   ]);
   if (exists.rows[0]?.t == null) return undefined;
-  const rows = (await client.query<{ version: number }>(`SELECT version FROM ${quoteIdent(schema)}.loopctl_schema`)).rows;
+  const text = `SELECT version FROM ${quoteIdent(schema)}.loopctl_schema`;
+  const rows = (await client.query<{ version: number }>(text)).rows;
   const version = rows[0]?.version;
   if (rows.length !== 1 || typeof version !== 'number') {
     const init = { problem: 'corrupt' as const, expectedVersion: POSTGRES_SCHEMA_VERSION, location: where(schema) };
@@ -69,7 +70,8 @@ export function checkVersion(schema: string, found: number | undefined, expected
   const location = where(schema);
   if (found === undefined) {
     const init = { problem: 'missing' as const, expectedVersion: expected, location };
-    throw new SessionSchemaError(init, `no loopctl tables (schema version ${expected} expected): run createSchema(pool)`);
+    const message = `no loopctl tables (schema version ${expected} expected): run createSchema(pool)`;
+    throw new SessionSchemaError(init, message);
   }
   const problem = found < expected ? ('older' as const) : ('newer' as const);
   const fix = found < expected ? 'run migrate(pool)' : 'use the later loopctl that wrote it';
@@ -119,7 +121,12 @@ export async function migrateWith(
   });
 }
 
-async function upgrade(client: PoolClient, schema: string, from: number, migrations: readonly ((s: string) => string)[]) {
+async function upgrade(
+  client: PoolClient,
+  schema: string,
+  from: number,
+  migrations: readonly ((s: string) => string)[],
+): Promise<void> {
   if (from === migrations.length) return;
   for (let v = from; v < migrations.length; v++) await client.query(migrations[v]!(quoteIdent(schema)));
   await client.query(`UPDATE ${quoteIdent(schema)}.loopctl_schema SET version = $1`, [migrations.length]);

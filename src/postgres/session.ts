@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { ConcurrentRunError } from '../errors.js';
 import type { Item } from '../items.js';
 import { appendRunId, checkId, checkItems, checkTtl } from '../session/checks.js';
 import { SessionSchemaError } from '../session/errors.js';
+import { leaseLost } from '../session/lease-errors.js';
 import type { AppendOptions, Lease, LeaseOptions, Session } from '../session/session.js';
 import { POSTGRES_SCHEMA_VERSION, where } from './schema.js';
 import type { PostgresSessionStore } from './store.js';
@@ -28,7 +28,8 @@ export class PostgresSession implements Session {
       try {
         return JSON.parse(row.item) as Item;
       } catch (err) {
-        const init = { problem: 'corrupt' as const, expectedVersion: POSTGRES_SCHEMA_VERSION, location: where(this.store.schema) };
+        const location = where(this.store.schema);
+        const init = { problem: 'corrupt' as const, expectedVersion: POSTGRES_SCHEMA_VERSION, location };
         throw new SessionSchemaError(init, `item ${i} of session "${this.id}" is not JSON`, { cause: err });
       }
     });
@@ -67,9 +68,7 @@ export class PostgresSession implements Session {
         const result = await store.pool.query(store.sql.renew, [id, token, ms]).catch((err: unknown) => {
           throw store.typed(id, err);
         });
-        if (result.rowCount === 0) {
-          throw new ConcurrentRunError('options.session', `the lease of run ${runId} on session "${id}" was lost`);
-        }
+        if (result.rowCount === 0) throw leaseLost(runId, `session "${id}"`);
       },
       release: async () => {
         await store.query(id, store.sql.release, [id, token]);

@@ -58,7 +58,8 @@ export function sqlFor(s: string): Sql {
     renew: `UPDATE ${s}.loopctl_leases SET expires_at = ${NOW} + $3::bigint WHERE session_id = $1 AND token = $2`,
     release: `DELETE FROM ${s}.loopctl_leases WHERE session_id = $1 AND token = $2`,
     holder: `SELECT run_id FROM ${s}.loopctl_leases WHERE session_id = $1 AND expires_at > ${NOW}`,
-    list: `SELECT id, items, created_at, updated_at FROM ${s}.loopctl_sessions ORDER BY updated_at DESC, id COLLATE "C"`,
+    list: `SELECT id, items, created_at, updated_at FROM ${s}.loopctl_sessions
+      ORDER BY updated_at DESC, id COLLATE "C"`,
     exists: `SELECT id FROM ${s}.loopctl_sessions WHERE id = ANY(ARRAY[$1, $2]::text[])`,
     deleteSession: `WITH i AS (DELETE FROM ${s}.loopctl_items WHERE session_id = $1),
       r AS (DELETE FROM ${s}.loopctl_runs WHERE session_id = $1),

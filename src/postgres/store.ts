@@ -4,7 +4,7 @@ import { checkId } from '../session/checks.js';
 import {
   SessionExistsError, SessionNotFoundError, SessionSchemaError, SessionStorageError, isSessionSchemaError,
 } from '../session/errors.js';
-import { refusal } from '../session/memory-lease.js';
+import { refusal } from '../session/lease-errors.js';
 import type { SessionInfo, SessionStore } from '../session/session.js';
 import { POSTGRES_SCHEMA_VERSION, checkVersion, quoteIdent, readVersion, schemaName, where } from './schema.js';
 import { PostgresSession } from './session.js';
@@ -56,7 +56,9 @@ export class PostgresSessionStore implements SessionStore {
       this.sql.list,
       [],
     );
-    return rows.map((r) => ({ id: r.id, items: r.items, createdAt: Number(r.created_at), updatedAt: Number(r.updated_at) }));
+    return rows.map((r) => ({
+      id: r.id, items: r.items, createdAt: Number(r.created_at), updatedAt: Number(r.updated_at),
+    }));
   }
 
   async delete(id: string): Promise<boolean> {
@@ -159,7 +161,8 @@ export class PostgresSessionStore implements SessionStore {
     if (err instanceof SessionNotFoundError || err instanceof SessionExistsError) return err;
     const code = (err as { code?: unknown } | null)?.code;
     if (code === '42P01' || code === '3F000') {
-      const init = { problem: 'missing' as const, expectedVersion: POSTGRES_SCHEMA_VERSION, location: where(this.schema) };
+      const location = where(this.schema);
+      const init = { problem: 'missing' as const, expectedVersion: POSTGRES_SCHEMA_VERSION, location };
       return new SessionSchemaError(init, `loopctl tables are missing: run createSchema(pool)`, { cause: err });
     }
     const message = (err as { message?: unknown } | null)?.message;

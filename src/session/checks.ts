@@ -36,7 +36,9 @@ export function checkTtl(options: unknown): number {
 
 /** Throws unless `items` is an array of Items; the field names the first bad one (`items[3].text`). */
 export function checkItems(items: unknown): asserts items is readonly Item[] {
-  if (!Array.isArray(items)) throw new ConfigurationError('items', `must be an array of Items (got ${describeValue(items)})`);
+  if (!Array.isArray(items)) {
+    throw new ConfigurationError('items', `must be an array of Items (got ${describeValue(items)})`);
+  }
   for (let i = 0; i < items.length; i++) {
     const parsed = ItemSchema.safeParse(items[i]);
     if (!parsed.success) {

@@ -38,7 +38,12 @@ export class SessionSchemaError extends LoopctlError {
  */
 export class SessionStorageError extends LoopctlError {
   override readonly name: string = 'SessionStorageError';
-  constructor(readonly sessionId: string | undefined, readonly code: string, message: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly sessionId: string | undefined,
+    readonly code: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
   }
 }

@@ -1,4 +1,4 @@
-import { ConcurrentRunError } from '../errors.js';
+import { leaseLost, refusal } from './lease-errors.js';
 import type { Lease } from './session.js';
 
 interface Holder {
@@ -34,7 +34,7 @@ export class LeaseSlot {
       ttlMs,
       renew: async () => {
         // Lost once released or taken over; an expired lease nobody took is still this run's to renew.
-        if (!mine()) throw new ConcurrentRunError('options.session', `the lease of run ${runId} on ${this.name()} was lost`);
+        if (!mine()) throw leaseLost(runId, this.name());
         holder.expiresAt = this.now() + ttlMs;
       },
       release: async () => {
@@ -42,9 +42,4 @@ export class LeaseSlot {
       },
     };
   }
-}
-
-/** The refusal every store gives while another run holds the lease. */
-export function refusal(session: string, holder: string): ConcurrentRunError {
-  return new ConcurrentRunError('options.session', `run ${holder} holds the lease on ${session}`);
 }

@@ -1,6 +1,6 @@
 import { checkId, compareIds } from './checks.js';
 import { SessionExistsError, SessionNotFoundError } from './errors.js';
-import { refusal } from './memory-lease.js';
+import { refusal } from './lease-errors.js';
 import { MemorySession, memoryState, type MemorySessionOptions, type MemoryState } from './memory-session.js';
 import type { SessionInfo, SessionStore } from './session.js';
 
@@ -32,7 +32,8 @@ export class MemorySessionStore implements SessionStore {
     const out: SessionInfo[] = [];
     for (const [id, session] of this.#sessions) {
       const { items, createdAt, updatedAt } = memoryState(session).state;
-      if (createdAt !== undefined && updatedAt !== undefined) out.push({ id, items: items.length, createdAt, updatedAt });
+      if (createdAt === undefined || updatedAt === undefined) continue;
+      out.push({ id, items: items.length, createdAt, updatedAt });
     }
     return out.sort((a, b) => b.updatedAt - a.updatedAt || compareIds(a.id, b.id));
   }

@@ -1,7 +1,6 @@
-import { ConcurrentRunError } from '../errors.js';
 import type { Item } from '../items.js';
 import { appendRunId, checkId, checkItems, checkTtl } from '../session/checks.js';
-import { refusal } from '../session/memory-lease.js';
+import { leaseLost, refusal } from '../session/lease-errors.js';
 import type { AppendOptions, Lease, LeaseOptions, Session } from '../session/session.js';
 import { SQLITE_SCHEMA_VERSION, corrupt } from './schema.js';
 import type { SqliteSessionStore } from './store.js';
@@ -71,7 +70,7 @@ export class SqliteSession implements Session {
       ttlMs,
       renew: async () => {
         const changes = store.run(id, (sql) => sql.renew.run(store.now() + ttlMs, id, token).changes);
-        if (changes === 0) throw new ConcurrentRunError('options.session', `the lease of run ${runId} on session "${id}" was lost`);
+        if (changes === 0) throw leaseLost(runId, `session "${id}"`);
       },
       release: async () => {
         store.run(id, (sql) => sql.release.run(id, token));

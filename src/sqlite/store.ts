@@ -5,7 +5,7 @@ import { checkId } from '../session/checks.js';
 import {
   SessionExistsError, SessionNotFoundError, SessionStorageError, isSessionSchemaError,
 } from '../session/errors.js';
-import { refusal } from '../session/memory-lease.js';
+import { refusal } from '../session/lease-errors.js';
 import type { SessionInfo, SessionStore } from '../session/session.js';
 import { SQLITE_SCHEMA_VERSION, corrupt, isCorruptionError, prepareSchema } from './schema.js';
 import { SqliteSession } from './session.js';
@@ -70,7 +70,8 @@ export class SqliteSessionStore implements SessionStore {
       if (mode !== 'wal' && !db.readonly) db.pragma('journal_mode = WAL');
       if (this.#owned) db.pragma('synchronous = FULL');
     } catch (err) {
-      if (isCorruptionError(err)) throw corrupt(this.location, SQLITE_SCHEMA_VERSION, 'not a readable SQLite database', err);
+      const what = 'not a readable SQLite database';
+      if (isCorruptionError(err)) throw corrupt(this.location, SQLITE_SCHEMA_VERSION, what, err);
       throw err;
     }
     prepareSchema(db, this.location);

@@ -33,7 +33,7 @@ const tables = async (schema: string): Promise<string[]> =>
     .rows.map((r) => r.t);
 
 describe('Postgres schema: explicit createSchema and migrate', () => {
-  it('a store on a schema without loopctl tables rejects with SessionSchemaError (missing) and creates nothing', async () => {
+  it('a schema without loopctl tables is refused: SessionSchemaError (missing); nothing is created', async () => {
     const schema = freshSchema();
     const store = new PostgresSessionStore(pool, { schema });
     const missing = {
@@ -67,7 +67,7 @@ describe('Postgres schema: explicit createSchema and migrate', () => {
     ]);
   });
 
-  it('migrate runs the missing forward migrations once, keeping the history; a newer schema is refused by all', async () => {
+  it('migrate runs the missing migrations once, keeping the history; a newer schema is refused by all', async () => {
     const schema = freshSchema();
     await createSchema(pool, { schema });
     const store = new PostgresSessionStore(pool, { schema });
@@ -89,7 +89,7 @@ describe('Postgres schema: explicit createSchema and migrate', () => {
     expect(rows.rows).toEqual([{ n: 3 }]);
   });
 
-  it('a store whose version row was set back is refused as older (the check reads the database, not a cache)', async () => {
+  it('a store whose version row was set back is refused as older (it reads the database, not a cache)', async () => {
     const schema = freshSchema();
     await createSchema(pool, { schema });
     await pool.query(`UPDATE "${schema}".loopctl_schema SET version = 0`);
@@ -100,7 +100,7 @@ describe('Postgres schema: explicit createSchema and migrate', () => {
     });
   });
 
-  it('a write the server refuses rejects with SessionStorageError carrying the SQLSTATE; nothing is stored', async () => {
+  it('a write the server refuses rejects with SessionStorageError and the SQLSTATE; nothing is stored', async () => {
     const schema = freshSchema();
     await createSchema(pool, { schema });
     const store = new PostgresSessionStore(pool, { schema });

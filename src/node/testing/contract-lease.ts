@@ -12,7 +12,12 @@ function leasing(s: Session): Required<Pick<Session, 'acquire'>>['acquire'] {
 }
 
 /** Tries `acquire` every 25 ms until it succeeds or `capMs` passes; resolves with the lease or undefined. */
-export async function acquireWithin(s: Session, runId: string, ttlMs: number, capMs: number): Promise<Lease | undefined> {
+export async function acquireWithin(
+  s: Session,
+  runId: string,
+  ttlMs: number,
+  capMs: number,
+): Promise<Lease | undefined> {
   const until = performance.now() + capMs;
   for (;;) {
     try {
@@ -27,7 +32,7 @@ export async function acquireWithin(s: Session, runId: string, ttlMs: number, ca
 
 export function leaseContract({ describe, it, expect }: ContractFramework, makeStore: MakeStore): void {
   describe('leases in one process: one active run per session', () => {
-    it('a second acquire is refused with ConcurrentRunError while the first lease is held, and succeeds after release', () =>
+    it('a second acquire is refused (ConcurrentRunError) while the first lease is held, granted after release', () =>
       withStore(makeStore, async (store) => {
         const s = store.session('lease');
         const first = await leasing(s)('run-1', { ttlMs: LONG_TTL_MS });

@@ -6,7 +6,9 @@
 import type { Item } from '../../items.js';
 import type { SessionStore } from '../../session/session.js';
 import { acquireWithin } from './contract-lease.js';
-import { nameAndField, rejection, settle, sleep, userItems, withStore, type ContractFramework, type MakeStore } from './kit.js';
+import {
+  nameAndField, rejection, settle, sleep, userItems, withStore, type ContractFramework, type MakeStore,
+} from './kit.js';
 import { churnRun, type SessionPeer, type SpawnPeer } from './peer.js';
 
 const REFUSED = { name: 'ConcurrentRunError', field: 'options.session' };
@@ -72,8 +74,9 @@ export function killContract(
   { describe, it, expect }: ContractFramework,
   makeStore: MakeStore,
   spawnPeer: SpawnPeer,
-  { repetitions = 30, runSize = 200, textBytes = 200 }: { repetitions?: number; runSize?: number; textBytes?: number } = {},
+  options: { repetitions?: number; runSize?: number; textBytes?: number } = {},
 ): void {
+  const { repetitions = 30, runSize = 200, textBytes = 200 } = options;
   describe('kill -9 during a commit leaves the whole run or none of it', () => {
     it(`${repetitions} peers killed at random moments while appending runs of ${runSize} Items`, () =>
       withStore(makeStore, async (store) => {

@@ -1,7 +1,9 @@
 /** The `SessionStore` parts of `sessionContract`: list, delete, rename, close, and bad ids. */
 import type { Item } from '../../items.js';
 import type { Session, SessionStore } from '../../session/session.js';
-import { nameAndField, rejection, settle, sleep, userItems, withStore, type ContractFramework, type MakeStore } from './kit.js';
+import {
+  nameAndField, rejection, settle, sleep, userItems, withStore, type ContractFramework, type MakeStore,
+} from './kit.js';
 
 const load = (s: Session): Promise<readonly Item[]> => settle(() => s.load());
 const append = (s: Session, items: readonly Item[], runId?: string) =>
@@ -100,7 +102,8 @@ export function storeContract({ describe, it, expect }: ContractFramework, makeS
       const idField = { name: 'ConfigurationError', field: 'id' };
       expect(fields).toEqual([idField, idField, idField, idField, idField, idField, idField]);
       expect(store.session('x'.repeat(1024)) !== undefined && store.session('a pair 😀') !== undefined).toBe(true);
-      expect(nameAndField(await rejection(store.rename('', 'x')))).toEqual({ name: 'ConfigurationError', field: 'from' });
+      const from = { name: 'ConfigurationError', field: 'from' };
+      expect(nameAndField(await rejection(store.rename('', 'x')))).toEqual(from);
       expect(nameAndField(await rejection(store.delete('')))).toEqual(idField);
       await store.close();
       await store.close();

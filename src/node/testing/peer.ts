@@ -22,7 +22,8 @@ export type PeerLeaseResult = { readonly ok: true } | { readonly ok: false; read
  * A running peer process.
  * - `acquire`: takes a lease and keeps renewing it every `ttlMs / 3` until `release`, `kill` or `close`.
  * - `churn`: appends runs of `runSize` Items (run ids `churn-<from>`, `churn-<from + 1>`, …, each made by
- *   {@link churnRun}) back to back until killed; resolves once the first has begun. `churned` says which run last began and last finished (-1: none).
+ *   {@link churnRun}) back to back until killed; resolves once the first has begun. `churned` says which run
+ *   last began and which last finished (-1: none).
  * - `kill`: SIGKILL (nothing of the peer runs after it: no release, no rollback by the peer); resolves at exit.
  * - `close`: ends the peer's input; it releases its leases, closes its store and exits.
  */
@@ -53,7 +54,15 @@ export interface PeerCommand {
 /** How long (ms) a peer may take to start and open its store. */
 const READY_MS = 30_000;
 
-type Message = { id?: number; ok?: boolean; value?: unknown; error?: PeerError; ready?: boolean; event?: string; run?: number };
+interface Message {
+  id?: number;
+  ok?: boolean;
+  value?: unknown;
+  error?: PeerError;
+  ready?: boolean;
+  event?: string;
+  run?: number;
+}
 
 /**
  * Starts a peer script and resolves once it has opened its store; rejects with the peer's error (or its
@@ -119,7 +128,7 @@ export function spawnSessionPeer(command: PeerCommand): Promise<SessionPeer> {
       acquire: (sessionId, runId, ttlMs) =>
         request('acquire', { sessionId, runId, ttlMs }).then(
           () => ({ ok: true }) as const,
-          (err: PeerError) => ({ ok: false, error: { name: err.name, message: err.message, field: err.field } }) as const,
+          (err: PeerError) => ({ ok: false, error: { name: err.name, message: err.message, field: err.field } }),
         ),
       release: () => request('release', {}).then(() => undefined),
       append: (sessionId, items, runId) => request('append', { sessionId, items, runId }).then(() => undefined),

@@ -19,12 +19,17 @@ let counter = 0;
  * Registers the file's hooks and returns its pool and store factory: `beforeAll` fails the file with one line
  * when Postgres does not answer (never a skip), `afterEach` drops the schemas the test made.
  */
-export function postgresFixture(): { pool: pg.Pool; freshSchema: () => string; makeStore: () => Promise<PostgresSessionStore> } {
+export function postgresFixture(): {
+  pool: pg.Pool;
+  freshSchema: () => string;
+  makeStore: () => Promise<PostgresSessionStore>;
+} {
   const pool = new pg.Pool({ max: 8 });
   const made: string[] = [];
   beforeAll(async () => {
     await pool.query('SELECT 1').catch((err: Error) => {
-      const at = `${process.env['PGUSER']}@${process.env['PGHOST']}:${process.env['PGPORT']}/${process.env['PGDATABASE']}`;
+      const env = process.env;
+      const at = `${env['PGUSER']}@${env['PGHOST']}:${env['PGPORT']}/${env['PGDATABASE']}`;
       throw new Error(`Postgres ${at} does not answer: ${err.message} (start it with: ${START})`);
     });
   });
