@@ -11,7 +11,8 @@
  * BENCH_ONLY (cancel: only checkpoints whose name contains it),
  * BENCH_ROUNDS (stream: rounds per mode, default 7; turn: runs, default 15),
  * BENCH_CHUNKS (stream: default 20000), BENCH_SIZES (memory: default
- * "1000,10000"), BENCH_LIB=src (measure src/ through tsx instead).
+ * "1000,10000"), BENCH_COMMITS (sessions: runs committed, default 500),
+ * BENCH_LIB=src (measure src/ through tsx instead).
  */
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -24,6 +25,7 @@ const BENCHES: Record<string, string> = {
   stream: 'streaming CPU per chunk: run() vs adapter vs bare openai SDK',
   turn: 'turn overhead with an instant model and instant tools',
   memory: 'heap per idle run (stalled streams, tool gate); cancel them all',
+  sessions: 'durable sessions: commit latency per run, load of a 10 000-item history (SQLite, Postgres)',
 };
 
 const here = path.dirname(fileURLToPath(import.meta.url));
