@@ -31,8 +31,9 @@ export interface SqliteSessionStoreOptions {
  * store never closes it).
  *
  * The constructor throws `SessionSchemaError` for a file that is not a database, is corrupt, or was
- * written by a later loopctl (`problem` says which; the file is left as it is, never deleted), and
- * lets better-sqlite3's error through for a file it cannot open at all (a missing folder).
+ * written by a later loopctl (`problem` says which; the file is left as it is, never deleted),
+ * `SessionStorageError` when it cannot write the schema (`SQLITE_READONLY`, `SQLITE_BUSY`), and
+ * better-sqlite3's own error for a file it cannot open at all (a missing folder).
  * Reads and writes that fail reject with `SessionStorageError` carrying SQLite's code
  * (`SQLITE_FULL` for a full disk, `SQLITE_READONLY` for a read-only file); nothing is stored then.
  *
@@ -58,7 +59,7 @@ export class SqliteSessionStore implements SessionStore {
       this.#open();
     } catch (err) {
       if (this.#owned) this.#db.close();
-      throw err;
+      throw this.#typed(undefined, err); // SQLITE_BUSY or SQLITE_READONLY while preparing the schema
     }
   }
 
