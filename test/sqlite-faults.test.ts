@@ -151,6 +151,22 @@ describe('a write that fails stores nothing: SessionStorageError, the history in
     await writable.close();
   });
 
+  it('a read-only file without loopctl tables: the store cannot create them, SessionStorageError SQLITE_READONLY', () => {
+    const file = path.join(dirs.make(), 'empty.db');
+    writeFileSync(file, '');
+    const db = new Database(file, { readonly: true });
+    let err: Record<string, unknown> = {};
+    try {
+      new SqliteSessionStore(db);
+    } catch (e) {
+      err = e as Record<string, unknown>;
+    }
+    expect({ name: err['name'], code: err['code'] }).toEqual({ name: 'SessionStorageError', code: 'SQLITE_READONLY' });
+    expect(db.open).toBe(true);
+    db.close();
+    expect(readFileSync(file).length).toBe(0);
+  });
+
   it('a full disk (the file may not grow): append rejects SQLITE_FULL; once there is room the run stores', async () => {
     const file = await fileWithHistory();
     const db = new Database(file);
