@@ -151,7 +151,7 @@ describe('a write that fails stores nothing: SessionStorageError, the history in
     await writable.close();
   });
 
-  it('a read-only file without loopctl tables: the store cannot create them, SessionStorageError SQLITE_READONLY', () => {
+  it('a read-only file without loopctl tables: they cannot be created, SessionStorageError SQLITE_READONLY', () => {
     const file = path.join(dirs.make(), 'empty.db');
     writeFileSync(file, '');
     const db = new Database(file, { readonly: true });
