@@ -20,6 +20,9 @@ export function tierConfig(test: { include: string[]; exclude?: string[]; typech
     resolve: {
       alias: [
         { find: /^loopctl\/testing$/, replacement: src('testing/index.ts') },
+        { find: /^loopctl\/node\/testing$/, replacement: src('node/testing/index.ts') },
+        { find: /^loopctl\/sqlite$/, replacement: src('sqlite/index.ts') },
+        { find: /^loopctl\/postgres$/, replacement: src('postgres/index.ts') },
         { find: /^loopctl\/node$/, replacement: src('node/index.ts') },
         { find: /^loopctl\/ag-ui$/, replacement: src('ag-ui/index.ts') },
         { find: /^loopctl\/http$/, replacement: src('http/index.ts') },

@@ -15,8 +15,15 @@ export { describeValue, toJsonText, type JsonTextResult } from './describe.js';
 export type { ModelProvider, ModelRequest, ModelResponse, ModelEvent, ToolSpec, JsonSchema } from './model/types.js';
 export { openaiChat, openaiResponses, type OpenAIChatOptions, type OpenAIResponsesOptions, type OpenAIProviderOptions } from './model/openai/index.js';
 export { tool, toJsonSchema, type Tool, type ToolContext, type ToolReturn } from './tools/tool.js';
-export type { Session, MaybeAsync, AppendOptions } from './session/session.js';
-export { MemorySession } from './session/memory-session.js';
+export type {
+  Session, MaybeAsync, AppendOptions, Lease, LeaseOptions, SessionStore, SessionInfo,
+} from './session/session.js';
+export { MemorySession, type MemorySessionOptions } from './session/memory-session.js';
+export { MemorySessionStore } from './session/memory-store.js';
+export {
+  SessionSchemaError, SessionStorageError, SessionNotFoundError, SessionExistsError, isSessionSchemaError,
+  isSessionStorageError, isSessionNotFoundError, isSessionExistsError, type SessionSchemaProblem,
+} from './session/errors.js';
 export { commitPartial, type EndedRun } from './session/commit-partial.js';
 export { defineAgent } from './engine/define-agent.js';
 export { run } from './engine/run.js';

@@ -43,3 +43,29 @@ describe('the loopctl core entry is isomorphic: Node-only code lives in loopctl/
     expect([...modules.values()].flat().some((s) => s.startsWith('node:'))).toBe(true);
   });
 });
+
+/** The bare specifiers (packages) every module reachable from `entry` imports. */
+function packagesOf(entry: string): string[] {
+  const specs = [...graph(path.join(repoRoot, entry)).values()].flat();
+  return [...new Set(specs.map((s) => s.split('/').slice(0, s.startsWith('@') ? 2 : 1).join('/')))].sort();
+}
+
+describe('native and driver modules load only through their own entries', () => {
+  for (const entry of ['src/index.ts', 'src/testing/index.ts', 'src/node/index.ts', 'src/node/testing/index.ts']) {
+    it(`${entry} reaches neither better-sqlite3 nor pg, nor a test framework`, () => {
+      const packages = packagesOf(entry);
+      expect(packages.filter((p) => ['better-sqlite3', 'pg', 'vitest', 'jest', 'mocha'].includes(p))).toEqual([]);
+    });
+  }
+
+  it('loopctl/sqlite reaches better-sqlite3 and not pg; loopctl/postgres reaches pg only for its types', () => {
+    const drivers = (entry: string) => packagesOf(entry).filter((p) => p === 'better-sqlite3' || p === 'pg');
+    expect(drivers('src/sqlite/index.ts')).toEqual(['better-sqlite3']);
+    expect(drivers('src/postgres/index.ts')).toEqual(['pg']);
+    // `import type` only: the pool is the caller's, so the entry never loads pg itself.
+    const runtime = [...graph(path.join(repoRoot, 'src/postgres/index.ts')).keys()].filter((file) =>
+      /^\s*import\s+(?!type\b)[^;]*from\s+'pg'/m.test(readFileSync(file, 'utf8')),
+    );
+    expect(runtime).toEqual([]);
+  });
+});

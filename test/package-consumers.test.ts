@@ -80,13 +80,23 @@ function writeConsumerLock(consumer: string, tarball: string): void {
 }
 
 /** What `node -e` prints for each entry when required from the consumer. */
+const ENTRIES = ['loopctl', 'loopctl/testing', 'loopctl/node', 'loopctl/node/testing', 'loopctl/postgres'];
+const DIST_FILES = ['index.js', 'testing/index.js', 'node/index.js', 'node/testing/index.js', 'postgres/index.js'];
 const REQUIRE_SCRIPT = `
-const entries = ['loopctl', 'loopctl/testing', 'loopctl/node'];
+const entries = ${JSON.stringify(ENTRIES)};
 Promise.all(entries.map(async (entry) => {
   const required = require(entry);
   const imported = await import(entry);
   return { entry, file: require.resolve(entry), keys: Object.keys(required).sort(), same: required === imported };
 })).then((out) => console.log(JSON.stringify(out)));
+`;
+
+/** Imports loopctl/sqlite in a consumer without better-sqlite3 and prints the error's code and first words. */
+const SQLITE_SCRIPT = `
+import('loopctl/sqlite').then(
+  () => console.log('loaded'),
+  (e) => console.log(e.code, e.message.split(' imported from')[0]),
+);
 `;
 
 describe('C34: CommonJS and ESM consumers of the packed package (Node >= 20.19, require of an ES module)', () => {
@@ -105,15 +115,20 @@ describe('C34: CommonJS and ESM consumers of the packed package (Node >= 20.19, 
       }[];
       const sources = [
         await import('../src/index.js'), await import('../src/testing/index.js'), await import('../src/node/index.js'),
+        await import('../src/node/testing/index.js'), await import('../src/postgres/index.js'),
       ];
       expect(required).toEqual(
-        ['index.js', 'testing/index.js', 'node/index.js'].map((file, i) => ({
-          entry: ['loopctl', 'loopctl/testing', 'loopctl/node'][i],
+        DIST_FILES.map((file, i) => ({
+          entry: ENTRIES[i],
           file: path.join(consumer, 'node_modules/loopctl/dist', file),
           keys: Object.keys(sources[i]!).sort(),
           same: true, // require() and import() give the same module: one copy of the package, never two
         })),
       );
+
+      // better-sqlite3 is an optional peer dependency: without it only loopctl/sqlite fails, and says what is missing.
+      const sqlite = await run(process.execPath, ['-e', SQLITE_SCRIPT], consumer);
+      expect(sqlite.stdout).toBe("ERR_MODULE_NOT_FOUND Cannot find package 'better-sqlite3'\n");
 
       const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
       const snippet = /^## Use\n[\s\S]*?```ts\n([\s\S]*?)```/m.exec(readme)?.[1];

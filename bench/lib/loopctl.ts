@@ -43,7 +43,7 @@ if (!fromSource && dir === BUILD_DIR && !existsSync(path.join(BUILD_DIR, 'index.
 const load = (rel: string): Promise<unknown> =>
   fromSource ? import(pathToFileURL(path.join(repoRoot, 'src', `${rel}.ts`)).href) : import(pathToFileURL(path.join(dir, `${rel}.js`)).href);
 
-/** Another entry of the package (`'http/index'`, `'ag-ui/index'`), compiled or from src/ as the others. */
+/** Another entry of the measured build by its path under src/ without extension (`'http/index'`, `'sqlite/index'`). */
 export const loadEntry = load;
 /** `loopctl` (compiled, or src/ with BENCH_LIB=src). */
 export const lib = (await load('index')) as typeof Core;

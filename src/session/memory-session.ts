@@ -1,12 +1,38 @@
 import type { Item } from '../items.js';
-import type { AppendOptions, Session } from './session.js';
+import { appendRunId, checkId, checkItems, checkTtl } from './checks.js';
+import { LeaseSlot } from './memory-lease.js';
+import type { AppendOptions, Lease, LeaseOptions, Session } from './session.js';
+
+/** Options of a {@link MemorySession}: `now`, the clock of its leases and times (ms; default `Date.now`). */
+export interface MemorySessionOptions {
+  readonly now?: () => number;
+}
+
+/** @internal What a `MemorySessionStore` moves on rename. */
+export interface MemoryState {
+  items: readonly Item[];
+  stored: Set<string>;
+  createdAt: number | undefined;
+  updatedAt: number | undefined;
+}
+
+/** @internal The state of `session` (for `MemorySessionStore`). */
+export let memoryState: (session: MemorySession) => MemoryAccess;
+
+/** @internal */
+export interface MemoryAccess {
+  state: MemoryState;
+  readonly lease: LeaseSlot;
+  readonly now: () => number;
+  name: string;
+}
 
 /**
- * An in-memory {@link Session}: `load()` returns a copy, `append()` adds
+ * An in-memory {@link Session}: `load()` returns the stored (frozen) array, `append()` adds
  * atomically (one array swap) and is idempotent per `runId`: an append whose
  * `runId` was stored before stores nothing ("a late write is harmless").
  * `writes` counts `append` calls (stored or not), so a test can assert that a
- * completed run wrote exactly once.
+ * completed run wrote exactly once. `acquire` leases it to one run at a time, in this process.
  *
  * @example
  * const session = new MemorySession();
@@ -14,17 +40,42 @@ import type { AppendOptions, Session } from './session.js';
  * session.items; // [user, assistant]
  */
 export class MemorySession implements Session {
-  #items: readonly Item[];
+  #state: MemoryState;
   #writes = 0;
-  readonly #stored = new Set<string>();
+  readonly #now: () => number;
+  readonly #lease: LeaseSlot;
 
-  constructor(initial: readonly Item[] = []) {
-    this.#items = Object.freeze([...initial]);
+  #name = 'the session';
+
+  static {
+    memoryState = (s) => ({
+      get state() {
+        return s.#state;
+      },
+      set state(v: MemoryState) {
+        s.#state = v;
+      },
+      lease: s.#lease,
+      now: s.#now,
+      get name() {
+        return s.#name;
+      },
+      set name(v: string) {
+        s.#name = v;
+      },
+    });
+  }
+
+  /** `initial` is taken as it is (not checked): a test may start from any history. */
+  constructor(initial: readonly Item[] = [], options: MemorySessionOptions = {}) {
+    this.#now = options.now ?? Date.now;
+    this.#state = { items: Object.freeze([...initial]), stored: new Set(), createdAt: undefined, updatedAt: undefined };
+    this.#lease = new LeaseSlot(this.#now, () => this.#name);
   }
 
   /** The stored history (frozen). */
   get items(): readonly Item[] {
-    return this.#items;
+    return this.#state.items;
   }
 
   /** How many times `append` has been called. */
@@ -33,17 +84,35 @@ export class MemorySession implements Session {
   }
 
   load(): readonly Item[] {
-    return this.#items;
+    return this.#state.items;
   }
 
-  /** Adds `items` at the end, unless `options.runId` was stored already. Synchronous: `signal` is not needed. */
+  /**
+   * Adds `items` at the end, unless `options.runId` was stored already. Synchronous: `signal` is not
+   * needed. Throws `ConfigurationError` naming the field (`items[2].text`, `options.runId`) for
+   * anything that is not an Item or a run id, storing nothing.
+   */
   append(items: readonly Item[], options?: AppendOptions): void {
     this.#writes++;
-    const runId = options?.runId;
+    checkItems(items);
+    const runId = appendRunId(options);
+    const state = this.#state;
     if (runId !== undefined) {
-      if (this.#stored.has(runId)) return;
-      this.#stored.add(runId);
+      if (state.stored.has(runId)) return;
+      state.stored.add(runId);
     }
-    this.#items = Object.freeze([...this.#items, ...items]);
+    state.items = Object.freeze([...state.items, ...items]);
+    state.updatedAt = this.#now();
+    state.createdAt ??= state.updatedAt;
+  }
+
+  /**
+   * Leases the session to `runId` for `options.ttlMs` ms (see {@link Lease}), in this process only.
+   * Rejects with `ConcurrentRunError` while another run holds a live lease, and with
+   * `ConfigurationError` for a bad `runId` or `ttlMs`.
+   */
+  async acquire(runId: string, options: LeaseOptions): Promise<Lease> {
+    checkId(runId, 'runId');
+    return this.#lease.acquire(runId, checkTtl(options));
   }
 }

@@ -18,6 +18,27 @@ export interface AppendOptions {
   readonly signal?: AbortSignal;
 }
 
+/** What `acquire` is told: `ttlMs`, how long (ms, > 0) the lease lasts unless renewed. */
+export interface LeaseOptions {
+  readonly ttlMs: number;
+}
+
+/**
+ * A run's hold on a session ("one run per mailbox and session", across processes): while it is
+ * live, every other `acquire` on the session is refused. It lasts `ttlMs` from the last `acquire`
+ * or `renew`; a holder that dies stops renewing, so its lease expires and the next `acquire`
+ * succeeds ("a dead holder's lease expires").
+ * - `renew()`: extends the lease to `ttlMs` from now. Rejects with `ConcurrentRunError` when the
+ *   lease was lost: released, or expired and taken by another run.
+ * - `release()`: gives the lease up; idempotent, and a lease lost to another run is left to it.
+ */
+export interface Lease {
+  readonly runId: string;
+  readonly ttlMs: number;
+  renew(): Promise<void>;
+  release(): Promise<void>;
+}
+
 /**
  * Conversation memory (guarantee 6: scratchpad: only a completed run commits). A run loads the history
  * once (raced against cancel: checkpoint 12: session load), works on a copy (the
@@ -25,10 +46,51 @@ export interface AppendOptions {
  * new Items and `{ runId, signal }`, before `run_completed`. `append` is never cancelled ("the commit
  * cannot be cancelled") but it is bounded by `deadlines.commitMs`: past it, or when it throws, rejects
  * or errors, the run ends `run_failed` with `stopReason: 'session_error'` and its Items in `partial`.
- * Every implementation must make `append` idempotent per `runId` (see {@link AppendOptions}).
- * One active run per session: a second concurrent run fails at start.
+ *
+ * Every implementation must store each `append` whole or not at all ("a commit is all or nothing"),
+ * make it idempotent per `runId` (see {@link AppendOptions}), and have `load` give back exactly the
+ * Items appended, in append order (repairing a history is the engine's job, not the store's).
+ * `sessionContract` in `loopctl/node/testing` checks all of this.
+ *
+ * One active run per session: a second concurrent run fails at start. A session shared across
+ * processes provides `acquire(runId, { ttlMs })`, which resolves with a {@link Lease} or rejects with
+ * `ConcurrentRunError` while another run holds one.
  */
 export interface Session {
   load(): MaybeAsync<readonly Item[]>;
   append(items: readonly Item[], options?: AppendOptions): MaybeAsync<void>;
+  acquire?(runId: string, options: LeaseOptions): Promise<Lease>;
+}
+
+/** One stored session as {@link SessionStore.list} reports it; times are ms since the epoch. */
+export interface SessionInfo {
+  readonly id: string;
+  /** How many Items the session holds. */
+  readonly items: number;
+  /** When its first append stored. */
+  readonly createdAt: number;
+  /** When its last append stored. */
+  readonly updatedAt: number;
+}
+
+/**
+ * Many sessions in one place (a SQLite file, a Postgres schema, memory), by id. A session exists
+ * from its first append that stored (even of zero Items) until it is deleted.
+ * - `session(id)`: the session named `id` (a handle: nothing is created until it stores). Throws
+ *   `ConfigurationError` (field `id`) for an id that is not a non-empty string.
+ * - `list()`: every session, the most recently updated first (ties by id).
+ * - `delete(id)`: removes its Items and run ids; resolves false when there was no such session.
+ *   Rejects with `ConcurrentRunError` while a run holds its lease, deleting nothing.
+ * - `rename(from, to)`: moves the history and its run ids. Rejects with `SessionNotFoundError` when
+ *   `from` does not exist, `SessionExistsError` when `to` does, `ConcurrentRunError` while either is
+ *   leased; nothing moves then.
+ * - `close()`: frees what the store opened (never a pool or database handle the caller passed in);
+ *   idempotent.
+ */
+export interface SessionStore {
+  session(id: string): Session;
+  list(): Promise<readonly SessionInfo[]>;
+  delete(id: string): Promise<boolean>;
+  rename(from: string, to: string): Promise<void>;
+  close(): Promise<void>;
 }

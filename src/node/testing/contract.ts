@@ -1,0 +1,70 @@
+import { appendContract } from './contract-append.js';
+import { leaseContract } from './contract-lease.js';
+import { killContract, peerContract } from './contract-peers.js';
+import { storeContract } from './contract-store.js';
+import type { ContractFramework, MakeStore } from './kit.js';
+import type { SpawnPeer } from './peer.js';
+
+/**
+ * Options of {@link sessionContract}.
+ * - `spawnPeer`: starts a second process on the same store (see `spawnSessionPeer`). Without it the
+ *   cross-process parts are marked not applicable (`it.skip`): right for an in-process store only.
+ * - `kill`: also run the `kill -9` during a commit part (`repetitions` peers, default 30; it spawns that
+ *   many processes, so suites usually run it in a slower tier). Needs `spawnPeer`.
+ */
+export interface SessionContractOptions {
+  readonly spawnPeer?: SpawnPeer;
+  readonly kill?: { readonly repetitions?: number };
+}
+
+/**
+ * Registers the specs every `SessionStore` and its sessions must pass, with the test framework's own
+ * `describe`, `it` and `expect` (so loopctl does not depend on one), on a fresh empty store from
+ * `makeStore` per test (closed at its end):
+ * - history: load gives back exactly what was appended, in append order, including hostile but valid
+ *   Items (repair is the engine's job) and a 10 000-item history;
+ * - append is all or nothing (a bad Item stores none of the run), idempotent per `runId`, never
+ *   interleaved with a concurrent append, and all or nothing whenever its signal fires;
+ * - leases: one active run per session, renew and release, expiry after `ttlMs`, bad arguments;
+ * - the store: list, delete, rename, close, bad ids;
+ * - with `spawnPeer`: the same across processes, a SIGKILLed holder's lease expiring, and with `kill`,
+ *   `kill -9` during a commit leaving the whole run or none of it.
+ *
+ * @example
+ * import { describe, it, expect } from 'vitest';
+ * sessionContract({ describe, it, expect }, () => new MemorySessionStore());
+ */
+export function sessionContract(
+  framework: ContractFramework,
+  makeStore: MakeStore,
+  options: SessionContractOptions = {},
+): void {
+  appendContract(framework, makeStore);
+  leaseContract(framework, makeStore);
+  storeContract(framework, makeStore);
+  const { spawnPeer } = options;
+  if (spawnPeer) {
+    peerContract(framework, makeStore, spawnPeer);
+    if (options.kill) killContract(framework, makeStore, spawnPeer, options.kill);
+    return;
+  }
+  const na = framework.it.skip ?? (() => undefined);
+  framework.describe('across processes (not applicable: no spawnPeer, the store lives in one process)', () => {
+    na('one active run per session across processes', () => undefined);
+    na('a dead holder\'s lease expires', () => undefined);
+    na('kill -9 during a commit leaves the whole run or none of it', () => undefined);
+  });
+}
+
+/**
+ * Only the `kill -9` during a commit part of {@link sessionContract} (`repetitions` peers, default 30),
+ * for a suite that runs the rest in a faster tier.
+ */
+export function sessionKillContract(
+  framework: ContractFramework,
+  makeStore: MakeStore,
+  spawnPeer: SpawnPeer,
+  options: { readonly repetitions?: number } = {},
+): void {
+  killContract(framework, makeStore, spawnPeer, options);
+}

@@ -1,0 +1,78 @@
+import { randomUUID } from 'node:crypto';
+import type { Item } from '../items.js';
+import { appendRunId, checkId, checkItems, checkTtl } from '../session/checks.js';
+import { SessionSchemaError } from '../session/errors.js';
+import { leaseLost } from '../session/lease-errors.js';
+import type { AppendOptions, Lease, LeaseOptions, Session } from '../session/session.js';
+import { POSTGRES_SCHEMA_VERSION, where } from './schema.js';
+import type { PostgresSessionStore } from './store.js';
+
+/**
+ * One session of a {@link PostgresSessionStore} (made by `store.session(id)`): the `Session` contract
+ * on a Postgres server.
+ * - `load()`: the Items in append order; rejects with `SessionSchemaError` (`corrupt`) for a stored
+ *   row that is not an Item's JSON, `SessionStorageError` when the query fails.
+ * - `append(items, { runId, signal })`: one statement ("a commit is all or nothing"), idempotent per
+ *   `runId`; a `signal` aborted before it is sent stores nothing and rejects with its reason (once
+ *   sent, "the commit cannot be cancelled": it resolves when it stored). Rejects with
+ *   `ConfigurationError` naming the field for a value that is not an Item, `SessionStorageError`
+ *   (with the SQLSTATE) when the write fails.
+ * - `acquire(runId, { ttlMs })`: a lease row whose expiry is on the server's clock.
+ */
+export class PostgresSession implements Session {
+  constructor(private readonly store: PostgresSessionStore, readonly id: string) {}
+
+  async load(): Promise<readonly Item[]> {
+    const rows = await this.store.query<{ item: string }>(this.id, this.store.sql.load, [this.id]);
+    return rows.map((row, i) => {
+      try {
+        return JSON.parse(row.item) as Item;
+      } catch (err) {
+        const location = where(this.store.schema);
+        const init = { problem: 'corrupt' as const, expectedVersion: POSTGRES_SCHEMA_VERSION, location };
+        throw new SessionSchemaError(init, `item ${i} of session "${this.id}" is not JSON`, { cause: err });
+      }
+    });
+  }
+
+  async append(items: readonly Item[], options?: AppendOptions): Promise<void> {
+    checkItems(items);
+    const runId = appendRunId(options);
+    const rows = items.map((item) => JSON.stringify(item));
+    const { sql } = this.store;
+    await this.store.ready(this.id);
+    const signal = options?.signal;
+    if (signal?.aborted) throw signal.reason; // a write not sent when its deadline passed is not sent
+    const text = runId === undefined ? sql.appendBare : sql.appendRun;
+    await this.store.query(this.id, text, [this.id, runId ?? null, rows.length, rows]);
+  }
+
+  /**
+   * Leases the session to `runId` for `options.ttlMs` ms (see `Lease`), for every client of the
+   * database. Rejects with `ConcurrentRunError` while another run holds a live lease, and with
+   * `ConfigurationError` for a bad `runId` or `ttlMs`.
+   */
+  async acquire(runId: string, options: LeaseOptions): Promise<Lease> {
+    checkId(runId, 'runId');
+    const ttlMs = checkTtl(options);
+    const { id, store } = this;
+    const token = randomUUID();
+    const ms = Math.ceil(ttlMs);
+    const taken = await store.query(id, store.sql.take, [id, runId, token, ms]);
+    if (taken.length === 0) await store.refuse(store.pool, id);
+    return {
+      runId,
+      ttlMs,
+      renew: async () => {
+        await store.ready(id);
+        const result = await store.pool.query(store.sql.renew, [id, token, ms]).catch((err: unknown) => {
+          throw store.typed(id, err);
+        });
+        if (result.rowCount === 0) throw leaseLost(runId, `session "${id}"`);
+      },
+      release: async () => {
+        await store.query(id, store.sql.release, [id, token]);
+      },
+    };
+  }
+}

@@ -1,0 +1,73 @@
+/** The SQL of a Postgres session store, for one quoted schema name `s`. Times are ms since the epoch. */
+
+/** The server's clock in ms: one clock for every client, so leases expire alike for all of them. */
+const NOW = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;
+
+export interface Sql {
+  readonly load: string;
+  readonly appendRun: string;
+  readonly appendBare: string;
+  readonly take: string;
+  readonly renew: string;
+  readonly release: string;
+  readonly holder: string;
+  readonly list: string;
+  readonly exists: string;
+  readonly deleteSession: string;
+  readonly move: string;
+  readonly dropLeases: string;
+}
+
+/**
+ * The append is one statement, so it is atomic without a transaction ("a commit is all or nothing"):
+ * the run row (its unique key makes the append idempotent per runId: a repeat inserts nothing, and
+ * nothing after it runs), the session row (its lock orders concurrent appends; its count gives the
+ * first seq), then the Items. $1 session, $2 run id, $3 item count, $4 items as JSON texts.
+ */
+function append(s: string, run: string): string {
+  return `WITH run AS (${run}),
+    ses AS (
+      INSERT INTO ${s}.loopctl_sessions AS t (id, items, created_at, updated_at)
+      SELECT $1, $3::integer, ${NOW}, ${NOW} WHERE EXISTS (SELECT 1 FROM run)
+      ON CONFLICT (id) DO UPDATE SET items = t.items + excluded.items, updated_at = excluded.updated_at
+      RETURNING t.items
+    ),
+    ins AS (
+      INSERT INTO ${s}.loopctl_items (session_id, seq, item)
+      SELECT $1, ses.items - $3::integer + u.i - 1, u.t FROM ses, unnest($4::text[]) WITH ORDINALITY AS u(t, i)
+    )
+    SELECT count(*)::integer AS stored FROM ses`;
+}
+
+export function sqlFor(s: string): Sql {
+  return {
+    load: `SELECT item FROM ${s}.loopctl_items WHERE session_id = $1 ORDER BY seq`,
+    appendRun: append(
+      s,
+      `INSERT INTO ${s}.loopctl_runs (session_id, run_id, stored_at) VALUES ($1, $2, ${NOW})
+       ON CONFLICT DO NOTHING RETURNING 1`,
+    ),
+    appendBare: append(s, 'SELECT 1 WHERE $2::text IS NULL'),
+    // Takes the lease when there is none or it has expired; one statement, so two clients cannot both win.
+    take: `INSERT INTO ${s}.loopctl_leases AS l (session_id, run_id, token, expires_at)
+      VALUES ($1, $2, $3, ${NOW} + $4::bigint)
+      ON CONFLICT (session_id) DO UPDATE
+        SET run_id = excluded.run_id, token = excluded.token, expires_at = excluded.expires_at
+        WHERE l.expires_at <= ${NOW}
+      RETURNING token`,
+    renew: `UPDATE ${s}.loopctl_leases SET expires_at = ${NOW} + $3::bigint WHERE session_id = $1 AND token = $2`,
+    release: `DELETE FROM ${s}.loopctl_leases WHERE session_id = $1 AND token = $2`,
+    holder: `SELECT run_id FROM ${s}.loopctl_leases WHERE session_id = $1 AND expires_at > ${NOW}`,
+    list: `SELECT id, items, created_at, updated_at FROM ${s}.loopctl_sessions
+      ORDER BY updated_at DESC, id COLLATE "C"`,
+    exists: `SELECT id FROM ${s}.loopctl_sessions WHERE id = ANY(ARRAY[$1, $2]::text[])`,
+    deleteSession: `WITH i AS (DELETE FROM ${s}.loopctl_items WHERE session_id = $1),
+      r AS (DELETE FROM ${s}.loopctl_runs WHERE session_id = $1),
+      l AS (DELETE FROM ${s}.loopctl_leases WHERE session_id = $1)
+      DELETE FROM ${s}.loopctl_sessions WHERE id = $1`,
+    move: `WITH i AS (UPDATE ${s}.loopctl_items SET session_id = $2 WHERE session_id = $1),
+      r AS (UPDATE ${s}.loopctl_runs SET session_id = $2 WHERE session_id = $1)
+      UPDATE ${s}.loopctl_sessions SET id = $2 WHERE id = $1`,
+    dropLeases: `DELETE FROM ${s}.loopctl_leases WHERE session_id = ANY($1::text[])`,
+  };
+}

@@ -1,0 +1,68 @@
+/**
+ * Argument checks every session store shares, so each names the same field the same way
+ * ("bad input: a typed error naming the field"). Each throws `ConfigurationError`.
+ */
+import { describeValue } from '../describe.js';
+import { ConfigurationError } from '../errors.js';
+import { ItemSchema, type Item } from '../items.js';
+import type { AppendOptions } from './session.js';
+
+/** The longest session or run id a store accepts (characters): ids are keys, not payloads. */
+export const MAX_ID_LENGTH = 1024;
+
+/** A NUL or a lone surrogate: what no database key can hold as it is (Postgres text refuses NUL). */
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * Throws unless `value` is a non-empty string of at most {@link MAX_ID_LENGTH} characters, well-formed
+ * Unicode without NUL (an id is a key every store must keep exactly).
+ */
+export function checkId(value: unknown, field: string): asserts value is string {
+  if (typeof value !== 'string' || value.length === 0 || value.length > MAX_ID_LENGTH || UNSTORABLE.test(value)) {
+    const got = describeValue(value);
+    const rule = `a non-empty string of at most ${MAX_ID_LENGTH} characters, well-formed Unicode without NUL`;
+    throw new ConfigurationError(field, `must be ${rule} (got ${got})`);
+  }
+}
+
+/** Throws unless `options.ttlMs` is a positive finite number of ms. */
+export function checkTtl(options: unknown): number {
+  const ttlMs = (options as { ttlMs?: unknown } | null | undefined)?.ttlMs;
+  if (typeof ttlMs !== 'number' || !Number.isFinite(ttlMs) || ttlMs <= 0) {
+    throw new ConfigurationError('options.ttlMs', `must be a positive number of ms (got ${describeValue(ttlMs)})`);
+  }
+  return ttlMs;
+}
+
+/** Throws unless `items` is an array of Items; the field names the first bad one (`items[3].text`). */
+export function checkItems(items: unknown): asserts items is readonly Item[] {
+  if (!Array.isArray(items)) {
+    throw new ConfigurationError('items', `must be an array of Items (got ${describeValue(items)})`);
+  }
+  for (let i = 0; i < items.length; i++) {
+    const parsed = ItemSchema.safeParse(items[i]);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      const path = issue?.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('') ?? '';
+      throw new ConfigurationError(`items[${i}]${path}`, issue?.message ?? 'not an Item');
+    }
+  }
+}
+
+/** The `runId` of append options, checked when present. */
+export function appendRunId(options: AppendOptions | undefined): string | undefined {
+  const runId = options?.runId;
+  if (runId !== undefined) checkId(runId, 'options.runId');
+  return runId;
+}
+
+/** Orders ids by code point, as SQLite and Postgres (`COLLATE "C"`) compare UTF-8 text. */
+export function compareIds(a: string, b: string): number {
+  const x = [...a];
+  const y = [...b];
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    const d = x[i]!.codePointAt(0)! - y[i]!.codePointAt(0)!;
+    if (d !== 0) return d;
+  }
+  return x.length - y.length;
+}

@@ -1,0 +1,80 @@
+import type { Item } from '../items.js';
+import { appendRunId, checkId, checkItems, checkTtl } from '../session/checks.js';
+import { leaseLost, refusal } from '../session/lease-errors.js';
+import type { AppendOptions, Lease, LeaseOptions, Session } from '../session/session.js';
+import { SQLITE_SCHEMA_VERSION, corrupt } from './schema.js';
+import type { SqliteSessionStore } from './store.js';
+
+/**
+ * One session of a {@link SqliteSessionStore} (made by `store.session(id)`): the `Session` contract
+ * on a SQLite file. Each method runs synchronously on the store's connection and returns a Promise.
+ * - `load()`: the Items in append order; rejects with `SessionSchemaError` (`corrupt`) for a stored
+ *   row that is not an Item's JSON, `SessionStorageError` when the file cannot be read.
+ * - `append(items, { runId, signal })`: one transaction ("a commit is all or nothing"), idempotent per
+ *   `runId`; a `signal` already aborted stores nothing and rejects with its reason. Rejects with
+ *   `ConfigurationError` naming the field for a value that is not an Item, `SessionStorageError`
+ *   (`SQLITE_FULL`, `SQLITE_READONLY`, `SQLITE_BUSY`, `closed`) when the write fails.
+ * - `acquire(runId, { ttlMs })`: a lease row with an expiry, shared by every process using the file.
+ */
+export class SqliteSession implements Session {
+  constructor(private readonly store: SqliteSessionStore, readonly id: string) {}
+
+  async load(): Promise<readonly Item[]> {
+    const rows = this.store.run(this.id, (sql) => sql.items.all(this.id));
+    const items: Item[] = new Array(rows.length);
+    for (let i = 0; i < rows.length; i++) {
+      try {
+        items[i] = JSON.parse(rows[i]!) as Item;
+      } catch (err) {
+        const what = `item ${i} of session "${this.id}" is not JSON`;
+        throw corrupt(this.store.location, SQLITE_SCHEMA_VERSION, what, err);
+      }
+    }
+    return items;
+  }
+
+  async append(items: readonly Item[], options?: AppendOptions): Promise<void> {
+    checkItems(items);
+    const runId = appendRunId(options);
+    const signal = options?.signal;
+    if (signal?.aborted) throw signal.reason; // a write not begun when its deadline passed is not begun
+    const rows = items.map((item) => JSON.stringify(item));
+    this.store.write(this.id, (sql) => {
+      if (runId !== undefined && sql.hasRun.get(this.id, runId) !== undefined) return;
+      const now = this.store.now();
+      let seq = sql.count.get(this.id) ?? 0;
+      for (const row of rows) sql.insertItem.run(this.id, seq++, row);
+      if (runId !== undefined) sql.insertRun.run(this.id, runId, now);
+      sql.touch.run(this.id, rows.length, now, now);
+    });
+  }
+
+  /**
+   * Leases the session to `runId` for `options.ttlMs` ms (see `Lease`), across every process using
+   * the file. Rejects with `ConcurrentRunError` while another run holds a live lease, and with
+   * `ConfigurationError` for a bad `runId` or `ttlMs`.
+   */
+  async acquire(runId: string, options: LeaseOptions): Promise<Lease> {
+    checkId(runId, 'runId');
+    const ttlMs = checkTtl(options);
+    const token = this.store.token();
+    const { id, store } = this;
+    store.write(id, (sql) => {
+      const now = store.now();
+      if (sql.take.get(id, runId, token, now + ttlMs, now) === undefined) {
+        throw refusal(`session "${id}"`, sql.holder.get(id, now) ?? 'another run');
+      }
+    });
+    return {
+      runId,
+      ttlMs,
+      renew: async () => {
+        const changes = store.run(id, (sql) => sql.renew.run(store.now() + ttlMs, id, token).changes);
+        if (changes === 0) throw leaseLost(runId, `session "${id}"`);
+      },
+      release: async () => {
+        store.run(id, (sql) => sql.release.run(id, token));
+      },
+    };
+  }
+}

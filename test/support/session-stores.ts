@@ -1,0 +1,39 @@
+/** Stores for the session specs: temporary SQLite files and the peer processes that share them. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { spawnSessionPeer, type SpawnPeer } from '../../src/node/testing/index.js';
+import type { SessionStore } from '../../src/session/session.js';
+import { SqliteSessionStore } from '../../src/sqlite/index.js';
+import { repoRoot } from './openai-server.js';
+
+const PEER_SCRIPT = fileURLToPath(new URL('./session-peer.ts', import.meta.url));
+/** tsx's loader by file URL, so the child needs nothing from its working folder. */
+const TSX_LOADER = new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
+
+/** A temporary folder per call and its cleanup. */
+export function tempDirs(prefix: string): { make: () => string; removeAll: () => void } {
+  const made: string[] = [];
+  return {
+    make: () => {
+      const dir = mkdtempSync(path.join(tmpdir(), prefix));
+      made.push(dir);
+      return dir;
+    },
+    removeAll: () => {
+      for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A new SQLite store in a new file in a folder from `dirs`. */
+export const sqliteStore = (dirs: { make: () => string }) => (): SqliteSessionStore =>
+  new SqliteSessionStore(path.join(dirs.make(), 'sessions.db'));
+
+/** Starts `test/support/session-peer.ts` on the store's own data: its SQLite file or its Postgres schema. */
+export const spawnPeer: SpawnPeer = (store: SessionStore) => {
+  const where = store as { location?: string; schema?: string };
+  const args = where.location !== undefined ? ['sqlite', where.location] : ['postgres', where.schema!];
+  return spawnSessionPeer({ script: PEER_SCRIPT, args, execArgv: ['--import', TSX_LOADER], cwd: repoRoot });
+};
