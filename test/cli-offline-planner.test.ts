@@ -54,7 +54,12 @@ describe('plan', () => {
   it('summarises, writes when it may, and says so when it may not', () => {
     const read = step('read_file', { path: 'R.md' }, '# A\n\nOne. Two.\n');
     const task = 'summarise R.md into S.md';
-    expect(plan(conv(task, [read]))).toEqual({ kind: 'tool', name: 'write_file', args: { path: 'S.md', content: '# Summary of R.md\n\n- **A**: One.\n' } });
+    // It looks at the target first: another name of R.md would hold R.md's text.
+    expect(plan(conv(task, [read]))).toEqual({ kind: 'tool', name: 'read_file', args: { path: 'S.md' } });
+    const none = { ...step('read_file', { path: 'S.md' }, 'Error: "S.md": no such file or directory'), isError: true };
+    expect(plan(conv(task, [read, none]))).toEqual({ kind: 'tool', name: 'write_file', args: { path: 'S.md', content: '# Summary of R.md\n\n- **A**: One.\n' } });
+    const same = step('read_file', { path: 'S.md' }, read.output);
+    expect(plan(conv(task, [read, same]))).toMatchObject({ text: expect.stringContaining('it holds the same text as R.md') });
     const readOnly = new Set(['list_dir', 'read_file', 'search_files']);
     expect(plan(conv(task, [read], readOnly))).toMatchObject({ text: expect.stringContaining('read-only') });
   });

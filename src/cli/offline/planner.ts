@@ -30,8 +30,9 @@ export function plan(conversation: Conversation): Reply {
   const needed = intent.kind === 'list' ? 'list_dir' : intent.kind === 'find' ? 'search_files' : 'read_file';
   if (!conversation.tools.has(needed)) return say(`I would need the ${needed} tool for this, and it is not offered.`);
   const { steps } = conversation;
-  const failed = steps.find((s) => s.isError);
-  if (failed) return say(`The ${failed.name} tool failed, so I stop here:\n${failed.output.replace(/^Error:\s*/, '')}`);
+  // A summary's look at its target may fail (a new file): summariseStep reads that result itself.
+  const failed = steps.find((s, i) => s.isError && !(intent.kind === 'summarise' && i === 1));
+  if (failed) return say(failure(failed));
   switch (intent.kind) {
     case 'list':
       return steps.length === 0 ? call('list_dir', listArgs(intent)) : say(listAnswer(intent, steps[0]!.output));
@@ -146,23 +147,41 @@ function count(path: string, steps: readonly Step[]): Reply {
 
 function summariseStep(intent: Extract<Intent, { kind: 'summarise' }>, steps: readonly Step[], canWrite: boolean): Reply {
   if (steps.length === 0) return call('read_file', { path: intent.path });
-  const read = readResult(steps[0]!.output);
+  const source = steps[0]!;
+  const read = readResult(source.output);
   const summary = summarise(read.text, intent.path);
   const partly = read.cut ? ` (of its first ${read.text.split('\n').length - 1} lines: the file is large)` : '';
   if (intent.target === undefined) return say(`Here is a summary of ${intent.path}${partly}:\n\n${summary}`);
-  if (samePath(intent.target, intent.path)) {
-    return say(
-      `I did not write the summary into ${intent.target}: it is the file being summarised, and writing there would ` +
-        `replace it. Name another file (e.g. "summarise ${intent.path} into SUMMARY.md"). ` +
-        `Here is the summary${partly}:\n\n${summary}`,
+  const target = intent.target;
+  const notWritten = (why: string) =>
+    say(`I did not write the summary into ${target}: ${why}. Here is the summary${partly}:\n\n${summary}`);
+  if (samePath(target, intent.path)) {
+    return notWritten(
+      `it is the file being summarised, and writing there would replace it. ` +
+        `Name another file (e.g. "summarise ${intent.path} into SUMMARY.md")`,
     );
   }
   if (!canWrite) {
-    return say(`I cannot write ${intent.target}: this run is read-only (no write_file tool). Here is the summary${partly} instead:\n\n${summary}`);
+    return say(`I cannot write ${target}: this run is read-only (no write_file tool). Here is the summary${partly} instead:\n\n${summary}`);
   }
-  if (steps.length === 1) return call('write_file', { path: intent.target, content: summary });
+  // Never overwrite the source silently: another name may be the same file (a symlink, a hard link, an
+  // absolute path), so look at the target first; a target holding the source's very text is left alone.
+  if (steps.length === 1) return call('read_file', { path: target });
+  const look = steps[1]!;
+  const missing = look.isError && /: no such file or directory$/.test(look.output);
+  if (!look.isError && look.output === source.output) {
+    return notWritten(`it holds the same text as ${intent.path} (it may be that file under another name), and writing there would replace it`);
+  }
+  if (look.isError && !missing) return notWritten(look.output.replace(/^Error:\s*/, ''));
+  if (steps.length === 2) return call('write_file', { path: target, content: summary });
   const points = summary.split('\n').filter((l) => l.startsWith('- ')).length;
-  return say(`I wrote a summary of ${intent.path}${partly} to ${intent.target} (${points} point${points === 1 ? '' : 's'}):\n\n${summary}`);
+  const replaced = missing ? '' : ', replacing what it held';
+  return say(`I wrote a summary of ${intent.path}${partly} to ${target}${replaced} (${points} point${points === 1 ? '' : 's'}):\n\n${summary}`);
+}
+
+/** What the answer says of a tool call that failed. */
+function failure(step: Step): string {
+  return `The ${step.name} tool failed, so I stop here:\n${step.output.replace(/^Error:\s*/, '')}`;
 }
 
 /** True when two workspace paths name the same file once normalised (`./a.md`, `docs/../a.md`, `a.md`). */
