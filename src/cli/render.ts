@@ -133,11 +133,12 @@ export class TerminalRenderer {
         break;
       }
       case 'retry_scheduled':
+        // The backoff replaces the abandoned attempt's wait before the line is written (which redraws the status).
+        this.#setWait({ kind: 'backoff', since: this.#now(), until: this.#now() + event.delayMs });
         this.note(
           `${this.#describe(event.error)}: retrying in ${seconds(event.delayMs)} ` +
             `(attempt ${event.attempt})${this.#startsOver()}`,
         );
-        this.#setWait({ kind: 'backoff', since: this.#now(), until: this.#now() + event.delayMs });
         break;
       case 'fallback_activated':
         this.note(
