@@ -191,6 +191,32 @@ describe('C30: feedback while waiting, on a terminal only', () => {
     r.dispose();
   });
 
+  it('C30: nor after a rescue is announced (the silent stream\'s wait is not redrawn)', () => {
+    vi.useFakeTimers();
+    const out = fake(true);
+    const err = fake(true);
+    let now = 0;
+    const deadlines = { firstEventMs: 3000, idleMs: 3000, requestMs: 3000 };
+    const r = new TerminalRenderer(out, err, { now: () => now, deadlines });
+    r.on(ev({ type: 'turn_started' }));
+    r.on(started());
+    r.on(ev({ type: 'text_delta', delta: 'Half\n' }));
+    now = 2950;
+    vi.advanceTimersByTime(100);
+    expect(err.text.endsWith('\r\x1b[K⏵ stream silent · 2 s (gives up at 3 s)')).toBe(true);
+    now = 3000;
+    const error = { name: 'TimeoutError', message: 'x', kind: 'idle', timeoutMs: 3000 };
+    r.on(started(2, { stream: false, cause: 'rescue', error }));
+    const announced =
+      '[loopctl] the stream broke (the model\'s stream went silent for 3 s (idle deadline)): ' +
+      'asking again without streaming; the answer starts over\n';
+    expect(err.text.endsWith(announced)).toBe(true);
+    now = 3500;
+    vi.advanceTimersByTime(100);
+    expect(err.text.endsWith(announced)).toBe(true);
+    r.dispose();
+  });
+
   it('off a terminal: no status line and no cursor sequence, ever', () => {
     vi.useFakeTimers();
     const err = fake(false);
