@@ -181,6 +181,8 @@ export class TerminalRenderer {
   }
 
   #requestStarted(event: ModelRequestStarted): void {
+    // The new request's wait replaces the old one first: the lines below redraw the status.
+    this.#setWait({ kind: 'model', since: this.#now(), model: sanitizeLine(event.model), stream: event.stream });
     if (event.cause === 'rescue') {
       const why = event.error ? this.#describe(event.error) : 'the stream broke';
       this.note(`the stream broke (${why}): asking again without streaming${this.#startsOver()}`);
@@ -189,7 +191,6 @@ export class TerminalRenderer {
     }
     this.#attemptText = ''; // a pipe or a file never gets the abandoned attempt's text
     this.#sanitizer.reset();
-    this.#setWait({ kind: 'model', since: this.#now(), model: sanitizeLine(event.model), stream: event.stream });
   }
 
   #text(delta: string): void {
