@@ -217,6 +217,26 @@ describe('C30: feedback while waiting, on a terminal only', () => {
     r.dispose();
   });
 
+  it('C30: nor after a fallback is announced', () => {
+    vi.useFakeTimers();
+    const err = fake(true);
+    let now = 0;
+    const r = new TerminalRenderer(fake(true), err, { now: () => now, deadlines: { firstEventMs: 3000 } });
+    r.on(ev({ type: 'turn_started' }));
+    r.on(started());
+    now = 2950;
+    vi.advanceTimersByTime(100);
+    expect(err.text.endsWith('\r\x1b[K⏵ waiting for m to start answering · 2 s (gives up at 3 s)')).toBe(true);
+    now = 3000;
+    r.on(ev({ type: 'fallback_activated', from: 'm', to: 'f', reason: 'breaker open' }));
+    expect(err.text.endsWith('[loopctl] falling back from m to f: breaker open\n')).toBe(true);
+    r.on(started(2, { model: 'f', cause: 'fallback' }));
+    now = 3500;
+    vi.advanceTimersByTime(100);
+    expect(err.text.endsWith('[loopctl] falling back from m to f: breaker open\n')).toBe(true);
+    r.dispose();
+  });
+
   it('off a terminal: no status line and no cursor sequence, ever', () => {
     vi.useFakeTimers();
     const err = fake(false);
