@@ -141,6 +141,7 @@ export class TerminalRenderer {
         );
         break;
       case 'fallback_activated':
+        this.#setWait(undefined); // the abandoned request's wait ends here; the fallback's request brings its own
         this.note(
           `falling back from ${sanitizeLine(event.from)} to ${sanitizeLine(event.to)}: ` +
             `${sanitizeLine(event.reason)}${this.#startsOver()}`,
