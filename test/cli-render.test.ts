@@ -180,7 +180,8 @@ describe('C30: feedback while waiting, on a terminal only', () => {
     now = 3000; // the first-event deadline ends the attempt
     const error = { name: 'TimeoutError', message: 'x', kind: 'first_event', timeoutMs: 3000 };
     r.on(ev({ type: 'retry_scheduled', attempt: 2, delayMs: 1500, error }));
-    const announced = '[loopctl] the model sent nothing within 3 s (first-event deadline): retrying in 1.5 s (attempt 2)\n';
+    const announced =
+      '[loopctl] the model sent nothing within 3 s (first-event deadline): retrying in 1.5 s (attempt 2)\n';
     expect(err.text.endsWith(announced)).toBe(true); // nothing drawn after the announcement
     now = 3500;
     vi.advanceTimersByTime(100);

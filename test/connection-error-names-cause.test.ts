@@ -14,7 +14,8 @@ import { toModelCallError } from '../src/model/openai/errors.js';
 import { describeError } from '../src/cli/describe-error.js';
 import { collect } from './support/openai-server.js';
 
-const request = { model: 'm', instructions: '', items: [{ type: 'user' as const, id: 'u', text: 'hi' }], tools: [], stream: true };
+const items = [{ type: 'user' as const, id: 'u', text: 'hi' }];
+const request = { model: 'm', instructions: '', items, tools: [], stream: true };
 
 let server: Server | undefined;
 afterEach(() => new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve())));
@@ -69,12 +70,14 @@ describe('C36: a connection error names its cause', () => {
       }),
       { streamStarted: false },
     );
-    expect(refused).toMatchObject({ code: 'ECONNREFUSED', message: 'Connection error: connect ECONNREFUSED 127.0.0.1:9' });
+    const message = 'Connection error: connect ECONNREFUSED 127.0.0.1:9';
+    expect(refused).toMatchObject({ code: 'ECONNREFUSED', message });
     expect(describeError(serializeError(refused), { baseURL: 'http://127.0.0.1:9/v1' })).toBe(
       'cannot talk to 127.0.0.1:9: connection refused (ECONNREFUSED)',
     );
     const bare = toModelCallError(new OpenAI.APIConnectionError({}), { streamStarted: false });
     expect(bare).toMatchObject({ message: 'Connection error.', code: undefined });
-    expect(describeError(serializeError(bare), { baseURL: 'http://h:1/v1' })).toBe('cannot talk to h:1: connection error');
+    const line = describeError(serializeError(bare), { baseURL: 'http://h:1/v1' });
+    expect(line).toBe('cannot talk to h:1: connection error');
   });
 });

@@ -3,6 +3,7 @@ import type { Reply } from './chunks.js';
 import type { Conversation, Step } from './conversation.js';
 import { globFor, parseIntent, type Intent } from './intent.js';
 import { summarise } from './summary.js';
+import { listingName } from '../../node/walk.js';
 
 /** The first line of every answer of the offline model. */
 export const OFFLINE_BANNER = '(offline model)';
@@ -30,8 +31,9 @@ export function plan(conversation: Conversation): Reply {
   const needed = intent.kind === 'list' ? 'list_dir' : intent.kind === 'find' ? 'search_files' : 'read_file';
   if (!conversation.tools.has(needed)) return say(`I would need the ${needed} tool for this, and it is not offered.`);
   const { steps } = conversation;
-  // A summary's look at its target may fail (a new file): summariseStep reads that result itself.
-  const failed = steps.find((s, i) => s.isError && !(intent.kind === 'summarise' && i === 1));
+  // A summary's looks at its target may fail (a new file): summariseStep reads those results itself.
+  const looked = (s: Step, i: number) => intent.kind === 'summarise' && i > 0 && s.name !== 'write_file';
+  const failed = steps.find((s, i) => s.isError && !looked(s, i));
   if (failed) return say(failure(failed));
   switch (intent.kind) {
     case 'list':
@@ -162,26 +164,62 @@ function summariseStep(intent: Extract<Intent, { kind: 'summarise' }>, steps: re
     );
   }
   if (!canWrite) {
-    return say(`I cannot write ${target}: this run is read-only (no write_file tool). Here is the summary${partly} instead:\n\n${summary}`);
+    const readOnly = `I cannot write ${target}: this run is read-only (no write_file tool).`;
+    return say(`${readOnly} Here is the summary${partly} instead:\n\n${summary}`);
   }
   // Never overwrite the source silently: another name may be the same file (a symlink, a hard link, an
-  // absolute path), so look at the target first; a target holding the source's very text is left alone.
-  if (steps.length === 1) return call('read_file', { path: target });
+  // absolute path). So look at the target first (its folder's listing, then the file when it is there); a
+  // target holding the source's very text is left alone.
+  if (steps.length === 1) return lookAt(target);
   const look = steps[1]!;
-  const missing = look.isError && /: no such file or directory$/.test(look.output);
-  if (!look.isError && look.output === source.output) {
-    return notWritten(`it holds the same text as ${intent.path} (it may be that file under another name), and writing there would replace it`);
+  let exists: boolean;
+  let targetRead: Step | undefined;
+  if (look.name === 'list_dir') {
+    if (look.isError && !isMissing(look)) return notWritten(errorText(look));
+    const names = look.isError ? [] : look.output.split('\n');
+    if (names.includes(`${listingName(posix.basename(target))}/`)) return notWritten('it is a folder');
+    exists = names.includes(listingName(posix.basename(target)));
+    if (exists && steps.length === 2) return call('read_file', { path: target });
+    targetRead = exists ? steps[2] : undefined;
+  } else {
+    exists = !isMissing(look);
+    targetRead = look;
   }
-  if (look.isError && !missing) return notWritten(look.output.replace(/^Error:\s*/, ''));
-  if (steps.length === 2) return call('write_file', { path: target, content: summary });
+  if (targetRead && !targetRead.isError && targetRead.output === source.output) {
+    const why = `it holds the same text as ${intent.path} (it may be that file under another name)`;
+    return notWritten(`${why}, and writing there would replace it`);
+  }
+  if (targetRead?.isError && !isMissing(targetRead)) return notWritten(errorText(targetRead));
+  const write = steps.findIndex((s) => s.name === 'write_file');
+  if (write < 0) return call('write_file', { path: target, content: summary });
   const points = summary.split('\n').filter((l) => l.startsWith('- ')).length;
-  const replaced = missing ? '' : ', replacing what it held';
-  return say(`I wrote a summary of ${intent.path}${partly} to ${target}${replaced} (${points} point${points === 1 ? '' : 's'}):\n\n${summary}`);
+  const replaced = exists ? ', replacing what it held' : '';
+  const wrote = `I wrote a summary of ${intent.path}${partly} to ${target}${replaced}`;
+  return say(`${wrote} (${points} point${points === 1 ? '' : 's'}):\n\n${summary}`);
+}
+
+/**
+ * The first look at a summary's target: the listing of its folder filtered to its name (a missing file is no
+ * error there), or, for a name a glob would read as a pattern, a read of the target itself.
+ */
+function lookAt(target: string): Reply {
+  const name = posix.basename(target.replace(/\\/g, '/'));
+  if (/[*?{}[\]]/.test(name)) return call('read_file', { path: target });
+  return call('list_dir', { path: posix.dirname(target.replace(/\\/g, '/')), pattern: name });
+}
+
+/** A tool error saying the path does not exist. */
+function isMissing(step: Step): boolean {
+  return step.isError && /: no such file or directory$/.test(step.output);
+}
+
+function errorText(step: Step): string {
+  return step.output.replace(/^Error:\s*/, '');
 }
 
 /** What the answer says of a tool call that failed. */
 function failure(step: Step): string {
-  return `The ${step.name} tool failed, so I stop here:\n${step.output.replace(/^Error:\s*/, '')}`;
+  return `The ${step.name} tool failed, so I stop here:\n${errorText(step)}`;
 }
 
 /** True when two workspace paths name the same file once normalised (`./a.md`, `docs/../a.md`, `a.md`). */
