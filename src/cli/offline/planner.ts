@@ -90,7 +90,8 @@ function findAnswer(intent: Extract<Intent, { kind: 'find' }>, output: string): 
   const notes: string[] = [];
   let capped: RegExpExecArray | null = null;
   for (const line of output.split('\n')) {
-    const m = /^(.+?):(\d+): (.*)$/.exec(line);
+    // A file name the tool quoted (a JSON string) is read whole: it may hold a ":N:" of its own.
+    const m = /^("(?:[^"\\]|\\.)*"|[^"].*?):(\d+): (.*)$/.exec(line);
     if (!m) {
       capped ??= CAPPED_FIND.exec(line);
       if (line.trim() && line !== 'no matches' && !CAPPED_FIND.test(line)) notes.push(noteText(line));
