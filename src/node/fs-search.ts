@@ -32,8 +32,8 @@ export function searchPattern(pattern: string): RegExp {
  * `path` matches the `glob`. Returns `file:line: text` lines (file relative to
  * the workspace root, `/`-separated; line 1-based), in path order, or `no
  * matches`. A file name that could be misread there (a control character, a
- * `:N:` of its own, a leading quote) is written as a JSON string. Past `maxResults` lines it keeps counting and says how many of
- * how many are shown ("showing 200 of 537 matching lines"); skipped files are
+ * `:N:` of its own, a leading quote) is written as a JSON string. Past
+ * `maxResults` lines it keeps counting and says how many of how many are shown ("showing 200 of 537 matching lines"); skipped files are
  * reported with the reason ("skipped: 3 files over 4 MB, 1 binary file").
  * Each file is opened as the read tool opens it (descriptor checked inside
  * the workspace, never blocking). Checks `ctx.signal` before each file. A
