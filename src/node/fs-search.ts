@@ -32,7 +32,7 @@ export function searchPattern(pattern: string): RegExp {
  * `path` matches the `glob`. Returns `file:line: text` lines (file relative to
  * the workspace root, `/`-separated; line 1-based), in path order, or `no
  * matches`. A file name that could be misread there (a control character, a
- * `:N:` of its own, a leading quote) is written as a JSON string. Past
+ * `:N:` of its own, a leading quote or bracket) is written as a JSON string. Past
  * `maxResults` lines it keeps counting and says how many of how many are shown ("showing 200 of 537 matching lines"); skipped files are
  * reported with the reason ("skipped: 3 files over 4 MB, 1 binary file").
  * Each file is opened as the read tool opens it (descriptor checked inside
@@ -140,11 +140,11 @@ async function readSmallText(rootReal: string, file: { rel: string; abs: string 
 
 /**
  * A file name as a `file:line: text` result shows it: as {@link listingName} does, and also as a JSON string
- * when it holds a `:N:` of its own or starts with a quote, so the line cannot read as another file and line.
+ * when it holds a `:N:` of its own, so the line cannot read as another file and line.
  */
 function resultName(rel: string): string {
   const name = listingName(rel);
-  return name === rel && (/:\d+:/.test(rel) || rel.startsWith('"')) ? JSON.stringify(rel) : name;
+  return name === rel && /:\d+:/.test(rel) ? JSON.stringify(rel) : name;
 }
 
 function clip(line: string): string {
