@@ -37,8 +37,17 @@ describe('subcommands and tasks', () => {
   it('an unknown option is a usage error naming it', () => {
     expect(() => parseCli(['--bogus', 'x'])).toThrow(UsageError);
     expect(() => parseCli(['--bogus', 'x'])).toThrow("Unknown option '--bogus'");
-    expect(() => parseCli(['--timeout', '0', 'x'])).toThrow('option --timeout must be a number of seconds > 0');
+    expect(() => parseCli(['--timeout', '0', 'x'])).toThrow('option --timeout must be a number of seconds >= 0.001');
     expect(() => parseCli(['--timeout', 'soon', 'x'])).toThrow('option --timeout');
+  });
+
+  it('a --timeout under a millisecond is refused naming --timeout, not a library field it would become', () => {
+    for (const tiny of ['0.0004', '1e-9']) {
+      expect(() => parseCli(['--timeout', tiny, 'x'])).toThrow(
+        `option --timeout must be a number of seconds >= 0.001 and at most 86400 (got "${tiny}")`,
+      );
+    }
+    expect(run(['--timeout', '0.001', 'x'])).toMatchObject({ timeoutMs: 1 });
   });
 });
 

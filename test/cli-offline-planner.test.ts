@@ -54,7 +54,21 @@ describe('plan', () => {
   it('summarises, writes when it may, and says so when it may not', () => {
     const read = step('read_file', { path: 'R.md' }, '# A\n\nOne. Two.\n');
     const task = 'summarise R.md into S.md';
-    expect(plan(conv(task, [read]))).toEqual({ kind: 'tool', name: 'write_file', args: { path: 'S.md', content: '# Summary of R.md\n\n- **A**: One.\n' } });
+    // It looks at the target first (its folder's listing, then the file): another name of R.md holds R.md's text.
+    expect(plan(conv(task, [read]))).toEqual({ kind: 'tool', name: 'list_dir', args: { path: '.', pattern: 'S.md' } });
+    const none = step('list_dir', { path: '.', pattern: 'S.md' }, '(no entries match "S.md")');
+    const content = '# Summary of R.md\n\n- **A**: One.\n';
+    const write = { kind: 'tool', name: 'write_file', args: { path: 'S.md', content } };
+    expect(plan(conv(task, [read, none]))).toEqual(write);
+    const listed = step('list_dir', { path: '.', pattern: 'S.md' }, 'S.md');
+    expect(plan(conv(task, [read, listed]))).toEqual({ kind: 'tool', name: 'read_file', args: { path: 'S.md' } });
+    const same = step('read_file', { path: 'S.md' }, read.output);
+    const refused = { text: expect.stringContaining('it holds the same text as R.md') };
+    expect(plan(conv(task, [read, listed, same]))).toMatchObject(refused);
+    expect(plan(conv(task, [read, listed, step('read_file', { path: 'S.md' }, 'other')]))).toEqual(write);
+    // A name a glob would read as a pattern is looked at with a read.
+    const globby = plan(conv('summarise R.md into S*.md', [read]));
+    expect(globby).toEqual({ kind: 'tool', name: 'read_file', args: { path: 'S*.md' } });
     const readOnly = new Set(['list_dir', 'read_file', 'search_files']);
     expect(plan(conv(task, [read], readOnly))).toMatchObject({ text: expect.stringContaining('read-only') });
   });

@@ -165,6 +165,79 @@ describe('C30: feedback while waiting, on a terminal only', () => {
     r.dispose();
   });
 
+  it('C30: once a retry is announced, the status line never shows the abandoned attempt\'s wait again', () => {
+    vi.useFakeTimers();
+    const out = fake(true);
+    const err = fake(true);
+    let now = 0;
+    const deadlines = { firstEventMs: 3000, idleMs: 3000, requestMs: 3000 };
+    const r = new TerminalRenderer(out, err, { now: () => now, deadlines });
+    r.on(ev({ type: 'turn_started' }));
+    r.on(started());
+    now = 2950;
+    vi.advanceTimersByTime(100);
+    expect(err.text.endsWith('\r\x1b[K⏵ waiting for m to start answering · 2 s (gives up at 3 s)')).toBe(true);
+    now = 3000; // the first-event deadline ends the attempt
+    const error = { name: 'TimeoutError', message: 'x', kind: 'first_event', timeoutMs: 3000 };
+    r.on(ev({ type: 'retry_scheduled', attempt: 2, delayMs: 1500, error }));
+    const announced =
+      '[loopctl] the model sent nothing within 3 s (first-event deadline): retrying in 1.5 s (attempt 2)\n';
+    expect(err.text.endsWith(announced)).toBe(true); // nothing drawn after the announcement
+    now = 3500;
+    vi.advanceTimersByTime(100);
+    expect(err.text.endsWith(announced)).toBe(true); // the backoff is not a second old yet
+    now = 4100;
+    vi.advanceTimersByTime(100);
+    expect(err.text.endsWith(`${announced}\r\x1b[K⏵ retrying in 1 s`)).toBe(true);
+    r.dispose();
+  });
+
+  it('C30: nor after a rescue is announced (the silent stream\'s wait is not redrawn)', () => {
+    vi.useFakeTimers();
+    const out = fake(true);
+    const err = fake(true);
+    let now = 0;
+    const deadlines = { firstEventMs: 3000, idleMs: 3000, requestMs: 3000 };
+    const r = new TerminalRenderer(out, err, { now: () => now, deadlines });
+    r.on(ev({ type: 'turn_started' }));
+    r.on(started());
+    r.on(ev({ type: 'text_delta', delta: 'Half\n' }));
+    now = 2950;
+    vi.advanceTimersByTime(100);
+    expect(err.text.endsWith('\r\x1b[K⏵ stream silent · 2 s (gives up at 3 s)')).toBe(true);
+    now = 3000;
+    const error = { name: 'TimeoutError', message: 'x', kind: 'idle', timeoutMs: 3000 };
+    r.on(started(2, { stream: false, cause: 'rescue', error }));
+    const announced =
+      '[loopctl] the stream broke (the model\'s stream went silent for 3 s (idle deadline)): ' +
+      'asking again without streaming; the answer starts over\n';
+    expect(err.text.endsWith(announced)).toBe(true);
+    now = 3500;
+    vi.advanceTimersByTime(100);
+    expect(err.text.endsWith(announced)).toBe(true);
+    r.dispose();
+  });
+
+  it('C30: nor after a fallback is announced', () => {
+    vi.useFakeTimers();
+    const err = fake(true);
+    let now = 0;
+    const r = new TerminalRenderer(fake(true), err, { now: () => now, deadlines: { firstEventMs: 3000 } });
+    r.on(ev({ type: 'turn_started' }));
+    r.on(started());
+    now = 2950;
+    vi.advanceTimersByTime(100);
+    expect(err.text.endsWith('\r\x1b[K⏵ waiting for m to start answering · 2 s (gives up at 3 s)')).toBe(true);
+    now = 3000;
+    r.on(ev({ type: 'fallback_activated', from: 'm', to: 'f', reason: 'breaker open' }));
+    expect(err.text.endsWith('[loopctl] falling back from m to f: breaker open\n')).toBe(true);
+    r.on(started(2, { model: 'f', cause: 'fallback' }));
+    now = 3500;
+    vi.advanceTimersByTime(100);
+    expect(err.text.endsWith('[loopctl] falling back from m to f: breaker open\n')).toBe(true);
+    r.dispose();
+  });
+
   it('off a terminal: no status line and no cursor sequence, ever', () => {
     vi.useFakeTimers();
     const err = fake(false);

@@ -52,7 +52,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
     if (command.kind === 'help') return void io.stdout.write(HELP), 0;
     if (command.kind === 'version') return void io.stdout.write(`loopctl ${version()}\n`), 0;
     if (command.kind === 'subcommand') {
-      const task = [command.name, ...command.args].join(' ');
+      // The words may come from a script's variable: shown escaped like any text loopctl did not write.
+      const task = sanitizeLine([command.name, ...command.args].join(' '));
       io.stderr.write(
         `loopctl: the ${command.name} command is not available yet in this version ` +
           `(to run "${task}" as a task: loopctl -- ${task})\n`,

@@ -153,15 +153,16 @@ function maxTurns(value: string | undefined): number {
   return n;
 }
 
-/** `--timeout <s>` in ms: a positive number of seconds (fractions allowed), at most one day. */
+/** `--timeout <s>` in ms: a number of seconds (fractions allowed) from 0.001 (1 ms) to one day. */
 function timeout(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const seconds = Number(value.trim());
-  if (value.trim() === '' || !Number.isFinite(seconds) || seconds <= 0 || seconds > 86_400)
+  const ms = Math.round(seconds * 1000);
+  if (value.trim() === '' || !Number.isFinite(seconds) || ms < 1 || seconds > 86_400)
     throw new UsageError(
-      `option --timeout must be a number of seconds > 0 and at most 86400 (got ${JSON.stringify(value)})`,
+      `option --timeout must be a number of seconds >= 0.001 and at most 86400 (got ${JSON.stringify(value)})`,
     );
-  return Math.round(seconds * 1000);
+  return ms;
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { SerializedError, Usage } from '../index.js';
 import { sanitizeLine } from './sanitize.js';
 
-/** What socket error codes mean, in a few words. */
+/** What socket and TLS error codes mean, in a few words. */
 const SOCKET_ERRORS: Readonly<Record<string, string>> = {
   ECONNREFUSED: 'connection refused',
   ECONNRESET: 'connection reset by the server',
@@ -13,6 +13,13 @@ const SOCKET_ERRORS: Readonly<Record<string, string>> = {
   EPIPE: 'connection closed by the server',
   UND_ERR_SOCKET: 'connection closed by the server',
   UND_ERR_CONNECT_TIMEOUT: 'connection timed out',
+  ERR_SSL_WRONG_VERSION_NUMBER: 'TLS handshake failed, the server does not speak TLS (is the URL http://?)',
+  DEPTH_ZERO_SELF_SIGNED_CERT: "the server's TLS certificate is self-signed",
+  SELF_SIGNED_CERT_IN_CHAIN: "the server's TLS certificate chain is self-signed",
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: "the server's TLS certificate cannot be verified",
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: "the server's TLS certificate has an unknown issuer",
+  CERT_HAS_EXPIRED: "the server's TLS certificate has expired",
+  ERR_TLS_CERT_ALTNAME_INVALID: "the server's TLS certificate is for another host name",
 };
 
 const seconds = (ms: number) => `${Math.round((ms / 1000) * 10) / 10} s`;
@@ -64,8 +71,10 @@ export function describeError(error: SerializedError, context: { readonly baseUR
       return sanitizeLine(`rate limited (HTTP 429: ${message})`);
     }
     if (status === undefined && /^connection error\.?$/i.test(message)) {
-      return `cannot talk to ${where}: connection error`;
+      return `cannot talk to ${where}: connection error${code === undefined ? '' : ` (${code})`}`;
     }
+    const cause = status === undefined ? /^connection error: (.+)$/is.exec(message) : null;
+    if (cause) return sanitizeLine(`cannot talk to ${where}: ${cause[1]}${code === undefined ? '' : ` (${code})`}`);
     return sanitizeLine(message);
   }
   return sanitizeLine(`${error.name}: ${message}`);

@@ -133,13 +133,15 @@ export class TerminalRenderer {
         break;
       }
       case 'retry_scheduled':
+        // The backoff replaces the abandoned attempt's wait before the line is written (which redraws the status).
+        this.#setWait({ kind: 'backoff', since: this.#now(), until: this.#now() + event.delayMs });
         this.note(
           `${this.#describe(event.error)}: retrying in ${seconds(event.delayMs)} ` +
             `(attempt ${event.attempt})${this.#startsOver()}`,
         );
-        this.#setWait({ kind: 'backoff', since: this.#now(), until: this.#now() + event.delayMs });
         break;
       case 'fallback_activated':
+        this.#setWait(undefined); // the abandoned request's wait ends here; the fallback's request brings its own
         this.note(
           `falling back from ${sanitizeLine(event.from)} to ${sanitizeLine(event.to)}: ` +
             `${sanitizeLine(event.reason)}${this.#startsOver()}`,
@@ -180,6 +182,8 @@ export class TerminalRenderer {
   }
 
   #requestStarted(event: ModelRequestStarted): void {
+    // The new request's wait replaces the old one first: the lines below redraw the status.
+    this.#setWait({ kind: 'model', since: this.#now(), model: sanitizeLine(event.model), stream: event.stream });
     if (event.cause === 'rescue') {
       const why = event.error ? this.#describe(event.error) : 'the stream broke';
       this.note(`the stream broke (${why}): asking again without streaming${this.#startsOver()}`);
@@ -188,7 +192,6 @@ export class TerminalRenderer {
     }
     this.#attemptText = ''; // a pipe or a file never gets the abandoned attempt's text
     this.#sanitizer.reset();
-    this.#setWait({ kind: 'model', since: this.#now(), model: sanitizeLine(event.model), stream: event.stream });
   }
 
   #text(delta: string): void {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
-import { open, realpath, rename, rm, stat } from 'node:fs/promises';
+import { lstat, open, realpath, rename, rm } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { childPath, DIR_FLAGS, type Opened } from './confined.js';
 import { holdTempFile } from './temp-files.js';
@@ -56,7 +56,7 @@ export async function atomicWriteFile(
  * folder's descriptor (`/proc/self/fd/N/…` on Linux), so a folder swapped
  * for a symlink meanwhile does not redirect it. The temp file is registered
  * before it exists and removed on failure, abort or process exit. An
- * existing regular file at `name` keeps its mode unless `options.mode` is given.
+ * existing regular file at `name` (not a symlink) keeps its mode unless `options.mode` is given.
  */
 export async function writeInFolder(
   folder: Opened,
@@ -98,10 +98,14 @@ export async function writeInFolder(
   await folder.handle.sync().catch(() => undefined); // durability of the rename; some platforms refuse
 }
 
-/** The permission bits of an existing regular file, or undefined. */
+/**
+ * The permission bits of an existing regular file at `path` itself, or
+ * undefined. Never through a symlink: a name swapped for a link to a file
+ * elsewhere must not lend the new file that file's mode (a setuid bit, say).
+ */
 async function modeOf(path: string): Promise<number | undefined> {
   try {
-    const s = await stat(path);
+    const s = await lstat(path);
     return s.isFile() ? s.mode & 0o7777 : undefined;
   } catch {
     return undefined;

@@ -1,4 +1,4 @@
-import { constants, existsSync } from 'node:fs';
+import { constants, existsSync, type Stats } from 'node:fs';
 import { lstat, mkdir, open, readlink, realpath, type FileHandle } from 'node:fs/promises';
 import { basename, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { LoopctlError } from '../errors.js';
@@ -35,12 +35,15 @@ export interface Opened {
 /**
  * The real path of what `handle` has open: `/proc/self/fd/N` read as a link
  * (the check is made on the descriptor, not on a name), else `realpath(name)`.
+ * Linux appends " (deleted)" to the link of a removed file, so that suffix
+ * is dropped only when `stats` (the descriptor's `fstat`) says no name links
+ * to it any more; a live file may well be named "notes (deleted)".
  * @throws Error when the file was deleted meanwhile.
  */
-export async function descriptorPath(handle: FileHandle, name: string): Promise<string> {
+export async function descriptorPath(handle: FileHandle, name: string, stats: Stats): Promise<string> {
   if (!DESCRIPTOR_PATHS) return realpath(name);
   const real = await readlink(`/proc/self/fd/${handle.fd}`);
-  if (!isAbsolute(real) || real.endsWith(' (deleted)')) {
+  if (!isAbsolute(real) || stats.nlink === 0) {
     throw new Error(`${JSON.stringify(name)} was removed while it was opened`);
   }
   return real;
@@ -51,7 +54,7 @@ export function childPath(folder: Opened, name: string): string {
   return DESCRIPTOR_PATHS ? `/proc/self/fd/${folder.handle.fd}/${name}` : join(folder.real, name);
 }
 
-function kindOf(stats: import('node:fs').Stats): string {
+function kindOf(stats: Stats): string {
   if (stats.isDirectory()) return 'a folder';
   if (stats.isFIFO()) return 'a FIFO';
   if (stats.isCharacterDevice() || stats.isBlockDevice()) return 'a device';
@@ -88,7 +91,7 @@ export async function openVerified(
     if (options.kind === 'dir' && !stats.isDirectory()) {
       throw new Error(`${JSON.stringify(options.shownPath)} is not a folder`);
     }
-    const real = await descriptorPath(handle, path);
+    const real = await descriptorPath(handle, path, stats);
     if (!isInside(rootReal, real)) throw new PathOutsideRootError(options.shownPath, rootReal);
     options.signal?.throwIfAborted();
     return { handle, real };

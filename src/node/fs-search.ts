@@ -31,8 +31,9 @@ export function searchPattern(pattern: string): RegExp {
  * `pattern` (see {@link searchPattern}), keeping files whose path relative to
  * `path` matches the `glob`. Returns `file:line: text` lines (file relative to
  * the workspace root, `/`-separated; line 1-based), in path order, or `no
- * matches`. Past `maxResults` lines it keeps counting and says how many of
- * how many are shown ("showing 200 of 537 matching lines"); skipped files are
+ * matches`. A file name that could be misread there (a control character, a
+ * `:N:` of its own, a leading quote or bracket) is written as a JSON string. Past
+ * `maxResults` lines it keeps counting and says how many of how many are shown ("showing 200 of 537 matching lines"); skipped files are
  * reported with the reason ("skipped: 3 files over 4 MB, 1 binary file").
  * Each file is opened as the read tool opens it (descriptor checked inside
  * the workspace, never blocking). Checks `ctx.signal` before each file. A
@@ -68,7 +69,7 @@ export function searchFilesTool(s: FsToolsSettings) {
           if (text === 'too big') tooBig++;
           else if (text === 'binary') binary++;
           if (typeof text !== 'object') continue;
-          const name = listingName(relative(rootReal, file.abs).split(sep).join('/'));
+          const name = resultName(relative(rootReal, file.abs).split(sep).join('/'));
           const lines = text.value.split(/\r?\n/);
           for (let i = 0; i < lines.length; i++) {
             if (!regex.test(lines[i]!)) continue;
@@ -135,6 +136,15 @@ async function readSmallText(rootReal: string, file: { rel: string; abs: string 
   } finally {
     await opened.handle.close().catch(() => undefined);
   }
+}
+
+/**
+ * A file name as a `file:line: text` result shows it: as {@link listingName} does, and also as a JSON string
+ * when it holds a `:N:` of its own, so the line cannot read as another file and line.
+ */
+function resultName(rel: string): string {
+  const name = listingName(rel);
+  return name === rel && /:\d+:/.test(rel) ? JSON.stringify(rel) : name;
 }
 
 function clip(line: string): string {

@@ -51,7 +51,7 @@ export interface FsToolsSettings {
  * - `write_file { path, content }` (absent when `readOnly`): an atomic write
  *   (temp file, then rename) creating missing parent folders; returns
  *   `wrote N bytes to <path>`.
- * Names holding control characters are listed as JSON strings (see `listingName`).
+ * Names holding control characters, or starting with `[`, `(` or `"`, are listed as JSON strings (see `listingName`).
  *
  * Every tool honours `ctx.signal` (checked between files and folders, passed
  * to the fs calls that accept one) and is safe to abandon at any await; no

@@ -122,10 +122,13 @@ const UNSAFE_NAME = /[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/;
  * A file name as a line of a listing shows it: as is, or, when it holds a
  * control or bidi character, as a JSON string with every such character
  * escaped (`"a\nb.md"`), so each entry stays on its own line and no escape
- * sequence reaches whoever prints the listing. `JSON.parse` gives the name back.
+ * sequence reaches whoever prints the listing. A name starting with `[`, `(`
+ * or `"` is a JSON string too (`"[WIP] plan.md"`): a listing's own notes
+ * start with `[` or `(`, and no name may read as one. `JSON.parse` gives the
+ * name back.
  */
 export function listingName(rel: string): string {
-  if (!UNSAFE_NAME.test(rel)) return rel;
+  if (!UNSAFE_NAME.test(rel) && !/^[[("]/.test(rel)) return rel;
   const hex = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
   return JSON.stringify(rel).replace(/[\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g, hex);
 }

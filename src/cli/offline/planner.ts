@@ -3,6 +3,7 @@ import type { Reply } from './chunks.js';
 import type { Conversation, Step } from './conversation.js';
 import { globFor, parseIntent, type Intent } from './intent.js';
 import { summarise } from './summary.js';
+import { listingName } from '../../node/walk.js';
 
 /** The first line of every answer of the offline model. */
 export const OFFLINE_BANNER = '(offline model)';
@@ -30,8 +31,10 @@ export function plan(conversation: Conversation): Reply {
   const needed = intent.kind === 'list' ? 'list_dir' : intent.kind === 'find' ? 'search_files' : 'read_file';
   if (!conversation.tools.has(needed)) return say(`I would need the ${needed} tool for this, and it is not offered.`);
   const { steps } = conversation;
-  const failed = steps.find((s) => s.isError);
-  if (failed) return say(`The ${failed.name} tool failed, so I stop here:\n${failed.output.replace(/^Error:\s*/, '')}`);
+  // A summary's looks at its target may fail (a new file): summariseStep reads those results itself.
+  const looked = (s: Step, i: number) => intent.kind === 'summarise' && i > 0 && s.name !== 'write_file';
+  const failed = steps.find((s, i) => s.isError && !looked(s, i));
+  if (failed) return say(failure(failed));
   switch (intent.kind) {
     case 'list':
       return steps.length === 0 ? call('list_dir', listArgs(intent)) : say(listAnswer(intent, steps[0]!.output));
@@ -87,7 +90,8 @@ function findAnswer(intent: Extract<Intent, { kind: 'find' }>, output: string): 
   const notes: string[] = [];
   let capped: RegExpExecArray | null = null;
   for (const line of output.split('\n')) {
-    const m = /^(.+?):(\d+): (.*)$/.exec(line);
+    // A file name the tool quoted (a JSON string) is read whole: it may hold a ":N:" of its own.
+    const m = /^("(?:[^"\\]|\\.)*"|[^"].*?):(\d+): (.*)$/.exec(line);
     if (!m) {
       capped ??= CAPPED_FIND.exec(line);
       if (line.trim() && line !== 'no matches' && !CAPPED_FIND.test(line)) notes.push(noteText(line));
@@ -146,23 +150,77 @@ function count(path: string, steps: readonly Step[]): Reply {
 
 function summariseStep(intent: Extract<Intent, { kind: 'summarise' }>, steps: readonly Step[], canWrite: boolean): Reply {
   if (steps.length === 0) return call('read_file', { path: intent.path });
-  const read = readResult(steps[0]!.output);
+  const source = steps[0]!;
+  const read = readResult(source.output);
   const summary = summarise(read.text, intent.path);
   const partly = read.cut ? ` (of its first ${read.text.split('\n').length - 1} lines: the file is large)` : '';
   if (intent.target === undefined) return say(`Here is a summary of ${intent.path}${partly}:\n\n${summary}`);
-  if (samePath(intent.target, intent.path)) {
-    return say(
-      `I did not write the summary into ${intent.target}: it is the file being summarised, and writing there would ` +
-        `replace it. Name another file (e.g. "summarise ${intent.path} into SUMMARY.md"). ` +
-        `Here is the summary${partly}:\n\n${summary}`,
+  const target = intent.target;
+  const notWritten = (why: string) =>
+    say(`I did not write the summary into ${target}: ${why}. Here is the summary${partly}:\n\n${summary}`);
+  if (samePath(target, intent.path)) {
+    return notWritten(
+      `it is the file being summarised, and writing there would replace it. ` +
+        `Name another file (e.g. "summarise ${intent.path} into SUMMARY.md")`,
     );
   }
   if (!canWrite) {
-    return say(`I cannot write ${intent.target}: this run is read-only (no write_file tool). Here is the summary${partly} instead:\n\n${summary}`);
+    const readOnly = `I cannot write ${target}: this run is read-only (no write_file tool).`;
+    return say(`${readOnly} Here is the summary${partly} instead:\n\n${summary}`);
   }
-  if (steps.length === 1) return call('write_file', { path: intent.target, content: summary });
+  // Never overwrite the source silently: another name may be the same file (a symlink, a hard link, an
+  // absolute path). So look at the target first (its folder's listing, then the file when it is there); a
+  // target holding the source's very text is left alone.
+  if (steps.length === 1) return lookAt(target);
+  const look = steps[1]!;
+  let exists: boolean;
+  let targetRead: Step | undefined;
+  if (look.name === 'list_dir') {
+    if (look.isError && !isMissing(look)) return notWritten(errorText(look));
+    const names = look.isError ? [] : look.output.split('\n');
+    if (names.includes(`${listingName(posix.basename(target))}/`)) return notWritten('it is a folder');
+    exists = names.includes(listingName(posix.basename(target)));
+    if (exists && steps.length === 2) return call('read_file', { path: target });
+    targetRead = exists ? steps[2] : undefined;
+  } else {
+    exists = !isMissing(look);
+    targetRead = look;
+  }
+  if (targetRead && !targetRead.isError && targetRead.output === source.output) {
+    const why = `it holds the same text as ${intent.path} (it may be that file under another name)`;
+    return notWritten(`${why}, and writing there would replace it`);
+  }
+  if (targetRead?.isError && !isMissing(targetRead)) return notWritten(errorText(targetRead));
+  const write = steps.findIndex((s) => s.name === 'write_file');
+  if (write < 0) return call('write_file', { path: target, content: summary });
   const points = summary.split('\n').filter((l) => l.startsWith('- ')).length;
-  return say(`I wrote a summary of ${intent.path}${partly} to ${intent.target} (${points} point${points === 1 ? '' : 's'}):\n\n${summary}`);
+  const replaced = exists ? ', replacing what it held' : '';
+  const wrote = `I wrote a summary of ${intent.path}${partly} to ${target}${replaced}`;
+  return say(`${wrote} (${points} point${points === 1 ? '' : 's'}):\n\n${summary}`);
+}
+
+/**
+ * The first look at a summary's target: the listing of its folder filtered to its name (a missing file is no
+ * error there), or, for a name a glob would read as a pattern, a read of the target itself.
+ */
+function lookAt(target: string): Reply {
+  const name = posix.basename(target.replace(/\\/g, '/'));
+  if (/[*?{}[\]]/.test(name)) return call('read_file', { path: target });
+  return call('list_dir', { path: posix.dirname(target.replace(/\\/g, '/')), pattern: name });
+}
+
+/** A tool error saying the path does not exist. */
+function isMissing(step: Step): boolean {
+  return step.isError && /: no such file or directory$/.test(step.output);
+}
+
+function errorText(step: Step): string {
+  return step.output.replace(/^Error:\s*/, '');
+}
+
+/** What the answer says of a tool call that failed. */
+function failure(step: Step): string {
+  return `The ${step.name} tool failed, so I stop here:\n${errorText(step)}`;
 }
 
 /** True when two workspace paths name the same file once normalised (`./a.md`, `docs/../a.md`, `a.md`). */

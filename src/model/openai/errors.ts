@@ -23,7 +23,9 @@ import { ModelCallError } from '../../errors.js';
  * 4. Connection failures (`APIConnectionError`, `APIConnectionTimeoutError`,
  *    a fetch `TypeError` such as undici's `terminated`, or a cause with a
  *    socket error code such as `ECONNRESET`): retryable, no status; `code` is
- *    the socket error code when one is found.
+ *    the socket error code when one is found (for the SDK's connection error,
+ *    any code its cause has, e.g. `DEPTH_ZERO_SELF_SIGNED_CERT`), and its
+ *    message names the root cause ("Connection error: bad port").
  * 5. A `SyntaxError` (a `data:` line or body that is not JSON): not retryable,
  *    `code: 'invalid_json'`. Anything else: not retryable.
  *
@@ -34,8 +36,12 @@ export function toModelCallError(err: unknown, context: { streamStarted: boolean
   if (err instanceof ModelCallError) return err;
   const streamStarted = context.streamStarted;
   if (err instanceof APIConnectionError) {
-    const code = socketErrorCode(err.cause);
-    return new ModelCallError(err.message, { retryable: true, streamStarted, cause: err, ...(code ? { code } : {}) });
+    // The SDK says only "Connection error."; the cause below it says what failed (an errno, TLS, a bad port).
+    const root = rootCause(err.cause);
+    const code = socketErrorCode(err.cause) ?? anyErrorCode(err.cause);
+    const words = root === undefined ? undefined : causeWords(root);
+    const message = words === undefined ? err.message : `Connection error: ${words}`;
+    return new ModelCallError(message, { retryable: true, streamStarted, cause: err, ...(code ? { code } : {}) });
   }
   if (err instanceof APIUserAbortError) {
     return new ModelCallError(err.message, { retryable: false, code: 'aborted', streamStarted, cause: err });
@@ -151,6 +157,39 @@ function socketErrorCode(err: unknown, depth = 0): string | undefined {
   const code = record['code'];
   if (typeof code === 'string' && SOCKET_CODE.test(code)) return code;
   return socketErrorCode(record['cause'], depth + 1);
+}
+
+/** An error code of any shape in the cause chain (TLS ones such as `DEPTH_ZERO_SELF_SIGNED_CERT` included). */
+function anyErrorCode(err: unknown, depth = 0): string | undefined {
+  const record = asRecord(err);
+  if (!record || depth > 4) return undefined;
+  const code = record['code'];
+  if (typeof code === 'string' && /^[A-Z][A-Z0-9_]+$/.test(code)) return code;
+  return anyErrorCode(record['cause'], depth + 1);
+}
+
+/** The innermost error of a cause chain (at most 5 deep), or undefined when there is none. */
+function rootCause(err: unknown): Record<string, unknown> | undefined {
+  let record = asRecord(err);
+  for (let depth = 0; record && depth < 5; depth++) {
+    const next = asRecord(record['cause']);
+    if (!next) break;
+    record = next;
+  }
+  return record;
+}
+
+/**
+ * The message of a connection failure's root cause, on one line and short: an
+ * OpenSSL message keeps only its reason ("wrong version number"); undici's
+ * generic "fetch failed" says nothing, so it gives undefined.
+ */
+function causeWords(root: Record<string, unknown>): string | undefined {
+  const message = typeof root['message'] === 'string' ? root['message'].trim() : '';
+  if (message === '' || /^fetch failed$/i.test(message)) return undefined;
+  const openssl = /:SSL routines:[^:]*:([^:]+):/.exec(message);
+  const line = openssl ? openssl[1]! : message.split('\n', 1)[0]!;
+  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
 }
 
 function asRecord(value: unknown): Record<string, unknown> | undefined {
