@@ -73,11 +73,16 @@ export const UserMessageInjectedSchema = ev('user_message_injected', { id: z.str
 /**
  * A model request was sent. `attempt` > 1 is a retry, a rescue or a fallback of the same
  * model call: its `text_delta`s start the answer over, so a UI clears the answer it is showing.
+ * `cause` says which recovery step made it (absent for the first attempt of a model call) and
+ * `error` is the serialised error that led to it (absent when none did, e.g. a fallback because
+ * the primary's breaker is open).
  */
 export const ModelRequestStartedSchema = ev('model_request_started', {
   model: z.string(),
   attempt: z.number().int().positive(),
   stream: z.boolean(),
+  cause: z.enum(['retry', 'rescue', 'fallback']).optional(),
+  error: SerializedErrorSchema.optional(),
 });
 /** `text_delta`: A piece of the answer as it streams (one whole-text delta for a non-streaming request). */
 export const TextDeltaSchema = ev('text_delta', { delta: z.string() });

@@ -27,4 +27,5 @@ export type {
   RetryOptions, Deadlines, BreakerOptions,
 } from './engine/types.js';
 export { mcpTools, type McpToolsOptions, type McpCallOptions } from './mcp/index.js';
-export { agentAsTool, type AsToolOptions, type SubRunOptions } from './engine/as-tool.js';
+export { agentAsTool } from './engine/as-tool.js';
+export type { AsToolOptions, SubRunOptions } from './engine/types.js';

@@ -84,3 +84,4 @@ export function validateRunArgs(input: unknown, options: RunOptions<any>): reado
 function isAbortSignal(value: unknown): value is AbortSignal {
   return typeof AbortSignal !== 'undefined' && value instanceof AbortSignal;
 }
+
