@@ -13,9 +13,9 @@ import { validateRunArgs } from './validate.js';
 /**
  * Starts a run at once (hot) and returns its {@link RunHandle}.
  * `events$` replays every event so far to each subscriber, so a late one
- * still gets the terminal event. `handle.cancel(reason)` fires a token the run owns (a child of `options.cancel`), never the
- * caller's. `result` resolves with the {@link RunResult} or rejects with `RunCancelledError` /
- * `RunFailedError` (an unobserved rejection is not reported as unhandled), always after the
+ * still gets the terminal event. `handle.cancel(reason)` fires a token the run owns (a child of
+ * `options.cancel`), never the caller's. `result` resolves with the {@link RunResult} or rejects
+ * with `RunCancelledError` / `RunFailedError` (an unobserved rejection is not reported as unhandled), always after the
  * terminal event was delivered to `events$`.
  * Throws `ConfigurationError` like `run()`.
  *
