@@ -21,6 +21,7 @@ export function tierConfig(test: { include: string[]; exclude?: string[]; typech
       alias: [
         { find: /^loopctl\/testing$/, replacement: src('testing/index.ts') },
         { find: /^loopctl\/node$/, replacement: src('node/index.ts') },
+        { find: /^loopctl\/operators$/, replacement: src('operators/index.ts') },
         { find: /^loopctl$/, replacement: src('index.ts') },
       ],
     },

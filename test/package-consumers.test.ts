@@ -81,7 +81,7 @@ function writeConsumerLock(consumer: string, tarball: string): void {
 
 /** What `node -e` prints for each entry when required from the consumer. */
 const REQUIRE_SCRIPT = `
-const entries = ['loopctl', 'loopctl/testing', 'loopctl/node'];
+const entries = ['loopctl', 'loopctl/testing', 'loopctl/node', 'loopctl/operators'];
 Promise.all(entries.map(async (entry) => {
   const required = require(entry);
   const imported = await import(entry);
@@ -105,10 +105,11 @@ describe('C34: CommonJS and ESM consumers of the packed package (Node >= 20.19, 
       }[];
       const sources = [
         await import('../src/index.js'), await import('../src/testing/index.js'), await import('../src/node/index.js'),
+        await import('../src/operators/index.js'),
       ];
       expect(required).toEqual(
-        ['index.js', 'testing/index.js', 'node/index.js'].map((file, i) => ({
-          entry: ['loopctl', 'loopctl/testing', 'loopctl/node'][i],
+        ['index.js', 'testing/index.js', 'node/index.js', 'operators/index.js'].map((file, i) => ({
+          entry: ['loopctl', 'loopctl/testing', 'loopctl/node', 'loopctl/operators'][i],
           file: path.join(consumer, 'node_modules/loopctl/dist', file),
           keys: Object.keys(sources[i]!).sort(),
           same: true, // require() and import() give the same module: one copy of the package, never two
