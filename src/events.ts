@@ -84,8 +84,17 @@ export const ModelRequestStartedSchema = ev('model_request_started', {
   cause: z.enum(['retry', 'rescue', 'fallback']).optional(),
   error: SerializedErrorSchema.optional(),
 });
-/** `text_delta`: A piece of the answer as it streams (one whole-text delta for a non-streaming request). */
-export const TextDeltaSchema = ev('text_delta', { delta: z.string() });
+/**
+ * `text_delta`: A piece of the answer as it streams (one whole-text delta for a non-streaming request).
+ * A handle started with `replay: 'compact'` replays consecutive deltas of one model attempt as one
+ * `text_delta` whose `seq` is the last one's, with `fromSeq` (the first one's `seq`) and `offsets`
+ * (where each original delta began in `delta`, so `offsets[0]` is 0); a live event has neither.
+ */
+export const TextDeltaSchema = ev('text_delta', {
+  delta: z.string(),
+  fromSeq: z.number().int().nonnegative().optional(),
+  offsets: z.array(z.number().int().nonnegative()).readonly().optional(),
+});
 /** `model_response_completed`: The model's response is in: `finishReason`, this call's `usage`, and `refusal` / `reasoning` when the model gave them. */
 export const ModelResponseCompletedSchema = ev('model_response_completed', {
   finishReason: FinishReasonSchema,

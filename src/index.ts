@@ -12,8 +12,9 @@ export { run } from './engine/run.js';
 export { start } from './engine/start.js';
 export type {
   Agent, AgentDefinition, AsToolOptions, SubRunOptions, Hooks, HookContext, HookReturn, RunOptions, RunResult,
-  RunHandle, RetryOptions, Deadlines, BreakerOptions,
+  RunHandle, RetryOptions, Deadlines, BreakerOptions, StartOptions, ReplayMode,
 } from './engine/types.js';
+export { sliceAfterSeq } from './engine/replay.js';
 export { DEFAULTS } from './defaults.js';
 
 // Cancelling and steering

@@ -5,19 +5,20 @@ import { Mailbox } from '../mailbox/mailbox.js';
 import { createRun } from './create-run.js';
 import { defineAgent } from './define-agent.js';
 import type { Settled } from './internals.js';
-import { ReplaySubject } from 'rxjs';
-import type { RunEvent } from '../events.js';
-import type { Agent, RunHandle, RunOptions, RunResult } from './types.js';
-import { validateRunArgs } from './validate.js';
+import { EventLog } from './replay.js';
+import type { Agent, RunHandle, RunResult, StartOptions } from './types.js';
+import { checkReplay, validateRunArgs } from './validate.js';
 
 /**
  * Starts a run at once (hot) and returns its {@link RunHandle}.
- * `events$` replays every event so far to each subscriber, so a late one
- * still gets the terminal event. `handle.cancel(reason)` fires a token the run owns (a child of
- * `options.cancel`), never the caller's. `result` resolves with the {@link RunResult} or rejects
- * with `RunCancelledError` / `RunFailedError` (an unobserved rejection is not reported as unhandled), always after the
+ * `events$` replays the events so far to each subscriber, then the live ones, so a late one
+ * still gets the terminal event; `options.replay: 'compact'` keeps consecutive `text_delta`s of
+ * one model attempt as one (see `sliceAfterSeq`), so a long streamed answer costs about its text.
+ * `handle.cancel(reason)` fires a token the run owns (a child of `options.cancel`), never the
+ * caller's. `result` resolves with the {@link RunResult} or rejects with `RunCancelledError` /
+ * `RunFailedError` (an unobserved rejection is not reported as unhandled), always after the
  * terminal event was delivered to `events$`.
- * Throws `ConfigurationError` like `run()`.
+ * Throws `ConfigurationError` like `run()` (and for an unknown `options.replay`).
  *
  * @example
  * const handle = start(agent, 'task', { cancel$: fromEvent(stopButton, 'click') });
@@ -27,10 +28,11 @@ import { validateRunArgs } from './validate.js';
 export function start<C = unknown>(
   agent: Agent<C>,
   input: string | readonly Item[],
-  options: RunOptions<C> = {},
+  options: StartOptions<C> = {},
 ): RunHandle {
   const defined = defineAgent(agent);
   validateRunArgs(input, options); // before anything is made: bad options fail with the field named, as in run()
+  const replay = checkReplay(options);
   const token = options.cancel ? options.cancel.child() : new CancelSignal();
   let committed: readonly Item[] = [];
   let failure: unknown;
@@ -41,21 +43,20 @@ export function start<C = unknown>(
   let events$;
   let mailbox: Mailbox;
   try {
-    const ids = options.idGenerator;
-    mailbox = options.mailbox ?? new Mailbox(ids ? { idGenerator: () => ids('item') } : {});
+    mailbox = options.mailbox ?? ownMailbox(options.idGenerator);
     events$ = createRun(defined, input, { ...options, mailbox }, { token, onSettled });
   } catch (err) {
     token.dispose();
     throw err;
   }
-  const log = new ReplaySubject<RunEvent>();
+  const log = new EventLog(replay);
   let runId = '';
   const result = new Promise<RunResult>((resolve, reject) => {
     events$.subscribe({
       next: (event) => {
         if (event.type === 'run_started') runId = event.runId;
         // The event reaches events$ first, so whoever awaits `result` has seen the terminal event by then.
-        log.next(event);
+        log.push(event);
         if (event.type === 'run_completed') {
           // The new Items are what the run committed; `partial` covers the other outcomes.
           const { output, finishReason, usage, undelivered } = event;
@@ -71,5 +72,25 @@ export function start<C = unknown>(
     });
   });
   result.catch(() => {});
-  return { runId, events$: log.asObservable(), mailbox, result, cancel: (reason?: unknown) => token.cancel(reason) };
+  return handleOf(runId, log, mailbox, result, token);
+}
+
+/** The mailbox of a run given none, its ids from the run's `idGenerator` (a closure that keeps nothing else). */
+function ownMailbox(ids: ((kind: 'run' | 'item') => string) | undefined): Mailbox {
+  return new Mailbox(ids ? { idGenerator: () => ids('item') } : {});
+}
+
+/**
+ * The handle, made in a scope of its own: its `cancel` closure keeps the token alive and nothing
+ * else of `start()` (the run's Observable, its agent and options), so a kept handle holds what it
+ * replays and little more ("start() memory on long runs").
+ */
+function handleOf(
+  runId: string,
+  log: EventLog,
+  mailbox: Mailbox,
+  result: Promise<RunResult>,
+  token: CancelSignal,
+): RunHandle {
+  return { runId, events$: log.events$, mailbox, result, cancel: (reason?: unknown) => token.cancel(reason) };
 }

@@ -220,6 +220,19 @@ export interface RunOptions<C = unknown> {
   readonly random?: () => number;
 }
 
+/**
+ * What a {@link RunHandle} keeps to replay to a subscriber that comes later: `'all'` every event;
+ * `'compact'` every event, but consecutive `text_delta`s of one model attempt as one (its `seq` the
+ * last one's, with `fromSeq` and `offsets`), so a long streamed answer costs about its text.
+ */
+export type ReplayMode = 'all' | 'compact';
+
+/** Options of `start()`: those of `run()`, and what the handle replays. */
+export interface StartOptions<C = unknown> extends RunOptions<C> {
+  /** What `events$` replays to a late subscriber. Default `'all'`. */
+  readonly replay?: ReplayMode;
+}
+
 /** What a completed run resolves `handle.result` with. `items` are the run's new Items (what it committed). */
 export interface RunResult {
   readonly runId: string;
@@ -232,7 +245,9 @@ export interface RunResult {
 
 /**
  * A hot run (`start()`): it began at once. `events$` replays the run's events
- * so far to each subscriber; `cancel(reason)` fires a token the run owns;
+ * so far to each subscriber, then the live ones (with `replay: 'compact'`,
+ * consecutive `text_delta`s of one attempt replay as one); `cancel(reason)`
+ * fires a token the run owns;
  * `result` resolves with the {@link RunResult} or rejects with
  * `RunCancelledError` / `RunFailedError`.
  */
