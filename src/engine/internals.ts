@@ -2,8 +2,8 @@ import type { CancelSignal } from '../cancel/cancel-signal.js';
 import type { Item, ToolCall } from '../items.js';
 
 /**
- * @internal Context propagation around the code a run calls: a telemetry layer passes these to
- * `createRun` to run a tool, a model request, a hook or the run itself inside its span. Each
+ * Internal to the package (not exported). Context propagation around the code a run calls: a
+ * telemetry layer passes these to `createRun` to run a tool, a model request, a hook or the run itself inside its span. Each
  * function gets `fn`, the synchronous call into that code (for a tool: calling `execute` and
  * subscribing to what it returned; for a model request: `provider.call` and its subscription;
  * for a hook: the hook call; for the run: its start), and must call it exactly once, synchronously,
@@ -17,14 +17,14 @@ export interface RunWrap {
   hook?<T>(hook: string, fn: () => T): T;
 }
 
-/** @internal How a run settled, for `start()`: the Items a completed run committed, or a failed run's error. */
+/** Internal: how a run settled, for `start()`: the Items a completed run committed, or a failed run's error. */
 export interface Settled {
   readonly items?: readonly Item[];
   readonly error?: unknown;
 }
 
 /**
- * @internal What only the package passes to `createRun`, never a caller: nothing here is part of
+ * Internal: what only the package passes to `createRun`, never a caller: nothing here is part of
  * `RunOptions` or `ToolContext`.
  */
 export interface RunInternals {

@@ -4,7 +4,7 @@ import type { Tool, ToolContext } from '../tools/tool.js';
 import type { RunWrap } from './internals.js';
 import type { RunOptions } from './types.js';
 
-/** @internal The run a sub-run (an agent used as a tool) reports to (guarantee 12: sub-runs on a child token). */
+/** Internal: the run a sub-run (an agent used as a tool) reports to (guarantee 12: sub-runs on a child token). */
 export interface ParentRun {
   /** Relays one of the sub-run's events (a nested sub-run's with its `path` below this tool) as `subrun_event`. */
   relay(path: readonly string[], event: RunEvent): void;
@@ -14,7 +14,7 @@ export interface ParentRun {
   readonly wrap: RunWrap | undefined;
 }
 
-/** @internal Runs one call of an agent-as-tool: the sub-run's final output, its events relayed to `parent`. */
+/** Internal: runs one call of an agent-as-tool: the sub-run's final output, its events relayed to `parent`. */
 export type SubAgentRun = (
   args: unknown,
   ctx: ToolContext<any>,
@@ -23,12 +23,12 @@ export type SubAgentRun = (
 
 const subAgents = new WeakMap<Tool, SubAgentRun>();
 
-/** @internal Marks `tool` (made by `agent.asTool()`) as a sub-agent: a run calls `run` with itself as parent. */
+/** Internal: marks `tool` (made by `agent.asTool()`) as a sub-agent: a run calls `run` with itself as parent. */
 export function registerSubAgent(tool: Tool, run: SubAgentRun): void {
   subAgents.set(tool, run);
 }
 
-/** @internal The sub-run of a tool made by `agent.asTool()`, or undefined for any other tool. */
+/** Internal: the sub-run of a tool made by `agent.asTool()`, or undefined for any other tool. */
 export function subAgentOf(tool: Tool): SubAgentRun | undefined {
   return subAgents.get(tool);
 }
