@@ -10,9 +10,10 @@ import { validateRunArgs } from './validate.js';
 /**
  * Internal to the package (not exported): the one entry behind `run()`, `start()` and
  * `agent.asTool()`. Validates the input and options (a `ConfigurationError` naming the field,
- * before anything runs), and returns the run as a cold Observable (each subscription one run: a {@link RunController} and its loop). `internals`
- * is what only the package passes: a token the run owns, how it settled, and context propagation
- * (`wrap`, see {@link RunInternals}). `agent` must come from `defineAgent`.
+ * before anything runs) and returns the run as a cold Observable: each subscription is one run, a
+ * {@link RunController} and its loop. `internals` is what only the package passes: a token the run
+ * owns, how it settled, and context propagation (`wrap`, see {@link RunInternals}). `agent` must
+ * come from `defineAgent`.
  */
 export function createRun<C>(
   agent: Agent<C>,

@@ -4,11 +4,11 @@ import type { Item, ToolCall } from '../items.js';
 /**
  * Internal to the package (not exported). Context propagation around the code a run calls: a
  * telemetry layer passes these to `createRun` to run a tool, a model request, a hook or the run
- * itself inside its span. Each function gets `fn`, the synchronous call into that code (for a tool: calling `execute` and
- * subscribing to what it returned; for a model request: `provider.call` and its subscription;
- * for a hook: the hook call; for the run: its start), and must call it exactly once, synchronously,
- * and return its value. A throw from a wrapper counts as a throw of the wrapped code. Sub-runs
- * (agents as tools) inherit the wrappers of their parent.
+ * itself inside its span. Each function gets `fn`, the synchronous call into that code (for a
+ * tool: calling `execute` and subscribing to what it returned; for a model request:
+ * `provider.call` and its subscription; for a hook: the hook call; for the run: its start), and
+ * must call it exactly once, synchronously, and return its value. A throw from a wrapper counts as
+ * a throw of the wrapped code. Sub-runs (agents as tools) inherit the wrappers of their parent.
  */
 export interface RunWrap {
   run?<T>(run: { readonly runId: string; readonly agent: string }, fn: () => T): T;
