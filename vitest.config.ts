@@ -26,6 +26,7 @@ export function tierConfig(test: { include: string[]; exclude?: string[]; typech
         { find: /^loopctl\/node$/, replacement: src('node/index.ts') },
         { find: /^loopctl\/ag-ui$/, replacement: src('ag-ui/index.ts') },
         { find: /^loopctl\/http$/, replacement: src('http/index.ts') },
+        { find: /^loopctl\/operators$/, replacement: src('operators/index.ts') },
         { find: /^loopctl$/, replacement: src('index.ts') },
       ],
     },

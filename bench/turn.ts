@@ -13,11 +13,13 @@
 import { lastValueFrom } from 'rxjs';
 import { z } from 'zod';
 import type { ModelProvider, Tool } from '../src/index.js';
+// Internal (not exported by loopctl): measured from the sources.
+import { toJsonSchema } from '../src/tools/tool.js';
 import { LIB_LABEL, lib, testing } from './lib/loopctl.js';
 import { instantToolModel } from './lib/models.js';
 import { fmt, median, printTable, quantile } from './lib/stats.js';
 
-const { defineAgent, run, tool, toJsonSchema } = lib;
+const { defineAgent, run, tool } = lib;
 const { scriptedModel } = testing;
 
 const zodTool = tool({ name: 'noop', description: 'does nothing', parameters: z.object({}), execute: () => 'ok' });

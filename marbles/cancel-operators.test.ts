@@ -1,9 +1,8 @@
 import { concatMap, of, range, tap, type Observable } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
-import {
-  CancelSignal, cancellableTimer, hopThenPoll, stage, takeUntilCancelled, untilCancelled,
-} from '../src/cancel/index.js';
+import { CancelSignal } from '../src/cancel/index.js';
+import { cancellableTimer, hopThenPoll, stage, takeUntilCancelled, untilCancelled } from '../src/operators/index.js';
 
 let testScheduler: TestScheduler;
 beforeEach(() => {

@@ -96,6 +96,31 @@ export class ToolExecutionError extends LoopctlError {
   }
 }
 
+/**
+ * A hook threw, rejected or errored, or a `beforeToolCall` hook returned a malformed verdict
+ * (a security hook fails closed). `hook` names the hook point (e.g. `beforeToolCall`). Fails the
+ * run with `stopReason: 'internal_error'` (docs/recovery.md, "Unusable output is a tool error").
+ */
+export class HookError extends LoopctlError {
+  override readonly name: string = 'HookError';
+  constructor(readonly hook: string, cause: unknown) {
+    super(`hook ${hook} failed: ${describeValue(cause, 'thrown value')}`, { cause });
+  }
+}
+
+/**
+ * The model called a tool the agent does not have ("unusable output is a tool error"): the call
+ * never runs and the model gets this error as the call's result. `availableTools` lists the
+ * agent's tool names in definition order (empty when it has none); `toolName` is the name the model
+ * used. Carried on `tool_call_failed.error` with `availableTools`.
+ */
+export class UnknownToolError extends LoopctlError {
+  override readonly name: string = 'UnknownToolError';
+  constructor(readonly toolName: string, readonly callId: string, readonly availableTools: readonly string[]) {
+    super(`unknown tool "${toolName}"; available tools: ${availableTools.join(', ') || 'none'}`);
+  }
+}
+
 /** Which deadline expired (docs/recovery.md, "Deadlines"). */
 export type TimeoutKind = 'first_event' | 'idle' | 'request' | 'tool' | 'run' | 'commit';
 
@@ -179,11 +204,15 @@ export interface SerializedError {
   readonly [field: string]: unknown;
 }
 
-const OWN_FIELDS = ['field', 'status', 'retryable', 'retryAfterMs', 'code', 'kind', 'timeoutMs', 'maxTurns', 'toolName', 'callId'] as const;
+const OWN_FIELDS = [
+  'field', 'status', 'retryable', 'retryAfterMs', 'code', 'kind', 'timeoutMs', 'maxTurns', 'toolName', 'callId',
+  'availableTools',
+] as const;
 
 /**
  * Turns any thrown value into a {@link SerializedError}: an Error's name, message and known typed
- * fields (a field that is not a string, number or boolean is described as text); anything else as
+ * fields (a list of strings is copied; any other field that is not a string, number or boolean is
+ * described as text); anything else as
  * `{ name: 'Error', message: <its description> }`. Total: a value that throws when read (a hostile
  * Proxy, a throwing getter) is described as `[unprintable …]`, never thrown on.
  */
@@ -198,11 +227,20 @@ export function serializeError(error: unknown): SerializedError {
       const value = readProp(error, key);
       if (value === undefined) continue;
       const plain = typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
-      out[key] = plain ? value : describeValue(value);
+      out[key] = plain ? value : stringList(value) ?? describeValue(value);
     }
     return out as SerializedError;
   }
   return { name: 'Error', message: describeValue(error, 'thrown value') };
+}
+
+/** A copy of `value` when it is an array of strings (read totally), else undefined. */
+function stringList(value: unknown): string[] | undefined {
+  try {
+    return Array.isArray(value) && value.every((v) => typeof v === 'string') ? [...(value as string[])] : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -230,6 +268,10 @@ export const isToolExecutionError = (e: unknown): e is ToolExecutionError => isI
 export const isTimeoutError = (e: unknown): e is TimeoutError => isInstance(e, TimeoutError);
 /** @returns true when `e` is a {@link MaxTurnsError}. */
 export const isMaxTurnsError = (e: unknown): e is MaxTurnsError => isInstance(e, MaxTurnsError);
+/** @returns true when `e` is a {@link HookError}. */
+export const isHookError = (e: unknown): e is HookError => isInstance(e, HookError);
+/** @returns true when `e` is an {@link UnknownToolError}. */
+export const isUnknownToolError = (e: unknown): e is UnknownToolError => isInstance(e, UnknownToolError);
 /** @returns true when `e` is a {@link RunFailedError}. */
 export const isRunFailedError = (e: unknown): e is RunFailedError => isInstance(e, RunFailedError);
 /**

@@ -78,8 +78,9 @@ export type AttemptCause = z.infer<typeof AttemptCauseSchema>;
 /**
  * A model request was sent. `attempt` > 1 is a retry, a rescue or a fallback of the same
  * model call: its `text_delta`s start the answer over, so a UI clears the answer it is showing.
- * `cause` says which (absent on the first attempt) and `error` is the serialised error that
- * caused it (absent for a fallback taken because the breaker is open).
+ * `cause` says which recovery step made it (absent for the first attempt of a model call) and
+ * `error` is the serialised error that led to it (absent when none did, e.g. a fallback because
+ * the primary's breaker is open).
  */
 export const ModelRequestStartedSchema = ev('model_request_started', {
   model: z.string(),
@@ -88,8 +89,17 @@ export const ModelRequestStartedSchema = ev('model_request_started', {
   cause: AttemptCauseSchema.optional(),
   error: SerializedErrorSchema.optional(),
 });
-/** `text_delta`: A piece of the answer as it streams (one whole-text delta for a non-streaming request). */
-export const TextDeltaSchema = ev('text_delta', { delta: z.string() });
+/**
+ * `text_delta`: A piece of the answer as it streams (one whole-text delta for a non-streaming request).
+ * A handle started with `replay: 'compact'` replays consecutive deltas of one model attempt as one
+ * `text_delta` whose `seq` is the last one's, with `fromSeq` (the first one's `seq`) and `offsets`
+ * (where each original delta began in `delta`, so `offsets[0]` is 0); a live event has neither.
+ */
+export const TextDeltaSchema = ev('text_delta', {
+  delta: z.string(),
+  fromSeq: z.number().int().nonnegative().optional(),
+  offsets: z.array(z.number().int().nonnegative()).readonly().optional(),
+});
 /** `model_response_completed`: The model's response is in: `finishReason`, this call's `usage`, and `refusal` / `reasoning` when the model gave them. */
 export const ModelResponseCompletedSchema = ev('model_response_completed', {
   finishReason: FinishReasonSchema,

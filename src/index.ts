@@ -2,19 +2,36 @@
  * loopctl: LLM agent loops as RxJS Observables, with cooperative cancellation
  * that lands at a clean boundary and live steering through a mailbox.
  * This is the isomorphic core (no `node:*` imports). See README.md and docs/.
+ * Every name is listed on purpose; `loopctl/operators` has the cancel-aware
+ * operators, `loopctl/testing` the test helpers, `loopctl/node` the Node tools.
  */
-export { CancelSignal, DEFAULT_CANCEL_REASON, type CancelListener } from './cancel/cancel-signal.js';
-export { takeUntilCancelled, untilCancelled, cancellableTimer, stage, hopThenPoll } from './cancel/operators.js';
-export { Mailbox, type MailboxToken, type MailboxOptions } from './mailbox/mailbox.js';
-export * from './items.js';
-export * from './events.js';
-export * from './errors.js';
+
+// Running agents
+export { defineAgent } from './engine/define-agent.js';
+export { run } from './engine/run.js';
+export { start } from './engine/start.js';
+export type {
+  Agent, AgentDefinition, AsToolOptions, SubRunOptions, Hooks, HookContext, HookReturn, RunOptions, RunResult,
+  RunHandle, RetryOptions, Deadlines, BreakerOptions, StartOptions, ReplayMode,
+} from './engine/types.js';
+export { sliceAfterSeq } from './engine/replay.js';
 export { DEFAULTS } from './defaults.js';
+
+// Cancelling and steering
+export { CancelSignal, DEFAULT_CANCEL_REASON, type CancelListener } from './cancel/cancel-signal.js';
 export { UNREADABLE_REASON } from './cancel/abort-reason.js';
-export { describeValue, toJsonText, type JsonTextResult } from './describe.js';
+export { DEADLINE_REASON } from './engine/link-cancel.js';
+export { Mailbox, type MailboxToken, type MailboxOptions } from './mailbox/mailbox.js';
+
+// Tools and models
+export { tool, type Tool, type ToolContext, type ToolReturn } from './tools/tool.js';
 export type { ModelProvider, ModelRequest, ModelResponse, ModelEvent, ToolSpec, JsonSchema } from './model/types.js';
-export { openaiChat, openaiResponses, type OpenAIChatOptions, type OpenAIResponsesOptions, type OpenAIProviderOptions } from './model/openai/index.js';
-export { tool, toJsonSchema, type Tool, type ToolContext, type ToolReturn } from './tools/tool.js';
+export {
+  openaiChat, openaiResponses, type OpenAIChatOptions, type OpenAIResponsesOptions, type OpenAIProviderOptions,
+} from './model/openai/index.js';
+export { mcpTools, type McpToolsOptions, type McpCallOptions } from './mcp/index.js';
+
+// Sessions
 export type {
   Session, MaybeAsync, AppendOptions, Lease, LeaseOptions, SessionStore, SessionInfo,
 } from './session/session.js';
@@ -25,14 +42,47 @@ export {
   isSessionStorageError, isSessionNotFoundError, isSessionExistsError, type SessionSchemaProblem,
 } from './session/errors.js';
 export { commitPartial, type EndedRun } from './session/commit-partial.js';
-export { defineAgent } from './engine/define-agent.js';
-export { run } from './engine/run.js';
-export { start } from './engine/start.js';
-export { DEADLINE_REASON } from './engine/link-cancel.js';
-export type {
-  Agent, AgentDefinition, Hooks, HookContext, HookReturn, RunOptions, RunResult, RunHandle,
-  RetryOptions, Deadlines, BreakerOptions,
-} from './engine/types.js';
-export { mcpTools, type McpToolsOptions, type McpCallOptions } from './mcp/index.js';
-export { agentAsTool, type AsToolOptions, type SubRunOptions } from './engine/as-tool.js';
-export * from './runs/index.js';
+
+// Items and usage
+export {
+  ItemSchema, UserItemSchema, AssistantItemSchema, ToolResultItemSchema, ToolCallSchema, UsageSchema, TokenCountsSchema,
+  ZERO_USAGE, addUsage,
+  type Item, type UserItem, type AssistantItem, type ToolResultItem, type ToolCall, type Usage, type TokenCounts,
+} from './items.js';
+
+// Events
+export {
+  RunEventSchema, CancelPhaseSchema, StopReasonSchema, FinishReasonSchema, UndeliveredSchema, SerializedErrorSchema,
+  RunStartedSchema, TurnStartedSchema, UserMessageInjectedSchema, ModelRequestStartedSchema, TextDeltaSchema,
+  ModelResponseCompletedSchema, ToolCallStartedSchema, ToolCallProgressSchema, ToolCallCompletedSchema,
+  ToolCallFailedSchema, RetryScheduledSchema, FallbackActivatedSchema, SubrunEventSchema, TurnCompletedSchema,
+  RunCompletedSchema, RunCancelledSchema, RunFailedSchema, AttemptCauseSchema, isTerminalEvent,
+  type RunEvent, type RunEventType, type TerminalEvent, type CancelPhase, type StopReason, type FinishReason,
+  type Undelivered, type RunStarted, type TurnStarted, type UserMessageInjected, type ModelRequestStarted,
+  type TextDelta, type ModelResponseCompleted, type ToolCallStarted, type ToolCallProgress, type ToolCallCompleted,
+  type ToolCallFailed, type RetryScheduled, type FallbackActivated, type SubrunEvent, type TurnCompleted,
+  type RunCompleted, type RunCancelled, type RunFailed, type AttemptCause,
+} from './events.js';
+
+// Errors
+export {
+  LoopctlError, ConfigurationError, ConcurrentRunError, ModelCallError, ModelOutputError, ToolExecutionError,
+  TimeoutError, MaxTurnsError, HookError, UnknownToolError, RunCancelledError, RunFailedError,
+  isLoopctlError, isConfigurationError, isConcurrentRunError, isModelCallError, isModelOutputError,
+  isToolExecutionError, isTimeoutError, isMaxTurnsError, isHookError, isUnknownToolError, isRunFailedError,
+  isCancellation, serializeError, describeReason,
+  type SerializedError, type TimeoutKind, type RunRemains,
+} from './errors.js';
+export { describeValue, toJsonText, type JsonTextResult } from './describe.js';
+
+// Runs over a transport (the HTTP handler, queues): the Runs interface and its in-process implementation
+export type { Runs, StartRunRequest, StartedRun, IfBusy, StopOptions, ToolDecision } from './runs/types.js';
+export { localRuns, type LocalRunsOptions } from './runs/local-runs.js';
+export type { LocalRunsSessionStore } from './runs/thread.js';
+export {
+  RunNotFoundError, AgentNotFoundError, ThreadBusyError, HistoryConflictError, RunNotLiveError, NotSupportedError,
+  NotImplementedError, isRunNotFoundError,
+} from './runs/errors.js';
+export {
+  isCompactTextDelta, splitCompactText, eventsAfter, type CompactTextDelta, type CompactTextSplit,
+} from './runs/compact.js';

@@ -9,7 +9,7 @@ import { NEVER } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { CancelSignal } from '../src/cancel/index.js';
-import { CircuitBreaker, breakerFor } from '../src/engine/breaker.js';
+import { CircuitBreaker, breakerFor } from '../src/engine/recovery/breaker.js';
 import { defineAgent } from '../src/engine/define-agent.js';
 import { run } from '../src/engine/run.js';
 import { ModelCallError, TimeoutError } from '../src/errors.js';

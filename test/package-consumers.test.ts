@@ -80,8 +80,10 @@ function writeConsumerLock(consumer: string, tarball: string): void {
 }
 
 /** What `node -e` prints for each entry when required from the consumer. */
-const ENTRIES = ['loopctl', 'loopctl/testing', 'loopctl/node', 'loopctl/node/testing', 'loopctl/postgres'];
-const DIST_FILES = ['index.js', 'testing/index.js', 'node/index.js', 'node/testing/index.js', 'postgres/index.js'];
+const ENTRIES = ['loopctl', 'loopctl/testing', 'loopctl/node', 'loopctl/node/testing', 'loopctl/postgres', 'loopctl/operators'];
+const DIST_FILES = [
+  'index.js', 'testing/index.js', 'node/index.js', 'node/testing/index.js', 'postgres/index.js', 'operators/index.js',
+];
 const REQUIRE_SCRIPT = `
 const entries = ${JSON.stringify(ENTRIES)};
 Promise.all(entries.map(async (entry) => {
@@ -116,6 +118,7 @@ describe('C34: CommonJS and ESM consumers of the packed package (Node >= 20.19, 
       const sources = [
         await import('../src/index.js'), await import('../src/testing/index.js'), await import('../src/node/index.js'),
         await import('../src/node/testing/index.js'), await import('../src/postgres/index.js'),
+        await import('../src/operators/index.js'),
       ];
       expect(required).toEqual(
         DIST_FILES.map((file, i) => ({

@@ -6,9 +6,9 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
   CancelSignal, Mailbox, MemorySession, ModelCallError, RunCancelledError, RunEventSchema, defineAgent, run, tool,
-  unpairedToolCalls,
   type Item, type MailboxToken, type RunEvent, type TerminalEvent,
 } from '../src/index.js';
+import { unpairedToolCalls } from '../src/items.js';
 import { scriptedModel, type ScriptedStep } from '../src/testing/index.js';
 import { useExactTimers } from './support/exact-timers.js';
 

@@ -10,7 +10,7 @@ import { TestScheduler } from 'rxjs/testing';
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import { CancelSignal } from '../src/cancel/index.js';
-import { breakerFor } from '../src/engine/breaker.js';
+import { breakerFor } from '../src/engine/recovery/breaker.js';
 import { defineAgent } from '../src/engine/define-agent.js';
 import { run } from '../src/engine/run.js';
 import { ModelCallError } from '../src/errors.js';

@@ -2,9 +2,10 @@ import { NEVER, concat, lastValueFrom, of, toArray } from 'rxjs';
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import {
-  CancelSignal, MemorySession, commitPartial, defineAgent, run, start, tool, unpairedToolCalls,
+  CancelSignal, MemorySession, commitPartial, defineAgent, run, start, tool,
   type Item, type ModelEvent, type RunEvent, type Session, type TerminalEvent,
 } from '../src/index.js';
+import { unpairedToolCalls } from '../src/items.js';
 import { collectEvents, gate, scriptedModel, sequentialIds, type Gate, type ScriptedStep } from '../src/testing/index.js';
 
 /** What a session and `partial` hold after a run, cancelled or not. */

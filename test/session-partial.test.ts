@@ -3,9 +3,10 @@ import { TestScheduler } from 'rxjs/testing';
 import { z } from 'zod';
 import { beforeEach, describe, expect, it } from 'vitest';
 import {
-  CancelSignal, Mailbox, MemorySession, ModelCallError, commitPartial, defineAgent, run, tool, unpairedToolCalls,
+  CancelSignal, Mailbox, MemorySession, ModelCallError, commitPartial, defineAgent, run, tool,
   type Item, type RunEvent, type RunOptions, type Session, type TerminalEvent,
 } from '../src/index.js';
+import { unpairedToolCalls } from '../src/items.js';
 import { scriptedModel, sequentialIds, type ScriptedStep } from '../src/testing/index.js';
 
 /**

@@ -3,9 +3,10 @@ import { TestScheduler } from 'rxjs/testing';
 import { z } from 'zod';
 import { beforeEach, describe, expect, it } from 'vitest';
 import {
-  CancelSignal, Mailbox, MemorySession, commitPartial, defineAgent, run, tool, unpairedToolCalls,
+  CancelSignal, Mailbox, MemorySession, commitPartial, defineAgent, run, tool,
   type Item, type MailboxToken, type RunEvent, type RunOptions, type TerminalEvent, type Tool,
 } from '../src/index.js';
+import { unpairedToolCalls } from '../src/items.js';
 import { gate, scriptedModel, sequentialIds, type ScriptedStep } from '../src/testing/index.js';
 import { virtualTime } from './support/virtual-time.js';
 

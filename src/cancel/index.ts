@@ -1,4 +1,6 @@
-/** Cancellation: the re-armable token and the cancel-aware operators (docs/cancellation.md). */
+/**
+ * Cancellation primitives (docs/cancellation.md): the re-armable token and its reasons. The
+ * cancel-aware operators are the `loopctl/operators` entry (src/operators/index.ts).
+ */
 export { CancelSignal, DEFAULT_CANCEL_REASON, type CancelListener } from './cancel-signal.js';
 export { UNREADABLE_REASON } from './abort-reason.js';
-export { takeUntilCancelled, untilCancelled, cancellableTimer, stage, hopThenPoll } from './operators.js';

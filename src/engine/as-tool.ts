@@ -1,30 +1,13 @@
 import { Observable, type Subscription } from 'rxjs';
 import { z } from 'zod';
 import { RunCancelledError, RunFailedError, ToolExecutionError } from '../errors.js';
-import type { RunEvent } from '../events.js';
+import { isTerminalEvent, type RunEvent } from '../events.js';
 import type { Item } from '../items.js';
 import type { JsonSchema } from '../model/types.js';
 import { tool, type Tool, type ToolContext } from '../tools/tool.js';
-import { OWNED_TOKEN, SUBRUN_CHANNEL, type SubrunChannel } from './internal.js';
-import { run } from './run.js';
-import type { Agent, RunOptions } from './types.js';
-
-/** The sub-run options an agent-as-tool may fix (the rest belong to the sub-run itself: token, mailbox, history). */
-export type SubRunOptions<C = unknown> = Pick<RunOptions<C>, 'hooks' | 'retry' | 'deadlines' | 'stream' | 'scheduler' | 'idGenerator' | 'random'>;
-
-/** Options of `agent.asTool()` / {@link agentAsTool}. */
-export interface AsToolOptions<A = { input: string }, C = unknown> {
-  /** The tool name the parent's model sees (`^[a-zA-Z0-9_-]{1,64}$`). */
-  readonly name: string;
-  readonly description: string;
-  /** The arguments' schema (zod or raw JSON Schema). Default `z.object({ input: z.string() })`. */
-  readonly parameters?: z.ZodType<A> | JsonSchema;
-  /** The sub-run's input from the arguments. Default: `args.input` when it is a string, else the arguments as JSON. */
-  readonly input?: (args: A) => string | readonly Item[];
-  /** Per-call deadline in ms (a tool error for the parent's model; the sub-run is torn down). */
-  readonly timeoutMs?: number;
-  readonly runOptions?: SubRunOptions<C>;
-}
+import { createRun } from './create-run.js';
+import { registerSubAgent, type ParentRun, type SubAgentRun } from './sub-agents.js';
+import type { Agent, AsToolOptions, RunOptions, SubRunOptions } from './types.js';
 
 const DEFAULT_PARAMETERS = z.object({ input: z.string().describe('The task for the agent') });
 
@@ -34,55 +17,48 @@ function defaultInput(args: unknown): string {
 }
 
 /**
- * An agent as a tool (guarantee 12: sub-runs on a child token): each call is a sub-run of
- * `agent` with its own mailbox and history, on a CHILD token of the parent
- * run's token (`ctx.cancel.child()`), owned by the sub-run so its re-arm
- * never touches the parent's. The tool emits the sub-run's final output.
- *
- * - The parent's cancel stops the tree: the parent tears the call down, and
- *   the child is cancelled with the parent's reason, then unsubscribed (its
- *   cleanup starts first: guarantee 11: cleanup starts inner to outer).
- * - A child that cancels itself (its own `ctx.cancel`) ends the call with a
- *   `ToolExecutionError` "sub-run cancelled: …" (cause: `RunCancelledError`),
- *   a tool error for the parent's model; the parent goes on. A failed child
- *   gives "sub-run failed (…)" (cause: `RunFailedError`).
- * - Every child event reaches the parent as `subrun_event` with path
- *   `[name, …]` (nested sub-runs flattened: the path grows, the innermost
- *   event is kept); the child's usage is summed into the parent's.
- * - The child token detaches when the sub-run ends.
- *
- * @example
- * const researcher = defineAgent({ name: 'researcher', instructions: '…', model });
- * const lead = defineAgent({ name: 'lead', instructions: '…', model,
- *   tools: [researcher.asTool({ name: 'research', description: 'Researches a question' })] });
+ * `agent.asTool(options)` (see `Agent.asTool`): a tool whose every call is a sub-run of `agent`
+ * (guarantee 12: sub-runs on a child token). A run that calls it passes itself as the parent,
+ * so the sub-run's events are relayed and its usage summed; called outside a run it relays nothing.
  */
-export function agentAsTool<A = { input: string }, C = unknown>(agent: Agent<C>, options: AsToolOptions<A, C>): Tool<A, string, C> {
+export function agentAsTool<A, C>(agent: Agent<C>, options: AsToolOptions<A, C>): Tool<A, string, C> {
   const toInput = options.input ?? defaultInput;
+  const subRun: SubAgentRun = (args, ctx, parent) =>
+    subRun$(agent, options.name, toInput(args as A), ctx, options.runOptions, parent);
   const definition: Tool<A, string, C> = {
     name: options.name,
     description: options.description,
     parameters: (options.parameters ?? DEFAULT_PARAMETERS) as z.ZodType<A> | JsonSchema,
     ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
-    execute: (args, ctx) => subRun$(agent, options.name, toInput(args), ctx, options.runOptions),
+    execute: (args, ctx) => subRun(args, ctx, undefined),
   };
-  return (tool as unknown as (t: Tool<A, string, C>) => Tool<A, string, C>)(definition);
+  const made = (tool as unknown as (t: Tool<A, string, C>) => Tool<A, string, C>)(definition);
+  registerSubAgent(made, subRun);
+  return made;
 }
 
 /** Why a sub-run stops when its tool call is torn down without a cancel (e.g. the call's `timeoutMs`). */
 const ABANDONED = Object.freeze({ type: 'abandoned' as const });
 
-/** One sub-run as a cold Observable of its final output (see {@link agentAsTool}). */
-function subRun$<C>(agent: Agent<C>, name: string, input: string | readonly Item[], ctx: ToolContext<C>, runOptions?: SubRunOptions<C>): Observable<string> {
+/** One sub-run as a cold Observable of its final output, on a child of the parent run's token. */
+function subRun$<C>(
+  agent: Agent<C>,
+  name: string,
+  input: string | readonly Item[],
+  ctx: ToolContext<C>,
+  runOptions: SubRunOptions<C> | undefined,
+  parent: ParentRun | undefined,
+): Observable<string> {
   return new Observable<string>((subscriber) => {
-    const channel = (ctx as unknown as { [SUBRUN_CHANNEL]?: SubrunChannel })[SUBRUN_CHANNEL];
     const token = ctx.cancel.child();
     let ended = false;
     const onEvent = (event: RunEvent): void => {
-      if (event.type === 'subrun_event') channel?.emit(event.path, event.event);
-      else channel?.emit([], event);
-      if (event.type !== 'run_completed' && event.type !== 'run_cancelled' && event.type !== 'run_failed') return;
+      if (parent !== undefined) {
+        if (event.type === 'subrun_event') parent.relay(event.path, event.event);
+        else parent.relay(NO_PATH, event);
+      }
+      if (!isTerminalEvent(event)) return;
       ended = true;
-      channel?.addUsage(event.usage);
       if (event.type === 'run_completed') {
         subscriber.next(event.output);
         subscriber.complete();
@@ -91,14 +67,14 @@ function subRun$<C>(agent: Agent<C>, name: string, input: string | readonly Item
         subscriber.error(new ToolExecutionError(name, ctx.callId, `sub-run cancelled: ${cause.message}`, { cause }));
       } else {
         const cause = new RunFailedError({ ...event });
-        subscriber.error(new ToolExecutionError(name, ctx.callId, `sub-run failed (${event.stopReason}): ${event.error.message}`, { cause }));
+        const message = `sub-run failed (${event.stopReason}): ${event.error.message}`;
+        subscriber.error(new ToolExecutionError(name, ctx.callId, message, { cause }));
       }
     };
     let sub: Subscription;
     try {
-      const inherited = Object.fromEntries(Object.entries(channel?.inherited ?? {}).filter(([, v]) => v !== undefined));
-      const options = { ...inherited, ...runOptions, context: ctx.context, [OWNED_TOKEN]: token } as RunOptions<C>;
-      sub = run(agent, input, options).subscribe({ next: onEvent });
+      const options = { ...definedOnly(parent?.inherited), ...runOptions, context: ctx.context } as RunOptions<C>;
+      sub = createRun(agent, input, options, { token, wrap: parent?.wrap }).subscribe({ next: onEvent });
     } catch (err) {
       token.dispose();
       subscriber.error(err);
@@ -112,4 +88,12 @@ function subRun$<C>(agent: Agent<C>, name: string, input: string | readonly Item
       token.dispose();
     };
   });
+}
+
+const NO_PATH: readonly string[] = Object.freeze([]);
+
+/** The inherited options that are set (an unset one must not hide the sub-run's default). */
+function definedOnly<T extends object>(options: T | undefined): Partial<T> {
+  if (options === undefined) return {};
+  return Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

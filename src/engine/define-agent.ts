@@ -1,8 +1,8 @@
 import { DEFAULTS } from '../defaults.js';
 import { ConfigurationError } from '../errors.js';
 import { validateTool } from '../tools/tool.js';
-import { agentAsTool, type AsToolOptions } from './as-tool.js';
-import type { Agent, AgentDefinition } from './types.js';
+import { agentAsTool } from './as-tool.js';
+import type { Agent, AgentDefinition, AsToolOptions } from './types.js';
 import { checkPositiveInt, checkHooks, checkObject } from './validate.js';
 
 /** Agents made by defineAgent (so run() can accept a plain definition and validate it once). */
@@ -48,7 +48,8 @@ export function defineAgent<C = unknown>(definition: AgentDefinition<C>): Agent<
       throw new ConfigurationError('agent.breaker.cooldownMs', 'must be a number of ms >= 0');
   }
   if (definition.hooks !== undefined) checkHooks(definition.hooks, 'agent.hooks');
-  const agent: Agent<C> = Object.freeze({ ...definition, tools: Object.freeze([...tools]), maxTurns, asTool: (o: AsToolOptions<any, C>) => agentAsTool(agent, o) });
+  const asTool = (o: AsToolOptions<any, C>) => agentAsTool(agent, o);
+  const agent: Agent<C> = Object.freeze({ ...definition, tools: Object.freeze([...tools]), maxTurns, asTool });
   defined.add(agent);
   return agent;
 }

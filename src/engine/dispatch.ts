@@ -1,11 +1,14 @@
-import { EMPTY, Observable, concat, concatMap, defer, from, mergeMap, of, type ObservableInput } from 'rxjs';
+import { EMPTY, Observable, concat, concatMap, defer, from, mergeMap } from 'rxjs';
+import { stage } from '../cancel/stage.js';
+import { describeValue, readProp } from '../describe.js';
+import { HookError, UnknownToolError, serializeError } from '../errors.js';
 import type { ToolCall } from '../items.js';
 import type { Tool } from '../tools/tool.js';
-import { describeValue, readProp } from '../describe.js';
-import { HookError, callHooks$ } from './hooks.js';
+import { callHooks$, hasHooks } from './hooks.js';
 import { refusedFor } from './repair.js';
-import type { RunController, Step } from './run-controller.js';
-import { BatchPhase, errorResult, parseArguments, toolCall$ } from './tool-call.js';
+import type { RunContext } from './run-context.js';
+import { toolCall$ } from './tool-call.js';
+import { errorResult, parseArguments } from './tool-result.js';
 
 interface Runnable {
   readonly call: ToolCall;
@@ -13,77 +16,102 @@ interface Runnable {
   readonly args: unknown;
 }
 
-/**
- * Runs the tool calls of one model response (checkpoint 6: between tools,
- * checkpoint 7: wave boundary, checkpoint 10: dispatch).
- * First the batch is prepared, in call order: arguments validated (an
- * unknown tool or bad arguments become a tool error for the model) and every
- * `beforeToolCall` hook run (a deny becomes a tool error; a malformed verdict fails the run), all before any
- * tool starts (guarantee 2: nothing starts after a cancel). Then the calls run: sequentially, each stage
- * polling the token first (checkpoint 6, phase `between_tools`), or in a pool of
- * `maxConcurrency` that polls before each start (checkpoint 7, phase `wave_boundary`).
- * Results enter history in call order; on cancel, finished calls keep their
- * results and the rest are paired as interrupted in `partial` (checkpoint 10: dispatch). The
- * run's phase follows the batch ({@link BatchPhase}): `tool_call` while any
- * call executes, and `turn_entry` once the batch is over.
- */
-export function dispatch$(rc: RunController<any>, calls: readonly ToolCall[]): Observable<Step> {
-  const runnables: Runnable[] = [];
-  const tools = new Map(rc.agent.tools.map((t) => [t.name, t] as const));
-  const refuse = (call: ToolCall, name: string, message: string): Observable<Step> => {
-    const item = errorResult(call.callId, message);
-    rc.scratch.addResult(item);
-    return of({ type: 'tool_call_failed', callId: call.callId, name: call.name, error: { name, message }, interrupted: false });
-  };
+const tools = new WeakMap<readonly Tool[], ReadonlyMap<string, Tool>>();
 
-  const prepare$ = from(calls).pipe(
-    concatMap((call): ObservableInput<Step> => {
-      // Unusable arguments or a duplicate id, found when the response was recorded: never run
-      // ("the history is valid on the wire").
-      const refused = refusedFor(call);
-      if (refused) return refuse(call, refused.name, refused.message);
-      const tool = tools.get(call.name);
-      if (!tool) {
-        const known = [...tools.keys()].join(', ') || 'none';
-        return refuse(call, 'UnknownToolError', `unknown tool "${call.name}"; available tools: ${known}`);
-      }
-      const parsed = parseArguments(tool, call);
-      if (!parsed.ok) return refuse(call, 'InvalidArgumentsError', parsed.message);
-      let denied: string | undefined;
-      const hooks$ = callHooks$(rc.hookSets, 'beforeToolCall', () => rc.hookContext({ call }), rc.enterHook);
-      return concat(
-        hooks$.pipe(concatMap((verdict) => {
-          const reason = denialOf(verdict); // a malformed verdict errors here: the batch never starts
-          if (denied === undefined) denied = reason;
-          return EMPTY;
-        })),
-        defer(() => {
-          if (denied !== undefined) return refuse(call, 'ToolCallDenied', `the call was denied: ${denied}`);
+/** An agent's tools by name, built once per agent (its tool list is frozen). */
+function toolsByName(list: readonly Tool[]): ReadonlyMap<string, Tool> {
+  let out = tools.get(list);
+  if (!out) tools.set(list, (out = new Map(list.map((t) => [t.name, t] as const))));
+  return out;
+}
+
+/**
+ * Prepares the tool calls of one model response (checkpoint 10: dispatch), in call order: each
+ * call's arguments are validated (an unknown tool or bad arguments become a tool error for the
+ * model) and every `beforeToolCall` hook runs (a deny becomes a tool error; a malformed verdict
+ * fails the run), all before any tool starts (guarantee 2: nothing starts after a cancel). Emits
+ * the calls that may run, as one array.
+ */
+export function prepare$(rc: RunContext<any>, calls: readonly ToolCall[]): Observable<readonly Runnable[]> {
+  return defer(() => {
+    const runnables: Runnable[] = [];
+    const byName = toolsByName(rc.agent.tools);
+    const hooked = hasHooks(rc, 'beforeToolCall');
+    const prepared$ = from(calls).pipe(
+      concatMap((call): Observable<never> => {
+        // Unusable arguments or a duplicate id, found when the response was recorded: never run
+        // ("the history is valid on the wire").
+        const refused = refusedFor(call);
+        if (refused) return refuse(rc, call, refused.name, refused.message);
+        const tool = byName.get(call.name);
+        if (!tool) return refuseUnknown(rc, call, [...byName.keys()]);
+        const parsed = parseArguments(tool, call);
+        if (!parsed.ok) return refuse(rc, call, 'InvalidArgumentsError', parsed.message);
+        if (!hooked) {
           runnables.push({ call, tool, args: parsed.args });
           return EMPTY;
-        }),
-      );
-    }),
-  );
-
-  const parallel = rc.agent.parallelToolCalls;
-  const run$ = defer(() => {
-    const batch = new BatchPhase(rc, parallel ? 'wave_boundary' : 'between_tools', runnables.length);
-    // Each start is a stage (one hop, then poll); while a sibling still runs, a cancel there is a `tool_call` one.
-    const start = (r: Runnable): Observable<Step> => rc.stage(batch.current(), () => toolCall$(rc, r.call, r.tool, r.args, batch));
-    return parallel ? from(runnables).pipe(mergeMap(start, parallel.maxConcurrency)) : from(runnables).pipe(concatMap(start));
+        }
+        let denied: string | undefined;
+        return concat(
+          callHooks$(rc, 'beforeToolCall', { call }, true).pipe(concatMap((verdict) => {
+            const reason = denialOf(verdict); // a malformed verdict errors here: the batch never starts
+            if (denied === undefined) denied = reason;
+            return EMPTY;
+          })),
+          defer(() => {
+            if (denied !== undefined) return refuse(rc, call, 'ToolCallDenied', `the call was denied: ${denied}`);
+            runnables.push({ call, tool, args: parsed.args });
+            return EMPTY;
+          }),
+        );
+      }),
+    );
+    return concat(prepared$, [runnables]);
   });
+}
 
-  return concat(
-    rc.stage('dispatch', () => prepare$),
-    run$,
-    defer(() => {
-      rc.scratch.endBatch();
-      // The batch is over: a cancel from here on is observed at the next turn's entry.
-      rc.phase = 'turn_entry';
-      return EMPTY;
-    }),
-  );
+/**
+ * Runs a prepared batch (checkpoint 6: between tools; checkpoint 7: wave boundary; checkpoint 8:
+ * tool call): sequentially, or in a pool of `maxConcurrency`. Each start is a stage (one hop, then
+ * a poll). The batch waits at its boundary (`between_tools` / `wave_boundary`) while any of its
+ * calls is queued, that is not started yet; while a call executes the run waits at `tool_call`.
+ * Results enter the history in call order when the turn completes; on cancel, finished calls keep
+ * their results and the rest are paired as interrupted in `partial`.
+ */
+export function batch$(rc: RunContext<any>, runnables: readonly Runnable[]): Observable<never> {
+  if (runnables.length === 0) return EMPTY;
+  const parallel = rc.agent.parallelToolCalls;
+  return new Observable<never>((subscriber) => {
+    const boundary = rc.waits.enter(parallel ? 'wave_boundary' : 'between_tools');
+    subscriber.add(boundary);
+    let queued = runnables.length;
+    const start = (r: Runnable): Observable<never> =>
+      stage(rc.token, () => {
+        if (--queued === 0) boundary.unsubscribe();
+        return toolCall$(rc, r.call, r.tool, r.args);
+      }, rc.hopScheduler);
+    const calls$ = from(runnables);
+    const run$ = parallel ? calls$.pipe(mergeMap(start, parallel.maxConcurrency)) : calls$.pipe(concatMap(start));
+    run$.subscribe(subscriber);
+  });
+}
+
+/** A call that never runs: its error result rides with its `tool_call_failed`. */
+function refuse(rc: RunContext<any>, call: ToolCall, name: string, message: string): Observable<never> {
+  const { callId } = call;
+  const fact = { result: errorResult(callId, message) };
+  rc.emit({ type: 'tool_call_failed', callId, name: call.name, error: { name, message }, interrupted: false }, fact);
+  return EMPTY;
+}
+
+/** A call to a tool the agent does not have ("unusable output is a tool error"): an {@link UnknownToolError}. */
+function refuseUnknown(rc: RunContext<any>, call: ToolCall, available: readonly string[]): Observable<never> {
+  const error = new UnknownToolError(call.name, call.callId, available);
+  const { callId } = call;
+  const fact = { result: errorResult(callId, error.message) };
+  const failed = serializeError(error);
+  rc.emit({ type: 'tool_call_failed', callId, name: call.name, error: failed, interrupted: false }, fact);
+  return EMPTY;
 }
 
 const UNREADABLE = Symbol('unreadable');

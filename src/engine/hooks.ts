@@ -1,70 +1,82 @@
-import { EMPTY, Observable, defaultIfEmpty, from, last } from 'rxjs';
-import { describeValue, isObservableTotal, isThenable } from '../describe.js';
+import { EMPTY, Observable } from 'rxjs';
+import { isObservableTotal, isThenable } from '../describe.js';
+import { HookError } from '../errors.js';
+import type { TerminalEvent } from '../events.js';
+import { toLastValue } from '../last-value.js';
+import type { RunContext } from './run-context.js';
 import type { HookContext, HookReturn, Hooks } from './types.js';
 
 type AwaitedHook = Exclude<keyof Hooks, 'runEnded'>;
-type HookArg<K extends AwaitedHook> = Parameters<NonNullable<Hooks[K]>>[0];
+type HookExtra<K extends AwaitedHook> = Omit<Parameters<NonNullable<Hooks[K]>>[0], keyof HookContext>;
 type HookValue<K extends AwaitedHook> = ReturnType<NonNullable<Hooks[K]>> extends HookReturn<infer T> ? T : never;
 
-/** A hook threw, rejected or errored: fails the run (`stopReason: 'internal_error'`). */
-export class HookError extends Error {
-  override readonly name = 'HookError';
-  constructor(readonly hook: string, cause: unknown) {
-    super(`hook ${hook} failed: ${describeValue(cause, 'thrown value')}`, { cause });
-  }
+/** A hook's context: the run's fields, with the hook point's own (`request`, `call`, …) added. */
+export function hookContext<E extends object>(rc: RunContext<any>, extra?: E): HookContext<any> & E {
+  const { runId, turn, token: cancel, mailbox } = rc;
+  const ctx = { runId, agent: rc.agent.name, turn, cancel, mailbox, context: rc.opts.context };
+  return (extra === undefined ? ctx : Object.assign(ctx, extra)) as HookContext<any> & E;
 }
 
-/** Turns a value, Promise or Observable into an Observable of its last value (`undefined` when empty). */
-export function toLastValue<T>(value: HookReturn<T>): Observable<T | undefined> {
-  if (isObservableTotal(value)) return value.pipe(defaultIfEmpty(undefined), last());
-  if (isThenable(value)) return from(value as PromiseLike<T>);
-  return from([value as T]); // not of(): it would probe the value as a scheduler
+/** True when the agent or the run has a hook at `name` (so a caller builds nothing for a run without hooks). */
+export function hasHooks(rc: RunContext<any>, name: keyof Hooks): boolean {
+  return typeof rc.agent.hooks?.[name] === 'function' || typeof rc.opts.hooks?.[name] === 'function';
 }
 
 /**
- * Calls hook `name` of each hook set in order, with the context `makeArg()` builds (the agent's, then the run's)
- * and emits the values they return (so `beforeToolCall` can see a deny).
- * Sync hooks run inline; awaited ones are raced against cancel by the run's
- * teardown (checkpoint 11: awaited hook). `enter` runs before each hook (it sets
- * the run's phase to `hook`, so a cancel raised by or during a hook says so);
- * the function it may return runs once that hook has finished (it restores
- * the phase, so a later cancel is not reported as `hook`).
- * A throw, rejection or error becomes a {@link HookError}.
+ * Calls hook `name` of the agent, then of the run, with one context (`extra` added); with
+ * `values`, emits what they return (so `beforeToolCall` can see a deny), else nothing. Each hook is a wait at `hook`
+ * (checkpoint 11: awaited hook) from its call until it returns, or, for a hook that returned a
+ * Promise or an Observable, until that settles; an awaited one is abandoned by the run's cancel
+ * (an Observable unsubscribed). A throw, rejection or error becomes a {@link HookError}.
  */
 export function callHooks$<K extends AwaitedHook>(
-  sets: readonly (Hooks<any> | undefined)[],
+  rc: RunContext<any>, name: K, extra?: HookExtra<K>,
+): Observable<never>;
+export function callHooks$<K extends AwaitedHook>(
+  rc: RunContext<any>, name: K, extra: HookExtra<K>, values: true,
+): Observable<HookValue<K> | undefined>;
+export function callHooks$<K extends AwaitedHook>(
+  rc: RunContext<any>,
   name: K,
-  makeArg: () => HookArg<K>,
-  enter: () => void | (() => void),
+  extra?: HookExtra<K>,
+  values = false,
 ): Observable<HookValue<K> | undefined> {
-  const fns = sets.map((s) => s?.[name]).filter((f): f is NonNullable<Hooks[K]> => typeof f === 'function');
-  if (fns.length === 0) return EMPTY; // no hook: not even its context is built (a hot path)
+  const first = rc.agent.hooks?.[name];
+  const second = rc.opts.hooks?.[name];
+  const a = typeof first === 'function' ? first : undefined;
+  const b = typeof second === 'function' ? second : undefined;
+  if (a === undefined && b === undefined) return EMPTY; // no hook: not even its context is built (a hot path)
+  const fns = a !== undefined && b !== undefined ? [a, b] : [(a ?? b)!];
   return new Observable<HookValue<K> | undefined>((subscriber) => {
-    const arg = makeArg();
+    const arg = hookContext(rc, extra);
+    const wrap = rc.internals.wrap?.hook;
     let i = 0;
     const next = (): void => {
       while (i < fns.length && !subscriber.closed) {
-        const fn = fns[i++]! as (a: HookArg<K>) => HookReturn<HookValue<K>>;
+        const fn = fns[i++]! as (a: unknown) => HookReturn<HookValue<K>>;
+        const wait = rc.waits.enter('hook');
         let ret: HookReturn<HookValue<K>>;
-        const exit = enter();
         try {
-          ret = fn(arg);
+          ret = wrap !== undefined ? wrap(name, () => fn(arg)) : fn(arg);
         } catch (err) {
+          wait.unsubscribe();
           subscriber.error(new HookError(name, err));
           return;
         }
-        const awaited = isThenable(ret) || isObservableTotal(ret);
-        if (!awaited) {
-          exit?.();
-          subscriber.next(ret as HookValue<K> | undefined);
+        if (!isThenable(ret) && !isObservableTotal(ret)) {
+          wait.unsubscribe();
+          if (values) subscriber.next(ret as HookValue<K> | undefined);
           continue;
         }
+        subscriber.add(wait);
         subscriber.add(
           toLastValue(ret).subscribe({
-            next: (v) => subscriber.next(v),
+            next: (v) => {
+              if (values) subscriber.next(v);
+            },
             error: (err) => subscriber.error(new HookError(name, err)),
             complete: () => {
-              exit?.();
+              wait.unsubscribe();
               next();
             },
           }),
@@ -77,5 +89,18 @@ export function callHooks$<K extends AwaitedHook>(
   });
 }
 
-/** The shared part of every hook's context. */
-export type BaseHookContext = HookContext<any>;
+/**
+ * Calls every `runEnded` hook (the agent's, then the run's) with the terminal event: synchronous,
+ * once per run. A throw does not change the outcome; it goes to `report` (rxjs's unhandled path).
+ */
+export function runEndedHooks(rc: RunContext<any>, outcome: TerminalEvent, report: (err: unknown) => void): void {
+  for (const hooks of [rc.agent.hooks, rc.opts.hooks]) {
+    const fn = hooks?.runEnded;
+    if (typeof fn !== 'function') continue;
+    try {
+      fn(hookContext(rc, { outcome }));
+    } catch (err) {
+      report(err);
+    }
+  }
+}

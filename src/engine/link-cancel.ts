@@ -3,7 +3,7 @@ import { cancellableTimer } from '../cancel/cancellable-timer.js';
 import { linkSharedObservable, linkSharedSignal } from '../cancel/shared-source.js';
 import { optionalDeadline } from './deadlines.js';
 import { describeValue } from '../describe.js';
-import type { RunController } from './run-controller.js';
+import type { RunContext } from './run-context.js';
 
 /** The reason a run deadline cancels with (docs/cancellation.md, "Sources of cancel"). */
 export const DEADLINE_REASON = Object.freeze({ type: 'deadline' as const });
@@ -16,7 +16,7 @@ export const DEADLINE_REASON = Object.freeze({ type: 'deadline' as const });
  * caller's token is only ever listened to (guarantee 8: the caller's token is
  * never fired).
  */
-export function linkCancelSources(rc: RunController<any>, links: Subscription): void {
+export function linkCancelSources(rc: RunContext<any>, links: Subscription): void {
   const { cancel$, signal, deadlines, steer$ } = rc.opts;
   const token = rc.token;
   const cancelRun = (reason: unknown): void => token.cancel(reason);

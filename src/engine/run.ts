@@ -1,13 +1,9 @@
-import { Observable } from 'rxjs';
+import type { Observable } from 'rxjs';
 import type { RunEvent } from '../events.js';
 import type { Item } from '../items.js';
+import { createRun } from './create-run.js';
 import { defineAgent } from './define-agent.js';
-import { OWNED_TOKEN, type InternalRunOptions } from './internal.js';
-import { RunController } from './run-controller.js';
-import { runLoop$ } from './turn.js';
 import type { Agent, RunOptions } from './types.js';
-import { validateRunArgs } from './validate.js';
-
 
 /**
  * Runs `agent` on `input` as a cold Observable of {@link RunEvent}s
@@ -32,17 +28,5 @@ import { validateRunArgs } from './validate.js';
  */
 export function run<C = unknown>(agent: Agent<C>, input: string | readonly Item[], options: RunOptions<C> = {}): Observable<RunEvent> {
   // A plain definition (JavaScript callers) is validated here like defineAgent does; a defined agent passes through.
-  agent = defineAgent(agent);
-  const items = validateRunArgs(input, options);
-  const owned = (options as InternalRunOptions)[OWNED_TOKEN];
-  return new Observable<RunEvent>((subscriber) => {
-    const rc = new RunController<C>(agent, options, subscriber, owned);
-    const initial: Item[] = typeof items === 'string' ? [{ type: 'user', id: rc.nextId(), text: items }] : [...items];
-    for (const item of initial) rc.scratch.add(item);
-    // "Arrival order": what is queued now was queued before this run started (a push from a
-    // run_started handler comes after). A busy mailbox fails the run before anything is drained.
-    const queuedBefore = new Set(rc.mailbox.peek());
-    rc.start((c) => runLoop$(c, queuedBefore));
-    return () => rc.teardown();
-  });
+  return createRun(defineAgent(agent), input, options);
 }

@@ -17,11 +17,20 @@ export function interruptedResult(callId: string): ToolResultItem {
  */
 export class Scratchpad {
   /** New Items in order: user input, injected steering, assistant turns and tool results of finished batches. */
-  readonly items: Item[] = [];
+  readonly items: Item[];
   /** Text of the response being streamed now ('' when none). */
   streamingText = '';
   /** The tool calls of the batch in flight and the results they have so far. */
   #batch: { calls: readonly ToolCall[]; results: Map<string, ToolResultItem> } | undefined;
+
+  constructor(input: readonly Item[]) {
+    this.items = input.slice();
+  }
+
+  /** Replaces the input with its repaired form; called before anything else is added (the first turn's start). */
+  replaceInput(input: readonly Item[]): void {
+    this.items.splice(0, this.items.length, ...input);
+  }
 
   add(item: Item): void {
     this.items.push(item);

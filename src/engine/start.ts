@@ -1,69 +1,96 @@
-import { ReplaySubject } from 'rxjs';
 import { CancelSignal } from '../cancel/cancel-signal.js';
 import { RunCancelledError, RunFailedError } from '../errors.js';
 import type { Item } from '../items.js';
 import { Mailbox } from '../mailbox/mailbox.js';
-import { ON_SETTLED, OWNED_TOKEN } from './internal.js';
-import { run } from './run.js';
-import { validateRunArgs } from './validate.js';
-import type { Agent, RunHandle, RunOptions, RunResult } from './types.js';
+import { createRun } from './create-run.js';
+import { defineAgent } from './define-agent.js';
+import type { Settled } from './internals.js';
+import { EventLog } from './replay.js';
+import type { Agent, RunHandle, RunResult, StartOptions } from './types.js';
+import { checkReplay, validateRunArgs } from './validate.js';
 
 /**
  * Starts a run at once (hot) and returns its {@link RunHandle}.
- * `events$` replays every event so far to each subscriber, so a late one
- * still gets the terminal event. `handle.cancel(reason)` fires a token the
- * run owns (a child of `options.cancel`), never the caller's. `result`
- * resolves with the {@link RunResult} or rejects with `RunCancelledError` /
- * `RunFailedError` (an unobserved rejection is not reported as unhandled),
- * always after the terminal event was delivered to `events$`.
- * Throws `ConfigurationError` like `run()`.
+ * `events$` replays the events so far to each subscriber, then the live ones, so a late one
+ * still gets the terminal event; `options.replay: 'compact'` keeps consecutive `text_delta`s of
+ * one model attempt as one (see `sliceAfterSeq`), so a long streamed answer costs about its text.
+ * `handle.cancel(reason)` fires a token the run owns (a child of `options.cancel`), never the
+ * caller's. `result` resolves with the {@link RunResult} or rejects with `RunCancelledError` /
+ * `RunFailedError` (an unobserved rejection is not reported as unhandled), always after the
+ * terminal event was delivered to `events$`.
+ * Throws `ConfigurationError` like `run()` (and for an unknown `options.replay`).
  *
  * @example
  * const handle = start(agent, 'task', { cancel$: fromEvent(stopButton, 'click') });
  * handle.mailbox.push('focus on errors');
  * const { output } = await handle.result;
  */
-export function start<C = unknown>(agent: Agent<C>, input: string | readonly Item[], options: RunOptions<C> = {}): RunHandle {
+export function start<C = unknown>(
+  agent: Agent<C>,
+  input: string | readonly Item[],
+  options: StartOptions<C> = {},
+): RunHandle {
+  const defined = defineAgent(agent);
   validateRunArgs(input, options); // before anything is made: bad options fail with the field named, as in run()
+  const replay = checkReplay(options);
   const token = options.cancel ? options.cancel.child() : new CancelSignal();
-  const mailbox = options.mailbox ?? new Mailbox(options.idGenerator ? { idGenerator: () => options.idGenerator!('item') } : {});
   let committed: readonly Item[] = [];
   let failure: unknown;
+  const onSettled = (settled: Settled): void => {
+    committed = settled.items ?? committed;
+    failure = settled.error;
+  };
   let events$;
+  let mailbox: Mailbox;
   try {
-    const internal = {
-      [OWNED_TOKEN]: token,
-      [ON_SETTLED]: (settled: { items?: readonly Item[]; error?: unknown }) => {
-        committed = settled.items ?? committed;
-        failure = settled.error;
-      },
-    };
-    events$ = run(agent, input, { ...options, mailbox, ...internal } as RunOptions<C>);
+    mailbox = options.mailbox ?? ownMailbox(options.idGenerator);
+    events$ = createRun(defined, input, { ...options, mailbox }, { token, onSettled });
   } catch (err) {
     token.dispose();
     throw err;
   }
-  const replay = new ReplaySubject<import('../events.js').RunEvent>();
+  const log = new EventLog(replay);
   let runId = '';
   const result = new Promise<RunResult>((resolve, reject) => {
     events$.subscribe({
       next: (event) => {
         if (event.type === 'run_started') runId = event.runId;
         // The event reaches events$ first, so whoever awaits `result` has seen the terminal event by then.
-        replay.next(event);
+        log.push(event);
         if (event.type === 'run_completed') {
           // The new Items are what the run committed; `partial` covers the other outcomes.
-          resolve({ runId: event.runId, output: event.output, finishReason: event.finishReason, usage: event.usage, items: committed, undelivered: event.undelivered });
+          const { output, finishReason, usage, undelivered } = event;
+          resolve({ runId: event.runId, output, finishReason, usage, items: committed, undelivered });
         } else if (event.type === 'run_cancelled') {
-          reject(new RunCancelledError({ ...event })); // its message describes the reason totally
+          reject(new RunCancelledError(event)); // its message describes the reason totally
         } else if (event.type === 'run_failed') {
           reject(new RunFailedError({ ...event, cause: failure }));
         }
       },
-      error: (err) => replay.error(err),
-      complete: () => replay.complete(),
+      error: (err) => log.error(err),
+      complete: () => log.complete(),
     });
   });
   result.catch(() => {});
-  return { runId, events$: replay.asObservable(), mailbox, result, cancel: (reason?: unknown) => token.cancel(reason) };
+  return handleOf(runId, log, mailbox, result, token);
+}
+
+/** The mailbox of a run given none, its ids from the run's `idGenerator` (a closure that keeps nothing else). */
+function ownMailbox(ids: ((kind: 'run' | 'item') => string) | undefined): Mailbox {
+  return new Mailbox(ids ? { idGenerator: () => ids('item') } : {});
+}
+
+/**
+ * The handle, made in a scope of its own: its `cancel` closure keeps the token alive and nothing
+ * else of `start()` (the run's Observable, its agent and options), so a kept handle holds what it
+ * replays and little more ("start() memory on long runs").
+ */
+function handleOf(
+  runId: string,
+  log: EventLog,
+  mailbox: Mailbox,
+  result: Promise<RunResult>,
+  token: CancelSignal,
+): RunHandle {
+  return { runId, events$: log.events$, mailbox, result, cancel: (reason?: unknown) => token.cancel(reason) };
 }

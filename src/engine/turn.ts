@@ -1,180 +1,126 @@
-import { EMPTY, Observable, concat, defer, expand, filter, ignoreElements, of } from 'rxjs';
-import { describeValue } from '../describe.js';
+import { EMPTY, concat, concatMap, defer, type Observable } from 'rxjs';
+import { stage } from '../cancel/stage.js';
 import { MaxTurnsError } from '../errors.js';
-import { toJsonSchema } from '../tools/tool.js';
-import type { Item } from '../items.js';
+import type { ModelResponseCompleted } from '../events.js';
+import { ZERO_USAGE, addUsage, type Item, type ToolCall } from '../items.js';
 import type { MailboxToken } from '../mailbox/mailbox.js';
-import type { ModelRequest, ToolSpec } from '../model/types.js';
-import type { Agent } from './types.js';
-import { dispatch$ } from './dispatch.js';
-import { callHooks$, toLastValue } from './hooks.js';
-import { attemptDeadlines } from './deadlines.js';
-import { callModel$ } from './model-call.js';
-import { callIdsOf, repairHistory } from './repair.js';
-import type { RunController, Step } from './run-controller.js';
+import type { ModelResponse } from '../model/types.js';
+import { batch$, prepare$ } from './dispatch.js';
+import { drain$ } from './drain.js';
+import { callHooks$, hasHooks } from './hooks.js';
+import type { ModelCalls } from './model-call.js';
+import { markRefused, repairResponseCalls, takenIds } from './repair.js';
+import { buildRequest } from './request.js';
+import type { Outcome, RunContext } from './run-context.js';
+import type { Fact } from './totals.js';
+import { stageAt, waitingAt } from './waits.js';
 
-type LoopStep = Step | { readonly type: '@next_turn' };
+/** What a turn decides when it is over: another turn, or how the run ends. */
+export type Decision = Outcome | typeof NEXT_TURN;
+/** The decision to run one more turn. */
+export const NEXT_TURN = Object.freeze({ kind: 'next_turn' as const });
 
-/**
- * The run loop: load the session (checkpoint 12: session load), then turns,
- * one after another (`expand` over turn numbers, one turn at a time), until
- * an outcome. Each turn: entry stage (checkpoint 1: turn entry) → `turn_started` →
- * `turnStarted` hook → mailbox drain (`user_message_injected`) →
- * `beforeModelCall` → model call → tools → `turn_completed`. A final answer
- * passes one last stage that checks the mailbox: pending steering gets one
- * more turn (within `maxTurns`), else the run completes ("the final-answer
- * check").
- */
-export function runLoop$(
-  rc: RunController<any>,
-  queuedBefore: ReadonlySet<MailboxToken> = NONE,
-): Observable<Step> {
-  const loaded$ = defer(() => {
-    const { session } = rc.opts;
-    if (!session) return EMPTY;
-    return rc.stage('session_load', () => {
-      const load = toLastValue(session.load());
-      return new Observable<never>((subscriber) =>
-        load.subscribe({
-          next: (items) => {
-            const history = historyOf(items);
-            // Repaired before it is sent ("the history is valid on the wire"); the stored Items stay as they are.
-            if (history) rc.history = repairHistory(history, () => rc.nextId());
-            else {
-              const got = describeValue(items);
-              subscriber.error(new TypeError(`session.load() must give an array of Items, got ${got}`));
-            }
-          },
-          error: (e) => subscriber.error(e),
-          complete: () => subscriber.complete(),
-        }),
-      );
-    });
-  });
-  const turns$ = turn$(rc, 1, queuedBefore).pipe(
-    expand((step) => (step.type === '@next_turn' ? turn$(rc, rc.turn + 1, NONE) : EMPTY)),
-    filter((step): step is Step => step.type !== '@next_turn'),
-  );
-  return concat(loaded$, defer(() => repairInput(rc)), turns$);
+/** What every turn of a run shares: the controller, the loaded history and the model calls. */
+export interface Turns {
+  readonly rc: RunContext<any>;
+  readonly history: readonly Item[];
+  readonly models: ModelCalls;
+  /** Steering queued before the run started ("arrival order"), for the first turn's drain. */
+  readonly queuedBefore: ReadonlySet<MailboxToken>;
+  /** The first turn's `turn_started` fact: the input repaired against the loaded history, when it had to be. */
+  readonly firstTurn: Fact | undefined;
 }
 
-/**
- * An `Item[]` input is repaired like a loaded history ("the history is valid
- * on the wire"), its call ids kept apart from the loaded history's; it is what
- * the run sends and commits.
- */
-function repairInput(rc: RunController<any>): Observable<never> {
-  const input = rc.scratch.items; // only the input so far: nothing else is added before the first turn
-  if (input.every((item) => item.type === 'user')) return EMPTY;
-  input.splice(0, input.length, ...repairHistory(input, () => rc.nextId(), callIdsOf(rc.history)));
-  return EMPTY;
-}
-
-function turn$(rc: RunController<any>, n: number, queuedBefore: ReadonlySet<MailboxToken>): Observable<LoopStep> {
-  return concat(
-    rc.stage('turn_entry', () => {
-      rc.turn = n;
-      return of<Step>({ type: 'turn_started' });
-    }),
-    defer(() => callHooks$(rc.hookSets, 'turnStarted', () => rc.hookContext(), rc.enterHook).pipe(ignoreElements())),
-    defer(() => drain$(rc, queuedBefore)),
-    // The model request is a stage inside callModel$ (one hop, then poll), after beforeModelCall.
-    defer(() => {
-      const request = buildRequest(rc);
-      return concat(
-        callHooks$(rc.hookSets, 'beforeModelCall', () => rc.hookContext({ request }), rc.enterHook).pipe(ignoreElements()),
-        defer(() => callModel$(rc, request)),
-      );
-    }),
-    defer(() => afterResponse$(rc, n)),
-  );
-}
-
-/**
- * "Drain after turnStarted": each queued item becomes a `user` Item of the turn's input, with its token's id.
- * "Arrival order": items that were queued before the run started (`queuedBefore`, first turn only) go
- * just before the input's last `user` Item (after the input when it has none); the rest follow the input.
- */
-function drain$(rc: RunController<any>, queuedBefore: ReadonlySet<MailboxToken>): Observable<Step> {
-  return new Observable<Step>((subscriber) => {
-    const tokens = rc.mailbox.take();
-    rc.drained.push(...tokens);
-    // In the first turn the scratchpad holds exactly the input.
-    let at = queuedBefore.size > 0 ? lastUserIndex(rc.scratch.items) : -1;
-    for (const token of tokens) {
-      if (subscriber.closed) return;
-      const item = { type: 'user', id: token.id, text: token.content } as const;
-      if (at !== -1 && queuedBefore.has(token)) rc.scratch.insert(at++, item);
-      else rc.scratch.add(item);
-      subscriber.next({ type: 'user_message_injected', id: token.id, content: token.content });
-    }
-    subscriber.complete();
-  });
-}
-
-function lastUserIndex(items: readonly Item[]): number {
-  for (let i = items.length - 1; i >= 0; i--) if (items[i]!.type === 'user') return i;
-  return -1;
-}
-
-/** A copy of what `session.load()` gave; `undefined` unless it is an array (foreign values are never trusted). */
-function historyOf(items: unknown): Item[] | undefined {
-  if (items === undefined || items === null) return [];
-  try {
-    return Array.isArray(items) ? [...(items as Item[])] : undefined;
-  } catch {
-    return undefined; // a revoked Proxy, or an array Proxy whose traps throw
-  }
-}
-
+const TURN_STARTED = Object.freeze({ type: 'turn_started' as const });
+const TURN_COMPLETED = Object.freeze({ type: 'turn_completed' as const });
 const NONE: ReadonlySet<MailboxToken> = new Set();
 
-const specs = new WeakMap<Agent<any>, readonly ToolSpec[]>();
+type Stamp = 'runId' | 'seq' | 'turn' | 'at';
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
-/** The wire form of an agent's tools, computed once per agent (an agent is frozen). */
-function toolSpecs(agent: Agent<any>): readonly ToolSpec[] {
-  let out = specs.get(agent);
-  if (!out) {
-    out = Object.freeze(agent.tools.map((t) => Object.freeze({ name: t.name, description: t.description, parameters: toJsonSchema(t.parameters) })));
-    specs.set(agent, out);
-  }
-  return out;
-}
-
-function buildRequest(rc: RunController<any>): ModelRequest {
-  const stream = rc.opts.stream ?? rc.agent.model.stream ?? true;
-  const timeoutMs = attemptDeadlines(rc.opts.deadlines, stream).requestMs;
-  return {
-    stream,
-    instructions: rc.agent.instructions,
-    items: rc.history.length === 0 ? rc.scratch.items.slice() : rc.history.concat(rc.scratch.items),
-    tools: toolSpecs(rc.agent),
-    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
-  };
-}
-
-function afterResponse$(rc: RunController<any>, n: number): Observable<LoopStep> {
-  const response = rc.lastResponse!;
-  const maxTurns = rc.agent.maxTurns;
-  if (response.toolCalls.length > 0) {
-    return concat(
-      dispatch$(rc, response.toolCalls),
-      defer((): Observable<LoopStep> => {
-        const done: Step = { type: 'turn_completed' };
-        if (n >= maxTurns) return of(done, outcome({ kind: 'failed', stopReason: 'max_turns', error: new MaxTurnsError(maxTurns) }));
-        return of(done, { type: '@next_turn' as const });
-      }),
-    );
-  }
+/**
+ * One turn, assembled here (docs/architecture.md): its entry stage (checkpoint 1: turn entry,
+ * `turn_started`), the `turnStarted` hooks, the mailbox drain ("drain after turnStarted"), the
+ * request and `beforeModelCall`, the model call (its recovery in model-call.ts), then, with the
+ * response: its tools (dispatch.ts) or the final-answer check. Emits the turn's decision.
+ */
+export function turn$(turns: Turns, n: number): Observable<Decision> {
+  const { rc } = turns;
   return concat(
-    of<LoopStep>({ type: 'turn_completed' }),
-    // The outcome decision is a stage too: a cancel in the same tick wins, and a
-    // push during the final answer gets one more turn ("the final-answer check").
-    rc.stage('dispatch', (): Observable<LoopStep> => {
-      if (rc.mailbox.size > 0 && n < maxTurns) return of({ type: '@next_turn' as const });
-      return of(outcome({ kind: 'completed', output: response.text, response }));
+    stageAt(rc, 'turn_entry', () => {
+      rc.emit(TURN_STARTED, n === 1 ? turns.firstTurn : undefined);
+      return EMPTY;
+    }),
+    callHooks$(rc, 'turnStarted'),
+    drain$(rc, n === 1 ? turns.queuedBefore : NONE),
+    defer(() => model$(turns)),
+  ).pipe(concatMap((response) => respond$(turns, n, response as ModelResponse)));
+}
+
+/** The turn's request, `beforeModelCall`, then the model call (it stages its own requests). */
+function model$(turns: Turns): Observable<ModelResponse> {
+  const request = buildRequest(turns.rc, turns.history);
+  const call$ = turns.models.call(request);
+  if (!hasHooks(turns.rc, 'beforeModelCall')) return call$;
+  return concat(callHooks$(turns.rc, 'beforeModelCall', { request }), call$);
+}
+
+/**
+ * What follows the response (checkpoint 10: dispatch): it is recorded (`model_response_completed`)
+ * while the run waits at `dispatch`; then either its tool calls are prepared (a stage) and run as a
+ * batch, the turn completes and the next one starts (or `max_turns` fails the run), or, for a final
+ * answer, the turn completes and "the final-answer check" (a stage) decides: pending steering gets
+ * one more turn within `maxTurns`, else the run completes.
+ */
+function respond$(turns: Turns, n: number, response: ModelResponse): Observable<Decision> {
+  const { rc } = turns;
+  const maxTurns = rc.agent.maxTurns;
+  if (response.toolCalls.length === 0) {
+    return defer(() => {
+      record(turns, response);
+      rc.emit(TURN_COMPLETED);
+      return stage(rc.token, (): Decision[] => {
+        if (rc.mailbox.size > 0 && n < maxTurns) return [NEXT_TURN];
+        return [{ kind: 'completed', output: response.text, finishReason: response.finishReason }];
+      }, rc.hopScheduler);
+    }).pipe(waitingAt(rc.waits, 'dispatch'));
+  }
+  const prepared$ = defer(() => {
+    const calls = record(turns, response);
+    return stage(rc.token, () => prepare$(rc, calls), rc.hopScheduler);
+  }).pipe(waitingAt(rc.waits, 'dispatch'));
+  return concat(
+    prepared$.pipe(concatMap((runnables) => batch$(rc, runnables))),
+    defer((): Decision[] => {
+      rc.emit(TURN_COMPLETED);
+      if (n < maxTurns) return [NEXT_TURN];
+      return [{ kind: 'failed', stopReason: 'max_turns', error: new MaxTurnsError(maxTurns) }];
     }),
   );
 }
 
-const outcome = (o: Extract<Step, { type: '@outcome' }>['outcome']): Step => ({ type: '@outcome', outcome: o });
+/**
+ * Where a model response becomes an assistant Item, for every provider: its tool calls are
+ * repaired first ("the history is valid on the wire"), a refused call is marked for dispatch to
+ * pair with its error result, and `model_response_completed` carries the Item to the run's totals.
+ */
+function record(turns: Turns, response: ModelResponse): readonly ToolCall[] {
+  const { rc } = turns;
+  let toolCalls = response.toolCalls;
+  if (toolCalls.length > 0) {
+    const taken = takenIds(rc, turns.history, rc.totals.scratch.items);
+    const cutOff = response.finishReason === 'length';
+    const repaired = repairResponseCalls(toolCalls, { cutOff, taken, newId: () => rc.nextId() });
+    if (repaired.changed) toolCalls = repaired.calls;
+    markRefused(repaired.faults);
+  }
+  const item = { type: 'assistant', id: rc.nextId(), text: response.text, toolCalls } as const;
+  // (0, 0, 0, not reported) when the response had no counts
+  const usage = addUsage(ZERO_USAGE, response.usage);
+  const { finishReason } = response;
+  const draft: Mutable<Omit<ModelResponseCompleted, Stamp>> = { type: 'model_response_completed', finishReason, usage };
+  if (response.refusal !== undefined) draft.refusal = response.refusal;
+  if (response.reasoning !== undefined) draft.reasoning = response.reasoning;
+  rc.emit(draft, { item });
+  return toolCalls;
+}

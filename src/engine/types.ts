@@ -1,9 +1,10 @@
 import type { Observable, SchedulerLike } from 'rxjs';
+import type { z } from 'zod';
 import type { CancelSignal } from '../cancel/cancel-signal.js';
 import type { FinishReason, RunEvent, TerminalEvent, Undelivered } from '../events.js';
 import type { Item, ToolCall, ToolResultItem, Usage } from '../items.js';
 import type { Mailbox } from '../mailbox/mailbox.js';
-import type { ModelProvider, ModelRequest } from '../model/types.js';
+import type { JsonSchema, ModelProvider, ModelRequest } from '../model/types.js';
 import type { Session } from '../session/session.js';
 import type { Tool } from '../tools/tool.js';
 
@@ -123,8 +124,47 @@ export interface AgentDefinition<C = unknown> {
 export interface Agent<C = unknown> extends AgentDefinition<C> {
   readonly tools: readonly Tool<any, any, C>[];
   readonly maxTurns: number;
-  /** This agent as a tool for another agent: each call is a sub-run on a child token (see `agentAsTool`). */
-  asTool<A = { input: string }>(options: import('./as-tool.js').AsToolOptions<A, C>): Tool<A, string, C>;
+  /**
+   * This agent as a tool for another agent, the one way to make a sub-agent tool (guarantee 12:
+   * sub-runs on a child token): each call is a sub-run of this agent with its own mailbox and
+   * history, on a child of the parent run's token, owned by the sub-run (its re-arm never touches
+   * the parent's). The tool's result is the sub-run's final output.
+   * - The parent's cancel stops the tree: the call is torn down and the sub-run is cancelled with
+   *   the parent's reason, its cleanup first (guarantee 11: cleanup starts inner to outer).
+   * - A sub-run that cancels itself (its own `ctx.cancel`) ends the call with a
+   *   `ToolExecutionError` "sub-run cancelled: …" (cause: `RunCancelledError`), a tool error for the
+   *   parent's model; the parent goes on. A failed sub-run gives "sub-run failed (…)" (cause:
+   *   `RunFailedError`). One torn down by its `timeoutMs` is cancelled with `{ type: 'abandoned' }`.
+   * - Every sub-run event reaches the parent as `subrun_event` with path `[name, …]` (nested
+   *   sub-runs flattened: the path grows); the sub-run's usage is summed into the parent's.
+   * Throws `ConfigurationError` naming the field for invalid options (e.g. `tool.name`).
+   *
+   * @example
+   * const researcher = defineAgent({ name: 'researcher', instructions: '…', model });
+   * const lead = defineAgent({ name: 'lead', instructions: '…', model,
+   *   tools: [researcher.asTool({ name: 'research', description: 'Researches a question' })] });
+   */
+  asTool<A = { input: string }>(options: AsToolOptions<A, C>): Tool<A, string, C>;
+}
+
+/** The sub-run options an agent-as-tool may fix (the rest are the sub-run's own: token, mailbox, history). */
+export type SubRunOptions<C = unknown> = Pick<
+  RunOptions<C>,
+  'hooks' | 'retry' | 'deadlines' | 'stream' | 'scheduler' | 'idGenerator' | 'random'
+>;
+
+/** Options of `agent.asTool()`. */
+export interface AsToolOptions<A = { input: string }, C = unknown> {
+  /** The tool name the parent's model sees (`^[a-zA-Z0-9_-]{1,64}$`). */
+  readonly name: string;
+  readonly description: string;
+  /** The arguments' schema (zod or raw JSON Schema). Default `z.object({ input: z.string() })`. */
+  readonly parameters?: z.ZodType<A> | JsonSchema;
+  /** The sub-run's input from the arguments. Default: `args.input` when it is a string, else the arguments as JSON. */
+  readonly input?: (args: A) => string | readonly Item[];
+  /** Per-call deadline in ms (a tool error for the parent's model; the sub-run is torn down). */
+  readonly timeoutMs?: number;
+  readonly runOptions?: SubRunOptions<C>;
 }
 
 /**
@@ -180,6 +220,19 @@ export interface RunOptions<C = unknown> {
   readonly random?: () => number;
 }
 
+/**
+ * What a {@link RunHandle} keeps to replay to a subscriber that comes later: `'all'` every event;
+ * `'compact'` every event, but consecutive `text_delta`s of one model attempt as one (its `seq` the
+ * last one's, with `fromSeq` and `offsets`), so a long streamed answer costs about its text.
+ */
+export type ReplayMode = 'all' | 'compact';
+
+/** Options of `start()`: those of `run()`, and what the handle replays. */
+export interface StartOptions<C = unknown> extends RunOptions<C> {
+  /** What `events$` replays to a late subscriber. Default `'all'`. */
+  readonly replay?: ReplayMode;
+}
+
 /** What a completed run resolves `handle.result` with. `items` are the run's new Items (what it committed). */
 export interface RunResult {
   readonly runId: string;
@@ -192,7 +245,9 @@ export interface RunResult {
 
 /**
  * A hot run (`start()`): it began at once. `events$` replays the run's events
- * so far to each subscriber; `cancel(reason)` fires a token the run owns;
+ * so far to each subscriber, then the live ones (with `replay: 'compact'`,
+ * consecutive `text_delta`s of one attempt replay as one); `cancel(reason)`
+ * fires a token the run owns;
  * `result` resolves with the {@link RunResult} or rejects with
  * `RunCancelledError` / `RunFailedError`.
  */

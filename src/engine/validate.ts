@@ -3,7 +3,7 @@ import { CancelSignal } from '../cancel/cancel-signal.js';
 import { ConfigurationError } from '../errors.js';
 import { ItemSchema, type Item } from '../items.js';
 import { Mailbox } from '../mailbox/mailbox.js';
-import type { Hooks, RunOptions } from './types.js';
+import type { Hooks, ReplayMode, RunOptions, StartOptions } from './types.js';
 
 /** Field checks shared by `defineAgent` and `run`; each throws `ConfigurationError` naming `field`. */
 export function checkObject(value: unknown, field: string): void {
@@ -83,4 +83,13 @@ export function validateRunArgs(input: unknown, options: RunOptions<any>): reado
 
 function isAbortSignal(value: unknown): value is AbortSignal {
   return typeof AbortSignal !== 'undefined' && value instanceof AbortSignal;
+}
+
+/** `options.replay` of `start()`: `'all'` (the default) or `'compact'`; anything else is a `ConfigurationError`. */
+export function checkReplay(options: StartOptions<any>): ReplayMode {
+  const replay = options.replay ?? 'all';
+  if (replay !== 'all' && replay !== 'compact') {
+    throw new ConfigurationError('options.replay', `must be 'all' or 'compact' (got ${String(replay)})`);
+  }
+  return replay;
 }

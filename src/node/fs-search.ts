@@ -3,7 +3,6 @@ import { basename, relative, sep } from 'node:path';
 import { z } from 'zod';
 import { tool } from '../tools/tool.js';
 import { openVerified, type Opened } from './confined.js';
-import type { FsToolsSettings } from './fs-tools.js';
 import { globMatcher, listingName, walk, type WalkEntry } from './walk.js';
 import { friendly, resolveInside } from './workspace.js';
 
@@ -11,6 +10,12 @@ import { friendly, resolveInside } from './workspace.js';
 export const MAX_SEARCH_FILE_BYTES = 4 * 1024 * 1024;
 /** Matched lines longer than this (characters) are cut, with `…`. */
 export const MAX_MATCH_LINE_CHARS = 300;
+
+/** What search_files reads of fsTools' settings (structural: fs-tools.ts imports this file, so no import cycle). */
+interface SearchSettings {
+  readonly root: string;
+  readonly maxResults: number;
+}
 
 /**
  * Compiles a `search_files` pattern: a JavaScript regex source, or, when it is
@@ -40,7 +45,7 @@ export function searchPattern(pattern: string): RegExp {
  * catastrophic regex runs synchronously and cannot be interrupted (one file
  * at a time).
  */
-export function searchFilesTool(s: FsToolsSettings) {
+export function searchFilesTool(s: SearchSettings) {
   return tool({
     name: 'search_files',
     description:

@@ -1,6 +1,6 @@
 import type { Item } from '../items.js';
 import type { Mailbox } from '../mailbox/mailbox.js';
-import { toLastValue } from '../engine/hooks.js';
+import { toLastValue } from '../last-value.js';
 import type { Session } from './session.js';
 
 /**

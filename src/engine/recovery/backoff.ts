@@ -1,5 +1,5 @@
-import { DEFAULTS } from '../defaults.js';
-import type { RetryOptions } from './types.js';
+import { DEFAULTS } from '../../defaults.js';
+import type { RetryOptions } from '../types.js';
 
 /** The retry policy, defaults filled in from `DEFAULTS.retry` (docs/recovery.md, "Backoff with full jitter"). */
 export interface RetryPolicy {

@@ -1,16 +1,20 @@
 /**
- * Checkpoint 5: rescue ("rescue once"): a stream that fails after its first event is rescued
- * once by a non-streaming request, polled on entry, then raced.
+ * Checkpoint 5: rescue ("rescue once", src/engine/recovery/rescue-once.ts): a stream that fails
+ * after its first event is rescued once by a non-streaming request, polled on entry, then raced;
+ * with the real engine, then the operator on its own, over an attempt factory.
  */
 import { TestScheduler } from 'rxjs/testing';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { CancelSignal } from '../src/cancel/index.js';
-import { defineAgent } from '../src/engine/define-agent.js';
-import { run } from '../src/engine/run.js';
-import { ModelCallError } from '../src/errors.js';
-import type { RunEvent } from '../src/events.js';
-import type { ModelEvent, ModelRequest } from '../src/model/types.js';
-import { eventLabels, scriptedModel, sequentialIds } from '../src/testing/index.js';
+import { CancelSignal } from '../../src/cancel/index.js';
+import { defineAgent } from '../../src/engine/define-agent.js';
+import { run } from '../../src/engine/run.js';
+import { ModelCallError } from '../../src/errors.js';
+import type { RunEvent } from '../../src/events.js';
+import type { ModelEvent, ModelRequest } from '../../src/model/types.js';
+import { eventLabels, scriptedModel, sequentialIds } from '../../src/testing/index.js';
+import { rescueOnce } from '../../src/engine/recovery/rescue-once.js';
+import { FIRST_ATTEMPT, StreamBroke } from '../../src/engine/recovery/types.js';
+import { answer, fakeAttempts, newCall, recoveryContext } from '../support/recovery.js';
 
 let ts: TestScheduler;
 beforeEach(() => {
@@ -131,4 +135,52 @@ describe('row 5: the non-streaming rescue of a broken stream', () => {
       expectObservable(labels$).toBe('(stq) y 49ms (qdruC|)', L);
     });
   });
+});
+
+describe('the rescueOnce operator over an attempt factory (its own spec)', () => {
+  const ok = answer('ok');
+
+  it('a stream broken after its first event is sent again without streaming, at the rescue stage, saying why', () => {
+    ts.run(({ cold, expectObservable, expectSubscriptions, flush }) => {
+      const { ctx, waits } = recoveryContext();
+      const broken = cold('--#', undefined, new StreamBroke(reset));
+      const rescue = cold('-(r|)', { r: ok });
+      const { attempts, whys, phases } = fakeAttempts([broken, rescue], waits);
+      const call = newCall();
+      expectObservable(rescueOnce(ctx)(attempts)(call, FIRST_ATTEMPT)).toBe('---(r|)', { r: ok });
+      expectSubscriptions(rescue.subscriptions).toBe('--^!');
+      flush();
+      expect(whys).toEqual([FIRST_ATTEMPT, { cause: 'rescue', error: reset }]);
+      expect(phases).toEqual(['turn_entry', 'rescue']);
+      expect(call.rescued).toBe(true);
+    });
+  });
+
+  it('once per provider in a call: a second broken stream passes as its plain error, as does any other failure', () => {
+    ts.run(({ cold, expectObservable }) => {
+      const { ctx } = recoveryContext();
+      const rescued = newCall();
+      rescued.rescued = true;
+      const again = fakeAttempts([cold('--#', undefined, new StreamBroke(reset))]);
+      expectObservable(rescueOnce(ctx)(again.attempts)(rescued, FIRST_ATTEMPT)).toBe('--#', undefined, reset);
+      const plain = fakeAttempts([cold('--#', undefined, reset)]);
+      expectObservable(rescueOnce(ctx)(plain.attempts)(newCall(), FIRST_ATTEMPT)).toBe('--#', undefined, reset);
+    });
+  });
+
+  for (const order of ['cancel scheduled first', 'cancel scheduled after the break'] as const) {
+    it(`a cancel in the frame of the break (${order}): the rescue is never sent`, () => {
+      ts.run(({ cold, expectObservable, flush }) => {
+        const { ctx, token } = recoveryContext();
+        const rescue = cold('r', { r: ok });
+        const { attempts, count } = fakeAttempts([cold('--#', undefined, new StreamBroke(reset)), rescue]);
+        if (order === 'cancel scheduled first') ts.schedule(() => token.cancel('stop'), 2);
+        else late(() => token.cancel('stop'), 2, 1);
+        expectObservable(rescueOnce(ctx)(attempts)(newCall(), FIRST_ATTEMPT)).toBe('--|');
+        flush();
+        expect(count()).toBe(1);
+        expect(rescue.subscriptions).toEqual([]);
+      });
+    });
+  }
 });

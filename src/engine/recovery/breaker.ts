@@ -1,7 +1,7 @@
 import { Observable, Subject } from 'rxjs';
-import { DEFAULTS } from '../defaults.js';
-import type { ModelProvider } from '../model/types.js';
-import type { BreakerOptions } from './types.js';
+import { DEFAULTS } from '../../defaults.js';
+import type { ModelProvider } from '../../model/types.js';
+import type { BreakerOptions } from '../types.js';
 
 /**
  * The fallback circuit breaker ("fallback behind a breaker"): `closed` until
@@ -43,7 +43,7 @@ export class CircuitBreaker {
     return false;
   }
 
-  /** Ms until `allow` can say yes: 0 when it can now, the cool-down left while open, `undefined` while a probe is out. */
+  /** Ms until `allow` can say yes: 0 when it can now, the cool-down left while open, undefined while a probe is out. */
   waitMs(now: number): number | undefined {
     if (this.state === 'open') return Math.max(0, this.#openedAt + this.cooldownMs - now);
     return this.state === 'half_open' && this.#probing ? undefined : 0;

@@ -7,8 +7,8 @@
 import { TestScheduler } from 'rxjs/testing';
 import { asyncScheduler } from 'rxjs';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { modelDeadlines } from '../src/engine/deadlines.js';
-import { TimeoutError } from '../src/errors.js';
+import { modelDeadlines } from '../../src/engine/deadlines.js';
+import { TimeoutError } from '../../src/errors.js';
 
 let ts: TestScheduler;
 beforeEach(() => {

@@ -1,18 +1,22 @@
 /**
- * Checkpoint 9: backoff (the recovery backoff sleep raced against the cancel)
- * and the retry schedule of docs/recovery.md ("retry transient errors only"),
- * with the real engine in virtual time.
+ * "Retry transient errors only" (src/engine/recovery/retry-transient.ts): checkpoint 9: backoff
+ * (the backoff sleep raced against the cancel) and the retry schedule of docs/recovery.md, with the
+ * real engine in virtual time; then the operator on its own, over an attempt factory.
  */
 import { NEVER } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { CancelSignal } from '../src/cancel/index.js';
-import { breakerFor } from '../src/engine/breaker.js';
-import { defineAgent } from '../src/engine/define-agent.js';
-import { run } from '../src/engine/run.js';
-import { ModelCallError } from '../src/errors.js';
-import type { RunEvent } from '../src/events.js';
-import { eventLabels, scriptedModel, sequentialIds, type ScriptedStep } from '../src/testing/index.js';
+import { CancelSignal } from '../../src/cancel/index.js';
+import { breakerFor } from '../../src/engine/recovery/breaker.js';
+import { defineAgent } from '../../src/engine/define-agent.js';
+import { run } from '../../src/engine/run.js';
+import { ModelCallError } from '../../src/errors.js';
+import type { RunEvent } from '../../src/events.js';
+import { eventLabels, scriptedModel, sequentialIds, type ScriptedStep } from '../../src/testing/index.js';
+import { retryPolicy } from '../../src/engine/recovery/backoff.js';
+import { retryTransient } from '../../src/engine/recovery/retry-transient.js';
+import { FIRST_ATTEMPT } from '../../src/engine/recovery/types.js';
+import { answer, fakeAttempts, newCall, recoveryContext } from '../support/recovery.js';
 
 let ts: TestScheduler;
 beforeEach(() => {
@@ -204,6 +208,102 @@ describe('the retry schedule (full jitter from the injected random source, cap, 
       const model = scriptedModel([{ error: new ModelCallError('bad request', { status: 400 }) }, 'ok']);
       const agent = defineAgent({ name: 'a', instructions: '', model });
       expectObservable(run(agent, 'hi', { random: () => 0.5 }).pipe(eventLabels())).toBe('(stqF|)', L);
+    });
+  });
+});
+
+describe('the retryTransient operator over an attempt factory (its own spec)', () => {
+  const policy = retryPolicy({ maxRetries: 2, initialDelayMs: 100 });
+  const ok = answer('ok');
+
+  it('a transient error: the backoff stage emits retry_scheduled, sleeps, and the retry says why it is made', () => {
+    ts.run(({ cold, expectObservable, expectSubscriptions, flush }) => {
+      const { ctx, events } = recoveryContext();
+      const error = rateLimited();
+      const first = cold('--#', undefined, error);
+      const second = cold('-(r|)', { r: ok });
+      const { attempts, whys } = fakeAttempts([first, second]);
+      const out = retryTransient(ctx, policy, () => 0.5)(attempts)(newCall(), FIRST_ATTEMPT);
+      expectObservable(out).toBe('53ms (r|)', { r: ok });
+      expectSubscriptions(first.subscriptions).toBe('^-!');
+      expectSubscriptions(second.subscriptions).toBe('52ms ^!');
+      flush();
+      expect(events).toEqual(['2:retry_scheduled:2:50']);
+      expect(whys).toEqual([FIRST_ATTEMPT, { cause: 'retry', error }]);
+    });
+  });
+
+  it('the run waits at backoff during the sleep, and nowhere once the retry is made', () => {
+    ts.run(({ cold, flush }) => {
+      const { ctx, waits } = recoveryContext();
+      const { attempts } = fakeAttempts([cold('--#', undefined, rateLimited()), cold('-(r|)', { r: ok })]);
+      retryTransient(ctx, policy, () => 0.5)(attempts)(newCall(), FIRST_ATTEMPT).subscribe();
+      const seen: string[] = [];
+      for (const frame of [1, 30, 51, 53]) ts.schedule(() => seen.push(`${frame}:${waits.innermost}`), frame);
+      flush();
+      expect(seen).toEqual(['1:turn_entry', '30:backoff', '51:backoff', '53:turn_entry']);
+    });
+  });
+
+  for (const order of ['cancel scheduled first', 'cancel scheduled after the failure'] as const) {
+    it(`a cancel in the frame of the failure (${order}): no retry_scheduled, no retry, no sleep`, () => {
+      ts.run(({ cold, expectObservable, flush }) => {
+        const { ctx, token, events } = recoveryContext();
+        const { attempts, count } = fakeAttempts([cold('--#', undefined, rateLimited()), cold('r', { r: ok })]);
+        if (order === 'cancel scheduled first') ts.schedule(() => token.cancel('stop'), 2);
+        else late(() => token.cancel('stop'), 2, 1);
+        expectObservable(retryTransient(ctx, policy, () => 0.5)(attempts)(newCall(), FIRST_ATTEMPT)).toBe('--|');
+        flush();
+        expect(events).toEqual([]);
+        expect(count()).toBe(1);
+        expect(ts.actions).toEqual([]);
+      });
+    });
+  }
+
+  it('an error that is not transient passes at once; spent retries pass the last error', () => {
+    ts.run(({ cold, expectObservable, flush }) => {
+      const { ctx, events } = recoveryContext();
+      const fatal = new ModelCallError('bad request', { status: 400 });
+      const once = fakeAttempts([cold('--#', undefined, fatal)]);
+      const fatal$ = retryTransient(ctx, policy, () => 0.5)(once.attempts)(newCall(), FIRST_ATTEMPT);
+      expectObservable(fatal$).toBe('--#', undefined, fatal);
+      const last = rateLimited();
+      const spent = fakeAttempts([cold('--#', undefined, rateLimited()), cold('--#', undefined, last)]);
+      const oneRetry = retryPolicy({ maxRetries: 1, initialDelayMs: 100 });
+      expectObservable(retryTransient(ctx, oneRetry, () => 0.5)(spent.attempts)(newCall(), FIRST_ATTEMPT))
+        .toBe('54ms #', undefined, last);
+      flush();
+      expect(events).toEqual(['2:retry_scheduled:2:50']);
+    });
+  });
+
+  it('a retry-after beyond maxRetryAfterMs fails at once, not retryable, keeping the server\'s wait', () => {
+    ts.run(({ cold, flush }) => {
+      const { ctx, events } = recoveryContext();
+      const asked = rateLimited(90_000);
+      const { attempts, count } = fakeAttempts([cold('--#', undefined, asked)]);
+      let failure: unknown;
+      const out = retryTransient(ctx, policy, () => 0.5)(attempts)(newCall(), FIRST_ATTEMPT);
+      out.subscribe({ error: (e) => (failure = e) });
+      flush();
+      const kept = { retryable: false, retryAfterMs: 90_000, status: 429, cause: asked };
+      expect(failure).toMatchObject({ name: 'ModelCallError', ...kept });
+      expect(events).toEqual([]);
+      expect(count()).toBe(1);
+    });
+  });
+
+  it('the billed usage of a failed attempt rides with retry_scheduled', () => {
+    ts.run(({ cold, flush }) => {
+      const { ctx, facts } = recoveryContext();
+      const call = newCall();
+      call.ledger.billed = { inputTokens: 1, outputTokens: 2, totalTokens: 3, reported: true };
+      const { attempts } = fakeAttempts([cold('#', undefined, rateLimited()), cold('r', { r: ok })]);
+      retryTransient(ctx, policy, () => 0.5)(attempts)(call, FIRST_ATTEMPT).subscribe();
+      flush();
+      expect(facts).toEqual([{ billed: { inputTokens: 1, outputTokens: 2, totalTokens: 3, reported: true } }]);
+      expect(call.ledger.billed).toBeUndefined();
     });
   });
 });

@@ -1,0 +1,36 @@
+import { Observable } from 'rxjs';
+import type { RunEvent } from '../events.js';
+import type { Item } from '../items.js';
+import type { RunInternals } from './internals.js';
+import { runLoop$ } from './loop.js';
+import { RunController } from './run-controller.js';
+import type { Agent, RunOptions } from './types.js';
+import { validateRunArgs } from './validate.js';
+
+/**
+ * Internal to the package (not exported): the one entry behind `run()`, `start()` and
+ * `agent.asTool()`. Validates the input and options (a `ConfigurationError` naming the field,
+ * before anything runs) and returns the run as a cold Observable: each subscription is one run, a
+ * {@link RunController} and its loop. `internals` is what only the package passes: a token the run
+ * owns, how it settled, and context propagation (`wrap`, see {@link RunInternals}). `agent` must
+ * come from `defineAgent`.
+ */
+export function createRun<C>(
+  agent: Agent<C>,
+  input: string | readonly Item[],
+  options: RunOptions<C>,
+  internals: RunInternals = {},
+): Observable<RunEvent> {
+  const items = validateRunArgs(input, options);
+  return new Observable<RunEvent>((subscriber) => {
+    const rc = new RunController<C>(agent, options, internals, subscriber, items);
+    // "Arrival order": what is queued now was queued before this run started (a push from a
+    // run_started handler comes after). A busy mailbox fails the run before anything is drained.
+    const queuedBefore = new Set(rc.mailbox.peek());
+    const begin = (): void => rc.start((c) => runLoop$(c, queuedBefore));
+    const wrap = internals.wrap?.run;
+    if (wrap !== undefined) wrap({ runId: rc.runId, agent: agent.name }, begin);
+    else begin();
+    return rc;
+  });
+}

@@ -1,0 +1,37 @@
+import type { CancelSignal } from '../cancel/cancel-signal.js';
+import type { Item, ToolCall } from '../items.js';
+
+/**
+ * Internal to the package (not exported). Context propagation around the code a run calls: a
+ * telemetry layer passes these to `createRun` to run a tool, a model request, a hook or the run
+ * itself inside its span. Each function gets `fn`, the synchronous call into that code (for a
+ * tool: calling `execute` and subscribing to what it returned; for a model request:
+ * `provider.call` and its subscription; for a hook: the hook call; for the run: its start), and
+ * must call it exactly once, synchronously, and return its value. A throw from a wrapper counts as
+ * a throw of the wrapped code. Sub-runs (agents as tools) inherit the wrappers of their parent.
+ */
+export interface RunWrap {
+  run?<T>(run: { readonly runId: string; readonly agent: string }, fn: () => T): T;
+  tool?<T>(call: ToolCall, fn: () => T): T;
+  model?<T>(attempt: { readonly model: string; readonly attempt: number; readonly stream: boolean }, fn: () => T): T;
+  hook?<T>(hook: string, fn: () => T): T;
+}
+
+/** Internal: how a run settled, for `start()`: the Items a completed run committed, or a failed run's error. */
+export interface Settled {
+  readonly items?: readonly Item[];
+  readonly error?: unknown;
+}
+
+/**
+ * Internal: what only the package passes to `createRun`, never a caller: nothing here is part of
+ * `RunOptions` or `ToolContext`.
+ */
+export interface RunInternals {
+  /** A token the run owns (a child of the caller's): `start()`'s handle and a sub-run fire it, never the caller's. */
+  readonly token?: CancelSignal;
+  /** Told once how the run settled, before its terminal event is delivered. */
+  readonly onSettled?: (settled: Settled) => void;
+  /** Context propagation around tools, model requests, hooks and the run. */
+  readonly wrap?: RunWrap;
+}

@@ -1,0 +1,93 @@
+import { Observable } from 'rxjs';
+import { ModelCallError, ModelOutputError, serializeError } from '../../errors.js';
+import type { ModelRequestStarted, RunEventDraft } from '../../events.js';
+import { ZERO_USAGE, addUsage } from '../../items.js';
+import type { ModelProvider, ModelResponse } from '../../model/types.js';
+import { attemptDeadlines, modelDeadlines } from '../deadlines.js';
+import type { RunWrap } from '../internals.js';
+import type { Deadlines } from '../types.js';
+import { StreamBroke, billedFact, type AttemptCause, type Attempts, type RecoveryContext } from './types.js';
+
+/** How a run's attempts are made: its deadlines, its `stream` override and context propagation. */
+export interface AttemptOptions {
+  readonly deadlines: Deadlines | undefined;
+  readonly stream: boolean | undefined;
+  readonly wrap: RunWrap['model'] | undefined;
+}
+
+const WHOLE = Object.freeze({ whole: true as const });
+
+/**
+ * One request to `provider` (checkpoint 2: model request; checkpoint 3: model stream), the base of
+ * every recovery operator. Not a stage: the operator that starts it polls first. It emits
+ * `model_request_started` (its `cause` and `error` from `why`), then the answer's `text_delta`s
+ * (a response that streamed no text gives its text as one delta), and emits the response as its
+ * value. The request runs under the model deadlines of its kind (a rescue is not streamed, so it
+ * gets the request deadline). From a streamed response's first event on, the run waits at
+ * `model_stream`. A streamed attempt's failure after its first event (or one its adapter marked
+ * `streamStarted`) is wrapped in {@link StreamBroke} for "rescue once" (unusable output, a
+ * `ModelOutputError`, never is). A response followed by a failure was
+ * billed: its usage goes to the call's ledger.
+ */
+export function requestAttempts(ctx: RecoveryContext, provider: ModelProvider, options: AttemptOptions): Attempts {
+  const streamed = options.stream ?? provider.stream ?? true;
+  return (call, why) =>
+    new Observable<ModelResponse>((subscriber) => {
+      const stream = why.cause === 'rescue' ? false : streamed;
+      const attempt = ++call.attempts;
+      ctx.emit(startedDraft(provider.id, attempt, stream, why), billedFact(call));
+      if (subscriber.closed || ctx.token.isCancelled) return;
+      let response: ModelResponse | undefined;
+      let started = false;
+      let sawText = false;
+      // The defaults are per attempt: a rescue is not streamed, so it gets the request deadline.
+      const limits = attemptDeadlines(options.deadlines, stream);
+      const request = Object.assign({}, call.request, { stream, timeoutMs: limits.requestMs });
+      const send = () =>
+        provider
+          .call(request)
+          .pipe(modelDeadlines(limits, ctx.scheduler, stream))
+          .subscribe({
+            next: (event) => {
+              if (!started && stream) subscriber.add(ctx.waits.enter('model_stream'));
+              started = true;
+              if (event.type === 'text_delta') {
+                sawText = true;
+                ctx.emit({ type: 'text_delta', delta: event.delta });
+              } else if (event.type === 'response') response = event.response;
+            },
+            error: (err) => {
+              if (response) call.ledger.billed = addUsage(call.ledger.billed ?? ZERO_USAGE, response.usage);
+              // A stream that broke after its first event (seen here, or as the adapter marked it) may be
+              // rescued; unusable output is not a broken stream, so a ModelOutputError never is.
+              const afterStart = started || (err instanceof ModelCallError && err.streamStarted);
+              subscriber.error(stream && afterStart && !(err instanceof ModelOutputError) ? new StreamBroke(err) : err);
+            },
+            complete: () => {
+              if (!response) {
+                const message = `${provider.id} ended its response without a result`;
+                return subscriber.error(new ModelOutputError(message, { code: 'no_result' }));
+              }
+              if (!sawText && response.text !== '') ctx.emit({ type: 'text_delta', delta: response.text }, WHOLE);
+              subscriber.next(response);
+              subscriber.complete();
+            },
+          });
+      const wrap = options.wrap;
+      subscriber.add(wrap !== undefined ? wrap({ model: provider.id, attempt, stream }, send) : send());
+    });
+}
+
+function startedDraft(model: string, attempt: number, stream: boolean, why: AttemptCause): RunEventDraft {
+  if (why.cause === undefined) return { type: 'model_request_started', model, attempt, stream };
+  const draft: Omit<ModelRequestStarted, 'runId' | 'seq' | 'turn' | 'at'> = {
+    type: 'model_request_started', model, attempt, stream, cause: why.cause,
+    ...(why.error !== undefined ? { error: serializeError(why.error) } : {}),
+  };
+  return draft;
+}
+
+/** The error a failed attempt stands for, with a rescue candidate's wrapper removed. */
+export function unwrap(err: unknown): unknown {
+  return err instanceof StreamBroke ? err.error : err;
+}

@@ -1,0 +1,22 @@
+import { catchError, throwError } from 'rxjs';
+import { stageAt } from '../waits.js';
+import { StreamBroke, type RecoveryContext, type RecoveryOperator } from './types.js';
+
+/**
+ * "Rescue once" (checkpoint 5: rescue): a streamed attempt that failed after its first event is
+ * sent again without streaming, once per provider in a model call. The rescue is a stage at
+ * `rescue` (one hop, then a poll: a cancel in the same tick as the failure means it is never
+ * sent); its model_request_started carries `cause: 'rescue'` and the stream's error. Whatever else
+ * fails, or a second broken stream, passes on as the plain error, for the retry rules.
+ */
+export function rescueOnce(ctx: RecoveryContext): RecoveryOperator {
+  return (attempts) => (call, why) =>
+    attempts(call, why).pipe(
+      catchError((err: unknown) => {
+        if (!(err instanceof StreamBroke)) return throwError(() => err);
+        if (call.rescued) return throwError(() => err.error);
+        call.rescued = true;
+        return stageAt(ctx, 'rescue', () => attempts(call, { cause: 'rescue', error: err.error }));
+      }),
+    );
+}

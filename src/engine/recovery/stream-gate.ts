@@ -1,0 +1,87 @@
+import { NEVER, Observable, concatMap, race, take, throwError, timer, type MonoTypeOperatorFunction } from 'rxjs';
+import { stage } from '../../cancel/stage.js';
+import type { ModelResponse } from '../../model/types.js';
+import { stageAt, waitingAt } from '../waits.js';
+import { unwrap } from './attempt.js';
+import type { CircuitBreaker } from './breaker.js';
+import { isModelFailure, type Attempts, type RecoveryContext, type RecoveryOperator } from './types.js';
+
+/**
+ * What an attempt does when its provider's breaker is open: `wait` at the stream gate (an agent with
+ * `breaker` options and no fallback), `refuse` with {@link CircuitOpen} (an agent with a fallback,
+ * which switches), or `ignore` it (an agent with neither: the breaker only hears outcomes).
+ */
+export type WhenOpen = 'wait' | 'refuse' | 'ignore';
+
+/** The breaker of the attempt's provider is open: the fallback operator switches ("fallback behind a breaker"). */
+export class CircuitOpen {}
+
+/**
+ * The model request stage of each attempt, behind its provider's breaker (checkpoint 2: model
+ * request; checkpoint 4: stream gate). One hop, then a poll ("cancel wins at a stage start"),
+ * then, in the stage: the attempt's `announce` (a `fallback_activated`) is emitted, the breaker
+ * is asked and the attempt made. "The stream gate": with `wait`, an open breaker holds the request
+ * at `stream_gate` until its cool-down ends or another run's probe settles, then the stage starts
+ * over (and may be the half-open probe); the wait holds no request open and ends with the run's
+ * cancel. The attempt's outcome is reported to the breaker (see {@link fedTo}).
+ */
+export function streamGate(ctx: RecoveryContext, breaker: CircuitBreaker, whenOpen: WhenOpen): RecoveryOperator {
+  return (attempts) => {
+    const gated: Attempts = (call, why) =>
+      stageAt(ctx, 'model_request', () => {
+        if (why.announce !== undefined) ctx.emit(why.announce);
+        let probe = false;
+        if (whenOpen !== 'ignore') {
+          if (breaker.allow(ctx.scheduler.now())) probe = breaker.state === 'half_open';
+          else if (whenOpen === 'refuse') return throwError(() => new CircuitOpen());
+          else return gate$(ctx, breaker).pipe(concatMap(() => gated(call, why)));
+        }
+        return attempts(call, why).pipe(fedTo(ctx, breaker, probe));
+      });
+    return gated;
+  };
+}
+
+/** Waits at `stream_gate` until `breaker` may change its answer (cool-down over, or a probe settled). */
+function gate$(ctx: RecoveryContext, breaker: CircuitBreaker): Observable<unknown> {
+  const ms = breaker.waitMs(ctx.scheduler.now());
+  const change$ = race(ms === undefined ? NEVER : timer(ms, ctx.scheduler), breaker.changed$).pipe(take(1));
+  return change$.pipe(waitingAt(ctx.waits, 'stream_gate'));
+}
+
+/**
+ * Reports an attempt's outcome to its provider's breaker. A success counts at once; a failure one
+ * hop later, after a poll of the run's token, so an error caused by (or tied with) a cancel is
+ * never counted (guarantee 4: cancelled is not failed). An attempt torn down with no outcome (a
+ * cancel) reports nothing; if it was the half-open probe, the probe is handed back.
+ */
+export function fedTo(
+  ctx: RecoveryContext,
+  breaker: CircuitBreaker,
+  probe: boolean,
+): MonoTypeOperatorFunction<ModelResponse> {
+  return (source) =>
+    new Observable<ModelResponse>((subscriber) => {
+      let settled = false;
+      const report = (err: unknown): Observable<never> => {
+        settled = true;
+        if (isModelFailure(unwrap(err))) breaker.failure(ctx.scheduler.now());
+        else if (probe) breaker.release();
+        return throwError(() => err);
+      };
+      subscriber.add(() => {
+        if (!settled && probe) breaker.release();
+      });
+      subscriber.add(
+        source.subscribe({
+          next: (value) => subscriber.next(value),
+          error: (err) => void stage(ctx.token, () => report(err), ctx.hopScheduler).subscribe(subscriber),
+          complete: () => {
+            settled = true;
+            breaker.success();
+            subscriber.complete();
+          },
+        }),
+      );
+    });
+}

@@ -1,0 +1,57 @@
+import type { SchedulerLike } from 'rxjs';
+import type { CancelSignal } from '../cancel/cancel-signal.js';
+import { isConfigurationError, isModelCallError, isModelOutputError, isTimeoutError } from '../errors.js';
+import type { FinishReason, RunEventDraft, RunFailed } from '../events.js';
+import type { Usage } from '../items.js';
+import type { Mailbox } from '../mailbox/mailbox.js';
+import type { RunInternals } from './internals.js';
+import type { Fact, RunTotals } from './totals.js';
+import type { Agent, RunOptions } from './types.js';
+import type { Waits } from './waits.js';
+
+/** How a run ends: the value its loop emits once, or the cancel the controller sees. */
+export type Outcome =
+  | { readonly kind: 'completed'; readonly output: string; readonly finishReason: FinishReason }
+  | {
+      readonly kind: 'failed';
+      readonly stopReason: RunFailed['stopReason'];
+      readonly error: unknown;
+      /** Usage of failed attempts that returned a response, not yet carried by an event. */
+      readonly billed?: Usage;
+    }
+  | { readonly kind: 'cancelled'; readonly reason: unknown };
+
+/**
+ * What the stages of a run see of it (the controller implements it): who and what it runs, its
+ * token, mailbox and schedulers, where it waits, its totals so far (read only: stages change them
+ * by emitting), and the one route of every event, `emit`.
+ */
+export interface RunContext<C = unknown> {
+  readonly runId: string;
+  readonly agent: Agent<C>;
+  readonly opts: RunOptions<C>;
+  readonly internals: RunInternals;
+  readonly token: CancelSignal;
+  readonly mailbox: Mailbox;
+  /** Timers, deadlines and `at`. */
+  readonly scheduler: SchedulerLike;
+  /** Stage hops ("cancel wins at a stage start"). */
+  readonly hopScheduler: SchedulerLike;
+  readonly waits: Waits;
+  readonly totals: Readonly<RunTotals>;
+  /** The turn the run is in (0 before the first). */
+  readonly turn: number;
+  /** True once the outcome is decided. */
+  readonly decided: boolean;
+  /** A fresh Item id from the run's id source. */
+  nextId(): string;
+  /** Stamps and delivers one event; `fact` rides with it into the totals and never reaches a subscriber. */
+  emit(draft: RunEventDraft, fact?: Fact): void;
+}
+
+/** The stop reason of a run that failed with `error` (docs/events.md, "Stop reasons"). */
+export function stopReasonOf(error: unknown): RunFailed['stopReason'] {
+  if (isModelCallError(error) || isTimeoutError(error) || isModelOutputError(error)) return 'model_error';
+  if (isConfigurationError(error)) return 'configuration_error';
+  return 'internal_error';
+}

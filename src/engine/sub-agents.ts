@@ -1,0 +1,34 @@
+import type { Observable } from 'rxjs';
+import type { RunEvent } from '../events.js';
+import type { Tool, ToolContext } from '../tools/tool.js';
+import type { RunWrap } from './internals.js';
+import type { RunOptions } from './types.js';
+
+/** Internal: the run a sub-run (an agent used as a tool) reports to (guarantee 12: sub-runs on a child token). */
+export interface ParentRun {
+  /** Relays one of the sub-run's events (a nested sub-run's with its `path` below this tool) as `subrun_event`. */
+  relay(path: readonly string[], event: RunEvent): void;
+  /** The parent's time, id and jitter sources, inherited by the sub-run unless it sets its own. */
+  readonly inherited: Pick<RunOptions<unknown>, 'scheduler' | 'idGenerator' | 'random'>;
+  /** The parent's context propagation, inherited by the sub-run. */
+  readonly wrap: RunWrap | undefined;
+}
+
+/** Internal: runs one call of an agent-as-tool: the sub-run's final output, its events relayed to `parent`. */
+export type SubAgentRun = (
+  args: unknown,
+  ctx: ToolContext<any>,
+  parent: ParentRun | undefined,
+) => Observable<string>;
+
+const subAgents = new WeakMap<Tool, SubAgentRun>();
+
+/** Internal: marks `tool` (made by `agent.asTool()`) as a sub-agent: a run calls `run` with itself as parent. */
+export function registerSubAgent(tool: Tool, run: SubAgentRun): void {
+  subAgents.set(tool, run);
+}
+
+/** Internal: the sub-run of a tool made by `agent.asTool()`, or undefined for any other tool. */
+export function subAgentOf(tool: Tool): SubAgentRun | undefined {
+  return subAgents.get(tool);
+}
