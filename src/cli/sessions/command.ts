@@ -43,7 +43,7 @@ export async function runSessions(command: Subcommand, env: NodeJS.ProcessEnv, i
     throw new UsageError('loopctl sessions rm needs the name of a conversation (loopctl sessions list shows them)');
   const interactive = (io.stdin ?? process.stdin).isTTY === true;
   if (action === 'rm' && !command.values['yes'] && !interactive)
-    throw new UsageError('loopctl sessions rm: stdin is not a terminal to ask on; add --yes to delete without asking');
+    throw new UsageError('sessions rm: stdin is not a terminal to ask on; add --yes to delete without asking');
   const cwd = workingFolder(command.values['cwd'] as string | undefined, env);
   const folder = folderKey(realpathSync(cwd));
 

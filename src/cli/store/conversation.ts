@@ -120,7 +120,8 @@ async function holding<T>(session: Session, onLost: (reason: string) => void, bo
   } catch (error) {
     if (isConcurrentRunError(error)) {
       throw new ConversationBusyError(
-        'another loopctl is running on this conversation: wait for it to end, or start a new one',
+        'another loopctl is running on this conversation: wait for it to end, ' +
+          'or leave out --continue and --session to start a new one',
         { cause: error },
       );
     }

@@ -60,8 +60,8 @@ export async function openStore(env: NodeJS.ProcessEnv, create: boolean): Promis
   try {
     file = ensureSessionsFile(dir);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? 'error';
-    throw new StoreError(`cannot create ${path.join(dir, SESSIONS_FILE)} for the saved conversations (${code})`);
+    const why = error instanceof Error ? error.message : describeValue(error); // "EEXIST: file already exists, mkdir '…'"
+    throw new StoreError(`cannot create ${path.join(dir, SESSIONS_FILE)} for the saved conversations: ${why}`);
   }
   try {
     return { kind: 'store', store: new loaded.Store(file), file };
