@@ -75,7 +75,9 @@ describe('the conversation flags', () => {
     expect(run(['--new', 'x']).conversation).toEqual({ kind: 'new' });
     expect(run(['-c', 'x']).conversation).toEqual({ kind: 'continue' });
     expect(run(['--continue', 'x']).conversation).toEqual({ kind: 'continue' });
-    expect(run(['--session', 'fix login', 'x']).conversation).toEqual({ kind: 'named', name: 'fix login', fresh: false });
+    expect(run(['--session', 'fix login', 'x']).conversation).toEqual({
+      kind: 'named', name: 'fix login', fresh: false,
+    });
     expect(run(['--session', 'w', '--new', 'x']).conversation).toEqual({ kind: 'named', name: 'w', fresh: true });
     expect(run(['--session', 'w', '--continue', 'x']).conversation).toEqual({ kind: 'named', name: 'w', fresh: false });
     expect(run(['--no-save', 'x']).conversation).toEqual({ kind: 'unsaved' });

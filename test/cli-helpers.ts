@@ -3,7 +3,9 @@
  * child process, poll for "it happened", inspect a process group.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync,
+} from 'node:fs';
 import { constants, tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';

@@ -34,7 +34,9 @@ describe('where the conversations are saved', () => {
   });
 
   it('a relative LOOPCTL_DATA_DIR is a usage error naming it', () => {
-    expect(() => dataDir({ LOOPCTL_DATA_DIR: 'data' })).toThrow('LOOPCTL_DATA_DIR must be an absolute path (got "data")');
+    expect(() => dataDir({ LOOPCTL_DATA_DIR: 'data' })).toThrow(
+      'LOOPCTL_DATA_DIR must be an absolute path (got "data")',
+    );
   });
 
   it('creates the folder 0700 (and missing parents) and the file 0600, whatever the umask allowed', () => {
@@ -103,10 +105,11 @@ describe('which conversation a command continues', () => {
     return { project, env: { LOOPCTL_DATA_DIR: data }, file: path.join(data, 'sessions.db') };
   }
 
-  it('no flag: a new one each time; --continue: the folder\'s last; --session: by name; --no-save: memory', async () => {
+  it("no flag: a new one each time; --continue: the folder's last; --session: by name; --no-save: memory", async () => {
     const { project, env, file } = setup();
     const first = await openConversation(options(project), env);
-    expect(first.note).toMatch(/^conversation \d{4}-\d\d-\d\d-\d{6}-[0-9a-f]{4} \(new; loopctl --continue resumes it\)$/);
+    const generated = /^conversation \d{4}-\d\d-\d\d-\d{6}-[0-9a-f]{4} \(new; loopctl --continue resumes it\)$/;
+    expect(first.note).toMatch(generated);
     await first.session.append([user('one')], { runId: 'r1' });
     await first.close();
 
@@ -146,7 +149,9 @@ describe('which conversation a command continues', () => {
     expect(await b.session.load()).toEqual([user('one')]);
     await b.close();
     const other = await openConversation(options(dirs.make(), '--continue'), env);
-    expect(other.note).toMatch(/\(new; this folder had no saved conversation to continue; loopctl --continue resumes it\)$/);
+    expect(other.note).toMatch(
+      /\(new; this folder had no saved conversation to continue; loopctl --continue resumes it\)$/,
+    );
     await other.close();
   });
 

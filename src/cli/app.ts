@@ -75,7 +75,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
         const mode = { once: runAgent, interactive: runInteractive, script: runScript }[command.options.mode];
         return await mode(command.options, model, { ...io, stops }, conversation);
       } finally {
-        stops.handle((signal) => io.exit(exitCodeFor(signal))); // the run is over: closing the model or flushing the output
+        // The run is over: closing the model or flushing the output.
+        stops.handle((signal) => io.exit(exitCodeFor(signal)));
         await model.close();
       }
     } finally {

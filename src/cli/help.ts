@@ -146,7 +146,10 @@ export function helpText(): string {
     ...EXIT_CODES.map(([code, what]) => `  ${pad(String(code), 5)}${what}`),
     '',
     'Environment:',
-    ...Object.entries(ENVIRONMENT).flatMap(([name, what]) => [`  ${name}`, ...wrapText(what, 72).map((l) => `      ${l}`)]),
+    ...Object.entries(ENVIRONMENT).flatMap(([name, what]) => [
+      `  ${name}`,
+      ...wrapText(what, 72).map((line) => `      ${line}`),
+    ]),
     '',
   ].join('\n');
 }

@@ -1,4 +1,6 @@
-import { CancelSignal, describeValue, Mailbox, type Agent, type Hooks, type Session, type TerminalEvent } from '../index.js';
+import {
+  CancelSignal, describeValue, Mailbox, type Agent, type Hooks, type Session, type TerminalEvent,
+} from '../index.js';
 import { isInstance } from '../describe.js';
 import type { CliOptions } from './args.js';
 import { cliAgent, header } from './agent.js';
@@ -175,13 +177,16 @@ export class InteractiveLoop {
   /** The run did not start: another loopctl runs on the conversation (anything else is a bug: it is described). */
   #refused(live: LiveRun, error: unknown): void {
     const busy = isInstance(error, ConversationBusyError);
-    live.renderer.line(`loopctl: ${busy ? (error as Error).message : `internal error: ${sanitizeLine(describeValue(error, 'error'))}`}`);
+    const why = busy ? (error as Error).message : `internal error: ${sanitizeLine(describeValue(error, 'error'))}`;
+    live.renderer.line(`loopctl: ${why}`);
     this.#runEnded(live, undefined);
   }
 
   #runEnded(live: LiveRun, event: TerminalEvent | undefined): void {
     // Still queued in the mailbox: the next run drains them first.
-    for (const item of event?.undelivered ?? []) live.renderer.line(`[kept for next run] ${sanitizeLine(item.content)}`);
+    for (const item of event?.undelivered ?? []) {
+      live.renderer.line(`[kept for next run] ${sanitizeLine(item.content)}`);
+    }
     live.renderer.dispose();
     if (this.#live === live) this.#live = undefined;
     this.#input.cancelAsk();

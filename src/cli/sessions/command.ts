@@ -58,9 +58,10 @@ export async function runSessions(command: Subcommand, env: NodeJS.ProcessEnv, i
   const { store, file } = opened;
   try {
     const sessions = new Sessions(store, folder, await store.list());
-    if (action === 'list') return sessions.list(io, command.values['all'] === true, command.values['json'] === true, file);
-    if (action === 'show') return await sessions.show(io, names[0], command.values['json'] === true);
-    return await sessions.rm(io, names, command.values['yes'] === true);
+    const flag = (name: string) => command.values[name] === true;
+    if (action === 'list') return sessions.list(io, flag('all'), flag('json'), file);
+    if (action === 'show') return await sessions.show(io, names[0], flag('json'));
+    return await sessions.rm(io, names, flag('yes'));
   } catch (error) {
     throw isInstance(error, StoreError) || isInstance(error, UsageError) ? error : storeError(error);
   } finally {
@@ -163,7 +164,7 @@ class Sessions {
   }
 }
 
-/** Asks `question` on the terminal; resolves with the answer, undefined at the end of input, or 'interrupted' on Ctrl-C. */
+/** Asks `question` on the terminal: resolves with the answer, undefined at the end of input, or 'interrupted'. */
 async function ask(io: CliIO, question: string): Promise<string | undefined | 'interrupted'> {
   const input = new LineInput({ input: io.stdin ?? process.stdin, log: io.stderr });
   let interrupted = false;

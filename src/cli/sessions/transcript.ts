@@ -28,7 +28,9 @@ export function transcript(items: readonly Item[]): string {
         if (item.text.trim() !== '') {
           lines.push(`${sanitize(item.text).replace(/\n+$/, '')}${item.interrupted ? ' [interrupted]' : ''}`);
         }
-        for (const call of item.toolCalls) lines.push(`[tool] ${sanitizeLine(call.name)} ${clip(sanitizeLine(call.arguments))}`);
+        for (const call of item.toolCalls) {
+          lines.push(`[tool] ${sanitizeLine(call.name)} ${clip(sanitizeLine(call.arguments))}`);
+        }
         break;
       case 'tool_result': {
         const mark = item.isError ? '!' : '=';

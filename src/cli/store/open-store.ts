@@ -60,7 +60,8 @@ export async function openStore(env: NodeJS.ProcessEnv, create: boolean): Promis
   try {
     file = ensureSessionsFile(dir);
   } catch (error) {
-    const why = error instanceof Error ? error.message : describeValue(error); // "EEXIST: file already exists, mkdir '…'"
+    // Node's message names the errno and the path: "EEXIST: file already exists, mkdir '…'".
+    const why = error instanceof Error ? error.message : describeValue(error);
     throw new StoreError(`cannot create ${path.join(dir, SESSIONS_FILE)} for the saved conversations: ${why}`);
   }
   try {
@@ -80,5 +81,6 @@ export function storeError(error: unknown): StoreError {
   if (isSessionStorageError(error)) return new StoreError(`${error.message}; run with --no-save`, { cause: error });
   const text = error instanceof Error ? error.message : describeValue(error);
   const code = (error as { code?: unknown }).code;
-  return new StoreError(`the saved conversations cannot be opened: ${text}${typeof code === 'string' ? ` (${code})` : ''}`);
+  const suffix = typeof code === 'string' ? ` (${code})` : '';
+  return new StoreError(`the saved conversations cannot be opened: ${text}${suffix}`);
 }
