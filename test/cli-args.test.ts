@@ -21,9 +21,16 @@ const run = (argv: string[], tty = false) => {
 
 describe('subcommands and tasks', () => {
   it('a first positional word serve, sessions or worker is a subcommand; help prints the help', () => {
-    expect(parseCli(['serve', 'the', 'docs'])).toEqual({ kind: 'subcommand', name: 'serve', args: ['the', 'docs'] });
-    expect(parseCli(['--read-only', 'sessions'])).toEqual({ kind: 'subcommand', name: 'sessions', args: [] });
-    expect(parseCli(['worker'])).toEqual({ kind: 'subcommand', name: 'worker', args: [] });
+    expect(parseCli(['serve', 'the', 'docs'])).toEqual({
+      kind: 'subcommand', name: 'serve', args: ['the', 'docs'], values: {},
+    });
+    expect(parseCli(['--read-only', 'sessions'])).toEqual({
+      kind: 'subcommand', name: 'sessions', args: [], values: { 'read-only': true },
+    });
+    expect(parseCli(['worker'])).toEqual({ kind: 'subcommand', name: 'worker', args: [], values: {} });
+    expect(parseCli(['sessions', 'rm', 'a b', '--yes', '--cwd', '/tmp'])).toEqual({
+      kind: 'subcommand', name: 'sessions', args: ['rm', 'a b'], values: { yes: true, cwd: '/tmp' },
+    });
     expect(parseCli(['help'])).toEqual({ kind: 'help' });
   });
 
@@ -71,6 +78,39 @@ describe('modes', () => {
   });
 });
 
+describe('the conversation flags', () => {
+  it('no flag or --new: a new saved conversation; -c/--continue; --session NAME; --no-save', () => {
+    expect(run(['x']).conversation).toEqual({ kind: 'new' });
+    expect(run(['--new', 'x']).conversation).toEqual({ kind: 'new' });
+    expect(run(['-c', 'x']).conversation).toEqual({ kind: 'continue' });
+    expect(run(['--continue', 'x']).conversation).toEqual({ kind: 'continue' });
+    expect(run(['--session', 'fix login', 'x']).conversation).toEqual({
+      kind: 'named', name: 'fix login', fresh: false,
+    });
+    expect(run(['--session', 'w', '--new', 'x']).conversation).toEqual({ kind: 'named', name: 'w', fresh: true });
+    expect(run(['--session', 'w', '--continue', 'x']).conversation).toEqual({ kind: 'named', name: 'w', fresh: false });
+    expect(run(['--no-save', 'x']).conversation).toEqual({ kind: 'unsaved' });
+  });
+
+  it('combinations that cannot work and bad names are usage errors naming the option', () => {
+    expect(() => parseCli(['--no-save', '--continue', 'x'])).toThrow(
+      'options --no-save and --continue cannot be combined: --no-save saves nothing',
+    );
+    expect(() => parseCli(['--no-save', '--session', 'a', 'x'])).toThrow('options --no-save and --session');
+    expect(() => parseCli(['--no-save', '--new', 'x'])).toThrow('options --no-save and --new');
+    expect(() => parseCli(['--continue', '--new', 'x'])).toThrow('options --continue and --new cannot be combined');
+    expect(() => parseCli(['--session', 'a#b', 'x'])).toThrow(
+      'option --session: the name "a#b" holds "#" or a control character',
+    );
+    expect(() => parseCli(['--session', 'a\u001b[2J', 'x'])).toThrow('holds "#" or a control character');
+    expect(() => parseCli(['--session', ' a', 'x'])).toThrow('the name " a" starts or ends with a space');
+    expect(() => parseCli(['--session', '', 'x'])).toThrow('the name "" is empty');
+    expect(() => parseCli(['--session', 'n'.repeat(101), 'x'])).toThrow('is longer than 100 characters');
+    expect(() => parseCli(['--yes', 'x'])).toThrow('option --yes is for loopctl sessions');
+    expect(() => parseCli(['--all', 'x'])).toThrow('option --all is for loopctl sessions');
+  });
+});
+
 describe('--help', () => {
   it('lists the subcommands, every option with its default, the exit codes and the environment', () => {
     for (const name of Object.keys(SUBCOMMANDS)) expect(HELP).toMatch(new RegExp(`^  ${name} `, 'm'));
@@ -84,6 +124,7 @@ describe('--help', () => {
       '--max-turns',
     ];
     options.push('--timeout', '--cwd', '--interactive', '--confirm', '--json', '--help', '--version');
+    options.push('--continue', '--session', '--new', '--no-save', '--all', '--yes');
     const lines = HELP.split('\n');
     for (const option of options) {
       const at = lines.findIndex((l) => l.includes(` ${option}`) && l.startsWith('  -'));

@@ -3,7 +3,9 @@
  * child process, poll for "it happened", inspect a process group.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync,
+} from 'node:fs';
 import { constants, tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -44,9 +46,28 @@ export async function ensureBuilt(): Promise<void> {
   }
 }
 
-/** The environment of a CLI child: no OpenAI settings, no npm variables, offline model at full speed. */
+const created: string[] = [];
+let dataDir: string | undefined;
+
+/**
+ * The data folder CLI children save conversations in unless a test gives its own: a temp folder of this test
+ * file (removed by {@link removeTempFolders}), never the real `~/.local/share/loopctl`.
+ */
+export function testDataDir(): string {
+  if (dataDir === undefined || !existsSync(dataDir)) {
+    dataDir = mkdtempSync(path.join(tmpdir(), 'loopctl-cli-data-'));
+    created.push(dataDir);
+  }
+  return dataDir;
+}
+
+/**
+ * The environment of a CLI child: no OpenAI settings, no npm variables, offline model at full speed, conversations
+ * saved in {@link testDataDir} (`extra` may set another `LOOPCTL_DATA_DIR`).
+ */
 export function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, LOOPCTL_OFFLINE_DELAY_MS: '0', ...extra };
+  const base = { LOOPCTL_OFFLINE_DELAY_MS: '0', LOOPCTL_DATA_DIR: testDataDir() };
+  const env: NodeJS.ProcessEnv = { ...process.env, ...base, ...extra };
   for (const key of Object.keys(env)) {
     if (key.startsWith('OPENAI_') || key.startsWith('npm_') || key === 'INIT_CWD') delete env[key];
   }
@@ -114,7 +135,6 @@ export async function waitFor<T>(what: string, check: () => T | undefined | fals
   }
 }
 
-const created: string[] = [];
 
 /** Removes the folders {@link tempFolder} created (call it in `afterAll`). */
 export function removeTempFolders(): void {

@@ -8,6 +8,9 @@ import { runInteractive } from './interactive.js';
 import { runAgent, type CliIO } from './run-agent.js';
 import { runScript } from './script.js';
 import { exitCodeFor, StopSignals, type StopSignal } from './signals.js';
+import { runSessions } from './sessions/command.js';
+import { openConversation } from './store/conversation.js';
+import { StoreError } from './store/open-store.js';
 
 /** The package version, read from the package.json next to `src/` or `dist/`. */
 export function version(): string {
@@ -23,9 +26,11 @@ export function version(): string {
  * The `loopctl` command: parses `argv` (without node and the script), prints
  * help or the version, answers a subcommand, or runs: one task (`once`), the
  * prompt loop (`interactive`, ./interactive.ts) or piped tasks (`script`,
- * ./script.ts). Resolves with the exit code: 0 completed, 1 failed, 2 bad
- * options or a subcommand not available yet, 130/143 cancelled by
- * SIGINT/SIGTERM, 141 output closed.
+ * ./script.ts), on the conversation the options choose (./store/conversation.ts),
+ * or `loopctl sessions` (./sessions/command.ts). Resolves with the exit code:
+ * 0 completed, 1 failed or the saved conversations cannot be used (one
+ * `loopctl: …` line; nothing is deleted), 2 bad options or a subcommand not
+ * available yet, 130/143 cancelled by SIGINT/SIGTERM, 141 output closed.
  * Bad options and configuration errors are printed on stderr as one
  * `loopctl: …` line naming the option.
  *
@@ -51,6 +56,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
     const command = parseCli(argv, env, (io.stdin ?? process.stdin).isTTY === true);
     if (command.kind === 'help') return void io.stdout.write(HELP), 0;
     if (command.kind === 'version') return void io.stdout.write(`loopctl ${version()}\n`), 0;
+    if (command.kind === 'subcommand' && command.name === 'sessions') return await runSessions(command, env, io);
     if (command.kind === 'subcommand') {
       // The words may come from a script's variable: shown escaped like any text loopctl did not write.
       const task = sanitizeLine([command.name, ...command.args].join(' '));
@@ -61,17 +67,27 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
       return 2;
     }
     if (early !== undefined) return cancelledEarly(early);
-    const model = await selectModel(command.options, env);
+    const conversation = await openConversation(command.options, env);
     try {
-      if (early !== undefined) return cancelledEarly(early);
-      releaseEarly();
-      const mode = { once: runAgent, interactive: runInteractive, script: runScript }[command.options.mode];
-      return await mode(command.options, model, { ...io, stops });
+      const model = await selectModel(command.options, env);
+      try {
+        if (early !== undefined) return cancelledEarly(early);
+        releaseEarly();
+        const mode = { once: runAgent, interactive: runInteractive, script: runScript }[command.options.mode];
+        return await mode(command.options, model, { ...io, stops }, conversation);
+      } finally {
+        // The run is over: closing the model or flushing the output.
+        stops.handle((signal) => io.exit(exitCodeFor(signal)));
+        await model.close();
+      }
     } finally {
-      stops.handle((signal) => io.exit(exitCodeFor(signal))); // the run is over: closing the model or flushing the output
-      await model.close();
+      await conversation.close();
     }
   } catch (error) {
+    if (isInstance(error, StoreError)) {
+      io.stderr.write(`loopctl: ${sanitizeLine((error as Error).message)}\n`);
+      return 1;
+    }
     if (isInstance(error, UsageError) || isConfigurationError(error)) {
       io.stderr.write(`loopctl: ${sanitizeLine((error as Error).message)}\nTry 'loopctl --help'.\n`);
       return 2;

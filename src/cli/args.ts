@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DEFAULTS } from '../defaults.js';
 import { helpText, SUBCOMMANDS } from './help.js';
+import { nameProblem } from './store/names.js';
 
 /** A command line the CLI refuses; `main` prints the message and exits with code 2. */
 export class UsageError extends Error {
@@ -39,7 +40,22 @@ export interface CliOptions {
   readonly timeoutMs: number | undefined;
   /** `--json`: NDJSON events on stdout, human lines on stderr. */
   readonly json: boolean;
+  /** Which saved conversation the runs continue: `--continue`, `--session`, `--new`, `--no-save`. */
+  readonly conversation: ConversationChoice;
 }
+
+/**
+ * Which conversation a command's runs use (docs/cli.md "Saved conversations"):
+ * - `new`: a new saved conversation with a generated name (no flag, or `--new`);
+ * - `continue`: the folder's most recently updated one (`--continue`; a new one when it has none);
+ * - `named`: `--session NAME`, continued when it exists, else started; with `--new` (`fresh`) it must not exist;
+ * - `unsaved`: `--no-save`, a conversation in memory only.
+ */
+export type ConversationChoice =
+  | { readonly kind: 'new' }
+  | { readonly kind: 'continue' }
+  | { readonly kind: 'named'; readonly name: string; readonly fresh: boolean }
+  | { readonly kind: 'unsaved' };
 
 /**
  * What {@link parseCli} found: a run to do, help or the version to print, or
@@ -49,7 +65,13 @@ export type CliCommand =
   | { readonly kind: 'run'; readonly options: CliOptions }
   | { readonly kind: 'help' }
   | { readonly kind: 'version' }
-  | { readonly kind: 'subcommand'; readonly name: string; readonly args: readonly string[] };
+  | {
+      readonly kind: 'subcommand';
+      readonly name: string;
+      readonly args: readonly string[];
+      /** The options given on the command line, by long name (the subcommand checks which apply). */
+      readonly values: Readonly<Record<string, string | boolean | undefined>>;
+    };
 
 /** The `--help` text (see `helpText`). */
 export const HELP = helpText();
@@ -67,6 +89,12 @@ const OPTIONS = {
   interactive: { type: 'boolean', short: 'i' },
   confirm: { type: 'boolean' },
   json: { type: 'boolean' },
+  continue: { type: 'boolean', short: 'c' },
+  session: { type: 'string' },
+  new: { type: 'boolean' },
+  'no-save': { type: 'boolean' },
+  all: { type: 'boolean' },
+  yes: { type: 'boolean', short: 'y' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const;
@@ -99,8 +127,10 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = proce
   const first = tokens.find((t) => t.kind === 'positional' || t.kind === 'option-terminator');
   if (first?.kind === 'positional' && Object.hasOwn(SUBCOMMANDS, first.value)) {
     if (first.value === 'help') return { kind: 'help' };
-    return { kind: 'subcommand', name: first.value, args: positionals.slice(1) };
+    return { kind: 'subcommand', name: first.value, args: positionals.slice(1), values };
   }
+  for (const only of ['all', 'yes'] as const)
+    if (values[only]) throw new UsageError(`option --${only} is for loopctl sessions (see --help)`);
 
   const task = positionals.join(' ').trim();
   const mode: CliMode =
@@ -133,8 +163,35 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = proce
       maxTurns: maxTurns(values['max-turns']),
       timeoutMs: timeout(values.timeout),
       json: values.json ?? false,
+      conversation: conversationChoice(values),
     },
   };
+}
+
+/**
+ * The conversation flags: `--continue`, `--session NAME` (with `--new`: it
+ * must not exist yet), `--new`, `--no-save`.
+ * @throws UsageError for a bad name or a combination that cannot work.
+ */
+function conversationChoice(values: {
+  continue?: boolean | undefined;
+  session?: string | undefined;
+  new?: boolean | undefined;
+  'no-save'?: boolean | undefined;
+}): ConversationChoice {
+  const { session: name, new: fresh = false } = values;
+  if (values['no-save']) {
+    const other = ['continue', 'session', 'new'].find((flag) => values[flag as keyof typeof values] !== undefined);
+    if (other) throw new UsageError(`options --no-save and --${other} cannot be combined: --no-save saves nothing`);
+    return { kind: 'unsaved' };
+  }
+  if (values.continue && fresh) throw new UsageError('options --continue and --new cannot be combined');
+  if (name !== undefined) {
+    const problem = nameProblem(name);
+    if (problem) throw new UsageError(`option --session: the name ${JSON.stringify(name)} ${problem}`);
+    return { kind: 'named', name, fresh };
+  }
+  return values.continue ? { kind: 'continue' } : { kind: 'new' };
 }
 
 /**
@@ -186,8 +243,11 @@ function samePath(a: string, b: string): boolean {
   }
 }
 
-/** `--cwd` resolved against the user's folder (see {@link npmInitCwd}), or that folder itself. */
-function folder(given: string | undefined, env: NodeJS.ProcessEnv): string {
+/**
+ * `--cwd` resolved against the user's folder (see {@link npmInitCwd}), or that folder itself.
+ * @throws UsageError when it is not a folder.
+ */
+export function folder(given: string | undefined, env: NodeJS.ProcessEnv): string {
   const dir = resolve(npmInitCwd(env) ?? process.cwd(), given ?? '.');
   let isDir = false;
   try {

@@ -2,12 +2,12 @@ import { DEFAULTS } from '../defaults.js';
 
 /**
  * The words that name a subcommand when they come first (before any `--`).
- * Each arrives with a later version; until then it answers "not available
- * yet" (exit 2), except `help`.
+ * Those marked so arrive with a later version; until then they answer "not
+ * available yet" (exit 2).
  */
 export const SUBCOMMANDS: Readonly<Record<string, string>> = {
   serve: 'serve the agent over HTTP (not available yet)',
-  sessions: 'list and manage saved conversations (not available yet)',
+  sessions: 'list, show or delete the saved conversations (see below)',
   worker: 'run queued tasks (not available yet)',
   help: 'show this help',
 };
@@ -17,12 +17,16 @@ export const ENVIRONMENT: Readonly<Record<string, string>> = {
   OPENAI_API_KEY: 'API key of the OpenAI-compatible server (--api-key wins)',
   OPENAI_BASE_URL: 'its endpoint, an http(s) URL (--base-url wins)',
   LOOPCTL_OFFLINE_DELAY_MS: 'pause between two words of the offline model, in ms (default 15)',
+  LOOPCTL_DATA_DIR:
+    'absolute path of the folder of sessions.db, the saved conversations ' +
+    '(default $XDG_DATA_HOME/loopctl, else ~/.local/share/loopctl)',
+  XDG_DATA_HOME: 'where user data goes; loopctl saves conversations in its loopctl folder (default ~/.local/share)',
 };
 
 /** The exit codes, in the order the help and the README list them. */
 export const EXIT_CODES: readonly (readonly [number, string])[] = [
   [0, 'the run completed (with piped tasks: the last one did)'],
-  [1, 'the run failed (model error, turn limit, …)'],
+  [1, 'the run failed (model error, turn limit, …), or sessions.db is unusable'],
   [2, 'bad options or configuration, no task, or a subcommand not available yet'],
   [130, 'cancelled by Ctrl-C (SIGINT)'],
   [141, 'the output was closed (e.g. piped into head)'],
@@ -89,6 +93,15 @@ export function helpText(): string {
         'refuses (default: off)',
     ],
     ['--json', 'write the run events as NDJSON on stdout, one per line; human lines go to stderr (default: off)'],
+    [
+      '-c, --continue',
+      "continue this folder's last saved conversation (default: off: each command starts a new saved one)",
+    ],
+    ['--session <name>', 'continue the conversation of this name in this folder, or start it (default: a new one)'],
+    ['--new', 'start a new conversation; with --session, one that must not exist yet (default: on)'],
+    ['--no-save', 'keep the conversation in memory only (default: off: completed runs are saved)'],
+    ['--all', 'sessions list: every folder\'s conversations (default: this folder\'s)'],
+    ['-y, --yes', 'sessions rm: delete without asking (default: ask; required when stdin is not a terminal)'],
     ['-h, --help', 'show this help'],
     ['-v, --version', 'show the version'],
   ];
@@ -109,6 +122,15 @@ export function helpText(): string {
     'run cleanly; a second Ctrl-C exits at once. In the prompt loop a line typed',
     'while a run works steers it; /help lists the commands there.',
     '',
+    'Each completed run is saved in a conversation of the working folder, in',
+    '$LOOPCTL_DATA_DIR/sessions.db (default ~/.local/share/loopctl/sessions.db);',
+    'a cancelled run is not. --continue goes on with the folder\'s last one.',
+    '  loopctl sessions [list] [--all]      this folder\'s (--all: every folder\'s)',
+    '  loopctl sessions show [NAME]         one, through the sanitiser (default: the',
+    '                                       folder\'s last); --json: Items as NDJSON',
+    '  loopctl sessions rm NAME... [--yes]  delete; asks on a terminal, else needs',
+    '                                       --yes',
+    '',
     'Model: with OPENAI_API_KEY or --base-url, an OpenAI-compatible server. With',
     'neither, the built-in offline model (a few rules, no AI): it lists files of a',
     'kind, counts the lines of a file, finds a pattern and summarises a file into',
@@ -124,7 +146,10 @@ export function helpText(): string {
     ...EXIT_CODES.map(([code, what]) => `  ${pad(String(code), 5)}${what}`),
     '',
     'Environment:',
-    ...Object.entries(ENVIRONMENT).flatMap(([name, what]) => [`  ${name}`, `      ${what}`]),
+    ...Object.entries(ENVIRONMENT).flatMap(([name, what]) => [
+      `  ${name}`,
+      ...wrapText(what, 72).map((line) => `      ${line}`),
+    ]),
     '',
   ].join('\n');
 }

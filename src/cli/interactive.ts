@@ -1,4 +1,7 @@
-import { CancelSignal, Mailbox, MemorySession, type Agent, type Hooks, type TerminalEvent } from '../index.js';
+import {
+  CancelSignal, describeValue, Mailbox, type Agent, type Hooks, type Session, type TerminalEvent,
+} from '../index.js';
+import { isInstance } from '../describe.js';
 import type { CliOptions } from './args.js';
 import { cliAgent, header } from './agent.js';
 import { askApproval, confirmHooks, isYes } from './confirm.js';
@@ -10,6 +13,7 @@ import { runDeadlines } from './run-options.js';
 import { cliRenderer, jsonSink, runTask } from './run-task.js';
 import { sanitizeLine } from './sanitize.js';
 import { exitCodeFor, onStopSignals } from './signals.js';
+import { ConversationBusyError, type Conversation } from './store/conversation.js';
 
 /** Two Ctrl-C within this many ms exit (130). */
 export const DOUBLE_INTERRUPT_MS = 2000;
@@ -24,7 +28,7 @@ const COMMAND_LIKE = /^\/[a-z][\w-]*$/i;
 
 const HELP_LINES = [
   'a line         starts a run (idle) or steers the live run (queued, injected at its next turn)',
-  '/cancel        cancels the live run (so does Ctrl-C); the conversation keeps only completed runs',
+  '/cancel        cancels the live run (so does Ctrl-C); the conversation keeps only completed runs (each is saved)',
   '/drop          forgets steering kept from an ended run',
   '/quit, /exit   exits 0 (cancelling the live run first); so does Ctrl-D once the run ends',
 ];
@@ -41,12 +45,17 @@ interface LiveRun {
  * input, 130 after two Ctrl-C within 2 s, 143 on SIGTERM, 141 when the output
  * is closed). See {@link InteractiveLoop}.
  */
-export function runInteractive(options: CliOptions, model: SelectedModel, io: CliIO): Promise<number> {
-  return new InteractiveLoop(options, model, io).done;
+export function runInteractive(
+  options: CliOptions,
+  model: SelectedModel,
+  io: CliIO,
+  conversation: Conversation,
+): Promise<number> {
+  return new InteractiveLoop(options, model, io, conversation).done;
 }
 
 /**
- * One conversation: a `MemorySession` (only completed runs commit to it) and
+ * One conversation (the `Conversation` the options chose: only completed runs commit to it) and
  * one `Mailbox` reused by every run, so steering a run did not take (its
  * terminal event's `undelivered`, still queued) is drained first by the
  * next run. Lines come from {@link LineInput}: idle, a line starts a run;
@@ -61,7 +70,7 @@ export class InteractiveLoop {
   readonly #agent: Agent;
   readonly #options: CliOptions;
   readonly #model: SelectedModel;
-  readonly #session = new MemorySession();
+  readonly #conversation: Conversation;
   readonly #mailbox = new Mailbox();
   readonly #input: LineInput;
   readonly #hooks: Hooks | undefined;
@@ -72,9 +81,10 @@ export class InteractiveLoop {
   #inputEnded = false;
   #quitting = false;
 
-  constructor(options: CliOptions, model: SelectedModel, io: CliIO) {
+  constructor(options: CliOptions, model: SelectedModel, io: CliIO, conversation: Conversation) {
     this.done = new Promise((resolve) => (this.#resolve = resolve));
     this.#io = io;
+    this.#conversation = conversation;
     this.#options = options;
     this.#model = model;
     this.#agent = cliAgent(options, model);
@@ -89,14 +99,15 @@ export class InteractiveLoop {
       else if (!this.#quitting) this.#say('[loopctl] end of input: exiting when this run ends');
     };
     this.#say(`[loopctl] ${header(this.#agent, options, model)}`);
+    this.#say(`[loopctl] ${conversation.note}`);
     this.#say(`[loopctl] ${HINT}`);
     if (options.task !== '') this.#startRun(options.task);
     else this.#input.prompt();
   }
 
   /** The conversation so far (completed runs only). */
-  get session(): MemorySession {
-    return this.#session;
+  get session(): Session {
+    return this.#conversation.session;
   }
 
   #onLine(raw: string): void {
@@ -147,18 +158,35 @@ export class InteractiveLoop {
     const options = {
       cancel: live.cancel,
       mailbox: this.#mailbox,
-      session: this.#session,
+      session: this.#conversation.session,
       deadlines: runDeadlines(this.#options),
       ...(this.#hooks ? { hooks: this.#hooks } : {}),
     };
-    void runTask(this.#agent, task, options, { renderer: live.renderer, json: jsonSink(this.#options, this.#io) }).then(
-      (event) => this.#runEnded(live, event),
-    );
+    const sinks = { renderer: live.renderer, json: jsonSink(this.#options, this.#io) };
+    void this.#conversation
+      .hold(
+        (reason) => live.cancel.cancel(reason),
+        () => runTask(this.#agent, task, options, sinks),
+      )
+      .then(
+        (event) => this.#runEnded(live, event),
+        (error: unknown) => this.#refused(live, error),
+      );
   }
 
-  #runEnded(live: LiveRun, event: TerminalEvent): void {
+  /** The run did not start: another loopctl runs on the conversation (anything else is a bug: it is described). */
+  #refused(live: LiveRun, error: unknown): void {
+    const busy = isInstance(error, ConversationBusyError);
+    const why = busy ? (error as Error).message : `internal error: ${sanitizeLine(describeValue(error, 'error'))}`;
+    live.renderer.line(`loopctl: ${why}`);
+    this.#runEnded(live, undefined);
+  }
+
+  #runEnded(live: LiveRun, event: TerminalEvent | undefined): void {
     // Still queued in the mailbox: the next run drains them first.
-    for (const item of event.undelivered) live.renderer.line(`[kept for next run] ${sanitizeLine(item.content)}`);
+    for (const item of event?.undelivered ?? []) {
+      live.renderer.line(`[kept for next run] ${sanitizeLine(item.content)}`);
+    }
     live.renderer.dispose();
     if (this.#live === live) this.#live = undefined;
     this.#input.cancelAsk();

@@ -8,6 +8,8 @@ import type { Output } from './render.js';
 import { runDeadlines } from './run-options.js';
 import { cliRenderer, exitCodeOf, jsonSink, runTask } from './run-task.js';
 import { exitCodeFor, trapStopSignals, type StopSignal, type StopSignals } from './signals.js';
+import { ConversationBusyError, type Conversation } from './store/conversation.js';
+import { isInstance } from '../describe.js';
 
 /** Where the CLI reads and writes, and how it exits at once (a second Ctrl-C). */
 export interface CliIO {
@@ -32,9 +34,15 @@ export interface CliIO {
  * printed before this resolves); a second one calls `io.exit` at once. stdin
  * is not read for tasks; with `--confirm`, writes and shell commands are
  * asked about on stdin (opened at the first question; the end of input
- * refuses).
+ * refuses). The run continues `conversation` and, when it completes, commits
+ * to it; while another loopctl runs on it, nothing starts and the code is 1.
  */
-export async function runAgent(options: CliOptions, model: SelectedModel, io: CliIO): Promise<number> {
+export async function runAgent(
+  options: CliOptions,
+  model: SelectedModel,
+  io: CliIO,
+  conversation: Conversation,
+): Promise<number> {
   const agent = cliAgent(options, model);
   const renderer = cliRenderer(options, model, io);
 
@@ -62,10 +70,20 @@ export async function runAgent(options: CliOptions, model: SelectedModel, io: Cl
     ? confirmHooks(async (call) => isYes(await askApproval(call, answers(), (l) => renderer.line(l))))
     : undefined;
   renderer.note(header(agent, options, model));
+  renderer.note(conversation.note);
   try {
-    const runOptions = { cancel, deadlines: runDeadlines(options), ...(hooks ? { hooks } : {}) };
-    const outcome = await runTask(agent, options.task, runOptions, { renderer, json: jsonSink(options, io) });
+    const { session } = conversation;
+    const runOptions = { cancel, session, deadlines: runDeadlines(options), ...(hooks ? { hooks } : {}) };
+    const sinks = { renderer, json: jsonSink(options, io) };
+    const outcome = await conversation.hold(
+      (reason) => cancel.cancel(reason),
+      () => runTask(agent, options.task, runOptions, sinks),
+    );
     return exitCodeOf(outcome, stoppedBy);
+  } catch (error) {
+    if (!isInstance(error, ConversationBusyError)) throw error;
+    renderer.line(`loopctl: ${(error as Error).message}`);
+    return 1;
   } finally {
     renderer.dispose();
     input?.close();

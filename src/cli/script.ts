@@ -1,5 +1,6 @@
 import { createInterface } from 'node:readline';
-import { CancelSignal, MemorySession } from '../index.js';
+import { CancelSignal } from '../index.js';
+import { isInstance } from '../describe.js';
 import type { CliOptions } from './args.js';
 import { cliAgent, header } from './agent.js';
 import type { SelectedModel } from './model.js';
@@ -8,23 +9,30 @@ import type { CliIO } from './run-agent.js';
 import { cliRenderer, exitCodeOf, jsonSink, runTask } from './run-task.js';
 import { sanitizeLine } from './sanitize.js';
 import { exitCodeFor, trapStopSignals, type StopSignal } from './signals.js';
+import { ConversationBusyError, type Conversation } from './store/conversation.js';
 
 /** The message and exit code (2) of piped input that held no task. */
 export const NO_TASK = 'no task: give one as an argument, or pipe one task per line on stdin (see --help)';
 
 /**
  * Piped tasks (stdin is not a terminal and no task was given): each
- * non-empty line of stdin is a task, run in order on one conversation (a
- * `MemorySession`: each run sees the completed runs before it). Lines are
+ * non-empty line of stdin is a task, run in order on `conversation` (each
+ * run sees the completed runs before it; each completed run commits). Lines are
  * never steering: steering is for a person typing. A failed line does not
- * stop the later ones. Resolves with the exit code of the last run (0, 1,
+ * stop the later ones, nor does one refused because another loopctl runs on
+ * the conversation (its code is 1). Resolves with the exit code of the last run (0, 1,
  * 130, 141, 143), or 2 when stdin held no task. The first SIGINT or SIGTERM
  * cancels the live run and ends the session: no further line is started,
  * and the code is the signal's; a second one exits at once (`io.exit`).
  */
-export async function runScript(options: CliOptions, model: SelectedModel, io: CliIO): Promise<number> {
+export async function runScript(
+  options: CliOptions,
+  model: SelectedModel,
+  io: CliIO,
+  conversation: Conversation,
+): Promise<number> {
   const agent = cliAgent(options, model);
-  const session = new MemorySession();
+  const { session } = conversation;
   const lines = createInterface({ input: io.stdin ?? process.stdin, terminal: false, crlfDelay: Infinity });
   let live: CancelSignal | undefined;
   let stoppedBy: StopSignal | undefined;
@@ -41,6 +49,7 @@ export async function runScript(options: CliOptions, model: SelectedModel, io: C
     io.stops,
   );
   io.stderr.write(`[loopctl] ${header(agent, options, model)} · tasks from stdin, one per line\n`);
+  io.stderr.write(`[loopctl] ${conversation.note}\n`);
   let code: number | undefined;
   let n = 0;
   try {
@@ -51,12 +60,22 @@ export async function runScript(options: CliOptions, model: SelectedModel, io: C
       n++;
       const renderer = cliRenderer(options, model, io);
       renderer.note(`task ${n}: ${sanitizeLine(task)}`);
-      live = new CancelSignal();
-      const runOptions = { cancel: live, session, deadlines: runDeadlines(options) };
-      const outcome = await runTask(agent, task, runOptions, { renderer, json: jsonSink(options, io) });
+      const cancel = (live = new CancelSignal());
+      const runOptions = { cancel, session, deadlines: runDeadlines(options) };
+      const sinks = { renderer, json: jsonSink(options, io) };
+      try {
+        const outcome = await conversation.hold(
+          (reason) => cancel.cancel(reason),
+          () => runTask(agent, task, runOptions, sinks),
+        );
+        code = exitCodeOf(outcome, stoppedBy);
+      } catch (error) {
+        if (!isInstance(error, ConversationBusyError)) throw error;
+        renderer.line(`loopctl: ${(error as Error).message}`);
+        code = 1;
+      }
       renderer.dispose();
       live = undefined;
-      code = exitCodeOf(outcome, stoppedBy);
       if (stoppedBy !== undefined) break;
     }
   } finally {

@@ -126,13 +126,14 @@ describe('C30: a wait is shown within 2 s, bounded, announced, and Ctrl-C works 
     expect(stdout).toBe('');
     expect(stderr).not.toContain('\x1b');
     const lines = stderr.trimEnd().split('\n');
-    expect(lines.slice(1, 3).map((l) => l.replace(/retrying in [\d.]+ s/, 'retrying in N s'))).toEqual([
+    expect(lines[1]).toMatch(/^\[loopctl\] conversation \S+ \(new; loopctl --continue resumes it\)$/); // the header's 2nd
+    expect(lines.slice(2, 4).map((l) => l.replace(/retrying in [\d.]+ s/, 'retrying in N s'))).toEqual([
       '[loopctl] the model sent nothing within 1 s (first-event deadline): retrying in N s (attempt 2)',
       '[loopctl] the model sent nothing within 1 s (first-event deadline): retrying in N s (attempt 3)',
     ]);
-    expect(lines[3]).toMatch(
+    expect(lines[4]).toMatch(
       /^\[loopctl\] failed \(model_error\): the model sent nothing within 1 s \(first-event deadline\) · /,
     );
-    expect(lines).toHaveLength(4);
+    expect(lines).toHaveLength(5);
   });
 });

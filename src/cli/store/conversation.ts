@@ -1,0 +1,146 @@
+import { randomUUID } from 'node:crypto';
+import { realpathSync } from 'node:fs';
+import {
+  isConcurrentRunError, isSessionStorageError, MemorySession, type Lease, type Session, type SessionStore,
+} from '../../index.js';
+import type { CliOptions } from '../args.js';
+import { sanitizeLine } from '../sanitize.js';
+import { folderKey, newName, sessionId, splitId } from './names.js';
+import { openStore, StoreError, storeError } from './open-store.js';
+
+/** How long (ms) a CLI run's lease on its conversation lasts unless renewed; it is renewed every third of it. */
+export const LEASE_TTL_MS = 30_000;
+
+/** Another loopctl is running on the conversation ("one run per mailbox and session", across processes). */
+export class ConversationBusyError extends Error {
+  override readonly name = 'ConversationBusyError';
+}
+
+/**
+ * The conversation the CLI's runs share: one for a one-shot run, for every
+ * piped task, and for the whole prompt loop. Only completed runs commit to
+ * it (guarantee 6: scratchpad: only a completed run commits), so a
+ * cancelled run leaves it as it was.
+ */
+export interface Conversation {
+  /** What runs load and commit to. It has no `acquire`: {@link hold} takes the lease around each run. */
+  readonly session: Session;
+  /** One line for the header: which conversation, and whether it is new, continued or not saved. */
+  readonly note: string;
+  /**
+   * Runs `body` holding the conversation's lease, renewed every
+   * `LEASE_TTL_MS / 3`, released when `body` settles. Should the lease be
+   * lost meanwhile (another process took it after this one stalled for a
+   * whole ttl), `onLost` is called so the run can be cancelled: it must not
+   * commit. A store that cannot write the lease (a read-only or full disk)
+   * runs `body` without one; the run's commit then fails with the cause.
+   * @throws ConversationBusyError, before `body`, while another loopctl runs on it.
+   */
+  hold<T>(onLost: (reason: string) => void, body: () => Promise<T>): Promise<T>;
+  /** Closes the store (idempotent). */
+  close(): Promise<void>;
+}
+
+/**
+ * The conversation `options.conversation` asks for (see `ConversationChoice`
+ * and docs/cli.md "Saved conversations"): in the CLI's session store, keyed
+ * by the real path of `options.cwd`; or in memory with `--no-save`, or when
+ * better-sqlite3 cannot be loaded (the note says so and how to fix it).
+ * @throws StoreError when the store cannot be used, when better-sqlite3
+ *   cannot be loaded for `--continue` or `--session`, or for `--session NAME
+ *   --new` when NAME exists; UsageError for a relative `LOOPCTL_DATA_DIR`.
+ */
+export async function openConversation(options: CliOptions, env: NodeJS.ProcessEnv): Promise<Conversation> {
+  const choice = options.conversation;
+  if (choice.kind === 'unsaved') return inMemory('conversation not saved (--no-save)');
+  const opened = await openStore(env, true);
+  if (opened?.kind !== 'store') {
+    const cause = opened?.cause ?? 'no store';
+    if (choice.kind !== 'new') {
+      const flag = choice.kind === 'continue' ? '--continue' : '--session';
+      throw new StoreError(`${flag} needs the saved conversations, but better-sqlite3 cannot be loaded: ${cause}`);
+    }
+    return inMemory(
+      `conversations are not saved: better-sqlite3 cannot be loaded (${cause}); ` +
+        'install better-sqlite3@12.11.1 to save them, or pass --no-save',
+    );
+  }
+  const { store, file } = opened;
+  try {
+    const folder = folderKey(realpathSync(options.cwd));
+    const mine = (await store.list()).filter((info) => splitId(info.id)?.folder === folder);
+    const existing = (name: string) => mine.find((info) => info.id === sessionId(folder, name));
+    let name: string;
+    let note: string;
+    if (choice.kind === 'named') {
+      name = choice.name;
+      const found = existing(name);
+      if (found && choice.fresh) {
+        throw new StoreError(
+          `conversation "${name}" exists in this folder already: drop --new to continue it, ` +
+            `or delete it with loopctl sessions rm ${name}`,
+        );
+      }
+      note = found ? `continued: ${found.items} items` : `new; loopctl --session ${name} resumes it`;
+    } else if (choice.kind === 'continue' && mine.length > 0) {
+      name = splitId(mine[0]!.id)!.name;
+      note = `continued: ${mine[0]!.items} items`;
+    } else {
+      do name = newName();
+      while (existing(name));
+      const none = choice.kind === 'continue' ? 'this folder had no saved conversation to continue; ' : '';
+      note = `new; ${none}loopctl --continue resumes it`;
+    }
+    return stored(store, store.session(sessionId(folder, name)), `conversation ${sanitizeLine(name)} (${note})`);
+  } catch (error) {
+    await store.close();
+    throw error instanceof StoreError ? error : storeError(error);
+  }
+}
+
+/** A conversation kept in memory: nothing to lease, nothing to close. */
+function inMemory(note: string): Conversation {
+  return { session: new MemorySession(), note, hold: (_onLost, body) => body(), close: async () => undefined };
+}
+
+function stored(store: SessionStore, session: Session, note: string): Conversation {
+  return {
+    // Without `acquire`: the lease is taken here, around each run, so the engine never takes a second one.
+    session: { load: () => session.load(), append: (items, options) => session.append(items, options) },
+    note,
+    hold: (onLost, body) => holding(session, onLost, body),
+    close: () => store.close(),
+  };
+}
+
+async function holding<T>(session: Session, onLost: (reason: string) => void, body: () => Promise<T>): Promise<T> {
+  let lease: Lease | undefined;
+  try {
+    lease = await session.acquire!(`loopctl-cli:${process.pid}:${randomUUID()}`, { ttlMs: LEASE_TTL_MS });
+  } catch (error) {
+    if (isConcurrentRunError(error)) {
+      throw new ConversationBusyError(
+        'another loopctl is running on this conversation: wait for it to end, ' +
+          'or leave out --continue and --session to start a new one',
+        { cause: error },
+      );
+    }
+    if (!isSessionStorageError(error)) throw error;
+  }
+  if (lease === undefined) return body(); // the store cannot write: the run's commit will say so
+  const held = lease;
+  const renew = setInterval(() => {
+    held.renew().catch((error: unknown) => {
+      if (!isConcurrentRunError(error)) return; // a passing storage fault: the next renewal tries again
+      clearInterval(renew);
+      onLost('the conversation was taken over by another loopctl');
+    });
+  }, LEASE_TTL_MS / 3);
+  renew.unref();
+  try {
+    return await body();
+  } finally {
+    clearInterval(renew);
+    await held.release().catch(() => undefined); // a lease that cannot be released expires
+  }
+}

@@ -1,0 +1,86 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { describeValue, isSessionSchemaError, isSessionStorageError } from '../../index.js';
+import type { SqliteSessionStore } from '../../sqlite/index.js';
+import { sanitizeLine } from '../sanitize.js';
+import { dataDir, ensureSessionsFile, SESSIONS_FILE } from './data-dir.js';
+
+/**
+ * The saved conversations could not be used (a corrupt file, one from a
+ * later loopctl, a folder that cannot be created): the command prints the
+ * message as one `loopctl: …` line and exits 1. Nothing was deleted.
+ */
+export class StoreError extends Error {
+  override readonly name = 'StoreError';
+}
+
+/** The CLI's session store, open; or why there is none (`unavailable`: better-sqlite3 cannot be loaded). */
+export type OpenedStore =
+  | { readonly kind: 'store'; readonly store: SqliteSessionStore; readonly file: string }
+  | { readonly kind: 'unavailable'; readonly cause: string };
+
+type StoreClass = typeof SqliteSessionStore;
+
+/**
+ * Loads `loopctl/sqlite` (only now: nothing else in the CLI or the library
+ * entries loads the native module) and opens a throwaway in-memory database,
+ * which is when better-sqlite3 loads its native part. Resolves with the
+ * store class, or with why it cannot be loaded, on one line (the package is
+ * missing, its native build is missing or for another Node version).
+ */
+export async function loadSqlite(): Promise<{ readonly Store: StoreClass } | { readonly cause: string }> {
+  try {
+    const { SqliteSessionStore: Store } = await import('../../sqlite/index.js');
+    await new Store(':memory:').close();
+    return { Store };
+  } catch (error) {
+    const message = error instanceof Error ? error.message : describeValue(error);
+    const first = message.split('\n', 1)[0]!.split(' imported from ', 1)[0]!;
+    return { cause: sanitizeLine(first.length > 200 ? `${first.slice(0, 199)}…` : first) };
+  }
+}
+
+/**
+ * Opens the CLI's session store: `sessions.db` in {@link dataDir}, created
+ * (mode 0600, in a 0700 folder) when `create` is true and it is missing.
+ * Resolves undefined when the file is missing and `create` is false (a
+ * `sessions` command on a machine that saved nothing).
+ * @throws UsageError for a relative `LOOPCTL_DATA_DIR`; {@link StoreError}
+ *   for a folder or file that cannot be created, a file that is not a
+ *   database or is corrupt, one written by a later loopctl, or one that
+ *   cannot be written (read-only, busy) — the file is never deleted or
+ *   rewritten then.
+ */
+export async function openStore(env: NodeJS.ProcessEnv, create: boolean): Promise<OpenedStore | undefined> {
+  const dir = dataDir(env);
+  if (!create && !existsSync(path.join(dir, SESSIONS_FILE))) return undefined;
+  const loaded = await loadSqlite();
+  if ('cause' in loaded) return { kind: 'unavailable', cause: loaded.cause };
+  let file: string;
+  try {
+    file = ensureSessionsFile(dir);
+  } catch (error) {
+    // Node's message names the errno and the path: "EEXIST: file already exists, mkdir '…'".
+    const why = error instanceof Error ? error.message : describeValue(error);
+    throw new StoreError(`cannot create ${path.join(dir, SESSIONS_FILE)} for the saved conversations: ${why}`);
+  }
+  try {
+    return { kind: 'store', store: new loaded.Store(file), file };
+  } catch (error) {
+    throw storeError(error);
+  }
+}
+
+/** {@link StoreError} of an error the store threw: its own message, and what the user can do about it. */
+export function storeError(error: unknown): StoreError {
+  const hint = '; move the file away to start afresh, or run with --no-save';
+  if (isSessionSchemaError(error)) {
+    const use = error.problem === 'newer' ? '; use that loopctl, or run with --no-save' : hint;
+    return new StoreError(`${error.message}${use}`, { cause: error });
+  }
+  if (isSessionStorageError(error)) return new StoreError(`${error.message}; run with --no-save`, { cause: error });
+  const text = error instanceof Error ? error.message : describeValue(error);
+  const code = (error as { code?: unknown }).code;
+  const suffix = typeof code === 'string' ? ` (${code})` : '';
+  return new StoreError(`the saved conversations cannot be opened: ${text}${suffix}`);
+}
