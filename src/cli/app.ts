@@ -7,6 +7,7 @@ import { selectModel } from './model.js';
 import { runInteractive } from './interactive.js';
 import { runAgent, type CliIO } from './run-agent.js';
 import { runScript } from './script.js';
+import { runServe } from './serve/command.js';
 import { exitCodeFor, StopSignals, type StopSignal } from './signals.js';
 
 /** The package version, read from the package.json next to `src/` or `dist/`. */
@@ -21,11 +22,12 @@ export function version(): string {
 
 /**
  * The `loopctl` command: parses `argv` (without node and the script), prints
- * help or the version, answers a subcommand, or runs: one task (`once`), the
- * prompt loop (`interactive`, ./interactive.ts) or piped tasks (`script`,
- * ./script.ts). Resolves with the exit code: 0 completed, 1 failed, 2 bad
- * options or a subcommand not available yet, 130/143 cancelled by
- * SIGINT/SIGTERM, 141 output closed.
+ * help or the version, answers a subcommand, serves the web app (`serve`,
+ * ./serve/command.ts), or runs: one task (`once`), the prompt loop
+ * (`interactive`, ./interactive.ts) or piped tasks (`script`, ./script.ts).
+ * Resolves with the exit code: 0 completed, 1 failed, 2 bad options, a
+ * subcommand not available yet or the port of `serve` in use, 130/143
+ * cancelled by SIGINT/SIGTERM (`serve`: stopped), 141 output closed.
  * Bad options and configuration errors are printed on stderr as one
  * `loopctl: …` line naming the option.
  *
@@ -60,6 +62,10 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
       return 2;
     }
     if (early !== undefined) return cancelledEarly(early);
+    if (command.kind === 'serve') {
+      releaseEarly();
+      return await runServe(command.options, { port: command.port, version: version() }, env, { ...io, stops });
+    }
     const model = await selectModel(command.options, env);
     try {
       if (early !== undefined) return cancelledEarly(early);

@@ -2,11 +2,11 @@ import { DEFAULTS } from '../defaults.js';
 
 /**
  * The words that name a subcommand when they come first (before any `--`).
- * Each arrives with a later version; until then it answers "not available
- * yet" (exit 2), except `help`.
+ * `serve` and `help` work; the others arrive with a later version and until
+ * then answer "not available yet" (exit 2).
  */
 export const SUBCOMMANDS: Readonly<Record<string, string>> = {
-  serve: 'serve the agent over HTTP (not available yet)',
+  serve: 'the web app on 127.0.0.1 (--port): chat, Stop, steering',
   sessions: 'list and manage saved conversations (not available yet)',
   worker: 'run queued tasks (not available yet)',
   help: 'show this help',
@@ -23,7 +23,7 @@ export const ENVIRONMENT: Readonly<Record<string, string>> = {
 export const EXIT_CODES: readonly (readonly [number, string])[] = [
   [0, 'the run completed (with piped tasks: the last one did)'],
   [1, 'the run failed (model error, turn limit, …)'],
-  [2, 'bad options or configuration, no task, or a subcommand not available yet'],
+  [2, 'bad options or configuration, no task, command not yet there, port in use'],
   [130, 'cancelled by Ctrl-C (SIGINT)'],
   [141, 'the output was closed (e.g. piped into head)'],
   [143, 'cancelled by SIGTERM'],
@@ -89,6 +89,7 @@ export function helpText(): string {
         'refuses (default: off)',
     ],
     ['--json', 'write the run events as NDJSON on stdout, one per line; human lines go to stderr (default: off)'],
+    ['--port <n>', 'loopctl serve: the port on 127.0.0.1 (default 7347; 0: any free port)'],
     ['-h, --help', 'show this help'],
     ['-v, --version', 'show the version'],
   ];
@@ -99,6 +100,7 @@ export function helpText(): string {
     '       loopctl [options]            no task: a prompt loop on a terminal; with',
     '                                    piped stdin, each non-empty line is a task',
     '       loopctl [options] -- words…  everything after -- is the task',
+    '       loopctl serve [--port n]     the web app: open the address it prints',
     '       loopctl <command>',
     '',
     'Commands:',
