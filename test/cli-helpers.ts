@@ -15,12 +15,17 @@ export const BIN = path.join(repoRoot, 'dist/cli/main.js');
 const TSC = path.join(repoRoot, 'node_modules/typescript/bin/tsc');
 const LOCK = path.join(tmpdir(), 'loopctl-cli-test-build.lock');
 
+/** The built web app (`loopctl serve` serves it). */
+export const WEB_INDEX = path.join(repoRoot, 'dist/web/index.html');
+
 /**
  * Builds `dist/` the way `npm start` does (`tsc -b`, a no-op when up to date),
  * one test process at a time (a mkdir lock), so parallel test files never
- * write `dist/` together.
+ * write `dist/` together. With `web`, also the web app (`vite build` into
+ * `dist/web`) when it is missing or older than a file of `src/web`, the Vite
+ * config or the lockfile.
  */
-export async function ensureBuilt(): Promise<void> {
+export async function ensureBuilt(options: { web?: boolean } = {}): Promise<void> {
   for (;;) {
     try {
       mkdirSync(LOCK);
@@ -39,9 +44,20 @@ export async function ensureBuilt(): Promise<void> {
   }
   try {
     await promisify(execFile)(process.execPath, [TSC, '-b', 'tsconfig.build.json'], { cwd: repoRoot });
+    if (options.web && webIsStale()) await promisify(execFile)(process.execPath, [VITE, 'build'], { cwd: repoRoot });
   } finally {
     rmdirSync(LOCK);
   }
+}
+
+const VITE = path.join(repoRoot, 'node_modules/vite/bin/vite.js');
+
+/** True when dist/web is missing or older than one of its inputs. */
+function webIsStale(): boolean {
+  const built = statSync(WEB_INDEX, { throwIfNoEntry: false })?.mtimeMs;
+  if (built === undefined) return true;
+  const inputs = ['vite.config.ts', 'package-lock.json', ...readdirSync(path.join(repoRoot, 'src/web')).map((f) => `src/web/${f}`)];
+  return inputs.some((f) => statSync(path.join(repoRoot, f)).mtimeMs > built);
 }
 
 /** The environment of a CLI child: no OpenAI settings, no npm variables, offline model at full speed. */
