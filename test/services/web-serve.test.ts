@@ -103,6 +103,26 @@ describe('loopctl serve in Chromium', () => {
     });
   });
 
+  it('a tool call shows as a card with its arguments and its result', async () => {
+    const page = await openPage();
+    await withScreenshot(page, 'tool-card', async () => {
+      model.enqueue(
+        { toolCalls: [{ id: 'call_1', name: 'read_file', args: { path: 'notes.md' } }] },
+        { chunks: ['It holds notes.'] },
+      );
+      await send(page, 'what is in notes.md?');
+      await poll(() => outcomes(page)).toEqual(['completed']);
+      const card = page.getByRole('article', { name: 'Tool call read_file' });
+      expect(await card.locator('.tool-status').innerText()).toBe('done');
+      // Both are in closed <details> once the call is done: a click opens them.
+      await card.getByText('Arguments').click();
+      expect(await card.locator('.tool-args').innerText()).toBe('{\n  "path": "notes.md"\n}');
+      await card.getByText('Result').click();
+      expect(await card.locator('.tool-result').innerText()).toBe('# notes\n');
+      expect(await answers(page)).toEqual(['It holds notes.']);
+    });
+  });
+
   it('Stop mid-stream: the cancel answers after run_cancelled, the page says cancelled, the model never sends its chunk', async () => {
     const page = await openPage();
     await withScreenshot(page, 'stop', async () => {
