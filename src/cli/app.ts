@@ -7,7 +7,7 @@ import { selectModel } from './model.js';
 import { runInteractive } from './interactive.js';
 import { runAgent, type CliIO } from './run-agent.js';
 import { runScript } from './script.js';
-import { runServe } from './serve/command.js';
+import { loadServe } from './serve/load.js';
 import { exitCodeFor, StopSignals, type StopSignal } from './signals.js';
 
 /** The package version, read from the package.json next to `src/` or `dist/`. */
@@ -64,6 +64,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
     if (early !== undefined) return cancelledEarly(early);
     if (command.kind === 'serve') {
       releaseEarly();
+      const runServe = await loadServe();
+      if ('missing' in runServe) return void io.stderr.write(`loopctl: ${runServe.missing}\n`), 2;
       return await runServe(command.options, { port: command.port, version: version() }, env, { ...io, stops });
     }
     const model = await selectModel(command.options, env);
