@@ -26,7 +26,8 @@ const WARMUP = 3;
 const PROBES = `
   window.__clicks = [];
   document.addEventListener('click', (e) => {
-    if (e.target instanceof HTMLElement && e.target.matches('button.stop')) window.__clicks.push({ click: performance.now() });
+    const stop = e.target instanceof HTMLElement && e.target.matches('button.stop');
+    if (stop) window.__clicks.push({ click: performance.now() });
   }, true);
   const fetch0 = window.fetch;
   window.fetch = async (...args) => {
@@ -37,14 +38,17 @@ const PROBES = `
   };
   new MutationObserver(() => {
     const last = window.__clicks.at(-1);
-    if (last && last.shown === undefined && document.querySelector('[data-outcome="cancelled"]')) last.shown = performance.now();
+    if (!last || last.shown !== undefined) return;
+    if (document.querySelector('[data-outcome="cancelled"]')) last.shown = performance.now();
   }).observe(document, { subtree: true, childList: true });
 `;
 
 /** Starts the measured `loopctl serve`; resolves with the printed address. */
 async function serve(baseURL: string): Promise<{ child: ChildProcess; address: string }> {
   const fromSource = process.env['BENCH_LIB'] === 'src';
-  const bin = fromSource ? ['--import', 'tsx', path.join(repoRoot, 'src/cli/main.ts')] : [path.join(BUILD_DIR, 'cli/main.js')];
+  const bin = fromSource
+    ? ['--import', 'tsx', path.join(repoRoot, 'src/cli/main.ts')]
+    : [path.join(BUILD_DIR, 'cli/main.js')];
   const args = [...bin, 'serve', '--port', '0', '--base-url', baseURL, '--api-key', 'bench', '--model', 'bench'];
   const child = spawn(process.execPath, args, { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';

@@ -56,7 +56,8 @@ const VITE = path.join(repoRoot, 'node_modules/vite/bin/vite.js');
 function webIsStale(): boolean {
   const built = statSync(WEB_INDEX, { throwIfNoEntry: false })?.mtimeMs;
   if (built === undefined) return true;
-  const inputs = ['vite.config.ts', 'package-lock.json', ...readdirSync(path.join(repoRoot, 'src/web')).map((f) => `src/web/${f}`)];
+  const web = readdirSync(path.join(repoRoot, 'src/web')).map((f) => `src/web/${f}`);
+  const inputs = ['vite.config.ts', 'package-lock.json', 'src/ag-ui/names.ts', ...web];
   return inputs.some((f) => statSync(path.join(repoRoot, f)).mtimeMs > built);
 }
 

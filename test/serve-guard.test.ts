@@ -101,11 +101,13 @@ const RUN_INPUT = {
 };
 
 describe('loopctl serve: the token', () => {
-  it('the printed address sets the token and a principal as HttpOnly SameSite=Strict cookies and leaves the address', async () => {
+  it('the printed address sets token and principal as HttpOnly SameSite=Strict cookies, then redirects', async () => {
     const { setCookie } = await login();
     expect(setCookie).toEqual([
       `loopctl_${port}_token=${TOKEN}; HttpOnly; SameSite=Strict; Path=/`,
-      expect.stringMatching(new RegExp(`^loopctl_${port}_principal=[A-Za-z0-9_-]{24}; HttpOnly; SameSite=Strict; Path=/$`)),
+      expect.stringMatching(
+        new RegExp(`^loopctl_${port}_principal=[A-Za-z0-9_-]{24}; HttpOnly; SameSite=Strict; Path=/$`),
+      ),
     ]);
   });
 
@@ -178,7 +180,13 @@ describe('loopctl serve: principals', () => {
     const bob = await login();
     expect(alice.principal).not.toBe(bob.principal);
     const origin = { Origin: `http://127.0.0.1:${port}` };
-    const started = await call('POST', '/api/agents/helper/runs', { Cookie: alice.cookie, ...origin }, RUN_INPUT, 'Hel');
+    const started = await call(
+      'POST',
+      '/api/agents/helper/runs',
+      { Cookie: alice.cookie, ...origin },
+      RUN_INPUT,
+      'Hel',
+    );
     expect(started.status).toBe(200);
     const runId = decodeURIComponent(started.headers['loopctl-run-id'] as string);
     const events = `/api/runs/${encodeURIComponent(runId)}/events?threadId=t1`;
@@ -198,7 +206,9 @@ describe('loopctl serve: principals', () => {
     const token = cookie.split('; ')[0]!;
     const answer = await call('GET', '/', { Cookie: `${token}; loopctl_${port}_principal=bad` });
     expect(answer.status).toBe(200);
-    expect(answer.headers['set-cookie']).toEqual([expect.stringMatching(new RegExp(`^loopctl_${port}_principal=[\\w-]{24};`))]);
+    expect(answer.headers['set-cookie']).toEqual([
+      expect.stringMatching(new RegExp(`^loopctl_${port}_principal=[\\w-]{24};`)),
+    ]);
   });
 });
 

@@ -45,12 +45,12 @@ describe('web app: SSE frames with their ids', () => {
     }
   });
 
-  it('a frame cut off by the end of the body is not applied (the page re-attaches after the last whole one)', async () => {
+  it('a frame cut off by the end of the body is not applied (the page re-attaches after it)', async () => {
     const items = await read([headers(), data(new TextEncoder().encode(`${BODY}id: 4\ndata: {"type":"TEXT_MES`))]);
     expect(items.map((i) => (i.kind === 'frame' ? i.id : i.kind))).toEqual(['0', '3:0', '3']);
   });
 
-  it('refuses what it cannot resume from: a frame without an id, an event that is not AG-UI, a body that is not SSE', async () => {
+  it('refuses a frame without an id, an event that is not AG-UI, a body that is not SSE', async () => {
     const enc = (text: string) => data(new TextEncoder().encode(text));
     await expect(read([headers(), enc('data: {"type":"RUN_STARTED","threadId":"t","runId":"r"}\n\n')])).rejects.toThrow(
       new StreamError('an event came without an id'),
@@ -58,6 +58,8 @@ describe('web app: SSE frames with their ids', () => {
     await expect(read([headers(), enc('id: 1\ndata: {"type":"NOT_AN_EVENT"}\n\n')])).rejects.toThrow(
       /^event 1 is not an AG-UI event/,
     );
-    await expect(read([headers('application/json')])).rejects.toThrow(new StreamError('not an event stream (application/json)'));
+    await expect(read([headers('application/json')])).rejects.toThrow(
+      new StreamError('not an event stream (application/json)'),
+    );
   });
 });

@@ -184,7 +184,10 @@ function applyEvent(state: ChatState, event: AGUIEvent): ChatState {
         ],
       };
     case 'TOOL_CALL_ARGS':
-      return { ...state, entries: update(entries, 'tool', event.toolCallId, (e) => ({ ...e, args: e.args + event.delta })) };
+      return {
+        ...state,
+        entries: update(entries, 'tool', event.toolCallId, (e) => ({ ...e, args: e.args + event.delta })),
+      };
     case 'TOOL_CALL_RESULT': {
       const failed = isRecord(event.metadata) && isRecord(event.metadata['loopctl']);
       const result = typeof event.content === 'string' ? event.content : JSON.stringify(event.content);
@@ -263,7 +266,13 @@ function applyCustom(state: ChatState, name: string, value: Record<string, unkno
       const undelivered = Array.isArray(value['undelivered']) ? value['undelivered'] : [];
       const queued = new Set(undelivered.map((u) => (isRecord(u) ? u['id'] : undefined)));
       const runId = state.run?.runId ?? '';
-      const card: OutcomeEntry = { kind: 'outcome', id: runId, outcome: 'cancelled', phase: text('phase'), reason: text('reason') };
+      const card: OutcomeEntry = {
+        kind: 'outcome',
+        id: runId,
+        outcome: 'cancelled',
+        phase: text('phase'),
+        reason: text('reason'),
+      };
       return {
         ...state,
         entries: [...entries, card],
@@ -288,7 +297,7 @@ function ended(state: ChatState, outcome: OutcomeEntry): ChatState {
 const closeAnswer = (e: Entry): Entry => (e.kind === 'answer' && e.open ? { ...e, open: false } : e);
 
 function note(state: ChatState, text: string): ChatState {
-    const id = `note-${state.run?.lastEventId ?? state.entries.length}`;
+  const id = `note-${state.run?.lastEventId ?? state.entries.length}`;
   return { ...state, entries: [...state.entries, { kind: 'note', id, text }] };
 }
 
@@ -316,4 +325,4 @@ function setSteer(steering: readonly Steer[], id: string, status: Steer['status'
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A JSON value as one line of text. */
-const describe = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v) ?? String(v));
+const describe = (v: unknown): string => (typeof v === 'string' ? v : (JSON.stringify(v) ?? String(v)));

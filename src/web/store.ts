@@ -159,7 +159,10 @@ export class ChatStore {
       // A stream that ended before the terminal event was closed by the server (a slow reader): attach again.
       repeat({ delay: () => timer(50) }),
     );
-    this.#stream = concat(started, defer(() => (this.state.run ? attached : EMPTY)))
+    this.#stream = concat(
+      started,
+      defer(() => (this.state.run ? attached : EMPTY)),
+    )
       .pipe(takeWhile((item) => !(item.kind === 'frame' && isTerminal(item.event)), true))
       .subscribe({
         next: (item) =>

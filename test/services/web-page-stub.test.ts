@@ -37,7 +37,8 @@ beforeAll(async () => {
   server = createServer((req, res) => {
     void (async () => {
       const p = new URL(req.url!, 'http://x').pathname;
-      if (p === '/api/info') return json(res, 200, { agent: 'helper', model: 'stub', folder: '/f', tools: ['write_file'], version: '0' });
+      if (p === '/api/info')
+        return json(res, 200, { agent: 'helper', model: 'stub', folder: '/f', tools: ['write_file'], version: '0' });
       if (p === '/api/agents/helper/runs') {
         await body(req);
         res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Loopctl-Run-Id': 'r1' });
@@ -120,10 +121,18 @@ describe('the web app: approvals and tool cards', () => {
       // What the server does once run control lands: the call fails with the rejection, the run answers.
       write({ type: 'TOOL_CALL_START', toolCallId: 'c1', toolCallName: 'write_file', parentMessageId: 'm' });
       write({ type: 'TOOL_CALL_END', toolCallId: 'c1' });
-      write({ type: 'CUSTOM', name: 'loopctl.tool_progress', value: { callId: 'c1', name: 'write_file', progress: { bytes: 2 } } });
+      write({
+        type: 'CUSTOM',
+        name: 'loopctl.tool_progress',
+        value: { callId: 'c1', name: 'write_file', progress: { bytes: 2 } },
+      });
       await poll(() => card(page).locator('.tool-progress').innerText()).toBe('Progress: {"bytes":2}');
       write({
-        type: 'TOOL_CALL_RESULT', messageId: 'res', toolCallId: 'c1', content: 'rejected: not now', role: 'tool',
+        type: 'TOOL_CALL_RESULT',
+        messageId: 'res',
+        toolCallId: 'c1',
+        content: 'rejected: not now',
+        role: 'tool',
         metadata: { loopctl: { error: { name: 'ToolCallRejectedError', message: 'rejected: not now' } } },
       });
       await poll(() => card(page).locator('.tool-status').innerText()).toBe('failed');

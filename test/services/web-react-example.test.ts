@@ -53,22 +53,34 @@ beforeAll(async () => {
     '<!doctype html><html><body><div id="root"></div><script type="module" src="./main.tsx"></script></body></html>',
   );
   const compilerOptions = {
-    jsx: 'react-jsx', module: 'esnext', moduleResolution: 'bundler', target: 'es2022', strict: true,
-    lib: ['ES2022', 'DOM', 'DOM.Iterable'], skipLibCheck: true, noEmit: true, types: [],
+    jsx: 'react-jsx',
+    module: 'esnext',
+    moduleResolution: 'bundler',
+    target: 'es2022',
+    strict: true,
+    lib: ['ES2022', 'DOM', 'DOM.Iterable'],
+    skipLibCheck: true,
+    noEmit: true,
+    types: [],
   };
   writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, include: ['*.tsx'] }));
   writeFileSync(
     path.join(dir, 'vite.config.mjs'),
     "export default { root: import.meta.dirname, logLevel: 'warn', oxc: { jsx: { runtime: 'automatic' } } };\n",
   );
-  const node = (bin: string, args: string[]) => exec(process.execPath, [path.join(repoRoot, bin), ...args], { cwd: dir });
+  const node = (bin: string, args: string[]) =>
+    exec(process.execPath, [path.join(repoRoot, bin), ...args], { cwd: dir });
   await node('node_modules/typescript/bin/tsc', ['-p', dir]); // the snippet typechecks as it is
   await node('node_modules/vite/bin/vite.js', ['build', '--config', path.join(dir, 'vite.config.mjs')]);
 
   // The server as docs/ui.md shows it: loopctl/http under /api, the page's files beside it.
   model = await startHeldModel();
   const client = new OpenAI({ apiKey: 'test', baseURL: model.baseURL, maxRetries: 0 });
-  const helper = defineAgent({ name: 'helper', instructions: 'Be brief.', model: openaiChat({ model: 'test-model', client }) });
+  const helper = defineAgent({
+    name: 'helper',
+    instructions: 'Be brief.',
+    model: openaiChat({ model: 'test-model', client }),
+  });
   const runs = localRuns({ agents: { helper } });
   const app = express();
   app.use('/api', createHandler({ runs, authorize: () => 'me' }));

@@ -60,11 +60,21 @@ async function openPage(): Promise<Page> {
 const answers = (page: Page) => page.locator('[data-entry="answer"] .text').allInnerTexts();
 const outcomes = (page: Page) => page.locator('[data-entry="outcome"]').allInnerTexts();
 const steering = (page: Page) =>
-  page.locator('.steering li').evaluateAll((lis) => lis.map((li) => `${li.querySelector('.steer-text')?.textContent} · ${li.getAttribute('data-status')}`));
+  page
+    .locator('.steering li')
+    .evaluateAll((lis) =>
+      lis.map((li) => `${li.querySelector('.steer-text')?.textContent} · ${li.getAttribute('data-status')}`),
+    );
 /** The state the page saved (it saves as it changes, 200 ms apart at most), once it names the live run. */
 async function savedRun(page: Page): Promise<{ threadId: string; runId: string }> {
   const read = () =>
-    page.evaluate(() => JSON.parse(sessionStorage.getItem('loopctl.chat') ?? 'null')?.state as { threadId: string; run?: { runId?: string } });
+    page.evaluate(
+      () =>
+        JSON.parse(sessionStorage.getItem('loopctl.chat') ?? 'null')?.state as {
+          threadId: string;
+          run?: { runId?: string };
+        },
+    );
   await poll(async () => (await read())?.run?.runId).toBeDefined();
   const state = await read();
   return { threadId: state.threadId, runId: state.run!.runId! };
@@ -123,7 +133,7 @@ describe('loopctl serve in Chromium', () => {
     });
   });
 
-  it('Stop mid-stream: the cancel answers after run_cancelled, the page says cancelled, the model never sends its chunk', async () => {
+  it('Stop mid-stream: cancel answered after run_cancelled, page says cancelled, held chunk never sent', async () => {
     const page = await openPage();
     await withScreenshot(page, 'stop', async () => {
       const n = model.requests.length;
@@ -142,7 +152,9 @@ describe('loopctl serve in Chromium', () => {
         async ([run, thread]) => (await fetch(`/api/runs/${encodeURIComponent(run)}/events?threadId=${thread}`)).text(),
         [runId, threadId] as const,
       );
-      expect(replay).toMatch(/"name":"loopctl\.cancelled","value":\{"phase":"model_stream","reason":"stopped by the user"/);
+      expect(replay).toMatch(
+        /"name":"loopctl\.cancelled","value":\{"phase":"model_stream","reason":"stopped by the user"/,
+      );
       expect(replay.trimEnd()).toMatch(/"type":"RUN_FINISHED".*"outcome":\{"type":"cancelled"\}.*\}$/);
       await poll(() => outcomes(page)).toEqual(['cancelled · phase model_stream · reason: stopped by the user']);
       expect(await answers(page)).toEqual(['Partial']);
@@ -192,7 +204,9 @@ describe('loopctl serve in Chromium', () => {
       model.release(n);
       await poll(() => outcomes(page)).toEqual(['completed']);
       expect(model.requests.length).toBe(n + 1); // no extra turn for it
-      expect(model.requests.flatMap((r) => r.messages).some((m) => String(m.content).includes('drop this'))).toBe(false);
+      expect(model.requests.flatMap((r) => r.messages).some((m) => String(m.content).includes('drop this'))).toBe(
+        false,
+      );
     });
   });
 
@@ -216,7 +230,7 @@ describe('loopctl serve in Chromium', () => {
     });
   });
 
-  it('two browsers are two principals: neither sees nor cancels the other one\'s run', async () => {
+  it("two browsers are two principals: neither sees nor cancels the other one's run", async () => {
     const alice = await openPage();
     const bob = await openPage();
     await withScreenshot(alice, 'principals', async () => {
@@ -245,7 +259,7 @@ describe('loopctl serve in Chromium', () => {
     });
   });
 
-  it('Stop after this step says it is not available yet (501) and leaves the run working; Stop still stops it', async () => {
+  it('Stop after this step: not available yet (501), the run goes on; Stop still stops it', async () => {
     const page = await openPage();
     await withScreenshot(page, 'stop-after-step', async () => {
       const n = model.requests.length;
@@ -254,7 +268,8 @@ describe('loopctl serve in Chromium', () => {
       await poll(() => answers(page)).toEqual(['Step one']);
       await page.getByRole('button', { name: 'Stop after this step' }).click();
       await poll(() => page.getByRole('status').innerText()).toBe(
-        'Stop after this step is not available in this version of loopctl (the server answered 501: stop is not implemented yet).',
+        'Stop after this step is not available in this version of loopctl ' +
+          '(the server answered 501: stop is not implemented yet).',
       );
       expect(await page.getByRole('button', { name: 'Stop', exact: true }).isEnabled()).toBe(true);
       await page.getByRole('button', { name: 'Stop', exact: true }).click();
@@ -290,8 +305,22 @@ describe('loopctl serve refuses', () => {
         const n = model.requests.length;
         const refused = page.waitForResponse((r) => r.url().startsWith(`${origin}/api/`));
         await page.evaluate(async (url) => {
-          const body = JSON.stringify({ threadId: 't', runId: 'r', messages: [{ id: 'u', role: 'user', content: 'rm -rf' }], tools: [], context: [], state: {}, forwardedProps: {} });
-          await fetch(url, { method: 'POST', mode: 'no-cors', credentials: 'include', body, headers: { 'Content-Type': 'text/plain' } });
+          const body = JSON.stringify({
+            threadId: 't',
+            runId: 'r',
+            messages: [{ id: 'u', role: 'user', content: 'rm -rf' }],
+            tools: [],
+            context: [],
+            state: {},
+            forwardedProps: {},
+          });
+          await fetch(url, {
+            method: 'POST',
+            mode: 'no-cors',
+            credentials: 'include',
+            body,
+            headers: { 'Content-Type': 'text/plain' },
+          });
         }, `${origin}/api/agents/loopctl/runs`);
         expect((await refused).status()).toBe(403);
         expect(model.requests.length).toBe(n);
@@ -318,14 +347,17 @@ describe('loopctl serve refuses', () => {
 
 describe('loopctl serve as a process', () => {
   it('a port in use exits 2 naming the port', async () => {
-    const second = spawn(process.execPath, [BIN, 'serve', '--port', String(port)], { env: cliEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const second = spawn(process.execPath, [BIN, 'serve', '--port', String(port)], {
+      env: cliEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let err = '';
     second.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
     const code = await new Promise<number | null>((resolve) => second.on('close', resolve));
     expect([code, err]).toEqual([2, `loopctl: port ${port} on 127.0.0.1 is in use; choose another with --port\n`]);
   });
 
-  it('Ctrl-C cancels the live run (the page shows it, reason SIGINT), closes the model request and exits 130', async () => {
+  it('Ctrl-C cancels the live run (shown with reason SIGINT), closes its model request, exits 130', async () => {
     const page = await openPage();
     await withScreenshot(page, 'sigint', async () => {
       const n = model.requests.length;

@@ -32,7 +32,12 @@ export interface ServeSettings {
  * server and resolves with 130 or 143; a second stop exits at once. A port in use (or refused) resolves with
  * 2 and a line naming the port; a web app that is not built with 1.
  */
-export async function runServe(options: CliOptions, settings: ServeSettings, env: NodeJS.ProcessEnv, io: CliIO): Promise<number> {
+export async function runServe(
+  options: CliOptions,
+  settings: ServeSettings,
+  env: NodeJS.ProcessEnv,
+  io: CliIO,
+): Promise<number> {
   const stops = io.stops ?? new StopSignals();
   let stopped: StopSignal | undefined;
   let onStop: (signal: StopSignal) => void = () => undefined;

@@ -20,7 +20,10 @@ export type Admission =
   | { readonly kind: 'refused'; readonly status: 401 | 403; readonly code: string; readonly message: string };
 
 /** The names of the two cookies, per port: two servers on one host (one cookie jar for all ports) stay apart. */
-export const cookieNames = (port: number) => ({ token: `loopctl_${port}_token`, principal: `loopctl_${port}_principal` });
+export const cookieNames = (port: number) => ({
+  token: `loopctl_${port}_token`,
+  principal: `loopctl_${port}_principal`,
+});
 
 const PRINCIPAL = /^[A-Za-z0-9_-]{22,64}$/;
 
@@ -62,7 +65,7 @@ export function createGuard(token: string, port: () => number): (req: IncomingMe
     const url = new URL(req.url ?? '/', 'http://localhost');
     const given = url.searchParams.get('token');
     if (given !== null && req.method === 'GET' && url.pathname === '/') {
-      if (!matches(given)) return refused(401, 'unauthorized', 'the token is not this launch\'s');
+      if (!matches(given)) return refused(401, 'unauthorized', "the token is not this launch's");
       // The token leaves the address bar (and the history) for a cookie scripts cannot read.
       return { kind: 'redirect', location: '/', cookies: [cookie(names.token, token), ...identity] };
     }

@@ -52,7 +52,8 @@ export function createServeApp(options: ServeAppOptions): (req: IncomingMessage,
     const admission = guard(req);
     if (admission.kind === 'refused') {
       const { status, code, message } = admission;
-      if (isApi) return send(res, status, 'application/json; charset=utf-8', JSON.stringify({ error: { code, message } }));
+      if (isApi)
+        return send(res, status, 'application/json; charset=utf-8', JSON.stringify({ error: { code, message } }));
       return send(res, status, 'text/plain; charset=utf-8', `loopctl serve: ${message}\n`);
     }
     if (admission.cookies.length > 0) res.setHeader('Set-Cookie', [...admission.cookies]);
