@@ -55,6 +55,7 @@ export interface OutcomeEntry {
   readonly code?: string;
 }
 
+/** One line of the conversation, in the order the page shows them. */
 export type Entry = UserEntry | AnswerEntry | ToolEntry | NoteEntry | OutcomeEntry;
 
 /** A steering message: `queued` in the mailbox, `injected` into a turn, or `withdrawn` before it was. */
