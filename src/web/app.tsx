@@ -37,7 +37,7 @@ export function App({ store, info }: { store: ChatStore; info: ServerInfo | unde
           {state.notice}
         </p>
         {run && <RunControls run={run} store={store} />}
-        {state.steering.length > 0 && <SteeringList steering={state.steering} store={store} />}
+        {state.steering.length > 0 && <SteeringList steering={state.steering} store={store} live={run !== undefined} />}
         <Composer store={store} live={run !== undefined} ready={run === undefined || run.runId !== undefined} />
       </footer>
     </div>
