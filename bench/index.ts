@@ -12,7 +12,8 @@
  * BENCH_ROUNDS (stream: rounds per mode, default 7; turn: runs, default 15),
  * BENCH_CHUNKS (stream: default 20000), BENCH_SIZES (memory: default
  * "1000,10000"), BENCH_CLIENTS / BENCH_DELTAS (http: default 1000 / 40;
- * BENCH_ROUNDS there defaults to 3), BENCH_COMMITS (sessions: runs committed, default 500),
+ * BENCH_ROUNDS there defaults to 3; BENCH_CLICKS: click-to-close rounds, default 30, 0 to leave them out),
+ * BENCH_COMMITS (sessions: runs committed, default 500),
  * BENCH_LIB=src (measure src/ through tsx instead).
  */
 import { spawnSync } from 'node:child_process';
@@ -26,7 +27,9 @@ const BENCHES: Record<string, string> = {
   stream: 'streaming CPU per chunk: run() vs adapter vs bare openai SDK',
   turn: 'turn overhead with an instant model and instant tools',
   memory: 'heap per idle run (stalled streams, tool gate); cancel them all',
-  http: 'loopctl/http: 1 000 concurrent SSE clients, CPU per event and heap per connection vs a bare node:http SSE writer',
+  http:
+    'loopctl/http: 1 000 concurrent SSE clients, CPU per event and heap per connection vs a bare node:http SSE ' +
+    "writer; the web app's click-to-close latency in Chromium",
   sessions: 'durable sessions: commit latency per run, load of a 10 000-item history (SQLite, Postgres)',
 };
 

@@ -21,9 +21,13 @@ const run = (argv: string[], tty = false) => {
 
 describe('subcommands and tasks', () => {
   it('a first positional word serve, sessions or worker is a subcommand; help prints the help', () => {
-    expect(parseCli(['serve', 'the', 'docs'])).toEqual({
-      kind: 'subcommand', name: 'serve', args: ['the', 'docs'], values: {},
+    expect(parseCli(['serve'])).toMatchObject({ kind: 'serve', port: 7347, options: { task: '', readOnly: false } });
+    expect(parseCli(['--read-only', 'serve', '--port', '0'])).toMatchObject({
+      kind: 'serve',
+      port: 0,
+      options: { readOnly: true },
     });
+    expect(() => parseCli(['serve', 'the', 'docs'])).toThrow('loopctl serve takes no task (got "the docs")');
     expect(parseCli(['--read-only', 'sessions'])).toEqual({
       kind: 'subcommand', name: 'sessions', args: [], values: { 'read-only': true },
     });
@@ -39,6 +43,14 @@ describe('subcommands and tasks', () => {
     expect(run(['--', 'help'])).toMatchObject({ task: 'help' });
     expect(run(['please', 'serve'])).toMatchObject({ task: 'please serve' });
     expect(run(['serve the docs'])).toMatchObject({ task: 'serve the docs' });
+  });
+
+  it('--port belongs to serve, which refuses the options of a run in the terminal', () => {
+    expect(() => parseCli(['--port', '80', 'x'])).toThrow('option --port is an option of loopctl serve');
+    expect(() => parseCli(['serve', '--port', '65536'])).toThrow('option --port must be an integer from 0 to 65535');
+    expect(() => parseCli(['serve', '--port', '-1'])).toThrow(UsageError);
+    for (const flag of ['--json', '--confirm', '--interactive'])
+      expect(() => parseCli(['serve', flag])).toThrow(`option ${flag} is not an option of loopctl serve`);
   });
 
   it('an unknown option is a usage error naming it', () => {

@@ -17,12 +17,17 @@ export const BIN = path.join(repoRoot, 'dist/cli/main.js');
 const TSC = path.join(repoRoot, 'node_modules/typescript/bin/tsc');
 const LOCK = path.join(tmpdir(), 'loopctl-cli-test-build.lock');
 
+/** The built web app (`loopctl serve` serves it). */
+export const WEB_INDEX = path.join(repoRoot, 'dist/web/index.html');
+
 /**
  * Builds `dist/` the way `npm start` does (`tsc -b`, a no-op when up to date),
  * one test process at a time (a mkdir lock), so parallel test files never
- * write `dist/` together.
+ * write `dist/` together. With `web`, also the web app (`vite build` into
+ * `dist/web`) when it is missing or older than a file of `src/web`, the Vite
+ * config or the lockfile.
  */
-export async function ensureBuilt(): Promise<void> {
+export async function ensureBuilt(options: { web?: boolean } = {}): Promise<void> {
   for (;;) {
     try {
       mkdirSync(LOCK);
@@ -41,6 +46,7 @@ export async function ensureBuilt(): Promise<void> {
   }
   try {
     await promisify(execFile)(process.execPath, [TSC, '-b', 'tsconfig.build.json'], { cwd: repoRoot });
+    if (options.web && webIsStale()) await promisify(execFile)(process.execPath, [VITE, 'build'], { cwd: repoRoot });
   } finally {
     rmdirSync(LOCK);
   }
@@ -65,6 +71,18 @@ export function testDataDir(): string {
  * The environment of a CLI child: no OpenAI settings, no npm variables, offline model at full speed, conversations
  * saved in {@link testDataDir} (`extra` may set another `LOOPCTL_DATA_DIR`).
  */
+const VITE = path.join(repoRoot, 'node_modules/vite/bin/vite.js');
+
+/** True when dist/web is missing or older than one of its inputs. */
+function webIsStale(): boolean {
+  const built = statSync(WEB_INDEX, { throwIfNoEntry: false })?.mtimeMs;
+  if (built === undefined) return true;
+  const web = readdirSync(path.join(repoRoot, 'src/web')).map((f) => `src/web/${f}`);
+  const inputs = ['vite.config.ts', 'package-lock.json', 'src/ag-ui/names.ts', ...web];
+  return inputs.some((f) => statSync(path.join(repoRoot, f)).mtimeMs > built);
+}
+
+/** The environment of a CLI child: no OpenAI settings, no npm variables, offline model at full speed. */
 export function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const base = { LOOPCTL_OFFLINE_DELAY_MS: '0', LOOPCTL_DATA_DIR: testDataDir() };
   const env: NodeJS.ProcessEnv = { ...process.env, ...base, ...extra };

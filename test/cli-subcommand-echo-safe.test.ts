@@ -19,13 +19,27 @@ function io() {
 describe('a subcommand not available yet', () => {
   it('quotes the words after it escaped: no control sequence reaches stderr', async () => {
     const { out, err, io: streams } = io();
-    const code = await main(['serve', '\x1b]0;pwned\x07', 'two\nlines', '\u202eevil'], {}, streams);
+    const code = await main(['worker', '\x1b]0;pwned\x07', 'two\nlines', '\u202eevil'], {}, streams);
     expect(code).toBe(2);
     expect(out.text).toBe('');
     expect(err.text).toBe(
-      'loopctl: the serve command is not available yet in this version (to run ' +
-        '"serve \\x1b]0;pwned\\x07 two\\nlines \\u202eevil" as a task: ' +
-        'loopctl -- serve \\x1b]0;pwned\\x07 two\\nlines \\u202eevil)\n',
+      'loopctl: the worker command is not available yet in this version (to run ' +
+        '"worker \\x1b]0;pwned\\x07 two\\nlines \\u202eevil" as a task: ' +
+        'loopctl -- worker \\x1b]0;pwned\\x07 two\\nlines \\u202eevil)\n',
     );
+  });
+});
+
+describe('loopctl serve given a task', () => {
+  it('refuses it with the words escaped on one line (exit 2)', async () => {
+    const { out, err, io: streams } = io();
+    const code = await main(['serve', '\x1b]0;pwned\x07', 'two\nlines'], {}, streams);
+    expect(code).toBe(2);
+    expect(out.text).toBe('');
+    // One line per message, every control character written escaped.
+    expect(err.text).toMatch(/^loopctl: loopctl serve takes no task \(got "\\u001b\]0;pwned\\u0007 two\\nlines"\)/);
+    expect(err.text.split('\n')).toHaveLength(3); // the message, "Try 'loopctl --help'.", and the final ''
+    // eslint-disable-next-line no-control-regex
+    expect(err.text).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f]/);
   });
 });

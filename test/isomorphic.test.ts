@@ -38,6 +38,15 @@ describe('the loopctl core entry is isomorphic: Node-only code lives in loopctl/
     expect(new Set(agUi.filter((s) => s.startsWith('@ag-ui/')))).toEqual(new Set(['@ag-ui/core']));
   });
 
+  it('the loopctl command loads the optional peers (@ag-ui/*) only for loopctl serve, on demand', () => {
+    const cli = [...graph(path.join(repoRoot, 'src/cli/app.ts')).values()].flat();
+    expect(cli.filter((s) => s.startsWith('@ag-ui/'))).toEqual([]);
+    const serve = [...graph(path.join(repoRoot, 'src/cli/serve/command.ts')).values()].flat();
+    expect(new Set(serve.filter((s) => s.startsWith('@ag-ui/')))).toEqual(
+      new Set(['@ag-ui/core', '@ag-ui/core/schemas', '@ag-ui/encoder']),
+    );
+  });
+
   it('the node entry is where Node-only code lives', () => {
     const modules = graph(path.join(repoRoot, 'src/node/index.ts'));
     expect([...modules.values()].flat().some((s) => s.startsWith('node:'))).toBe(true);

@@ -3,7 +3,7 @@
  * `require()` of each entry, and the README's "Use" snippet as CommonJS (.ts) and as ESM (.mts),
  * typechecked with `--module nodenext` and run with plain node.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -45,7 +45,9 @@ async function run(file: string, args: string[], cwd: string): Promise<{ stdout:
 async function pack(tmp: string): Promise<string> {
   const pkg = path.join(tmp, 'pkg');
   mkdirSync(pkg);
-  for (const entry of ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'src', 'README.md', 'LICENSE']) {
+  const inputs = ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'vite.config.ts', 'src', 'README.md'];
+  inputs.push('LICENSE');
+  for (const entry of inputs) {
     if (existsSync(path.join(root, entry))) cpSync(path.join(root, entry), path.join(pkg, entry), { recursive: true });
   }
   symlinkSync(path.join(root, 'node_modules'), path.join(pkg, 'node_modules'), 'dir');
@@ -101,6 +103,36 @@ import('loopctl/sqlite').then(
 );
 `;
 
+/**
+ * Starts `loopctl serve --port 0` in `cwd`; once it prints its address, opens it (token → cookie), reads
+ * the page and its script, then stops it with SIGINT. Resolves with the exit code and what it read (or, when
+ * it exits first, its stderr).
+ */
+async function serveOnce(bin: string, cwd: string) {
+  const child = spawn(bin, ['serve', '--port', '0'], { cwd, env: npmEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  const address = await Promise.race([
+    (async () => {
+      while (!/\?token=\S+/.test(out)) await new Promise((r) => setTimeout(r, 20));
+      return /http:\/\/\S+/.exec(out)![0];
+    })(),
+    exited.then(() => undefined),
+  ]);
+  if (address === undefined) return { code: await exited, stderr };
+  const login = await fetch(address, { redirect: 'manual' });
+  const cookie = login.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+  const page = await (await fetch(new URL('/', address), { headers: { cookie } })).text();
+  const script = /src="(\/assets\/[^"]+\.js)"/.exec(page)?.[1] ?? '/missing.js';
+  const js = await fetch(new URL(script, address), { headers: { cookie } });
+  const asset = `${js.status} ${js.headers.get('content-type')} ${(await js.arrayBuffer()).byteLength} bytes`;
+  child.kill('SIGINT');
+  return { code: await exited, page, asset };
+}
+
 describe('C34: CommonJS and ESM consumers of the packed package (Node >= 20.19, require of an ES module)', () => {
   it('require() loads each entry, and the README snippet typechecks and runs as CommonJS and as ESM', async () => {
     const tmp = mkdtempSync(path.join(tmpdir(), 'loopctl-consumer-'));
@@ -149,6 +181,28 @@ describe('C34: CommonJS and ESM consumers of the packed package (Node >= 20.19, 
       for (const file of ['out/use.js', 'out/use.mjs']) {
         expect((await run(process.execPath, [file], consumer)).stdout).toBe('2 + 3 = 5\n[stop] 4 items saved\n');
       }
+
+      // loopctl serve: without the optional AG-UI peers it says what to install; with them it serves the
+      // web app the package ships (built by prepack), with no build step.
+      const bin = path.join(consumer, 'node_modules/.bin/loopctl');
+      const withoutPeers = await serveOnce(bin, consumer);
+      expect(withoutPeers).toEqual({
+        code: 2,
+        stderr:
+          'loopctl: loopctl serve needs @ag-ui/core and @ag-ui/encoder (@ag-ui/core is not installed): ' +
+          'npm install @ag-ui/core@1.0.0 @ag-ui/encoder@1.0.0\n',
+      });
+      mkdirSync(path.join(consumer, 'node_modules/@ag-ui'));
+      for (const peer of ['core', 'encoder']) {
+        const link = path.join(consumer, 'node_modules/@ag-ui', peer);
+        symlinkSync(path.join(root, 'node_modules/@ag-ui', peer), link, 'dir');
+      }
+      const served = await serveOnce(bin, consumer);
+      expect(served.code).toBe(130);
+      const script = /<script type="module" crossorigin src="\/assets\/index-[\w-]+\.js">/;
+      expect(served.page).toMatch(/^<!doctype html>/);
+      expect(served.page).toMatch(script);
+      expect(served.asset).toMatch(/^200 text\/javascript; charset=utf-8 \d{5,} bytes$/);
     } finally {
       rmSync(tmp, { recursive: true, force: true });
     }

@@ -7,6 +7,7 @@ import { selectModel } from './model.js';
 import { runInteractive } from './interactive.js';
 import { runAgent, type CliIO } from './run-agent.js';
 import { runScript } from './script.js';
+import { loadServe } from './serve/load.js';
 import { exitCodeFor, StopSignals, type StopSignal } from './signals.js';
 import { runSessions } from './sessions/command.js';
 import { openConversation } from './store/conversation.js';
@@ -24,13 +25,15 @@ export function version(): string {
 
 /**
  * The `loopctl` command: parses `argv` (without node and the script), prints
- * help or the version, answers a subcommand, or runs: one task (`once`), the
- * prompt loop (`interactive`, ./interactive.ts) or piped tasks (`script`,
- * ./script.ts), on the conversation the options choose (./store/conversation.ts),
- * or `loopctl sessions` (./sessions/command.ts). Resolves with the exit code:
+ * help or the version, answers a subcommand, serves the web app (`serve`,
+ * ./serve/command.ts), or runs: one task (`once`), the prompt loop
+ * (`interactive`, ./interactive.ts) or piped tasks (`script`, ./script.ts), on
+ * the conversation the options choose (./store/conversation.ts), or answers
+ * `loopctl sessions` (./sessions/command.ts). Resolves with the exit code:
  * 0 completed, 1 failed or the saved conversations cannot be used (one
- * `loopctl: …` line; nothing is deleted), 2 bad options or a subcommand not
- * available yet, 130/143 cancelled by SIGINT/SIGTERM, 141 output closed.
+ * `loopctl: …` line; nothing is deleted), 2 bad options, a subcommand not
+ * available yet or the port of `serve` in use, 130/143 cancelled by
+ * SIGINT/SIGTERM (`serve`: stopped), 141 output closed.
  * Bad options and configuration errors are printed on stderr as one
  * `loopctl: …` line naming the option.
  *
@@ -67,6 +70,12 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
       return 2;
     }
     if (early !== undefined) return cancelledEarly(early);
+    if (command.kind === 'serve') {
+      releaseEarly();
+      const runServe = await loadServe();
+      if ('missing' in runServe) return void io.stderr.write(`loopctl: ${runServe.missing}\n`), 2;
+      return await runServe(command.options, { port: command.port, version: version() }, env, { ...io, stops });
+    }
     const conversation = await openConversation(command.options, env);
     try {
       const model = await selectModel(command.options, env);

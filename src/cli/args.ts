@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { DEFAULTS } from '../defaults.js';
 import { helpText, SUBCOMMANDS } from './help.js';
 import { nameProblem } from './store/names.js';
+import { checkServeArgs, servePort } from './serve/args.js';
 
 /** A command line the CLI refuses; `main` prints the message and exits with code 2. */
 export class UsageError extends Error {
@@ -58,11 +59,13 @@ export type ConversationChoice =
   | { readonly kind: 'unsaved' };
 
 /**
- * What {@link parseCli} found: a run to do, help or the version to print, or
- * a subcommand (`serve`, `sessions`, `worker`; `help` is `{ kind: 'help' }`).
+ * What {@link parseCli} found: a run to do, `loopctl serve` (the options of
+ * its model and tools, and its port), help or the version to print, or
+ * a subcommand (`sessions`, `worker`; `help` is `{ kind: 'help' }`).
  */
 export type CliCommand =
   | { readonly kind: 'run'; readonly options: CliOptions }
+  | { readonly kind: 'serve'; readonly options: CliOptions; readonly port: number }
   | { readonly kind: 'help' }
   | { readonly kind: 'version' }
   | {
@@ -95,6 +98,7 @@ const OPTIONS = {
   'no-save': { type: 'boolean' },
   all: { type: 'boolean' },
   yes: { type: 'boolean', short: 'y' },
+  port: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const;
@@ -103,7 +107,8 @@ const OPTIONS = {
  * Parses `argv` (without node and the script). A first positional word that
  * is exactly a subcommand name (`serve`, `sessions`, `worker`, `help`) is
  * that subcommand, unless it comes after `--` (`loopctl -- serve the docs`
- * is a task). Otherwise the task is the positional arguments joined with
+ * is a task); `serve` takes the model and tool options and `--port` (and
+ * no task). Otherwise the task is the positional arguments joined with
  * spaces. The folder is `--cwd`, resolved against the user's folder, else
  * the user's folder itself: when run by loopctl's own `npm start`,
  * `INIT_CWD` (the folder the user ran npm from: `npm start` runs scripts in
@@ -112,7 +117,8 @@ const OPTIONS = {
  * is never read for tasks then); no task → `interactive` on a terminal,
  * else `script` (with or without `-i`).
  * @throws UsageError naming the option for an unknown option, a missing or
- *   bad value, `--confirm` with piped tasks, or a folder that does not exist.
+ *   bad value, `--confirm` with piped tasks, a folder that does not exist,
+ *   `--port` without `serve`, or a task or run-only option with `serve`.
  */
 export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, stdinIsTTY = false): CliCommand {
   let parsed;
@@ -125,14 +131,17 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = proce
   if (values.help) return { kind: 'help' };
   if (values.version) return { kind: 'version' };
   const first = tokens.find((t) => t.kind === 'positional' || t.kind === 'option-terminator');
-  if (first?.kind === 'positional' && Object.hasOwn(SUBCOMMANDS, first.value)) {
+  const serving = first?.kind === 'positional' && first.value === 'serve';
+  if (first?.kind === 'positional' && Object.hasOwn(SUBCOMMANDS, first.value) && !serving) {
     if (first.value === 'help') return { kind: 'help' };
     return { kind: 'subcommand', name: first.value, args: positionals.slice(1), values };
   }
+  if (serving) checkServeArgs(values, positionals.slice(1));
+  else if (values.port !== undefined) throw new UsageError('option --port is an option of loopctl serve');
   for (const only of ['all', 'yes'] as const)
     if (values[only]) throw new UsageError(`option --${only} is for loopctl sessions (see --help)`);
 
-  const task = positionals.join(' ').trim();
+  const task = serving ? '' : positionals.join(' ').trim();
   const mode: CliMode =
     task !== '' ? (values.interactive && stdinIsTTY ? 'interactive' : 'once') : stdinIsTTY ? 'interactive' : 'script';
   const nonEmpty = (name: keyof typeof OPTIONS, value: string | undefined) => {
@@ -147,25 +156,23 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = proce
     throw new UsageError(
       'option --confirm needs a terminal or a task argument: with piped tasks, stdin cannot also answer',
     );
-  return {
-    kind: 'run',
-    options: {
-      task,
-      mode,
-      confirm: values.confirm ?? false,
-      cwd: folder(values.cwd, env),
-      model: nonEmpty('model', values.model),
-      baseURL,
-      apiKey: nonEmpty('api-key', values['api-key']),
-      responses: values.responses ?? false,
-      allowShell: values['allow-shell'] ?? false,
-      readOnly: values['read-only'] ?? false,
-      maxTurns: maxTurns(values['max-turns']),
-      timeoutMs: timeout(values.timeout),
-      json: values.json ?? false,
-      conversation: conversationChoice(values),
-    },
+  const options: CliOptions = {
+    task,
+    mode,
+    confirm: values.confirm ?? false,
+    cwd: folder(values.cwd, env),
+    model: nonEmpty('model', values.model),
+    baseURL,
+    apiKey: nonEmpty('api-key', values['api-key']),
+    responses: values.responses ?? false,
+    allowShell: values['allow-shell'] ?? false,
+    readOnly: values['read-only'] ?? false,
+    maxTurns: maxTurns(values['max-turns']),
+    timeoutMs: timeout(values.timeout),
+    json: values.json ?? false,
+    conversation: conversationChoice(values),
   };
+  return serving ? { kind: 'serve', options, port: servePort(values.port) } : { kind: 'run', options };
 }
 
 /**

@@ -2,11 +2,11 @@ import { DEFAULTS } from '../defaults.js';
 
 /**
  * The words that name a subcommand when they come first (before any `--`).
- * Those marked so arrive with a later version; until then they answer "not
- * available yet" (exit 2).
+ * `serve`, `sessions` and `help` work; `worker` arrives with a later version and
+ * until then answers "not available yet" (exit 2).
  */
 export const SUBCOMMANDS: Readonly<Record<string, string>> = {
-  serve: 'serve the agent over HTTP (not available yet)',
+  serve: 'the web app on 127.0.0.1 (--port): chat, Stop, steering',
   sessions: 'list, show or delete the saved conversations (see below)',
   worker: 'run queued tasks (not available yet)',
   help: 'show this help',
@@ -27,7 +27,7 @@ export const ENVIRONMENT: Readonly<Record<string, string>> = {
 export const EXIT_CODES: readonly (readonly [number, string])[] = [
   [0, 'the run completed (with piped tasks: the last one did)'],
   [1, 'the run failed (model error, turn limit, …), or sessions.db is unusable'],
-  [2, 'bad options or configuration, no task, or a subcommand not available yet'],
+  [2, 'bad options or configuration, no task, command not yet there, port in use'],
   [130, 'cancelled by Ctrl-C (SIGINT)'],
   [141, 'the output was closed (e.g. piped into head)'],
   [143, 'cancelled by SIGTERM'],
@@ -102,6 +102,7 @@ export function helpText(): string {
     ['--no-save', 'keep the conversation in memory only (default: off: completed runs are saved)'],
     ['--all', 'sessions list: every folder\'s conversations (default: this folder\'s)'],
     ['-y, --yes', 'sessions rm: delete without asking (default: ask; required when stdin is not a terminal)'],
+    ['--port <n>', 'loopctl serve: the port on 127.0.0.1 (default 7347; 0: any free port)'],
     ['-h, --help', 'show this help'],
     ['-v, --version', 'show the version'],
   ];
@@ -112,6 +113,7 @@ export function helpText(): string {
     '       loopctl [options]            no task: a prompt loop on a terminal; with',
     '                                    piped stdin, each non-empty line is a task',
     '       loopctl [options] -- words…  everything after -- is the task',
+    '       loopctl serve [--port n]     the web app: open the address it prints',
     '       loopctl <command>',
     '',
     'Commands:',

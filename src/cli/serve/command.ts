@@ -1,0 +1,126 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { localRuns } from '../../runs/local-runs.js';
+import type { CliOptions } from '../args.js';
+import { cliAgent, header } from '../agent.js';
+import { selectModel } from '../model.js';
+import { runDeadlines } from '../run-options.js';
+import type { CliIO } from '../run-agent.js';
+import { sanitizeLine } from '../sanitize.js';
+import { exitCodeFor, StopSignals, type StopSignal } from '../signals.js';
+import { newToken } from './guard.js';
+import { createServeApp } from './server.js';
+import { defaultWebRoot, loadWebApp } from './static.js';
+
+/** How long the shutdown waits for open streams to carry their runs' cancelled ending before it closes them. */
+const DRAIN_MS = 2000;
+
+/** What {@link runServe} needs besides the CLI's options. */
+export interface ServeSettings {
+  readonly port: number;
+  /** The built web app's folder (default: the package's `dist/web`). */
+  readonly webRoot?: string;
+  /** The package version, for `GET /api/info`. */
+  readonly version: string;
+}
+
+/**
+ * `loopctl serve [--port N]`: the web app and loopctl/http on 127.0.0.1, with the CLI's model (the offline
+ * model by default) and tools. Prints the address with the launch's token on stdout, the model line on
+ * stderr, and serves until a stop: the first SIGINT or SIGTERM cancels every live run (each ends
+ * `run_cancelled` with the signal as its reason, which its open streams carry to the pages), closes the
+ * server and resolves with 130 or 143; a second stop exits at once. A port in use (or refused) resolves with
+ * 2 and a line naming the port; a web app that is not built with 1.
+ */
+export async function runServe(
+  options: CliOptions,
+  settings: ServeSettings,
+  env: NodeJS.ProcessEnv,
+  io: CliIO,
+): Promise<number> {
+  const stops = io.stops ?? new StopSignals();
+  let stopped: StopSignal | undefined;
+  let onStop: (signal: StopSignal) => void = () => undefined;
+  const release = stops.handle((signal) => {
+    if (stopped !== undefined) return void io.exit(exitCodeFor(signal));
+    stopped = signal;
+    onStop(signal);
+  });
+  const whenStopped = new Promise<StopSignal>((resolve) => {
+    onStop = resolve;
+    if (stopped !== undefined) resolve(stopped);
+  });
+  let web;
+  try {
+    web = loadWebApp(settings.webRoot ?? defaultWebRoot());
+  } catch (error) {
+    io.stderr.write(`loopctl: ${(error as Error).message}\n`);
+    return 1;
+  }
+  const model = await selectModel(options, env);
+  try {
+    if (stopped !== undefined) return exitCodeFor(stopped);
+    const agent = cliAgent(options, model);
+    const shutdown = new AbortController();
+    const runs = localRuns({
+      agents: { [agent.name]: agent },
+      runOptions: { signal: shutdown.signal, deadlines: runDeadlines(options) },
+    });
+    const token = newToken();
+    const info = {
+      agent: agent.name,
+      model: model.label,
+      folder: options.cwd,
+      tools: agent.tools.map((t) => t.name),
+      version: settings.version,
+    };
+    let port = settings.port;
+    const server = createServer(createServeApp({ runs, web, info, token, port: () => port }));
+    const refused = await listen(server, settings.port);
+    if (refused !== undefined) {
+      const why = refused === 'EADDRINUSE' ? 'is in use' : `cannot be used (${refused})`;
+      io.stderr.write(`loopctl: port ${settings.port} on 127.0.0.1 ${why}; choose another with --port\n`);
+      return 2;
+    }
+    port = (server.address() as AddressInfo).port;
+    io.stderr.write(`[loopctl serve] ${header(agent, options, model)}\n`);
+    io.stdout.write(`loopctl serve: open http://127.0.0.1:${port}/?token=${token}\n`);
+    io.stderr.write('[loopctl serve] Ctrl-C stops the server and cancels the runs it has going\n');
+    const signal = await whenStopped;
+    io.stderr.write(sanitizeLine(`[loopctl serve] ${signal}: cancelling the live runs, closing the server`) + '\n');
+    shutdown.abort(signal); // every live run ends run_cancelled (reason: the signal); its streams carry it out
+    await close(server);
+    return exitCodeFor(signal);
+  } finally {
+    release();
+    stops.handle((signal) => io.exit(exitCodeFor(signal))); // closing the model: a stop now exits at once
+    await model.close();
+  }
+}
+
+/** Listens on 127.0.0.1:`port`; resolves with the error code when the port cannot be had. */
+function listen(server: Server, port: number): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const failed = (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message);
+    server.once('error', failed);
+    server.listen(port, '127.0.0.1', () => {
+      server.off('error', failed);
+      resolve(undefined);
+    });
+  });
+}
+
+/** Stops accepting, lets the streams end with their runs, then closes whatever is left after {@link DRAIN_MS}. */
+function close(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => server.closeAllConnections(), DRAIN_MS);
+    // A stream that carried its run's end leaves a kept-alive connection behind: close those as they go idle.
+    const idle = setInterval(() => server.closeIdleConnections(), 50);
+    server.close(() => {
+      clearTimeout(timer);
+      clearInterval(idle);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+}

@@ -1,0 +1,198 @@
+import {
+  BehaviorSubject,
+  EMPTY,
+  auditTime,
+  catchError,
+  concat,
+  defer,
+  fromEvent,
+  merge,
+  repeat,
+  retry,
+  switchMap,
+  takeWhile,
+  throwError,
+  timer,
+  type Observable,
+  type Subscription,
+} from 'rxjs';
+import { ApiError, api, attachRun, startRun } from './api.js';
+import { loadState, saveState } from './persist.js';
+import type { StreamItem } from './sse.js';
+import { initialState, isTerminal, messagesOf, reduce, type Action, type ChatState } from './state.js';
+
+/** The reason the Stop button cancels a run with (shown as the cancelled run's reason). */
+export const STOP_REASON = 'stopped by the user';
+
+/** Re-attaching after a failed attempt: at most this many in a row, backing off up to 3 s. */
+const ATTACH_RETRIES = 8;
+
+/**
+ * The page's state as an RxJS `BehaviorSubject`, and the actions that change it. A run's frames come from its
+ * start request, then — when that stream ends before the run's terminal event (a reload, a connection the
+ * server closed for a slow reader, a network error) — from the re-attach route with `Last-Event-ID` set to
+ * the last frame applied: no duplicate, no gap (docs/ui.md, "Re-attaching"). The state is saved in
+ * `sessionStorage` as it changes, so a reload resumes the same conversation and run.
+ */
+export class ChatStore {
+  readonly state$: BehaviorSubject<ChatState>;
+  #stream: Subscription | undefined;
+  readonly #saving: Subscription;
+
+  constructor(
+    readonly agent: string,
+    private readonly storage: Storage | undefined = globalThis.sessionStorage,
+  ) {
+    this.state$ = new BehaviorSubject(loadState(storage) ?? initialState(crypto.randomUUID()));
+    const pagehide = typeof window === 'undefined' ? EMPTY : fromEvent(window, 'pagehide');
+    this.#saving = merge(this.state$.pipe(auditTime(200)), pagehide).subscribe(() => saveState(storage, this.state));
+  }
+
+  get state(): ChatState {
+    return this.state$.value;
+  }
+
+  dispatch(action: Action): void {
+    this.state$.next(reduce(this.state, action));
+  }
+
+  /** After a reload: follows the saved run from the frame after the last one applied. */
+  resume(): void {
+    const run = this.state.run;
+    if (run === undefined) return;
+    if (run.runId === undefined) {
+      this.dispatch({ type: 'lost', notice: 'The page was reloaded before the run started; send the message again.' });
+      return;
+    }
+    this.#follow(EMPTY);
+  }
+
+  /** Sends a message: starts a run with the conversation so far (loopctl takes only what its session lacks). */
+  send(text: string): void {
+    if (this.state.run !== undefined) return;
+    this.dispatch({ type: 'send', id: crypto.randomUUID(), text });
+    const first = startRun(this.agent, this.state.threadId, messagesOf(this.state)).pipe(
+      switchMap((started): Observable<StreamItem> => {
+        if (started.kind === 'stream') return started.items;
+        // The thread had a live run (another tab): the message steers it; follow that run from its start.
+        this.dispatch({ type: 'run', runId: started.runId });
+        this.dispatch({ type: 'steered', runId: started.runId, id: started.steeringId, text });
+        return EMPTY;
+      }),
+    );
+    this.#follow(first);
+  }
+
+  /** Stop: cancels the run; resolves once the server answered (after the run's `run_cancelled` was emitted). */
+  async stop(): Promise<void> {
+    const runId = this.state.run?.runId;
+    if (runId === undefined) return;
+    this.dispatch({ type: 'stopping' });
+    await this.#call(() => api.cancel(runId, STOP_REASON), 'Stop');
+  }
+
+  /** Stop after this step: a graceful stop at the end of the current turn (run control). */
+  async stopAfterStep(): Promise<void> {
+    const runId = this.state.run?.runId;
+    if (runId === undefined) return;
+    await this.#call(() => api.stop(runId), 'Stop after this step');
+  }
+
+  /** Steers the live run; resolves true when the message was queued. */
+  async steer(text: string): Promise<boolean> {
+    const runId = this.state.run?.runId;
+    if (runId === undefined) return false;
+    const answer = await this.#call(() => api.steer(runId, text), 'Steering');
+    if (answer === undefined) return false;
+    this.dispatch({ type: 'steered', runId, id: answer.id, text });
+    return true;
+  }
+
+  /** Withdraws a queued steering message; it never reaches the model. */
+  async withdraw(id: string): Promise<void> {
+    const item = this.state.steering.find((s) => s.id === id);
+    if (item === undefined || item.status !== 'queued') return;
+    const answer = await this.#call(() => api.withdraw(item.runId, id), 'Withdraw');
+    if (answer?.withdrawn) this.dispatch({ type: 'withdrawn', id });
+    else if (answer) this.dispatch({ type: 'notice', notice: 'Too late to withdraw: the run has taken it.' });
+  }
+
+  /** Approves or rejects a tool call waiting for approval (run control). */
+  async decide(callId: string, approve: boolean, reason = 'rejected by the user'): Promise<void> {
+    const runId = this.state.run?.runId;
+    if (runId === undefined) return;
+    const decision = approve ? ({ approve: true } as const) : ({ approve: false, reason } as const);
+    const answer = await this.#call(() => api.decide(runId, callId, decision), approve ? 'Approve' : 'Reject');
+    if (answer?.decided) this.dispatch({ type: 'decided', callId, approve });
+    else if (answer) this.dispatch({ type: 'notice', notice: 'The call no longer waits for a decision.' });
+  }
+
+  /** A new conversation (a new thread); only while no run works. */
+  newChat(): void {
+    if (this.state.run !== undefined) return;
+    this.#stream?.unsubscribe();
+    this.state$.next(initialState(crypto.randomUUID()));
+  }
+
+  dispose(): void {
+    this.#stream?.unsubscribe();
+    this.#saving.unsubscribe();
+    saveState(this.storage, this.state);
+  }
+
+  /** Applies `first`, then re-attaches after the last frame applied until the run's terminal event. */
+  #follow(first: Observable<StreamItem>): void {
+    this.#stream?.unsubscribe();
+    const started = first.pipe(
+      // Cut off once the run is known: re-attaching picks it up. Before that, the start itself failed.
+      catchError((error: unknown) => (this.state.run?.runId ? EMPTY : throwError(() => error))),
+    );
+    const attached = defer(() => {
+      const run = this.state.run;
+      return run?.runId ? attachRun(run.runId, this.state.threadId, run.lastEventId) : EMPTY;
+    }).pipe(
+      retry({
+        count: ATTACH_RETRIES,
+        resetOnSuccess: true,
+        delay: (error: unknown, n) => (gone(error) ? throwError(() => error) : timer(Math.min(100 * 2 ** n, 3000))),
+      }),
+      // A stream that ended before the terminal event was closed by the server (a slow reader): attach again.
+      repeat({ delay: () => timer(50) }),
+    );
+    this.#stream = concat(
+      started,
+      defer(() => (this.state.run ? attached : EMPTY)),
+    )
+      .pipe(takeWhile((item) => !(item.kind === 'frame' && isTerminal(item.event)), true))
+      .subscribe({
+        next: (item) =>
+          this.dispatch(item.kind === 'run' ? { type: 'run', runId: item.runId } : { type: 'frame', ...item }),
+        error: (error: unknown) => this.dispatch({ type: 'lost', notice: describeError(error) }),
+      });
+  }
+
+  /** A call whose failure becomes the notice (a 501 says what is not available yet). */
+  async #call<T>(call: () => Promise<T>, what: string): Promise<T | undefined> {
+    try {
+      const answer = await call();
+      this.dispatch({ type: 'notice', notice: undefined });
+      return answer;
+    } catch (error) {
+      const notice =
+        error instanceof ApiError && error.status === 501
+          ? `${what} is not available in this version of loopctl (the server answered 501: ${error.message}).`
+          : `${what} failed: ${describeError(error)}`;
+      this.dispatch({ type: 'notice', notice });
+      return undefined;
+    }
+  }
+}
+
+/** The run no longer exists for this browser (the server restarted, or forgot it). */
+const gone = (error: unknown): boolean => error instanceof ApiError && error.status >= 400 && error.status < 500;
+
+function describeError(error: unknown): string {
+  if (error instanceof ApiError) return error.message;
+  if (error instanceof TypeError) return 'the connection to loopctl serve failed';
+  return error instanceof Error ? error.message : String(error);
+}

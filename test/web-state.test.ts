@@ -1,0 +1,262 @@
+/**
+ * The web app's state (src/web/state.ts) under the AG-UI frames of real runs (localRuns → toAgUiFrames), and
+ * under the CUSTOM events run control will emit: the transcript, tool cards, steering queued → injected,
+ * cancelled and failed outcomes, a restarted answer dropped, and a resume after any frame giving exactly the
+ * state of an unbroken stream.
+ */
+import type { AGUIEvent } from '@ag-ui/core';
+import { lastValueFrom, toArray } from 'rxjs';
+import { describe, expect, it } from 'vitest';
+import { parseEventId, toAgUiFrames, type AgUiFrame } from '../src/ag-ui/index.js';
+import { defineAgent, localRuns, tool, type Runs } from '../src/index.js';
+import { gate, scriptedModel, type ScriptedStep } from '../src/testing/index.js';
+import { initialState, messagesOf, reduce, type Action, type ChatState } from '../src/web/state.js';
+import { z } from 'zod';
+
+const THREAD = 'thread-1';
+
+const lookup = tool({
+  name: 'lookup',
+  description: 'Looks a word up.',
+  parameters: z.object({ word: z.string() }),
+  execute: async ({ word }) => `${word}: a greeting`,
+});
+
+async function runFrames(steps: (ScriptedStep | string)[], drive?: (runs: Runs, runId: string) => Promise<void>) {
+  const model = scriptedModel(steps);
+  const runs = localRuns({
+    agents: { helper: defineAgent({ name: 'helper', instructions: 'i', model, tools: [lookup] }) },
+  });
+  const { runId } = await runs.start({ agent: 'helper', threadId: THREAD, input: 'hello?', principal: 'p' });
+  await drive?.(runs, runId);
+  const all = () =>
+    lastValueFrom(runs.events(runId, { principal: 'p' }).pipe(toAgUiFrames({ threadId: THREAD }), toArray()));
+  return { runId, frames: await all(), runs, model };
+}
+
+const sent = (): ChatState => reduce(initialState(THREAD), { type: 'send', id: 'u1', text: 'hello?' });
+const apply = (state: ChatState, frames: readonly AgUiFrame[]) =>
+  frames.reduce((s, f) => reduce(s, { type: 'frame', id: f.id, event: f.event }), state);
+const frame = (id: string, event: Record<string, unknown>): Action => ({
+  type: 'frame',
+  id,
+  event: event as AGUIEvent,
+});
+
+describe('web app state: a real run', () => {
+  it('a tool call becomes a card (arguments, result), the answer streams, the run ends completed', async () => {
+    const { runId, frames } = await runFrames([
+      { toolCalls: [{ name: 'lookup', arguments: { word: 'hi' }, callId: 'c1' }] },
+      { text: ['Hi ', 'means ', 'hello.'] },
+    ]);
+    const state = apply(sent(), frames);
+    expect(state.run).toBeUndefined();
+    expect(state.entries).toEqual([
+      { kind: 'user', id: 'u1', text: 'hello?' },
+      { kind: 'tool', id: 'c1', name: 'lookup', args: '{"word":"hi"}', status: 'done', result: 'hi: a greeting' },
+      { kind: 'answer', id: expect.stringMatching(/^loopctl:/), text: 'Hi means hello.', open: false },
+      { kind: 'outcome', id: runId, outcome: 'completed' },
+    ]);
+    // The next run's input: the user's message and loopctl's answer (a minted id: the server ignores it).
+    expect(messagesOf(state).map((m) => [m.role, m.content])).toEqual([
+      ['user', 'hello?'],
+      ['assistant', 'Hi means hello.'],
+    ]);
+  });
+
+  it('resumed after any frame (saved state as JSON, then the re-attach stream): as an unbroken stream', async () => {
+    const { runId, frames, runs } = await runFrames([
+      { toolCalls: [{ name: 'lookup', arguments: { word: 'hi' }, callId: 'c1' }], text: ['Let ', 'me look.'] },
+      { text: ['Hi ', 'means ', 'hello.'] },
+    ]);
+    const whole = apply(sent(), frames);
+    expect(frames.length).toBeGreaterThan(15);
+    for (let k = 0; k < frames.length - 1; k++) {
+      const saved = JSON.parse(JSON.stringify(apply(sent(), frames.slice(0, k + 1)))) as ChatState;
+      expect(saved.run?.lastEventId).toBe(frames[k]!.id);
+      // What the re-attach route sends after Last-Event-ID: the run mapped again, what the page has left out.
+      const after = parseEventId(saved.run!.lastEventId!);
+      const rest = await lastValueFrom(
+        runs.events(runId, { principal: 'p' }).pipe(toAgUiFrames({ threadId: THREAD, after }), toArray()),
+      );
+      expect(apply(saved, rest)).toEqual(whole);
+    }
+  });
+
+  it('Stop mid-stream: the outcome says cancelled with its phase and reason; the partial answer stays', async () => {
+    const hold = gate();
+    const { runId, frames } = await runFrames(
+      [{ text: ['Partial ', 'answer'], hold: hold.wait$ }],
+      async (runs, id) => {
+        await new Promise((r) => setTimeout(r, 20));
+        expect(await runs.cancel(id, 'stopped by the user', 'p')).toBe(true);
+      },
+    );
+    const state = apply(sent(), frames);
+    expect(state.run).toBeUndefined();
+    expect(state.entries.slice(1)).toEqual([
+      { kind: 'answer', id: expect.any(String), text: 'Partial answer', open: false },
+      { kind: 'outcome', id: runId, outcome: 'cancelled', phase: 'model_stream', reason: 'stopped by the user' },
+    ]);
+  });
+
+  it('steering: queued when sent, injected (and shown as a user message) when the next turn takes it', async () => {
+    const hold = gate();
+    let steeringId = '';
+    const { runId, frames } = await runFrames(
+      [{ text: ['Looking'], hold: hold.wait$ }, 'Checked the tests too.'],
+      async (runs, id) => {
+        steeringId = (await runs.steer(id, 'also check the tests', 'p')).id;
+        hold.open();
+        await lastValueFrom(runs.events(id, { principal: 'p' }).pipe(toArray()));
+      },
+    );
+    let state = reduce(sent(), { type: 'run', runId });
+    state = reduce(state, { type: 'steered', runId, id: steeringId, text: 'also check the tests' });
+    expect(state.steering).toEqual([{ id: steeringId, runId, text: 'also check the tests', status: 'queued' }]);
+    const injectedAt = frames.findIndex(
+      (f) => f.event.type === 'CUSTOM' && f.event.name === 'loopctl.steering_injected',
+    );
+    state = apply(state, frames.slice(0, injectedAt + 1));
+    expect(state.steering).toEqual([{ id: steeringId, runId, text: 'also check the tests', status: 'injected' }]);
+    expect(state.entries.at(-1)).toEqual({
+      kind: 'user',
+      id: steeringId,
+      text: 'also check the tests',
+      steering: true,
+    });
+    state = apply(state, frames.slice(injectedAt + 1));
+    expect(state.steering).toEqual([]); // injected steering is history once the run ends
+    expect(state.entries.map((e) => (e.kind === 'answer' || e.kind === 'user' ? e.text : e.kind))).toEqual([
+      'hello?',
+      'Looking',
+      'also check the tests',
+      'Checked the tests too.',
+      'outcome',
+    ]);
+  });
+});
+
+describe('web app state: events by hand (run control, retries, failures)', () => {
+  const started = () =>
+    reduce(
+      reduce(sent(), { type: 'run', runId: 'r1' }),
+      frame('0', { type: 'RUN_STARTED', threadId: THREAD, runId: 'r1' }),
+    );
+
+  it('loopctl.answer_restarted drops the message it names; the new attempt streams under its own id', () => {
+    let s = started();
+    s = reduce(s, frame('3:0', { type: 'TEXT_MESSAGE_START', messageId: 'm3', role: 'assistant' }));
+    s = reduce(s, frame('3', { type: 'TEXT_MESSAGE_CONTENT', messageId: 'm3', delta: 'Half an ans' }));
+    s = reduce(s, frame('5:0', { type: 'TEXT_MESSAGE_END', messageId: 'm3' }));
+    s = reduce(
+      s,
+      frame('5', {
+        type: 'CUSTOM',
+        name: 'loopctl.answer_restarted',
+        value: { previousMessageId: 'm3', cause: 'retry' },
+      }),
+    );
+    s = reduce(s, frame('6:0', { type: 'TEXT_MESSAGE_START', messageId: 'm6', role: 'assistant' }));
+    s = reduce(s, frame('6', { type: 'TEXT_MESSAGE_CONTENT', messageId: 'm6', delta: 'Whole answer.' }));
+    expect(s.entries.slice(1)).toEqual([{ kind: 'answer', id: 'm6', text: 'Whole answer.', open: true }]);
+  });
+
+  it('an approval request puts Approve/Reject on the card; a decision taken marks it; the result clears it', () => {
+    let s = started();
+    const value = { callId: 'c9', name: 'write_file', arguments: '{"path":"a.md"}' };
+    s = reduce(s, frame('4', { type: 'CUSTOM', name: 'loopctl.approval_requested', value }));
+    expect(s.entries.at(-1)).toEqual({
+      kind: 'tool',
+      id: 'c9',
+      name: 'write_file',
+      args: '{"path":"a.md"}',
+      status: 'running',
+      approval: 'pending',
+    });
+    const rejected = reduce(s, { type: 'decided', callId: 'c9', approve: false });
+    expect(rejected.entries.at(-1)).toMatchObject({ approval: 'rejected' });
+    s = reduce(s, frame('5:0', { type: 'TOOL_CALL_START', toolCallId: 'c9', toolCallName: 'write_file' }));
+    s = reduce(
+      s,
+      frame('6', {
+        type: 'TOOL_CALL_RESULT',
+        messageId: 'x',
+        toolCallId: 'c9',
+        content: 'not approved',
+        role: 'tool',
+        metadata: { loopctl: { error: { name: 'ToolCallRejectedError' } } },
+      }),
+    );
+    expect(s.entries.at(-1)).toEqual({
+      kind: 'tool',
+      id: 'c9',
+      name: 'write_file',
+      args: '{"path":"a.md"}',
+      status: 'failed',
+      result: 'not approved',
+    });
+  });
+
+  it('progress shows on the card; a retry and a graceful stop become notes; RUN_ERROR a failed outcome', () => {
+    let s = started();
+    s = reduce(s, frame('2:0', { type: 'TOOL_CALL_START', toolCallId: 'c1', toolCallName: 'scan' }));
+    s = reduce(
+      s,
+      frame('3', {
+        type: 'CUSTOM',
+        name: 'loopctl.tool_progress',
+        value: { callId: 'c1', name: 'scan', progress: { done: 3 } },
+      }),
+    );
+    expect(s.entries.at(-1)).toMatchObject({ kind: 'tool', progress: '{"done":3}' });
+    s = reduce(
+      s,
+      frame('4', {
+        type: 'CUSTOM',
+        name: 'loopctl.retry_scheduled',
+        value: { attempt: 2, delayMs: 500, error: { name: 'ModelCallError' } },
+      }),
+    );
+    s = reduce(s, frame('5', { type: 'CUSTOM', name: 'loopctl.stop_requested', value: { at: 'turn_end' } }));
+    expect(s.entries.slice(-2)).toEqual([
+      { kind: 'note', id: 'note-4', text: 'retry 2 in 500 ms: {"name":"ModelCallError"}' },
+      { kind: 'note', id: 'note-5', text: 'stopping after this step' },
+    ]);
+    expect(s.run?.stopRequested).toBe(true);
+    s = reduce(s, frame('9', { type: 'RUN_ERROR', message: 'turn limit reached (20)', code: 'max_turns' }));
+    expect(s.run).toBeUndefined();
+    expect(s.entries.at(-1)).toEqual({
+      kind: 'outcome',
+      id: 'r1',
+      outcome: 'failed',
+      reason: 'turn limit reached (20)',
+      code: 'max_turns',
+    });
+  });
+
+  it('a cancelled run gives its steering back: those items are queued again for the next run', () => {
+    let s = started();
+    s = reduce(s, { type: 'steered', runId: 'r1', id: 's1', text: 'also this' });
+    s = reduce(
+      s,
+      frame('6', { type: 'CUSTOM', name: 'loopctl.steering_injected', value: { id: 's1', content: 'also this' } }),
+    );
+    s = reduce(s, { type: 'steered', runId: 'r1', id: 's2', text: 'and that' });
+    s = reduce(s, { type: 'withdrawn', id: 's2' });
+    const undelivered = [{ id: 's1', content: 'also this' }];
+    s = reduce(
+      s,
+      frame('8:0', {
+        type: 'CUSTOM',
+        name: 'loopctl.cancelled',
+        value: { phase: 'tool_call', reason: 'x', undelivered },
+      }),
+    );
+    s = reduce(s, frame('8', { type: 'RUN_FINISHED', threadId: THREAD, runId: 'r1', outcome: { type: 'cancelled' } }));
+    expect(s.steering).toEqual([{ id: 's1', runId: 'r1', text: 'also this', status: 'queued' }]);
+    expect(s.entries.filter((e) => e.kind === 'outcome')).toEqual([
+      { kind: 'outcome', id: 'r1', outcome: 'cancelled', phase: 'tool_call', reason: 'x' },
+    ]);
+  });
+});
