@@ -15,6 +15,9 @@ export type {
   RunHandle, RetryOptions, Deadlines, BreakerOptions, StartOptions, ReplayMode,
 } from './engine/types.js';
 export { sliceAfterSeq } from './engine/replay.js';
+export type {
+  RunTelemetry, TelemetryRun, RunObserver, TelemetryAttempt, TelemetryMcpRequest,
+} from './engine/telemetry.js';
 export { DEFAULTS } from './defaults.js';
 
 // Cancelling and steering
