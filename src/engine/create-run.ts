@@ -30,7 +30,8 @@ export function createRun<C>(
     const rc = new RunController<C>(agent, options, own, subscriber, items);
     if (telemetry !== undefined) {
       const { runId, mailbox } = rc;
-      const run = { runId, agent: agent.name, input, mailbox, ...(own.parent ? { parent: own.parent } : {}) };
+      const { name, model } = agent;
+      const run = { runId, agent: name, model: model.id, input, mailbox, ...(own.parent ? { parent: own.parent } : {}) };
       openTelemetry(telemetry, run, own);
     }
     // "Arrival order": what is queued now was queued before this run started (a push from a

@@ -21,6 +21,8 @@ export interface RunTelemetry {
 export interface TelemetryRun {
   readonly runId: string;
   readonly agent: string;
+  /** The id of the agent's model (its primary one, e.g. `openai:gpt-4o-mini`). */
+  readonly model: string;
   /** The run's input, as given. */
   readonly input: string | readonly Item[];
   /** The run's mailbox: a withdrawal is seen on its `withdrawn$`. */
