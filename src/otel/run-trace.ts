@@ -87,7 +87,7 @@ export class RunTrace implements RunObserver {
         });
         return;
       case 'fallback_activated':
-        if (this.#chat !== undefined) this.#endChat({ kind: 'error', type: event.reason, message: event.reason });
+        // The failed primary attempt ends at the fallback's request, which names its error.
         this.#span.addEvent(C.EVENT_FALLBACK, {
           [C.ATTR_LOOPCTL_FALLBACK_FROM]: event.from,
           [C.ATTR_LOOPCTL_FALLBACK_TO]: event.to,
