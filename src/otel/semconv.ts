@@ -58,7 +58,6 @@ export const ATTR_LOOPCTL_FALLBACK_TO = 'loopctl.fallback.to' as const;
 export const ATTR_LOOPCTL_FALLBACK_REASON = 'loopctl.fallback.reason' as const;
 export const ATTR_LOOPCTL_STEERING_ID = 'loopctl.steering.id' as const;
 export const ATTR_LOOPCTL_STEERING_CONTENT = 'loopctl.steering.content' as const;
-export const ATTR_LOOPCTL_THREAD_ID = 'loopctl.thread.id' as const;
 export const ATTR_LOOPCTL_RUNS_RESULT = 'loopctl.runs.result' as const;
 
 // loopctl's span events
