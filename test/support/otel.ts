@@ -58,6 +58,12 @@ export function otelHarness(options: Omit<TelemetryOptions, 'tracerProvider' | '
   const telemetry = withTelemetry({ ...options, tracerProvider, meterProvider });
 
   const finished = (): ReadableSpan[] => exporter.getFinishedSpans();
+  /** Forgets every span so far (one harness across many runs). */
+  const reset = (): void => {
+    exporter.reset();
+    counting.started.length = 0;
+    counting.ends.clear();
+  };
   /** Span ids started but not ended, and ids ended more than once. */
   const endings = () => ({
     started: counting.started.length,
@@ -107,7 +113,7 @@ export function otelHarness(options: Omit<TelemetryOptions, 'tracerProvider' | '
         : { attributes: p.attributes, count: value.count, sum: value.sum };
     });
   };
-  return { telemetry, tracerProvider, meterProvider, exporter, finished, tree, shape, endings, metric };
+  return { telemetry, tracerProvider, meterProvider, exporter, finished, reset, tree, shape, endings, metric };
 }
 
 /** Attributes every `chat` span of a test model (`scripted`, no provider prefix) has. */
