@@ -39,8 +39,8 @@ describe('a completed run with tools', () => {
   it('invoke_agent > chat, execute_tool, chat: exactly these spans and attributes, no content', async () => {
     const h = otelHarness();
     const model = scriptedModel([
-      { toolCalls: [{ name: 'add', arguments: { a: 1, b: 2 } }], usage: { inputTokens: 10, outputTokens: 5 } },
-      { text: ['It is ', '3.'], usage: { inputTokens: 20, outputTokens: 3 } },
+      { toolCalls: [{ name: 'add', arguments: { a: 1, b: 2 } }], usage: { inputTokens: 10, outputTokens: 5, totalTokens: 15 } },
+      { text: ['It is ', '3.'], usage: { inputTokens: 20, outputTokens: 3, totalTokens: 23 } },
     ]);
     const agent = defineAgent({ name: 'calc', instructions: 'Be brief.', model, tools: [add] });
     const events = await collectEvents(run(agent, 'What is 1+2?', { telemetry: h.telemetry, idGenerator: sequentialIds() }));
