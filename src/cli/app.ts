@@ -5,6 +5,7 @@ import { HELP, parseCli, UsageError } from './args.js';
 import { sanitizeLine } from './sanitize.js';
 import { selectModel } from './model.js';
 import { runInteractive } from './interactive.js';
+import { startCliTelemetry } from './otel.js';
 import { runAgent, type CliIO } from './run-agent.js';
 import { runScript } from './script.js';
 import { exitCodeFor, StopSignals, type StopSignal } from './signals.js';
@@ -61,15 +62,18 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
       return 2;
     }
     if (early !== undefined) return cancelledEarly(early);
+    // --otel: the SDK and exporter load only now (a missing one is a usage error naming the install command).
+    const otel = command.options.otel ? await startCliTelemetry(version(), io.loadModule) : undefined;
     const model = await selectModel(command.options, env);
     try {
       if (early !== undefined) return cancelledEarly(early);
       releaseEarly();
       const mode = { once: runAgent, interactive: runInteractive, script: runScript }[command.options.mode];
-      return await mode(command.options, model, { ...io, stops });
+      return await mode(command.options, model, { ...io, stops, ...(otel ? { telemetry: otel.telemetry } : {}) });
     } finally {
       stops.handle((signal) => io.exit(exitCodeFor(signal))); // the run is over: closing the model or flushing the output
       await model.close();
+      await otel?.shutdown().catch(() => undefined); // what is left to export goes out (an unreachable collector: dropped)
     }
   } catch (error) {
     if (isInstance(error, UsageError) || isConfigurationError(error)) {

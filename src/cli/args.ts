@@ -39,6 +39,8 @@ export interface CliOptions {
   readonly timeoutMs: number | undefined;
   /** `--json`: NDJSON events on stdout, human lines on stderr. */
   readonly json: boolean;
+  /** `--otel`: export the runs' spans with OTLP/HTTP (docs/telemetry.md). */
+  readonly otel: boolean;
 }
 
 /**
@@ -67,6 +69,7 @@ const OPTIONS = {
   interactive: { type: 'boolean', short: 'i' },
   confirm: { type: 'boolean' },
   json: { type: 'boolean' },
+  otel: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const;
@@ -133,6 +136,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = proce
       maxTurns: maxTurns(values['max-turns']),
       timeoutMs: timeout(values.timeout),
       json: values.json ?? false,
+      otel: values.otel ?? false,
     },
   };
 }

@@ -17,6 +17,8 @@ export const ENVIRONMENT: Readonly<Record<string, string>> = {
   OPENAI_API_KEY: 'API key of the OpenAI-compatible server (--api-key wins)',
   OPENAI_BASE_URL: 'its endpoint, an http(s) URL (--base-url wins)',
   LOOPCTL_OFFLINE_DELAY_MS: 'pause between two words of the offline model, in ms (default 15)',
+  OTEL_EXPORTER_OTLP_ENDPOINT: 'with --otel: the OTLP/HTTP collector (default http://localhost:4318)',
+  OTEL_SERVICE_NAME: 'with --otel: the service name of the spans (default loopctl)',
 };
 
 /** The exit codes, in the order the help and the README list them. */
@@ -89,6 +91,11 @@ export function helpText(): string {
         'refuses (default: off)',
     ],
     ['--json', 'write the run events as NDJSON on stdout, one per line; human lines go to stderr (default: off)'],
+    [
+      '--otel',
+      'export OpenTelemetry spans of each run over OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT; needs the ' +
+        'OpenTelemetry SDK installed (default: off)',
+    ],
     ['-h, --help', 'show this help'],
     ['-v, --version', 'show the version'],
   ];

@@ -151,7 +151,7 @@ export class InteractiveLoop {
       deadlines: runDeadlines(this.#options),
       ...(this.#hooks ? { hooks: this.#hooks } : {}),
     };
-    void runTask(this.#agent, task, options, { renderer: live.renderer, json: jsonSink(this.#options, this.#io) }).then(
+    void runTask(this.#agent, task, options, { renderer: live.renderer, json: jsonSink(this.#options, this.#io), telemetry: this.#io.telemetry }).then(
       (event) => this.#runEnded(live, event),
     );
   }
