@@ -92,7 +92,8 @@ async function measure(label: string, chunks: number, runs: number, per: 'chunk'
 }
 
 export async function main(): Promise<void> {
-  if (trace.getTracerProvider().getTracer('x').startSpan('probe').isRecording() || metrics.getMeterProvider() === meterProvider) {
+  const probe = trace.getTracerProvider().getTracer('x').startSpan('probe');
+  if (probe.isRecording() || metrics.getMeterProvider() === meterProvider) {
     throw new Error('no SDK may be registered globally for the no-sdk variant');
   }
   await measure(`streaming: one run of ${CHUNKS} chunks`, CHUNKS, 1, 'chunk');

@@ -20,7 +20,10 @@ interface OtlpSpan {
   attributes: { key: string; value: Record<string, unknown> }[];
 }
 interface OtlpRequest {
-  resourceSpans: { resource: { attributes: OtlpSpan['attributes'] }; scopeSpans: { scope: { name: string }; spans: OtlpSpan[] }[] }[];
+  resourceSpans: {
+    resource: { attributes: OtlpSpan['attributes'] };
+    scopeSpans: { scope: { name: string }; spans: OtlpSpan[] }[];
+  }[];
 }
 
 /** An OTLP/HTTP receiver: each request's body decoded by its Content-Type (and Content-Encoding). */
@@ -62,7 +65,8 @@ describe('loopctl --otel', () => {
   it('exports the run as OTLP/HTTP JSON to OTEL_EXPORTER_OTLP_ENDPOINT: one trace, the run span its root', async () => {
     const rx = await receiver();
     try {
-      const env = cliEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: rx.url, OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=test' });
+      const otelEnv = { OTEL_EXPORTER_OTLP_ENDPOINT: rx.url, OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=test' };
+      const env = cliEnv(otelEnv);
       const { code, stdout } = await runBin(['--otel', 'list the .md files'], dir, env).done;
       expect(code).toBe(0);
       expect(stdout).toContain('a.md');
@@ -100,7 +104,8 @@ describe('loopctl --otel', () => {
     const exit = (code: number): never => {
       throw new Error(`exit ${code}`);
     };
-    const code = await main(['--otel', '--cwd', dir, 'list the .md files'], {}, { stdout: out, stderr: err, exit, loadModule });
+    const io = { stdout: out, stderr: err, exit, loadModule };
+    const code = await main(['--otel', '--cwd', dir, 'list the .md files'], {}, io);
     expect(code).toBe(2);
     expect(loaded).toContain('@opentelemetry/sdk-trace-base');
     expect(err.text).toBe(
@@ -118,7 +123,8 @@ describe('loopctl --otel', () => {
     const exit = (c: number): never => {
       throw new Error(`exit ${c}`);
     };
-    const code = await main(['--cwd', dir, 'list the .md files'], { LOOPCTL_OFFLINE_DELAY_MS: '0' }, { stdout: out, stderr: err, exit, loadModule });
+    const io = { stdout: out, stderr: err, exit, loadModule };
+    const code = await main(['--cwd', dir, 'list the .md files'], { LOOPCTL_OFFLINE_DELAY_MS: '0' }, io);
     expect(code).toBe(0);
     expect(loaded).toEqual([]);
   });

@@ -68,7 +68,9 @@ const scenarios: Record<CancelPhase, (cold: Cold) => Scenario> = {
       spans: ['  chat scripted !ERROR(ModelCallError)'],
     };
   },
-  dispatch: () => ({ agent: { steps: [twoCalls] }, cancel: { on: 'model_response_completed' }, spans: ['  chat scripted'] }),
+  dispatch: () => ({
+    agent: { steps: [twoCalls] }, cancel: { on: 'model_response_completed' }, spans: ['  chat scripted'],
+  }),
   between_tools: () => ({
     agent: { steps: [twoCalls] }, cancel: { on: 'tool_call_completed' }, spans: ['  chat scripted', '  execute_tool a'],
   }),

@@ -38,7 +38,9 @@ class CountingContextManager implements ContextManager {
     count('context.active');
     return ROOT_CONTEXT;
   }
-  with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(_c: Context, fn: F, thisArg?: ThisParameterType<F>, ...args: A): ReturnType<F> {
+  with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(
+    _c: Context, fn: F, thisArg?: ThisParameterType<F>, ...args: A
+  ): ReturnType<F> {
     count('context.with');
     return fn.call(thisArg, ...args);
   }

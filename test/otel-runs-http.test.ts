@@ -34,7 +34,9 @@ const body = JSON.stringify({
   tools: [], context: [], state: {}, forwardedProps: {},
 });
 
-async function post(url: string, headers: Record<string, string>): Promise<{ status: number; headers: Headers; text: string }> {
+async function post(
+  url: string, headers: Record<string, string>,
+): Promise<{ status: number; headers: Headers; text: string }> {
   const res = await fetch(`${url}/agents/helper/runs`, {
     method: 'POST', body,
     headers: { authorization: 'Bearer alice', 'content-type': 'application/json', ...headers },
@@ -59,7 +61,7 @@ describe('traceCarrierOf: the W3C traceparent rules', () => {
 });
 
 describe('the HTTP handler and instrumentRuns', () => {
-  it("a start joins the caller's trace: runs.start is the child of its traceparent, the run below it; the start's traceparent is written back", async () => {
+  it("a start joins the caller's trace (under its traceparent); the start's traceparent is written back", async () => {
     const h = otelHarness();
     const agent = defineAgent({ name: 'helper', instructions: '', model: scriptedModel(['hello']) });
     const runs = instrumentRuns(localRuns({ agents: { helper: agent }, runOptions: { telemetry: h.telemetry } }), {
@@ -105,7 +107,8 @@ describe('the HTTP handler and instrumentRuns', () => {
 
   it('cancel, steer and withdraw get spans of their own; a rejected operation is an error span', async () => {
     const h = otelHarness();
-    const agent = defineAgent({ name: 'helper', instructions: '', model: scriptedModel([{ text: 'x', delayMs: 60_000 }]) });
+    const model = scriptedModel([{ text: 'x', delayMs: 60_000 }]);
+    const agent = defineAgent({ name: 'helper', instructions: '', model });
     const runs = instrumentRuns(localRuns({ agents: { helper: agent } }), { tracerProvider: h.tracerProvider });
     const { runId } = await runs.start({ agent: 'helper', threadId: 't', input: 'hi', principal: 'p' });
     const { id } = await runs.steer(runId, 'more', 'p');

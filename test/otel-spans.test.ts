@@ -28,6 +28,9 @@ const add = tool({
   name: 'add', description: 'adds', parameters: z.object({ a: z.number(), b: z.number() }),
   execute: ({ a, b }) => a + b,
 });
+const CHAT_METRIC = {
+  'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'scripted', 'gen_ai.request.model': 'scripted',
+};
 const runAttributes = (agent: string, model = 'scripted') => ({
   'gen_ai.operation.name': 'invoke_agent',
   'gen_ai.agent.name': agent,
@@ -39,11 +42,15 @@ describe('a completed run with tools', () => {
   it('invoke_agent > chat, execute_tool, chat: exactly these spans and attributes, no content', async () => {
     const h = otelHarness();
     const model = scriptedModel([
-      { toolCalls: [{ name: 'add', arguments: { a: 1, b: 2 } }], usage: { inputTokens: 10, outputTokens: 5, totalTokens: 15 } },
+      {
+        toolCalls: [{ name: 'add', arguments: { a: 1, b: 2 } }],
+        usage: { inputTokens: 10, outputTokens: 5, totalTokens: 15 },
+      },
       { text: ['It is ', '3.'], usage: { inputTokens: 20, outputTokens: 3, totalTokens: 23 } },
     ]);
     const agent = defineAgent({ name: 'calc', instructions: 'Be brief.', model, tools: [add] });
-    const events = await collectEvents(run(agent, 'What is 1+2?', { telemetry: h.telemetry, idGenerator: sequentialIds() }));
+    const options = { telemetry: h.telemetry, idGenerator: sequentialIds() };
+    const events = await collectEvents(run(agent, 'What is 1+2?', options));
     expect(events.at(-1)).toMatchObject({ type: 'run_completed', output: 'It is 3.' });
     expect(h.tree({ kinds: true })).toEqual([
       {
@@ -78,7 +85,7 @@ describe('a completed run with tools', () => {
       },
     ]);
     expect(h.endings()).toEqual({ started: 4, open: [], twice: [] });
-    const metric = { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'scripted', 'gen_ai.request.model': 'scripted' };
+    const metric = CHAT_METRIC;
     expect(await h.metric('gen_ai.client.token.usage')).toEqual([
       { attributes: { ...metric, 'gen_ai.token.type': 'input' }, count: 2, sum: 30 },
       { attributes: { ...metric, 'gen_ai.token.type': 'output' }, count: 2, sum: 8 },
@@ -98,7 +105,8 @@ describe('a completed run with tools', () => {
     await collectEvents(run(agent, 'What is 1+2?', { telemetry: h.telemetry }));
     const [root] = h.tree();
     const [chat1, exec, chat2] = root!.children!;
-    const cut = (text: string) => (text.length <= 60 ? text : `${text.slice(0, 60)}…[truncated ${text.length - 60} chars]`);
+    const cut = (text: string) =>
+      text.length <= 60 ? text : `${text.slice(0, 60)}…[truncated ${text.length - 60} chars]`;
     const user = '{"role":"user","parts":[{"type":"text","content":"What is 1+2?"}]}';
     const call = '{"type":"tool_call","id":"call_1_1","name":"add","arguments":"{\\"a\\":1,\\"b\\":2}"}';
     expect(root!.attributes['gen_ai.input.messages']).toBe(cut(`[${user}]`));
@@ -161,7 +169,7 @@ describe('a failed run, a retried request, a fallback', () => {
     ]);
   });
 
-  it('a retried request: the failed attempt is an error span, a retry event on the run, the retry its own chat span', async () => {
+  it('a retried request: the failed attempt an error span, a retry event, the retry its own chat span', async () => {
     const h = otelHarness();
     const overloaded = new ModelCallError('overloaded', { status: 529, retryable: true });
     const agent = defineAgent({ name: 'r', instructions: '', model: scriptedModel([{ error: overloaded }, 'fine']) });
@@ -182,17 +190,19 @@ describe('a failed run, a retried request, a fallback', () => {
         },
       },
     ]);
-    expect(root!.children!.map((c) => [c.attributes['loopctl.attempt'], c.attributes['loopctl.attempt_cause']])).toEqual([
+    const attempts = root!.children!.map((c) =>
+       [c.attributes['loopctl.attempt'], c.attributes['loopctl.attempt_cause']]);
+    expect(attempts).toEqual([
       [1, 'first'], [2, 'retry'],
     ]);
-    const metric = { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'scripted', 'gen_ai.request.model': 'scripted' };
+    const metric = CHAT_METRIC;
     expect(await h.metric('gen_ai.client.operation.duration')).toEqual([
       { attributes: { ...metric, 'error.type': 'ModelCallError' }, count: 1, sum: expect.any(Number) },
       { attributes: metric, count: 1, sum: expect.any(Number) },
     ]);
   });
 
-  it('a fallback: the primary attempt is an error span, a fallback event, the fallback attempt its own chat span', async () => {
+  it('a fallback: the primary attempt an error span, a fallback event, the fallback its own chat span', async () => {
     const h = otelHarness();
     const down = new ModelCallError('down', { status: 500, retryable: false });
     const primary = scriptedModel([{ error: down }], { id: 'openai:gpt-4o' });
@@ -218,7 +228,7 @@ describe('a failed run, a retried request, a fallback', () => {
 });
 
 describe('sub-runs and MCP calls are children', () => {
-  it('a sub-run: its invoke_agent span is a child of the parent execute_tool span, its own spans below it', async () => {
+  it('a sub-run: its invoke_agent span is a child of the execute_tool span, its own spans below it', async () => {
     const h = otelHarness();
     const inner = tool({ name: 'inner', description: 'inner', parameters: z.object({}), execute: () => 'found' });
     const child = defineAgent({
@@ -251,7 +261,8 @@ describe('sub-runs and MCP calls are children', () => {
     const h = otelHarness();
     const blocked = new Subject<string>();
     const wait = tool({ name: 'wait', description: 'wait', parameters: z.object({}), execute: () => blocked });
-    const child = defineAgent({ name: 'child', instructions: '', tools: [wait], model: scriptedModel([{ toolCalls: [{ name: 'wait' }] }]) });
+    const childModel = scriptedModel([{ toolCalls: [{ name: 'wait' }] }]);
+    const child = defineAgent({ name: 'child', instructions: '', tools: [wait], model: childModel });
     const parent = defineAgent({
       name: 'parent', instructions: '', tools: [child.asTool({ name: 'research', description: 'r' })],
       model: scriptedModel([{ toolCalls: [{ name: 'research', arguments: { input: 'x' } }] }]),
@@ -334,7 +345,8 @@ describe('context: user instrumentation nests, runs join the active trace', () =
       },
     });
     const hooks = { turnStarted: () => void user.startSpan('hook work').end() };
-    const agent = defineAgent({ name: 'ctx', instructions: '', tools: [io], hooks, model: scriptedModel([{ toolCalls: [{ name: 'io' }] }, 'ok']) });
+    const model = scriptedModel([{ toolCalls: [{ name: 'io' }] }, 'ok']);
+    const agent = defineAgent({ name: 'ctx', instructions: '', tools: [io], hooks, model });
     await collectEvents(run(agent, 'go', { telemetry: h.telemetry }));
     expect(h.shape()).toEqual([
       'invoke_agent ctx',
@@ -364,7 +376,7 @@ describe('context: user instrumentation nests, runs join the active trace', () =
 });
 
 describe('span events: steering', () => {
-  it('steering injected (id; content only when captured) and withdrawn (seen on Mailbox.withdrawn$ while the run lives)', async () => {
+  it('steering injected (id; content when captured), withdrawn (Mailbox.withdrawn$ while the run lives)', async () => {
     const h = otelHarness();
     const mailbox = new Mailbox({ idGenerator: sequentialIds().bind(null, 'item') });
     const kept = mailbox.push('focus on errors');
@@ -376,7 +388,8 @@ describe('span events: steering', () => {
         return 'ok';
       },
     });
-    const agent = defineAgent({ name: 's', instructions: '', tools: [slow], model: scriptedModel([{ toolCalls: [{ name: 'slow' }] }, 'ok']) });
+    const model = scriptedModel([{ toolCalls: [{ name: 'slow' }] }, 'ok']);
+    const agent = defineAgent({ name: 's', instructions: '', tools: [slow], model });
     await collectEvents(run(agent, 'go', { telemetry: h.telemetry, mailbox }));
     mailbox.remove(mailbox.push('after the run')); // no run lives: nothing recorded
     expect(h.tree()[0]!.events).toEqual([

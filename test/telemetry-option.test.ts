@@ -18,7 +18,9 @@ afterEach(() => void (config.onUnhandledError = previous));
 
 const echo = tool({ name: 'echo', description: 'echo', parameters: z.object({}), execute: () => 'echoed' });
 const agent = () =>
-  defineAgent({ name: 'a', instructions: '', tools: [echo], model: scriptedModel([{ toolCalls: [{ name: 'echo' }] }, 'done']) });
+  defineAgent({
+    name: 'a', instructions: '', tools: [echo], model: scriptedModel([{ toolCalls: [{ name: 'echo' }] }, 'done']),
+  });
 
 describe('the telemetry run option', () => {
   it('is checked like every option: a value without open() is a ConfigurationError naming it', () => {
@@ -27,7 +29,7 @@ describe('the telemetry run option', () => {
     expect(() => run(agent(), 'go', bad)).toThrow(/options\.telemetry/);
   });
 
-  it('is opened once per run with the run; its observer hears every event, in order, with the Item each records', async () => {
+  it('is opened once per run; its observer hears every event, in order, with the Item each records', async () => {
     const opened: TelemetryRun[] = [];
     const heard: string[] = [];
     const telemetry: RunTelemetry = {
@@ -54,10 +56,12 @@ describe('the telemetry run option', () => {
 
   it('hears the terminal event of an unsubscribed run, which no subscriber gets', () => {
     const heard: string[] = [];
-    const telemetry: RunTelemetry = { open: () => ({ event: (e) => void heard.push(e.type), ending: (o) => void heard.push(o) }) };
+    const observer = { event: (e: RunEvent) => void heard.push(e.type), ending: (o: string) => void heard.push(o) };
+    const telemetry: RunTelemetry = { open: () => observer };
     const model = scriptedModel([{ text: 'late', delayMs: 10_000 }]);
     const got: string[] = [];
-    const sub = run(defineAgent({ name: 'u', instructions: '', model }), 'go', { telemetry }).subscribe((e) => got.push(e.type));
+    const agentU = defineAgent({ name: 'u', instructions: '', model });
+    const sub = run(agentU, 'go', { telemetry }).subscribe((e) => got.push(e.type));
     sub.unsubscribe();
     expect(got).toEqual(['run_started']);
     expect(heard.slice(-2)).toEqual(['cancelled', 'run_cancelled']);

@@ -73,7 +73,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
     } finally {
       stops.handle((signal) => io.exit(exitCodeFor(signal))); // the run is over: closing the model or flushing the output
       await model.close();
-      await otel?.shutdown().catch(() => undefined); // what is left to export goes out (an unreachable collector: dropped)
+      // What is left to export goes out (an unreachable collector: dropped after the exporter's timeout).
+      await otel?.shutdown().catch(() => undefined);
     }
   } catch (error) {
     if (isInstance(error, UsageError) || isConfigurationError(error)) {

@@ -151,7 +151,8 @@ export class InteractiveLoop {
       deadlines: runDeadlines(this.#options),
       ...(this.#hooks ? { hooks: this.#hooks } : {}),
     };
-    void runTask(this.#agent, task, options, { renderer: live.renderer, json: jsonSink(this.#options, this.#io), telemetry: this.#io.telemetry }).then(
+    const sinks = { renderer: live.renderer, json: jsonSink(this.#options, this.#io), telemetry: this.#io.telemetry };
+    void runTask(this.#agent, task, options, sinks).then(
       (event) => this.#runEnded(live, event),
     );
   }

@@ -70,7 +70,8 @@ export async function runAgent(options: CliOptions, model: SelectedModel, io: Cl
   renderer.note(header(agent, options, model));
   try {
     const runOptions = { cancel, deadlines: runDeadlines(options), ...(hooks ? { hooks } : {}) };
-    const outcome = await runTask(agent, options.task, runOptions, { renderer, json: jsonSink(options, io), telemetry: io.telemetry });
+    const sinks = { renderer, json: jsonSink(options, io), telemetry: io.telemetry };
+    const outcome = await runTask(agent, options.task, runOptions, sinks);
     return exitCodeOf(outcome, stoppedBy);
   } finally {
     renderer.dispose();

@@ -53,7 +53,8 @@ export async function runScript(options: CliOptions, model: SelectedModel, io: C
       renderer.note(`task ${n}: ${sanitizeLine(task)}`);
       live = new CancelSignal();
       const runOptions = { cancel: live, session, deadlines: runDeadlines(options) };
-      const outcome = await runTask(agent, task, runOptions, { renderer, json: jsonSink(options, io), telemetry: io.telemetry });
+      const sinks = { renderer, json: jsonSink(options, io), telemetry: io.telemetry };
+      const outcome = await runTask(agent, task, runOptions, sinks);
       renderer.dispose();
       live = undefined;
       code = exitCodeOf(outcome, stoppedBy);

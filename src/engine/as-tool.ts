@@ -74,7 +74,8 @@ function subRun$<C>(
     let sub: Subscription;
     try {
       const options = { ...definedOnly(parent?.inherited), ...runOptions, context: ctx.context } as RunOptions<C>;
-      const internals = parent ? { token, wrap: parent.wrap, parent: { runId: ctx.runId, callId: ctx.callId } } : { token };
+      const link = { runId: ctx.runId, callId: ctx.callId };
+      const internals = parent ? { token, wrap: parent.wrap, parent: link } : { token };
       sub = createRun(agent, input, options, internals).subscribe({ next: onEvent });
     } catch (err) {
       token.dispose();

@@ -31,7 +31,8 @@ export function createRun<C>(
     if (telemetry !== undefined) {
       const { runId, mailbox } = rc;
       const { name, model } = agent;
-      const run = { runId, agent: name, model: model.id, input, mailbox, ...(own.parent ? { parent: own.parent } : {}) };
+      const parent = own.parent ? { parent: own.parent } : {};
+      const run = { runId, agent: name, model: model.id, input, mailbox, ...parent };
       openTelemetry(telemetry, run, own);
     }
     // "Arrival order": what is queued now was queued before this run started (a push from a

@@ -68,7 +68,9 @@ export function mcpCall$(client: Client, target: McpCallTarget, args: Record<str
         if (!settled) ctx.reportProgress(progress);
       },
       ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
-      ...(options.resetTimeoutOnProgress !== undefined ? { resetTimeoutOnProgress: options.resetTimeoutOnProgress } : {}),
+      ...(options.resetTimeoutOnProgress !== undefined
+        ? { resetTimeoutOnProgress: options.resetTimeoutOnProgress }
+        : {}),
       ...(options.maxTotalTimeoutMs !== undefined ? { maxTotalTimeout: options.maxTotalTimeoutMs } : {}),
     });
     // The run's telemetry (if any) sends the request inside its span.

@@ -37,7 +37,9 @@ export function messagesOf(items: readonly Item[]): Message[] {
         return { role: 'user', parts: [{ type: 'text', content: item.text }] };
       case 'assistant': {
         const parts: Part[] = item.text === '' ? [] : [{ type: 'text', content: item.text }];
-        for (const c of item.toolCalls) parts.push({ type: 'tool_call', id: c.callId, name: c.name, arguments: c.arguments });
+        for (const c of item.toolCalls) {
+          parts.push({ type: 'tool_call', id: c.callId, name: c.name, arguments: c.arguments });
+        }
         return { role: 'assistant', parts };
       }
       case 'tool_result':

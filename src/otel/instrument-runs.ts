@@ -1,4 +1,6 @@
-import { SpanKind, context as otelContext, trace, type Attributes, type Context, type Tracer } from '@opentelemetry/api';
+import {
+  SpanKind, context as otelContext, trace, type Attributes, type Context, type Tracer,
+} from '@opentelemetry/api';
 import { describeValue } from '../describe.js';
 import { ConfigurationError } from '../errors.js';
 import type { Runs } from '../runs/types.js';
@@ -56,8 +58,11 @@ export function instrumentRuns(runs: Runs, options?: TelemetryOptions): Runs {
         [C.ATTR_GEN_AI_AGENT_NAME]: String(req?.agent),
         [C.ATTR_GEN_AI_CONVERSATION_ID]: String(req?.threadId),
       };
-      const started = traced(`runs.start ${String(req?.agent)}`, attributes, parentContext(req?.trace), () => runs.start(req),
-        (s) => ({ ...runId(s.runId), ...(s.steeringId !== undefined ? { [C.ATTR_LOOPCTL_STEERING_ID]: s.steeringId } : {}) }));
+      const steered = (s: { steeringId?: string }) =>
+        s.steeringId !== undefined ? { [C.ATTR_LOOPCTL_STEERING_ID]: s.steeringId } : {};
+      const name = `runs.start ${String(req?.agent)}`;
+      const started = traced(name, attributes, parentContext(req?.trace), () => runs.start(req),
+        (s) => ({ ...runId(s.runId), ...steered(s) }));
       const { traceparent } = started;
       return started.result.then((s) => (traceparent === undefined ? s : { ...s, traceparent }));
     },
@@ -71,7 +76,9 @@ export function instrumentRuns(runs: Runs, options?: TelemetryOptions): Runs {
     },
     steer(id, text, principal) {
       const attributes = runId(id);
-      if (maxChars !== undefined && typeof text === 'string') attributes[C.ATTR_LOOPCTL_STEERING_CONTENT] = clip(text, maxChars);
+      if (maxChars !== undefined && typeof text === 'string') {
+        attributes[C.ATTR_LOOPCTL_STEERING_CONTENT] = clip(text, maxChars);
+      }
       return traced('runs.steer', attributes, here(), () => runs.steer(id, text, principal),
         (s) => ({ [C.ATTR_LOOPCTL_STEERING_ID]: s.id })).result;
     },
@@ -81,7 +88,8 @@ export function instrumentRuns(runs: Runs, options?: TelemetryOptions): Runs {
     },
     decide(id, callId, decision, principal) {
       const attributes = { ...runId(id), [C.ATTR_GEN_AI_TOOL_CALL_ID]: String(callId) };
-      return traced('runs.decide', attributes, here(), () => runs.decide(id, callId, decision, principal), result).result;
+      const call = () => runs.decide(id, callId, decision, principal);
+      return traced('runs.decide', attributes, here(), call, result).result;
     },
   };
 }

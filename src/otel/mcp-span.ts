@@ -27,7 +27,8 @@ export function mcpSpan<T>(
     [ATTR_GEN_AI_TOOL_NAME]: request.tool,
     [ATTR_GEN_AI_TOOL_CALL_ID]: request.callId,
   };
-  const span: Span = tracer.startSpan(`${request.method} ${request.tool}`, { kind: SpanKind.CLIENT, attributes }, parent);
+  const name = `${request.method} ${request.tool}`;
+  const span: Span = tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes }, parent);
   const { signal } = request;
   let ended = false;
   const end = (how: SpanEnd): void => {
@@ -43,7 +44,8 @@ export function mcpSpan<T>(
   const sent = otelContext.with(trace.setSpan(parent, span), fn);
   sent.then(
     (result) => {
-      const isError = result !== null && typeof result === 'object' && (result as { isError?: unknown }).isError === true;
+      const isError =
+        result !== null && typeof result === 'object' && (result as { isError?: unknown }).isError === true;
       end(isError ? { kind: 'error', type: 'tool_error', message: 'the MCP tool reported an error' } : { kind: 'ok' });
     },
     (err: unknown) => {

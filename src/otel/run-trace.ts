@@ -98,7 +98,8 @@ export class RunTrace implements RunObserver {
         this.#startTool(event);
         return;
       case 'tool_call_completed': {
-        const result = maxChars === undefined ? undefined : { [C.ATTR_GEN_AI_TOOL_CALL_RESULT]: clip(event.output, maxChars) };
+        const result =
+          maxChars === undefined ? undefined : { [C.ATTR_GEN_AI_TOOL_CALL_RESULT]: clip(event.output, maxChars) };
         this.#endTool(event.callId, { kind: 'ok', ...(result ? { attributes: result } : {}) });
         return;
       }
@@ -206,7 +207,8 @@ export class RunTrace implements RunObserver {
     instruments.runsEnded.add(1, { ...agent, [C.ATTR_LOOPCTL_STOP_REASON]: terminal.stopReason });
     if (terminal.type === 'run_completed') {
       if (maxChars !== undefined) {
-        attributes[C.ATTR_GEN_AI_OUTPUT_MESSAGES] = clip(answerContent(terminal.output, terminal.finishReason), maxChars);
+        const answer = answerContent(terminal.output, terminal.finishReason);
+        attributes[C.ATTR_GEN_AI_OUTPUT_MESSAGES] = clip(answer, maxChars);
       }
       return endSpan(span, { kind: 'ok', attributes });
     }

@@ -5,7 +5,10 @@
  * OpenTelemetry: only the header values, checked.
  */
 export interface TraceCarrier {
-  /** `version-traceid-parentid-flags`, lowercase hex, e.g. `00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01`. */
+  /**
+   * `version-traceid-parentid-flags`, lowercase hex, e.g.
+   * `00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01`.
+   */
   readonly traceparent: string;
   /** The vendors' list (`key=value,…`), passed on as it came. */
   readonly tracestate?: string;

@@ -73,7 +73,8 @@ export function otelHarness(options: Omit<TelemetryOptions, 'tracerProvider' | '
   /** Every finished span as a tree, children in the order they started; roots in start order. */
   const tree = (opts: { kinds?: boolean } = {}): SpanNode[] => {
     const order = new Map(counting.started.map((s, i) => [s.spanContext().spanId, i]));
-    const spans = [...finished()].sort((a, b) => order.get(a.spanContext().spanId)! - order.get(b.spanContext().spanId)!);
+    const rank = (s: ReadableSpan) => order.get(s.spanContext().spanId)!;
+    const spans = [...finished()].sort((a, b) => rank(a) - rank(b));
     const ids = new Set(spans.map((s) => s.spanContext().spanId));
     const node = (s: ReadableSpan): SpanNode => {
       const out: SpanNode = { name: s.name, attributes: { ...s.attributes } };
