@@ -27,6 +27,7 @@ export function tierConfig(test: { include: string[]; exclude?: string[]; typech
         { find: /^loopctl\/ag-ui$/, replacement: src('ag-ui/index.ts') },
         { find: /^loopctl\/http$/, replacement: src('http/index.ts') },
         { find: /^loopctl\/operators$/, replacement: src('operators/index.ts') },
+        { find: /^loopctl\/otel$/, replacement: src('otel/index.ts') },
         { find: /^loopctl$/, replacement: src('index.ts') },
       ],
     },

@@ -31,6 +31,7 @@ const BENCHES: Record<string, string> = {
     'loopctl/http: 1 000 concurrent SSE clients, CPU per event and heap per connection vs a bare node:http SSE ' +
     "writer; the web app's click-to-close latency in Chromium",
   sessions: 'durable sessions: commit latency per run, load of a 10 000-item history (SQLite, Postgres)',
+  otel: 'loopctl/otel: CPU per streamed chunk and per run, no SDK vs an SDK with a batching exporter',
 };
 
 const here = path.dirname(fileURLToPath(import.meta.url));

@@ -15,6 +15,9 @@ export type {
   RunHandle, RetryOptions, Deadlines, BreakerOptions, StartOptions, ReplayMode,
 } from './engine/types.js';
 export { sliceAfterSeq } from './engine/replay.js';
+export type {
+  RunTelemetry, TelemetryRun, RunObserver, TelemetryAttempt, TelemetryMcpRequest,
+} from './engine/telemetry.js';
 export { DEFAULTS } from './defaults.js';
 
 // Cancelling and steering
@@ -77,6 +80,7 @@ export { describeValue, toJsonText, type JsonTextResult } from './describe.js';
 
 // Runs over a transport (the HTTP handler, queues): the Runs interface and its in-process implementation
 export type { Runs, StartRunRequest, StartedRun, IfBusy, StopOptions, ToolDecision } from './runs/types.js';
+export type { TraceCarrier } from './runs/trace-carrier.js';
 export { localRuns, type LocalRunsOptions } from './runs/local-runs.js';
 export type { LocalRunsSessionStore } from './runs/thread.js';
 export {

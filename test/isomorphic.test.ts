@@ -18,7 +18,10 @@ function graph(file: string, seen = new Map<string, string[]>()): Map<string, st
 }
 
 describe('the loopctl core entry is isomorphic: Node-only code lives in loopctl/node', () => {
-  for (const entry of ['src/index.ts', 'src/testing/index.ts', 'src/ag-ui/index.ts', 'src/operators/index.ts']) {
+  const ISOMORPHIC = [
+    'src/index.ts', 'src/testing/index.ts', 'src/ag-ui/index.ts', 'src/operators/index.ts', 'src/otel/index.ts',
+  ];
+  for (const entry of ISOMORPHIC) {
     it(`${entry} reaches no node:* module and no Node-only package`, () => {
       const modules = graph(path.join(repoRoot, entry));
       expect(modules.size).toBeGreaterThan(entry === 'src/index.ts' ? 20 : entry === 'src/operators/index.ts' ? 4 : 2);
@@ -45,6 +48,18 @@ describe('the loopctl core entry is isomorphic: Node-only code lives in loopctl/
     expect(new Set(serve.filter((s) => s.startsWith('@ag-ui/')))).toEqual(
       new Set(['@ag-ui/core', '@ag-ui/core/schemas', '@ag-ui/encoder']),
     );
+  });
+
+  it('the core never imports @opentelemetry: only loopctl/otel does, and only @opentelemetry/api', () => {
+    const entries = ['src/index.ts', 'src/testing/index.ts', 'src/node/index.ts', 'src/node/testing/index.ts',
+      'src/ag-ui/index.ts', 'src/http/index.ts', 'src/operators/index.ts', 'src/sqlite/index.ts',
+      'src/postgres/index.ts'];
+    for (const entry of entries) {
+      const specs = [...graph(path.join(repoRoot, entry)).values()].flat();
+      expect({ entry, otel: specs.filter((s) => s.startsWith('@opentelemetry/')) }).toEqual({ entry, otel: [] });
+    }
+    const otel = [...graph(path.join(repoRoot, 'src/otel/index.ts')).values()].flat();
+    expect(new Set(otel.filter((s) => s.startsWith('@opentelemetry/')))).toEqual(new Set(['@opentelemetry/api']));
   });
 
   it('the node entry is where Node-only code lives', () => {

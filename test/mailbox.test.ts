@@ -181,6 +181,29 @@ describe('Mailbox', () => {
     expect(seen).not.toContain(early);
   });
 
+  it('withdrawn$ emits each token remove() or removeById() withdrew, once, hot and without replay', () => {
+    const mailbox = new Mailbox({ idGenerator: counter() });
+    const early = mailbox.push('early');
+    expect(mailbox.remove(early)).toBe(true);
+    const seen: MailboxToken[] = [];
+    const sizes: number[] = [];
+    const sub = mailbox.withdrawn$.subscribe((t) => (seen.push(t), sizes.push(mailbox.size)));
+    const a = mailbox.push('a');
+    const b = mailbox.push('b');
+    const held = mailbox.push('held');
+    expect(mailbox.remove(a)).toBe(true);
+    expect(mailbox.remove(a)).toBe(false); // already withdrawn: not emitted again
+    expect(mailbox.removeById(b.id)).toBe(true);
+    mailbox.take();
+    expect(mailbox.remove(held)).toBe(false); // a run holds it: nothing withdrawn
+    sub.unsubscribe();
+    const late = mailbox.push('late');
+    mailbox.remove(late);
+    expect(seen).toEqual([a, b]);
+    expect(seen[0]).toBe(a);
+    expect(sizes).toEqual([2, 1]); // emitted after the token left the queue
+  });
+
   it('pushed$ emits after the token is queued', () => {
     const mailbox = new Mailbox();
     let sizeSeen = -1;

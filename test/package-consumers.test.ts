@@ -95,13 +95,14 @@ Promise.all(entries.map(async (entry) => {
 })).then((out) => console.log(JSON.stringify(out)));
 `;
 
-/** Imports loopctl/sqlite in a consumer without better-sqlite3 and prints the error's code and first words. */
-const SQLITE_SCRIPT = `
-import('loopctl/sqlite').then(
+/** Imports `entry` in a consumer without its optional peer and prints the error's code and first words. */
+const importScript = (entry: string) => `
+import('${entry}').then(
   () => console.log('loaded'),
   (e) => console.log(e.code, e.message.split(' imported from')[0]),
 );
 `;
+const SQLITE_SCRIPT = importScript('loopctl/sqlite');
 
 /**
  * Starts `loopctl serve --port 0` in `cwd`; once it prints its address, opens it (token → cookie), reads
@@ -164,6 +165,9 @@ describe('C34: CommonJS and ESM consumers of the packed package (Node >= 20.19, 
       // better-sqlite3 is an optional peer dependency: without it only loopctl/sqlite fails, and says what is missing.
       const sqlite = await run(process.execPath, ['-e', SQLITE_SCRIPT], consumer);
       expect(sqlite.stdout).toBe("ERR_MODULE_NOT_FOUND Cannot find package 'better-sqlite3'\n");
+      // So is @opentelemetry/api: only loopctl/otel needs it (the core never imports it).
+      const otel = await run(process.execPath, ['-e', importScript('loopctl/otel')], consumer);
+      expect(otel.stdout).toBe("ERR_MODULE_NOT_FOUND Cannot find package '@opentelemetry/api'\n");
 
       const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
       const snippet = /^## Use\n[\s\S]*?```ts\n([\s\S]*?)```/m.exec(readme)?.[1];

@@ -11,11 +11,13 @@ import {
 import { unpairedToolCalls } from '../src/items.js';
 import { scriptedModel, type ScriptedStep } from '../src/testing/index.js';
 import { useExactTimers } from './support/exact-timers.js';
+import { otelHarness } from './support/otel.js';
 
 /**
  * The guarantees of docs/cancellation.md as properties: random agents, tools, hooks, steering and
  * cancel moments, each run in virtual time (TestScheduler run mode), then
- * guarantees 1–9 and 11 checked. FC_RUNS raises the count; a failure prints
+ * guarantees 1–9 and 11 checked, and the run's telemetry (loopctl/otel on an in-memory SDK): every
+ * span ended exactly once, one run span that says how the run ended. FC_RUNS raises the count; a failure prints
  * its seed and path: replay with FC_SEED=<seed> FC_PATH=<path> npx vitest run test/properties.test.ts
  */
 const NUM_RUNS = Number(process.env.FC_RUNS ?? 2000);
@@ -72,6 +74,9 @@ const scenarioArb = fc.record({
 });
 type Scenario = typeof scenarioArb extends fc.Arbitrary<infer S> ? S : never;
 
+/** One SDK for every random run, reset before each: content capture on, so hostile values are described too. */
+const otel = otelHarness({ captureContent: { maxChars: 16 } });
+
 interface Outcome {
   events: RunEvent[];
   log: string[];
@@ -112,6 +117,7 @@ function execute(s: Scenario): Outcome {
 }
 
 function executeRun(s: Scenario): Omit<Outcome, 'unhandled'> {
+  otel.reset();
   const ts = new TestScheduler((a, b) => expect(a).toEqual(b));
   let outcome!: Omit<Outcome, 'unhandled'>;
   ts.run(() => {
@@ -194,6 +200,7 @@ function executeRun(s: Scenario): Omit<Outcome, 'unhandled'> {
       session,
       retry: { maxRetries: 1, initialDelayMs: 2 },
       random: () => 0.5,
+      telemetry: otel.telemetry,
       ...(s.source === 'deadline' && s.cancelAt !== undefined ? { deadlines: { runMs: s.cancelAt + 1 } } : {}),
       hooks: {
         beforeToolCall: ({ call, cancel }) => {
@@ -321,6 +328,16 @@ function check(s: Scenario, o: Outcome): void {
     if (o.raisedAt && carriesReason) expect(terminal.reason === o.reason).toBe(true);
     expect(typeof new RunCancelledError({ ...terminal }).message).toBe('string');
   }
+  // Telemetry: every span ended exactly once, by the terminal event; one run span, the root of all of
+  // them, saying how the run ended ("cancelled is not failed").
+  expect(otel.endings()).toMatchObject({ open: [], twice: [] });
+  const roots = otel.tree();
+  expect(roots.map((r) => r.name)).toEqual(['invoke_agent p']);
+  expect(otel.finished().length).toBe(otel.endings().started);
+  const root = roots[0]!;
+  expect(root.attributes['loopctl.stop_reason']).toBe(terminal.stopReason);
+  expect(root.status === undefined).toBe(terminal.type !== 'run_failed');
+  if (terminal.type === 'run_cancelled') expect(root.attributes['loopctl.cancel.phase']).toBe(terminal.phase);
   const partial = terminal.type === 'run_completed' ? [] : terminal.partial;
   for (const text of [...o.toolOutputs, ...partial.flatMap((i) => (i.type === 'tool_result' ? [i.output] : []))]) {
     expect(text).not.toContain('[object Object]');

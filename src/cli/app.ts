@@ -5,6 +5,7 @@ import { HELP, parseCli, UsageError } from './args.js';
 import { sanitizeLine } from './sanitize.js';
 import { selectModel } from './model.js';
 import { runInteractive } from './interactive.js';
+import { startCliTelemetry } from './otel.js';
 import { runAgent, type CliIO } from './run-agent.js';
 import { runScript } from './script.js';
 import { loadServe } from './serve/load.js';
@@ -76,6 +77,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
       if ('missing' in runServe) return void io.stderr.write(`loopctl: ${runServe.missing}\n`), 2;
       return await runServe(command.options, { port: command.port, version: version() }, env, { ...io, stops });
     }
+    // --otel: the SDK and exporter load only now (a missing one is a usage error naming the install command).
+    const otel = command.options.otel ? await startCliTelemetry(version(), io.loadModule) : undefined;
     const conversation = await openConversation(command.options, env);
     try {
       const model = await selectModel(command.options, env);
@@ -83,7 +86,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
         if (early !== undefined) return cancelledEarly(early);
         releaseEarly();
         const mode = { once: runAgent, interactive: runInteractive, script: runScript }[command.options.mode];
-        return await mode(command.options, model, { ...io, stops }, conversation);
+        const telemetry = otel ? { telemetry: otel.telemetry } : {};
+        return await mode(command.options, model, { ...io, stops, ...telemetry }, conversation);
       } finally {
         // The run is over: closing the model or flushing the output.
         stops.handle((signal) => io.exit(exitCodeFor(signal)));
@@ -91,6 +95,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
       }
     } finally {
       await conversation.close();
+      // What is left to export goes out (an unreachable collector: dropped after the exporter's timeout).
+      await otel?.shutdown().catch(() => undefined);
     }
   } catch (error) {
     if (isInstance(error, StoreError)) {

@@ -43,6 +43,8 @@ export interface CliOptions {
   readonly json: boolean;
   /** Which saved conversation the runs continue: `--continue`, `--session`, `--new`, `--no-save`. */
   readonly conversation: ConversationChoice;
+  /** `--otel`: export the runs' spans with OTLP/HTTP (docs/telemetry.md). */
+  readonly otel: boolean;
 }
 
 /**
@@ -99,6 +101,7 @@ const OPTIONS = {
   all: { type: 'boolean' },
   yes: { type: 'boolean', short: 'y' },
   port: { type: 'string' },
+  otel: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const;
@@ -171,6 +174,7 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = proce
     timeoutMs: timeout(values.timeout),
     json: values.json ?? false,
     conversation: conversationChoice(values),
+    otel: values.otel ?? false,
   };
   return serving ? { kind: 'serve', options, port: servePort(values.port) } : { kind: 'run', options };
 }

@@ -21,6 +21,8 @@ export const ENVIRONMENT: Readonly<Record<string, string>> = {
     'absolute path of the folder of sessions.db, the saved conversations ' +
     '(default $XDG_DATA_HOME/loopctl, else ~/.local/share/loopctl)',
   XDG_DATA_HOME: 'where user data goes; loopctl saves conversations in its loopctl folder (default ~/.local/share)',
+  OTEL_EXPORTER_OTLP_ENDPOINT: 'with --otel: the OTLP/HTTP collector (default http://localhost:4318)',
+  OTEL_SERVICE_NAME: 'with --otel: the service name of the spans (default loopctl)',
 };
 
 /** The exit codes, in the order the help and the README list them. */
@@ -103,6 +105,11 @@ export function helpText(): string {
     ['--all', 'sessions list: every folder\'s conversations (default: this folder\'s)'],
     ['-y, --yes', 'sessions rm: delete without asking (default: ask; required when stdin is not a terminal)'],
     ['--port <n>', 'loopctl serve: the port on 127.0.0.1 (default 7347; 0: any free port)'],
+    [
+      '--otel',
+      'export OpenTelemetry spans of each run over OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT; needs the ' +
+        'OpenTelemetry SDK installed (default: off)',
+    ],
     ['-h, --help', 'show this help'],
     ['-v, --version', 'show the version'],
   ];

@@ -162,7 +162,7 @@ export class InteractiveLoop {
       deadlines: runDeadlines(this.#options),
       ...(this.#hooks ? { hooks: this.#hooks } : {}),
     };
-    const sinks = { renderer: live.renderer, json: jsonSink(this.#options, this.#io) };
+    const sinks = { renderer: live.renderer, json: jsonSink(this.#options, this.#io), telemetry: this.#io.telemetry };
     void this.#conversation
       .hold(
         (reason) => live.cancel.cancel(reason),

@@ -4,7 +4,9 @@ import { cliAgent, header } from './agent.js';
 import { askApproval, confirmHooks, isYes } from './confirm.js';
 import { LineInput, type LineSource } from './line-input.js';
 import type { SelectedModel } from './model.js';
+import type { LoadModule } from './otel.js';
 import type { Output } from './render.js';
+import type { RunTelemetry } from '../index.js';
 import { runDeadlines } from './run-options.js';
 import { cliRenderer, exitCodeOf, jsonSink, runTask } from './run-task.js';
 import { exitCodeFor, trapStopSignals, type StopSignal, type StopSignals } from './signals.js';
@@ -24,6 +26,10 @@ export interface CliIO {
    * start-up by the bin; without it, each run traps SIGINT and SIGTERM itself.
    */
   readonly stops?: StopSignals;
+  /** `--otel`: the telemetry of every run (set by `main`). */
+  readonly telemetry?: RunTelemetry;
+  /** How `--otel` loads the optional OpenTelemetry packages (default `import()`; tests give their own). */
+  readonly loadModule?: LoadModule;
 }
 
 /**
@@ -74,7 +80,7 @@ export async function runAgent(
   try {
     const { session } = conversation;
     const runOptions = { cancel, session, deadlines: runDeadlines(options), ...(hooks ? { hooks } : {}) };
-    const sinks = { renderer, json: jsonSink(options, io) };
+    const sinks = { renderer, json: jsonSink(options, io), telemetry: io.telemetry };
     const outcome = await conversation.hold(
       (reason) => cancel.cancel(reason),
       () => runTask(agent, options.task, runOptions, sinks),

@@ -1,4 +1,6 @@
-import { isTerminalEvent, run, type Agent, type RunOptions, type TerminalEvent } from '../index.js';
+import {
+  isTerminalEvent, run, type Agent, type RunOptions, type RunTelemetry, type TerminalEvent,
+} from '../index.js';
 import type { CliOptions } from './args.js';
 import { toJsonLine } from './json-line.js';
 import type { SelectedModel } from './model.js';
@@ -11,6 +13,8 @@ export interface TaskSinks {
   readonly renderer: TerminalRenderer;
   /** `--json`: one line per event (see `toJsonLine`). */
   readonly json?: Output | undefined;
+  /** `--otel`: the run's telemetry. */
+  readonly telemetry?: RunTelemetry | undefined;
 }
 
 /** Swallows what is written: the answer's place in `--json` mode (the events carry it). */
@@ -44,7 +48,8 @@ export function jsonSink(options: CliOptions, io: { stdout: Output }): Output | 
  */
 export function runTask(agent: Agent, task: string, options: RunOptions, sinks: TaskSinks): Promise<TerminalEvent> {
   return new Promise((resolve) => {
-    run(agent, task, options).subscribe((event) => {
+    const { telemetry } = sinks;
+    run(agent, task, telemetry === undefined ? options : { ...options, telemetry }).subscribe((event) => {
       sinks.json?.write(toJsonLine(event));
       sinks.renderer.on(event);
       if (isTerminalEvent(event)) resolve(event);

@@ -62,7 +62,7 @@ export async function runScript(
       renderer.note(`task ${n}: ${sanitizeLine(task)}`);
       const cancel = (live = new CancelSignal());
       const runOptions = { cancel, session, deadlines: runDeadlines(options) };
-      const sinks = { renderer, json: jsonSink(options, io) };
+      const sinks = { renderer, json: jsonSink(options, io), telemetry: io.telemetry };
       try {
         const outcome = await conversation.hold(
           (reason) => cancel.cancel(reason),

@@ -74,7 +74,9 @@ function subRun$<C>(
     let sub: Subscription;
     try {
       const options = { ...definedOnly(parent?.inherited), ...runOptions, context: ctx.context } as RunOptions<C>;
-      sub = createRun(agent, input, options, { token, wrap: parent?.wrap }).subscribe({ next: onEvent });
+      const link = { runId: ctx.runId, callId: ctx.callId };
+      const internals = parent ? { token, wrap: parent.wrap, parent: link } : { token };
+      sub = createRun(agent, input, options, internals).subscribe({ next: onEvent });
     } catch (err) {
       token.dispose();
       subscriber.error(err);

@@ -4,6 +4,7 @@ import type { Item } from '../items.js';
 import type { RunInternals } from './internals.js';
 import { runLoop$ } from './loop.js';
 import { RunController } from './run-controller.js';
+import { openTelemetry } from './telemetry-hooks.js';
 import type { Agent, RunOptions } from './types.js';
 import { validateRunArgs } from './validate.js';
 
@@ -12,8 +13,8 @@ import { validateRunArgs } from './validate.js';
  * `agent.asTool()`. Validates the input and options (a `ConfigurationError` naming the field,
  * before anything runs) and returns the run as a cold Observable: each subscription is one run, a
  * {@link RunController} and its loop. `internals` is what only the package passes: a token the run
- * owns, how it settled, and context propagation (`wrap`, see {@link RunInternals}). `agent` must
- * come from `defineAgent`.
+ * owns, how it settled, and context propagation (`wrap`, see {@link RunInternals}); the `telemetry`
+ * run option is opened per run into `wrap` and `tap`. `agent` must come from `defineAgent`.
  */
 export function createRun<C>(
   agent: Agent<C>,
@@ -23,12 +24,22 @@ export function createRun<C>(
 ): Observable<RunEvent> {
   const items = validateRunArgs(input, options);
   return new Observable<RunEvent>((subscriber) => {
-    const rc = new RunController<C>(agent, options, internals, subscriber, items);
+    const { telemetry } = options;
+    // Opened per run, so the run's internals are its own then (each run's telemetry watches it only).
+    const own = telemetry === undefined ? internals : { ...internals };
+    const rc = new RunController<C>(agent, options, own, subscriber, items);
+    if (telemetry !== undefined) {
+      const { runId, mailbox } = rc;
+      const { name, model } = agent;
+      const parent = own.parent ? { parent: own.parent } : {};
+      const run = { runId, agent: name, model: model.id, input, mailbox, ...parent };
+      openTelemetry(telemetry, run, own);
+    }
     // "Arrival order": what is queued now was queued before this run started (a push from a
     // run_started handler comes after). A busy mailbox fails the run before anything is drained.
     const queuedBefore = new Set(rc.mailbox.peek());
     const begin = (): void => rc.start((c) => runLoop$(c, queuedBefore));
-    const wrap = internals.wrap?.run;
+    const wrap = own.wrap?.run;
     if (wrap !== undefined) wrap({ runId: rc.runId, agent: agent.name }, begin);
     else begin();
     return rc;

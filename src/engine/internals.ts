@@ -1,5 +1,7 @@
 import type { CancelSignal } from '../cancel/cancel-signal.js';
+import type { RunEvent } from '../events.js';
 import type { Item, ToolCall } from '../items.js';
+import type { TelemetryAttempt, TelemetryMcpRequest } from './telemetry.js';
 
 /**
  * Internal to the package (not exported). Context propagation around the code a run calls: a
@@ -9,12 +11,21 @@ import type { Item, ToolCall } from '../items.js';
  * `provider.call` and its subscription; for a hook: the hook call; for the run: its start), and
  * must call it exactly once, synchronously, and return its value. A throw from a wrapper counts as
  * a throw of the wrapped code. Sub-runs (agents as tools) inherit the wrappers of their parent.
+ * `mcp` surrounds an MCP request of a tool of `mcpTools` (`fn` sends it and returns its Promise).
+ * The `telemetry` run option is opened into these per run (`telemetry-hooks.ts`).
  */
 export interface RunWrap {
   run?<T>(run: { readonly runId: string; readonly agent: string }, fn: () => T): T;
   tool?<T>(call: ToolCall, fn: () => T): T;
-  model?<T>(attempt: { readonly model: string; readonly attempt: number; readonly stream: boolean }, fn: () => T): T;
+  model?<T>(attempt: TelemetryAttempt, fn: () => T): T;
   hook?<T>(hook: string, fn: () => T): T;
+  mcp?<T>(request: TelemetryMcpRequest, fn: () => Promise<T>): Promise<T>;
+}
+
+/** Internal: what a telemetry layer hears of a run besides the wrappers (see `RunObserver`); never throws. */
+export interface RunTap {
+  event(event: RunEvent, item: Item | undefined): void;
+  ending(outcome: 'completed' | 'cancelled' | 'failed'): void;
 }
 
 /** Internal: how a run settled, for `start()`: the Items a completed run committed, or a failed run's error. */
@@ -32,6 +43,10 @@ export interface RunInternals {
   readonly token?: CancelSignal;
   /** Told once how the run settled, before its terminal event is delivered. */
   readonly onSettled?: (settled: Settled) => void;
-  /** Context propagation around tools, model requests, hooks and the run. */
+  /** Context propagation around tools, model requests, hooks, MCP requests and the run. */
   readonly wrap?: RunWrap;
+  /** Told of each event and of the outcome being decided (the `telemetry` run option, opened). */
+  readonly tap?: RunTap;
+  /** A sub-run's parent: the run and the tool call it runs in (told to the `telemetry` option). */
+  readonly parent?: { readonly runId: string; readonly callId: string };
 }

@@ -11,7 +11,7 @@ import { Mailbox } from '../mailbox/mailbox.js';
 import type { Session } from '../session/session.js';
 import { commitDeadline } from './deadlines.js';
 import { runEndedHooks } from './hooks.js';
-import type { RunInternals } from './internals.js';
+import type { RunInternals, RunTap } from './internals.js';
 import { linkCancelSources } from './link-cancel.js';
 import { repairHistory } from './repair.js';
 import { stopReasonOf, type Outcome, type RunContext } from './run-context.js';
@@ -42,6 +42,8 @@ export class RunController<C = unknown> implements RunContext<C>, Unsubscribable
   #ended = false;
   #unsubscribed = false;
   #busyError: ConcurrentRunError | undefined;
+  /** The `telemetry` option's tap, read at `start` (createRun opens it after the controller is made). */
+  #tap: RunTap | undefined;
   readonly #body = new Subscription();
   readonly #links = new Subscription();
   readonly #ids: (kind: 'run' | 'item') => string;
@@ -88,11 +90,15 @@ export class RunController<C = unknown> implements RunContext<C>, Unsubscribable
     // A literal then Object.assign keeps one hidden-class path; `{ ...draft, … }` costs ~2 µs an event on Node 20.
     const { runId, totals } = this;
     const stamped = { type: draft.type, runId, seq: this.#seq++, turn: totals.turn, at: this.scheduler.now() };
-    this.subscriber.next(Object.assign(stamped, draft) as RunEvent);
+    const event = Object.assign(stamped, draft) as RunEvent;
+    const tap = this.#tap;
+    if (tap !== undefined) tap.event(event, fact === undefined ? undefined : (fact.item ?? fact.result));
+    this.subscriber.next(event);
   }
 
   /** Starts the run: links cancel sources, emits `run_started`, then subscribes the loop, which emits the outcome. */
   start(loop: (rc: RunController<C>) => Observable<Outcome>): void {
+    this.#tap = this.internals.tap;
     const { session } = this.opts;
     if (session && busy.has(session)) this.#busyError = new ConcurrentRunError('options.session', 'another run is using this session');
     else if (!this.mailbox.acquire(this)) this.#busyError = new ConcurrentRunError('options.mailbox', 'another run is using this mailbox');
@@ -136,6 +142,7 @@ export class RunController<C = unknown> implements RunContext<C>, Unsubscribable
   end(outcome: Outcome): void {
     if (this.#decided) return;
     this.#decided = true;
+    this.#tap?.ending(outcome.kind);
     // Read before the cleanup leaves every wait: where the run was when it saw the cancel.
     const phase = this.waits.innermost;
     if (outcome.kind === 'failed' && outcome.billed !== undefined) {
@@ -205,6 +212,8 @@ export class RunController<C = unknown> implements RunContext<C>, Unsubscribable
     const terminal = this.#terminal(outcome, phase, undelivered);
     runEndedHooks(this, terminal, reportUnhandled);
     this.#ended = true;
+    this.#tap?.event(terminal, undefined); // also after an unsubscribe: telemetry sees every run end
+    this.#tap = undefined;
     if (!this.#unsubscribed) this.subscriber.next(terminal);
     this.subscriber.complete();
   }

@@ -3,6 +3,7 @@ import { describeValue } from '../describe.js';
 import { TimeoutError, ToolExecutionError, serializeError } from '../errors.js';
 import type { RunEvent } from '../events.js';
 import type { ToolCall, ToolResultItem } from '../items.js';
+import { bindMcpWrap } from '../tools/call-wrap.js';
 import type { Tool, ToolContext } from '../tools/tool.js';
 import { optionalDeadline } from './deadlines.js';
 import { callHooks$, hasHooks } from './hooks.js';
@@ -42,6 +43,8 @@ class CallContext implements ToolContext, Unsubscribable {
     this.callId = call.callId;
     this.turn = rc.turn;
     this.context = rc.opts.context;
+    const mcp = rc.internals.wrap?.mcp;
+    if (mcp !== undefined) bindMcpWrap(this, mcp); // an MCP tool's request runs inside it
   }
 
   get signal(): AbortSignal {
@@ -153,14 +156,14 @@ function value$(rc: RunContext<any>, call: ToolCall, tool: Tool, args: unknown, 
 
 /** This run as the parent of a sub-agent call: its events relayed with the tool's name first in `path`. */
 function parentRun(rc: RunContext<any>, call: ToolCall): ParentRun {
-  const { scheduler, idGenerator, random } = rc.opts;
+  const { scheduler, idGenerator, random, telemetry } = rc.opts;
   return {
     relay: (path: readonly string[], event: RunEvent) => {
       const full = [call.name];
       for (const name of path) full.push(name);
       rc.emit({ type: 'subrun_event', path: full, event });
     },
-    inherited: { scheduler, idGenerator, random },
+    inherited: { scheduler, idGenerator, random, telemetry },
     wrap: rc.internals.wrap,
   };
 }

@@ -7,6 +7,7 @@ import type { Mailbox } from '../mailbox/mailbox.js';
 import type { JsonSchema, ModelProvider, ModelRequest } from '../model/types.js';
 import type { Session } from '../session/session.js';
 import type { Tool } from '../tools/tool.js';
+import type { RunTelemetry } from './telemetry.js';
 
 /**
  * A hook may return nothing, a value, a Promise or an Observable (its last value counts). Awaited ones
@@ -218,6 +219,11 @@ export interface RunOptions<C = unknown> {
   readonly idGenerator?: (kind: 'run' | 'item') => string;
   /** Random source in [0, 1) for backoff jitter. Default `Math.random`. */
   readonly random?: () => number;
+  /**
+   * Traces and metrics of the run (docs/telemetry.md): `withTelemetry()` of `loopctl/otel`, or any
+   * {@link RunTelemetry}. Sub-runs (agents as tools) inherit it. Default: none (nothing is watched).
+   */
+  readonly telemetry?: RunTelemetry;
 }
 
 /**

@@ -78,6 +78,8 @@ export function validateRunArgs(input: unknown, options: RunOptions<any>): reado
     throw new ConfigurationError('options.scheduler', 'must be an RxJS SchedulerLike');
   if (o.idGenerator !== undefined && typeof o.idGenerator !== 'function') throw new ConfigurationError('options.idGenerator', 'must be a function');
   if (o.random !== undefined && typeof o.random !== 'function') throw new ConfigurationError('options.random', 'must be a function returning [0, 1)');
+  if (o.telemetry !== undefined && typeof (o.telemetry as { open?: unknown } | null)?.open !== 'function')
+    throw new ConfigurationError('options.telemetry', 'must be a RunTelemetry (with open(), e.g. withTelemetry())');
   return input as readonly Item[] | string;
 }
 

@@ -3,6 +3,7 @@ import { Subject, takeUntil, tap } from 'rxjs';
 import { parseEventId, toAgUiFrames, type EventCursor } from '../ag-ui/frames.js';
 import { DEFAULT_CANCEL_REASON } from '../cancel/cancel-signal.js';
 import { ConfigurationError } from '../errors.js';
+import { traceCarrierOf } from '../runs/trace-carrier.js';
 import type { Runs } from '../runs/types.js';
 import { parseWith, readJson } from './body.js';
 import { HttpError, toHttpError } from './http-error.js';
@@ -101,9 +102,11 @@ export function createHandler(options: HandlerOptions): NodeHandler {
   }
 
   /** Streams a run's AG-UI frames after `after`; settles when the stream ends or the client leaves. */
-  function stream(ctx: Context, runId: string, threadId: string, after: EventCursor | undefined): Promise<void> {
+  function stream(
+    ctx: Context, runId: string, threadId: string, after: EventCursor | undefined, headers: Record<string, string> = {},
+  ): Promise<void> {
     const { res, principal } = ctx;
-    const writer = new SseWriter(res, maxBufferedBytes, { 'Loopctl-Run-Id': encodeURIComponent(runId) });
+    const writer = new SseWriter(res, maxBufferedBytes, { 'Loopctl-Run-Id': encodeURIComponent(runId), ...headers });
     const stop$ = new Subject<void>();
     let runEnded = false; // the run's events completed: its terminal event was written
     return new Promise<void>((resolve) => {
@@ -149,6 +152,8 @@ export function createHandler(options: HandlerOptions): NodeHandler {
         if (m) return `messages[${input.messageIndex[Number(m[1])] ?? m[1]}]${m[2]}`;
         return field === 'input' ? 'messages' : field;
       };
+      // The caller's W3C trace context goes with the start; a traced Runs answers its own, written back.
+      const trace = traceCarrierOf(ctx.req.headers['traceparent'], ctx.req.headers['tracestate']);
       let started;
       try {
         started = await runs.start({
@@ -157,12 +162,15 @@ export function createHandler(options: HandlerOptions): NodeHandler {
           input: input.items,
           principal: ctx.principal,
           ifBusy,
+          ...(trace !== undefined ? { trace } : {}),
         });
       } catch (error) {
         throw toHttpError(error, rename);
       }
-      if (started.steeringId !== undefined) return json(ctx.res, 202, started);
-      await stream(ctx, started.runId, input.threadId, undefined);
+      const { runId, steeringId, traceparent } = started;
+      const headers: Record<string, string> = typeof traceparent === 'string' ? { traceparent } : {};
+      if (steeringId !== undefined) return json(ctx.res, 202, { runId, steeringId }, headers);
+      await stream(ctx, runId, input.threadId, undefined, headers);
     },
 
     async events(ctx) {
@@ -259,9 +267,10 @@ export function createHandler(options: HandlerOptions): NodeHandler {
   };
 }
 
-function json(res: ServerResponse, status: number, value: unknown): void {
+function json(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(value);
   res.writeHead(status, {
+    ...headers,
     'Content-Type': 'application/json; charset=utf-8',
     'Content-Length': Buffer.byteLength(text),
   });

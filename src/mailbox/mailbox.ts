@@ -63,6 +63,7 @@ export class Mailbox {
    */
   readonly #withdrawn = new Set<string>();
   readonly #pushed = new Subject<MailboxToken>();
+  readonly #withdrawn$ = new Subject<MailboxToken>();
   #owner: object | undefined;
 
   /**
@@ -70,6 +71,14 @@ export class Mailbox {
    * never completes.
    */
   readonly pushed$: Observable<MailboxToken> = this.#pushed.asObservable();
+
+  /**
+   * Hot stream of every token withdrawn by `remove()` or `removeById()` (each
+   * emitted once, after it left the queue, so it is never delivered); no
+   * replay, never completes. A token a run took, or that was delivered, is
+   * never emitted: such a `remove()` says false.
+   */
+  readonly withdrawn$: Observable<MailboxToken> = this.#withdrawn$.asObservable();
 
   /** @throws {TypeError} if `options` is not an object or `idGenerator` is not a function. */
   constructor(options?: MailboxOptions) {
@@ -124,6 +133,7 @@ export class Mailbox {
     this.#unlink(entry);
     this.#entries.delete(token);
     if (entry.givenBack) this.#withdrawn.add(token.id);
+    this.#withdrawn$.next(token);
     return true;
   }
 

@@ -2,6 +2,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { Observable } from 'rxjs';
 import { ToolExecutionError, describeReason } from '../errors.js';
+import { mcpWrapOf } from '../tools/call-wrap.js';
 import type { ToolContext } from '../tools/tool.js';
 import { resultText } from './content.js';
 
@@ -61,16 +62,21 @@ export function mcpCall$(client: Client, target: McpCallTarget, args: Record<str
       ctx.signal.removeEventListener('abort', onAbort);
       return true;
     };
-    client
-      .callTool({ name: mcpName, arguments: args }, undefined, {
-        signal: controller.signal,
-        onprogress: (progress) => {
-          if (!settled) ctx.reportProgress(progress);
-        },
-        ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
-        ...(options.resetTimeoutOnProgress !== undefined ? { resetTimeoutOnProgress: options.resetTimeoutOnProgress } : {}),
-        ...(options.maxTotalTimeoutMs !== undefined ? { maxTotalTimeout: options.maxTotalTimeoutMs } : {}),
-      })
+    const send = () => client.callTool({ name: mcpName, arguments: args }, undefined, {
+      signal: controller.signal,
+      onprogress: (progress) => {
+        if (!settled) ctx.reportProgress(progress);
+      },
+      ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
+      ...(options.resetTimeoutOnProgress !== undefined
+        ? { resetTimeoutOnProgress: options.resetTimeoutOnProgress }
+        : {}),
+      ...(options.maxTotalTimeoutMs !== undefined ? { maxTotalTimeout: options.maxTotalTimeoutMs } : {}),
+    });
+    // The run's telemetry (if any) sends the request inside its span.
+    const wrap = mcpWrapOf(ctx);
+    const request = { method: 'tools/call', tool: mcpName, callId: ctx.callId, signal: controller.signal };
+    (wrap !== undefined ? wrap(request, send) : send())
       .then(
         (result) => {
           if (!settle()) return;

@@ -1,4 +1,5 @@
 export type { Runs, StartRunRequest, StartedRun, IfBusy, StopOptions, ToolDecision } from './types.js';
+export type { TraceCarrier } from './trace-carrier.js';
 export { localRuns, type LocalRunsOptions } from './local-runs.js';
 export type { LocalRunsSessionStore } from './thread.js';
 export {

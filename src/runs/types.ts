@@ -1,6 +1,7 @@
 import type { Observable } from 'rxjs';
 import type { RunEvent } from '../events.js';
 import type { Item } from '../items.js';
+import type { TraceCarrier } from './trace-carrier.js';
 
 /**
  * The runs of a server, as a UI transport (loopctl/http) or a worker pool drives them: start a run of a
@@ -22,7 +23,10 @@ export interface Runs {
    * into that run's mailbox and answers its `runId` with the `steeringId`; `'reject'` rejects with
    * `ThreadBusyError`; `'enqueue'`, `'interrupt'` and `'rollback'` are for implementations that can queue
    * or restart runs (`NotSupportedError` where they cannot). Rejects with `AgentNotFoundError` for an
-   * unknown agent and `ConfigurationError` (naming the field) for bad input.
+   * unknown agent and `ConfigurationError` (naming the field) for bad input. `trace` is the caller's
+   * W3C trace context (the HTTP handler passes the request's `traceparent`); an implementation that
+   * traces (`instrumentRuns` of `loopctl/otel`) starts the run in it and answers `traceparent`, the
+   * trace context of the start, which the handler writes back; others ignore both.
    */
   start(req: {
     agent: string;
@@ -30,7 +34,8 @@ export interface Runs {
     input: string | readonly Item[];
     principal: string;
     ifBusy?: 'reject' | 'enqueue' | 'interrupt' | 'rollback' | 'steer';
-  }): Promise<{ runId: string; steeringId?: string }>;
+    trace?: TraceCarrier;
+  }): Promise<{ runId: string; steeringId?: string; traceparent?: string }>;
   /**
    * The run's events with `seq > afterSeq` (all of them without `afterSeq`), then its live events, up to
    * and including the terminal event; then it completes. A compacted `text_delta` (replay `'compact'`)
@@ -68,7 +73,10 @@ export interface Runs {
 
 /** What {@link Runs.start} takes. */
 export type StartRunRequest = Parameters<Runs['start']>[0];
-/** What {@link Runs.start} resolves with: the run's id, and the steering id when the input steered a live run. */
+/**
+ * What {@link Runs.start} resolves with: the run's id, the steering id when the input steered a live run, and
+ * the trace context of the start when the implementation traces.
+ */
 export type StartedRun = Awaited<ReturnType<Runs['start']>>;
 /** How a thread with a live run takes a new start (see {@link Runs.start}). */
 export type IfBusy = NonNullable<StartRunRequest['ifBusy']>;

@@ -74,7 +74,7 @@ export function requestAttempts(ctx: RecoveryContext, provider: ModelProvider, o
             },
           });
       const wrap = options.wrap;
-      subscriber.add(wrap !== undefined ? wrap({ model: provider.id, attempt, stream }, send) : send());
+      subscriber.add(wrap !== undefined ? wrap({ model: provider.id, attempt, stream, request }, send) : send());
     });
 }
 

@@ -1,0 +1,95 @@
+import {
+  SpanKind, context as otelContext, trace, type Attributes, type Context, type Tracer,
+} from '@opentelemetry/api';
+import { describeValue } from '../describe.js';
+import { ConfigurationError } from '../errors.js';
+import type { Runs } from '../runs/types.js';
+import { clip } from './content.js';
+import { resolveOptions, type TelemetryOptions } from './options.js';
+import * as C from './semconv.js';
+import { endSpan, type SpanEnd } from './spans.js';
+import { parentContext, traceparentOf } from './trace-context.js';
+
+/**
+ * `runs` with a span per operation (docs/telemetry.md, "Runs and HTTP"): `runs.start {agent}`,
+ * `runs.cancel`, `runs.steer`, `runs.withdraw`, `runs.stop`, `runs.decide`, each run with its span
+ * active, so a run started by `runs.start` (given `telemetry: withTelemetry()` in its run options)
+ * is its child where the context reaches it (an AsyncLocalStorage context manager carries it
+ * across `localRuns`' awaits). `start` runs in the caller's trace: the active span, else
+ * `req.trace` (the `traceparent` the HTTP handler read); it answers `traceparent`, the start's own,
+ * which the handler writes back. `events` is passed through. `captureContent` adds steering text.
+ *
+ * @throws {ConfigurationError} naming the field for bad options or a `runs` without a method.
+ */
+export function instrumentRuns(runs: Runs, options?: TelemetryOptions): Runs {
+  for (const method of ['start', 'events', 'cancel', 'stop', 'steer', 'withdraw', 'decide'] as const) {
+    if (typeof runs?.[method] !== 'function') throw new ConfigurationError(`runs.${method}`, 'must be a function');
+  }
+  const { tracerProvider, maxChars } = resolveOptions(options, 'options');
+  let tracer: Tracer | undefined;
+  const traced = <T>(
+    name: string, attributes: Attributes, parent: Context, call: () => Promise<T>, ok: (value: T) => Attributes,
+  ): { result: Promise<T>; traceparent: string | undefined } => {
+    tracer ??= (tracerProvider ?? trace.getTracerProvider()).getTracer('loopctl');
+    const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes }, parent);
+    const end = (how: SpanEnd) => endSpan(span, how);
+    let result: Promise<T>;
+    try {
+      result = otelContext.with(trace.setSpan(parent, span), call);
+    } catch (error) {
+      result = Promise.reject(error);
+    }
+    result = result.then(
+      (value) => (end({ kind: 'ok', attributes: ok(value) }), value),
+      (error: unknown) => {
+        const type = error instanceof Error ? error.name : 'Error';
+        end({ kind: 'error', type, message: describeValue(error, 'thrown value') });
+        throw error;
+      },
+    );
+    return { result, traceparent: traceparentOf(span.spanContext()) };
+  };
+  const here = () => otelContext.active();
+  const runId = (id: unknown): Attributes => ({ [C.ATTR_LOOPCTL_RUN_ID]: String(id) });
+  const result = (value: boolean): Attributes => ({ [C.ATTR_LOOPCTL_RUNS_RESULT]: value });
+  return {
+    start(req) {
+      const attributes: Attributes = {
+        [C.ATTR_GEN_AI_AGENT_NAME]: String(req?.agent),
+        [C.ATTR_GEN_AI_CONVERSATION_ID]: String(req?.threadId),
+      };
+      const steered = (s: { steeringId?: string }) =>
+        s.steeringId !== undefined ? { [C.ATTR_LOOPCTL_STEERING_ID]: s.steeringId } : {};
+      const name = `runs.start ${String(req?.agent)}`;
+      const started = traced(name, attributes, parentContext(req?.trace), () => runs.start(req),
+        (s) => ({ ...runId(s.runId), ...steered(s) }));
+      const { traceparent } = started;
+      return started.result.then((s) => (traceparent === undefined ? s : { ...s, traceparent }));
+    },
+    events: (id, opts) => runs.events(id, opts),
+    cancel(id, reason, principal) {
+      const attributes = { ...runId(id), [C.ATTR_LOOPCTL_CANCEL_REASON]: describeValue(reason, 'reason') };
+      return traced('runs.cancel', attributes, here(), () => runs.cancel(id, reason, principal), result).result;
+    },
+    stop(id, opts, principal) {
+      return traced('runs.stop', runId(id), here(), () => runs.stop(id, opts, principal), result).result;
+    },
+    steer(id, text, principal) {
+      const attributes = runId(id);
+      if (maxChars !== undefined && typeof text === 'string') {
+        attributes[C.ATTR_LOOPCTL_STEERING_CONTENT] = clip(text, maxChars);
+      }
+      return traced('runs.steer', attributes, here(), () => runs.steer(id, text, principal),
+        (s) => ({ [C.ATTR_LOOPCTL_STEERING_ID]: s.id })).result;
+    },
+    withdraw(id, steeringId, principal) {
+      const attributes = { ...runId(id), [C.ATTR_LOOPCTL_STEERING_ID]: String(steeringId) };
+      return traced('runs.withdraw', attributes, here(), () => runs.withdraw(id, steeringId, principal), result).result;
+    },
+    decide(id, callId, decision, principal) {
+      const attributes = { ...runId(id), [C.ATTR_GEN_AI_TOOL_CALL_ID]: String(callId) };
+      const call = () => runs.decide(id, callId, decision, principal);
+      return traced('runs.decide', attributes, here(), call, result).result;
+    },
+  };
+}
