@@ -150,33 +150,49 @@ export class RunController<C = unknown> implements RunContext<C>, Unsubscribable
   /**
    * "The commit cannot be cancelled", but it is bounded: `append(items, { runId, signal })`, the
    * signal aborted at `deadlines.commitMs` on the run's scheduler. A write that fails or passes the
-   * deadline ends the run `session_error` (its Items in `partial`, its steering given back); one that
-   * lands later is harmless, `append` being idempotent per `runId`. A cancel meanwhile is left for
-   * the next run (the outcome is decided). The timer exists only while a write is pending.
+   * deadline ends the run `session_error` (its Items in `partial`, its steering given back). One that
+   * lands later stored the steering it holds: "a late write withdraws its steering" (guarantee 7: no
+   * steering lost or duplicated). A cancel meanwhile is left for the next run (the outcome is
+   * decided). The timer exists only while a write is pending.
    */
   #commit(session: Session, completed: Outcome): void {
     const controller = new AbortController();
-    const pending = new Subscription();
+    const deadline = new Subscription();
     let ended = false;
     const end = (outcome: Outcome, abort?: TimeoutError): void => {
       if (ended) return;
       ended = true;
-      pending.unsubscribe(); // the write's late answer is ignored from here on
+      deadline.unsubscribe();
       if (abort) controller.abort(abort);
       this.#settle(outcome, 'turn_entry');
     };
     const failed = (error: unknown): Outcome => ({ kind: 'failed', stopReason: 'session_error', error });
     const options = { runId: this.runId, signal: controller.signal };
     const write$ = defer(() => toLastValue(session.append(this.totals.scratch.items, options)));
-    pending.add(write$.subscribe({ error: (error) => end(failed(error)), complete: () => end(completed) }));
+    // Not unsubscribed at the deadline: a write that has begun finishes, and its landing is heard.
+    write$.subscribe({
+      error: (error) => end(failed(error)), // after the deadline: nothing stored, the steering is back already
+      complete: () => (ended ? this.#landedLate() : end(completed)),
+    });
     const commitMs = commitDeadline(this.opts.deadlines);
     if (ended || commitMs === undefined) return;
-    pending.add(
+    deadline.add(
       this.scheduler.schedule(() => {
         const error = new TimeoutError('commit', commitMs);
         end(failed(error), error);
       }, commitMs),
     );
+  }
+
+  /**
+   * "A late write withdraws its steering": the write that passed `commitMs` stored this run's Items
+   * after all, the steering it drained among them. What of it is still queued (given back at the
+   * deadline, taken by no run since) is taken off the mailbox and marked delivered, the rule
+   * `commitPartial` keeps, so the next run does not deliver it again.
+   */
+  #landedLate(): void {
+    const ids = new Set(this.totals.drained.map((token) => token.id));
+    this.mailbox.markDelivered(this.mailbox.takeById(ids));
   }
 
   #settle(outcome: Outcome, phase: CancelPhase): void {
