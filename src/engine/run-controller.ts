@@ -3,6 +3,7 @@ import {
   type Unsubscribable,
 } from 'rxjs';
 import { CancelSignal } from '../cancel/cancel-signal.js';
+import { DEFAULTS } from '../defaults.js';
 import { ConcurrentRunError, TimeoutError, serializeError } from '../errors.js';
 import type { CancelPhase, RunEvent, RunEventDraft, TerminalEvent, Undelivered } from '../events.js';
 import { addUsage, type Item } from '../items.js';
@@ -15,6 +16,7 @@ import type { RunInternals } from './internals.js';
 import { linkCancelSources } from './link-cancel.js';
 import { repairHistory } from './repair.js';
 import { stopReasonOf, type Outcome, type RunContext } from './run-context.js';
+import { SessionLease } from './session-lease.js';
 import { RunTotals, type Fact } from './totals.js';
 import type { Agent, RunOptions } from './types.js';
 import { Waits } from './waits.js';
@@ -37,6 +39,7 @@ export class RunController<C = unknown> implements RunContext<C>, Unsubscribable
   readonly hopScheduler: SchedulerLike;
   readonly waits = new Waits();
   readonly totals: RunTotals;
+  readonly lease: SessionLease;
   #seq = 0;
   #decided = false;
   #ended = false;
@@ -60,6 +63,10 @@ export class RunController<C = unknown> implements RunContext<C>, Unsubscribable
     this.token = internals.token ?? opts.cancel?.child() ?? new CancelSignal();
     this.mailbox = opts.mailbox ?? new Mailbox({ idGenerator: () => this.#ids('item') });
     this.totals = new RunTotals(initialItems(input, () => this.nextId()));
+    // A lost lease fails the run; once the outcome is decided (a completed run committing) it is
+    // left alone: "the commit cannot be cancelled".
+    const lost = (error: unknown): void => this.end({ kind: 'failed', stopReason: 'session_error', error });
+    this.lease = new SessionLease(this.runId, DEFAULTS.session.leaseTtlMs, this.scheduler, lost);
   }
 
   nextId(): string {
@@ -217,6 +224,7 @@ export class RunController<C = unknown> implements RunContext<C>, Unsubscribable
       this.mailbox.release(this);
       if (session && busy.get(session) === this) busy.delete(session);
     }
+    this.lease.release(); // before the terminal event, so a run started from its handler can take it
     this.token.dispose();
     const terminal = this.#terminal(outcome, phase, undelivered);
     runEndedHooks(this, terminal, reportUnhandled);

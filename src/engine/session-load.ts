@@ -1,4 +1,4 @@
-import { Observable } from 'rxjs';
+import { Observable, concat } from 'rxjs';
 import { describeValue } from '../describe.js';
 import { ItemSchema, type Item } from '../items.js';
 import { toLastValue } from '../last-value.js';
@@ -9,13 +9,17 @@ import { SessionFailure } from './session-failure.js';
 import { stageAt } from './waits.js';
 
 /**
- * The session's side of a run start, one stage at `session_load` (checkpoint 12: session load):
- * `load()`. Emits the history, repaired before it is sent ("the history is valid on the wire"; the
- * stored Items stay as they are). Errors with a {@link SessionFailure}: a load that throws, rejects,
- * errors, or gives anything but an array of Items (the store's bad data) is `session_error`.
+ * The session's side of a run start, one stage at `session_load` (checkpoint 12: session load): the
+ * lease first when the session has `acquire` (see `SessionLease`), then `load()`. Emits the history,
+ * repaired before it is sent ("the history is valid on the wire"; the stored Items stay as they are).
+ * Errors with a {@link SessionFailure}: a refused lease is `configuration_error`; a load that throws,
+ * rejects, errors, or gives anything but an array of Items (the store's bad data) is `session_error`.
  */
 export function openSession$(rc: RunContext<any>, session: Session): Observable<readonly Item[]> {
-  return stageAt(rc, 'session_load', () => history$(rc, session));
+  return stageAt(rc, 'session_load', () => {
+    const load$ = history$(rc, session);
+    return typeof session.acquire === 'function' ? concat(rc.lease.acquire$(session), load$) : load$;
+  });
 }
 
 /** `load()`, its history checked and repaired; every failure is the store's (`session_error`). */
