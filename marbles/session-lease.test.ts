@@ -21,7 +21,8 @@ beforeEach(() => {
 });
 
 const TTL = DEFAULTS.session.leaseTtlMs;
-const isTerminal = (e: RunEvent): e is TerminalEvent => ['run_completed', 'run_cancelled', 'run_failed'].includes(e.type);
+const TERMINALS = ['run_completed', 'run_cancelled', 'run_failed'];
+const isTerminal = (e: RunEvent): e is TerminalEvent => TERMINALS.includes(e.type);
 
 /**
  * A MemorySession on the virtual clock whose lease calls are written to `log` as `"<frame> <call>"`.
@@ -60,7 +61,7 @@ function leasedSession(now: () => number, log: string[], delay?: string) {
   return { inner, session, held, state };
 }
 
-/** Runs `steps` on `session`, the events' labels written to `log` as they come (with the lease's state at the terminal). */
+/** Runs `steps`, the events' labels written to `log` as they come (`atTerminal()` added to the terminal's). */
 function observe(
   log: string[],
   steps: (ScriptedStep | string)[],
@@ -120,13 +121,14 @@ describe('the engine takes, renews and releases the session lease', () => {
         act(cancel);
         flush();
         expect(log.slice(1)).toEqual([
-          `0 acquire run-1 ${TTL}`, '0 turn_started', '0 model_request_started', '10000 renew', '12000 release', terminal,
+          `0 acquire run-1 ${TTL}`, '0 turn_started', '0 model_request_started', '10000 renew', '12000 release',
+          terminal,
         ]);
       });
     });
   }
 
-  it('refused (another run holds the lease): run_failed{configuration_error} with ConcurrentRunError; the holder keeps it', () => {
+  it('refused (another run holds it): run_failed{configuration_error}, ConcurrentRunError; the holder keeps it', () => {
     ts.run(({ flush }) => {
       const log: string[] = [];
       const { session, inner, state } = leasedSession(() => ts.now(), log);
@@ -136,7 +138,11 @@ describe('the engine takes, renews and releases the session lease', () => {
       expect(log).toEqual(['0 run_started', `0 acquire run-1 ${TTL}`, '0 run_failed:configuration_error']);
       expect(events.at(-1)).toMatchObject({
         type: 'run_failed',
-        error: { name: 'ConcurrentRunError', field: 'options.session', message: 'options.session: run elsewhere holds the lease on the session' },
+        error: {
+          name: 'ConcurrentRunError',
+          field: 'options.session',
+          message: 'options.session: run elsewhere holds the lease on the session',
+        },
         partial: [{ type: 'user', text: 'go' }],
       });
       expect(model.requests).toHaveLength(0);
@@ -165,7 +171,8 @@ describe('the engine takes, renews and releases the session lease', () => {
       const log: string[] = [];
       const { session } = leasedSession(() => ts.now(), log);
       const cancel = new CancelSignal();
-      observe(log, ['never asked'], { session, cancel }, undefined, (e) => e.type === 'run_started' && cancel.cancel('stop'));
+      const stopAtStart = (e: RunEvent): void => void (e.type === 'run_started' && cancel.cancel('stop'));
+      observe(log, ['never asked'], { session, cancel }, undefined, stopAtStart);
       flush();
       expect(log).toEqual(['0 run_started', '0 run_cancelled:turn_entry']);
     });
@@ -191,7 +198,7 @@ describe('the engine takes, renews and releases the session lease', () => {
 });
 
 describe('a lost lease', () => {
-  it('a renewal refused (the lease was taken from the run): run_failed{session_error} with ConcurrentRunError', async () => {
+  it('a renewal refused (the lease was taken): run_failed{session_error}, ConcurrentRunError', async () => {
     const scheduler = new VirtualTimeScheduler(undefined, 10_000);
     const log: string[] = [];
     const { session, held, state } = leasedSession(() => scheduler.now(), log);
@@ -212,7 +219,11 @@ describe('a lost lease', () => {
       '10000 release', '10000 run_failed:session_error',
     ]);
     expect(events.at(-1)).toMatchObject({
-      error: { name: 'ConcurrentRunError', field: 'options.session', message: 'options.session: the lease of run run-1 on the session was lost' },
+      error: {
+        name: 'ConcurrentRunError',
+        field: 'options.session',
+        message: 'options.session: the lease of run run-1 on the session was lost',
+      },
       partial: [{ type: 'user', text: 'go' }],
     });
     expect(model.requests).toHaveLength(1);

@@ -26,7 +26,8 @@ describe('DEFAULTS', () => {
 
   it('is frozen all the way down', () => {
     expect(Object.isFrozen(DEFAULTS)).toBe(true);
-    for (const inner of [DEFAULTS.deadlines, DEFAULTS.retry, DEFAULTS.breaker, DEFAULTS.session]) expect(Object.isFrozen(inner)).toBe(true);
+    const inners = [DEFAULTS.deadlines, DEFAULTS.retry, DEFAULTS.breaker, DEFAULTS.session];
+    for (const inner of inners) expect(Object.isFrozen(inner)).toBe(true);
     expect(() => {
       (DEFAULTS.deadlines as { idleMs: number }).idleMs = 1;
     }).toThrow(TypeError);

@@ -34,7 +34,10 @@ const noPrototype = (): object =>
 
 /** The outcome of `handle.result`, or 'never settled' (a bound for the hang this spec pins, not a speed check). */
 const settlement = (result: Promise<unknown>): Promise<unknown> =>
-  Promise.race([result.then(() => 'resolved', (e: unknown) => e), new Promise((r) => setTimeout(() => r('never settled'), 1000))]);
+  Promise.race([
+    result.then(() => 'resolved', (e: unknown) => e),
+    new Promise((r) => setTimeout(() => r('never settled'), 1000)),
+  ]);
 
 const UNPRINTABLE = { name: 'Error', message: '[unprintable thrown value]' };
 
@@ -44,7 +47,7 @@ describe('a provider that errors with a value whose prototype cannot be read', (
     ['a Proxy whose getPrototypeOf throws', noPrototype, '{}'], // its keys can be read: described as JSON
   ] as const;
   for (const [name, make, message] of values) {
-    it(`${name}: exactly one terminal event (run_failed internal_error), result settles, nothing uncaught`, async () => {
+    it(`${name}: one terminal event (run_failed internal_error), result settles, nothing uncaught`, async () => {
       const model: ModelProvider = { id: 'hostile', call: () => throwError(() => make()) };
       const agent = defineAgent({ name: 'a', instructions: '', model });
       const handle = start(agent, 'go', { retry: false });
@@ -56,12 +59,13 @@ describe('a provider that errors with a value whose prototype cannot be read', (
       expect(settled).toMatchObject({ stopReason: 'internal_error' });
       expect(errored).toBe(false);
       expect(events.map((e) => e.type)).toEqual(['run_started', 'turn_started', 'model_request_started', 'run_failed']);
-      expect(events.at(-1)).toMatchObject({ type: 'run_failed', stopReason: 'internal_error', error: { name: 'Error', message } });
+      const error = { name: 'Error', message };
+      expect(events.at(-1)).toMatchObject({ type: 'run_failed', stopReason: 'internal_error', error });
       expect(caught).toHaveLength(0);
     });
   }
 
-  it('the same value from a streaming provider after a first delta (the rescue path): rescued once, then failed', async () => {
+  it('the same value from a stream after its first delta (the rescue path): rescued once, then failed', async () => {
     let calls = 0;
     const model: ModelProvider = {
       id: 'hostile',

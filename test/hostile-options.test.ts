@@ -29,16 +29,20 @@ function thrownBy(call: () => unknown): unknown {
 
 describe('options that cannot be read: a ConfigurationError naming the field', () => {
   const cases: [string, () => [input: unknown, options: unknown], string][] = [
-    ['a session whose load getter throws', () => ['go', { session: throwingGetter({ append() {} }, 'load') }], 'options.session.load'],
-    ['a session whose acquire getter throws', () => ['go', { session: throwingGetter({ load() {}, append() {} }, 'acquire') }],
+    ['a session whose load getter throws', () => ['go', { session: throwingGetter({ append() {} }, 'load') }],
+      'options.session.load'],
+    ['a session whose acquire getter throws',
+      () => ['go', { session: throwingGetter({ load() {}, append() {} }, 'acquire') }],
       'options.session.acquire'],
     ['a session whose acquire is not a function', () => ['go', { session: { load() {}, append() {}, acquire: 1 } }],
       'options.session.acquire'],
     ['a session: a revoked Proxy', () => ['go', { session: revoked() }], 'options.session'],
     ['hooks: a revoked Proxy', () => ['go', { hooks: revoked() }], 'options.hooks'],
-    ['a hook whose getter throws', () => ['go', { hooks: throwingGetter({}, 'turnStarted') }], 'options.hooks.turnStarted'],
+    ['a hook whose getter throws', () => ['go', { hooks: throwingGetter({}, 'turnStarted') }],
+      'options.hooks.turnStarted'],
     ['deadlines: a revoked Proxy', () => ['go', { deadlines: revoked() }], 'options.deadlines'],
-    ['a deadline whose getter throws', () => ['go', { deadlines: throwingGetter({}, 'idleMs') }], 'options.deadlines.idleMs'],
+    ['a deadline whose getter throws', () => ['go', { deadlines: throwingGetter({}, 'idleMs') }],
+      'options.deadlines.idleMs'],
     ['retry: a revoked Proxy', () => ['go', { retry: revoked() }], 'options.retry'],
     ['cancel: a revoked Proxy', () => ['go', { cancel: revoked() }], 'options.cancel'],
     ['signal: a revoked Proxy', () => ['go', { signal: revoked() }], 'options.signal'],
@@ -57,6 +61,7 @@ describe('options that cannot be read: a ConfigurationError naming the field', (
   }
 
   it('start(): replay whose getter throws names options.replay', () => {
-    expect(thrownBy(() => start(agent, 'go', throwingGetter({}, 'replay')))).toEqual({ ConfigurationError: 'options.replay' });
+    const thrown = thrownBy(() => start(agent, 'go', throwingGetter({}, 'replay')));
+    expect(thrown).toEqual({ ConfigurationError: 'options.replay' });
   });
 });

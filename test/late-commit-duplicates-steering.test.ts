@@ -73,7 +73,7 @@ describe('a commit that lands after commitMs', () => {
     expect(texts(inner.items)).toEqual(['S', 'task 1', 'one', 'task 2', 'two']);
   });
 
-  it('a late write that fails stored nothing: the steering stays queued and the next run delivers it once', async () => {
+  it('a late write that fails stored nothing: the steering stays queued, the next run delivers it once', async () => {
     const scheduler = new VirtualTimeScheduler();
     const { inner, session, fail } = hangingSession();
     const mailbox = new Mailbox();

@@ -193,7 +193,10 @@ describe('a write that fails stores nothing: SessionStorageError, the history in
     const agent = defineAgent({ name: 'a', instructions: '', model: scriptedModel(['the answer']) });
     // Without its lease (a lease is a write too: see the next spec), so the run reaches its commit.
     const readOnly = store.session('s');
-    const session: Session = { load: () => readOnly.load(), append: (items, options) => readOnly.append(items, options) };
+    const session: Session = {
+      load: () => readOnly.load(),
+      append: (items, options) => readOnly.append(items, options),
+    };
     const events = await lastValueFrom(
       run(agent, 'the question', { session, idGenerator: sequentialIds() }).pipe(toArray()),
     );
@@ -209,7 +212,7 @@ describe('a write that fails stores nothing: SessionStorageError, the history in
     db.close();
   });
 
-  it('a run on a read-only file fails at its start: the lease cannot be written (session_error), the model never asked', async () => {
+  it('a run on a read-only file fails at its start: no lease can be written (session_error)', async () => {
     const file = await fileWithHistory();
     const db = new Database(file, { readonly: true });
     const store = new SqliteSessionStore(db);

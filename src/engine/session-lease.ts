@@ -40,7 +40,8 @@ export class SessionLease {
   acquire$(session: Session): Observable<never> {
     return new Observable<never>((subscriber) => {
       const failed = (error: unknown): void => {
-        subscriber.error(new SessionFailure(isConfigurationError(error) ? 'configuration_error' : 'session_error', error));
+        const stopReason = isConfigurationError(error) ? 'configuration_error' : 'session_error';
+        subscriber.error(new SessionFailure(stopReason, error));
       };
       let pending: MaybeAsync<Lease>;
       try {

@@ -61,7 +61,9 @@ function historyOf(value: unknown): Item[] {
   } catch {
     items = undefined; // a revoked Proxy, or an array Proxy whose traps throw
   }
-  if (items === undefined) throw new TypeError(`session.load() must give an array of Items, got ${describeValue(value)}`);
+  if (items === undefined) {
+    throw new TypeError(`session.load() must give an array of Items, got ${describeValue(value)}`);
+  }
   for (let i = 0; i < items.length; i++) {
     const why = notAnItem(items[i]);
     if (why !== undefined) throw new TypeError(`session.load() must give an array of Items: item ${i} ${why}`);
