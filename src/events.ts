@@ -29,7 +29,8 @@ export type CancelPhase = z.infer<typeof CancelPhaseSchema>;
 /**
  * Why a run ended: the `stopReason` of every terminal event (docs/events.md, "Stop reasons").
  * `completed` is `run_completed`'s, `cancelled` is `run_cancelled`'s; the others are failures
- * (`run_failed`). `session_error`: the session write of a completed run failed or passed
+ * (`run_failed`). `session_error`: the session failed the run: its lease failed or was lost, its load
+ * failed or gave what is not an array of Items, or the write of a completed run failed or passed
  * `deadlines.commitMs`.
  */
 export const StopReasonSchema = z.enum([

@@ -5,8 +5,8 @@
  * `deadlines.commitMs` (on the run's scheduler), and the run ends `run_failed` with
  * `stopReason: 'session_error'`, `partial` (all of the run's new Items) and `undelivered` (its steering
  * given back). A cancel raised during the commit does not end it and stays raised for the next run.
- * A late write is harmless: MemorySession.append is idempotent per runId, and commitPartial of a run
- * already stored stores nothing and withdraws the given-back steering it contains.
+ * A late write is harmless: MemorySession.append is idempotent per runId, its landing withdraws the
+ * given-back steering it holds, and commitPartial of a run already stored stores nothing.
  */
 import { VirtualTimeScheduler, throwError } from 'rxjs';
 import { describe, expect, it } from 'vitest';
@@ -102,15 +102,16 @@ describe('C21: a session write that never settles', () => {
     expect(cancel.isCancelled).toBe(false);
     expect(scheduler.actions).toHaveLength(0);
 
-    // The late write lands: the session has the run's Items once; commitPartial of that run stores nothing
-    // and withdraws the given-back steering it contains.
+    // The late write lands: the session has the run's Items once, and the given-back steering it holds is
+    // withdrawn from the mailbox ("a late write withdraws its steering"); commitPartial of that run stores
+    // nothing and has nothing left to withdraw.
+    expect(mailbox.peek()).toEqual([steer]);
     release();
     await settled();
     expect(inner.items).toEqual(items);
-    expect(mailbox.peek()).toEqual([steer]);
-    await expect(commitPartial(session, failed, mailbox)).resolves.toEqual([steer.id]);
-    expect(inner.items).toEqual(items);
     expect(mailbox.size).toBe(0);
+    await expect(commitPartial(session, failed, mailbox)).resolves.toEqual([]);
+    expect(inner.items).toEqual(items);
     expect(mailbox.remove(steer)).toBe(false);
 
     // A third run with a fresh CancelSignal on the same session and mailbox completes and commits once.

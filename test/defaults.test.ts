@@ -20,12 +20,14 @@ describe('DEFAULTS', () => {
       retry: { maxRetries: 2, initialDelayMs: 500, maxDelayMs: 8_000, multiplier: 2, maxRetryAfterMs: 60_000 },
       maxTurns: 20,
       breaker: { failureThreshold: 3, cooldownMs: 30_000 },
+      session: { leaseTtlMs: 30_000 },
     });
   });
 
   it('is frozen all the way down', () => {
     expect(Object.isFrozen(DEFAULTS)).toBe(true);
-    for (const inner of [DEFAULTS.deadlines, DEFAULTS.retry, DEFAULTS.breaker]) expect(Object.isFrozen(inner)).toBe(true);
+    const inners = [DEFAULTS.deadlines, DEFAULTS.retry, DEFAULTS.breaker, DEFAULTS.session];
+    for (const inner of inners) expect(Object.isFrozen(inner)).toBe(true);
     expect(() => {
       (DEFAULTS.deadlines as { idleMs: number }).idleMs = 1;
     }).toThrow(TypeError);

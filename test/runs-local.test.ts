@@ -30,8 +30,9 @@ const types = (list: readonly RunEvent[]) => list.map((e) => e.type);
 const userTexts = (items: readonly Item[]) => items.flatMap((i) => (i.type === 'user' ? [i.text] : []));
 
 describe('localRuns: start and events', () => {
-  it('starts a run at once and replays its events, from the start or after a seq', async () => {
-    const { agent } = agentWith([{ text: ['Hel', 'lo'] }]);
+  it('starts a run at once and replays its events compacted, from the start or after any seq', async () => {
+    const hold = gate();
+    const { agent } = agentWith([{ text: ['Hel', 'lo'], hold: hold.wait$ }]);
     const runs = localRuns({ agents: { helper: agent } });
     const { runId, steeringId } = await runs.start({
       agent: 'helper',
@@ -40,8 +41,11 @@ describe('localRuns: start and events', () => {
       principal: 'alice',
     });
     expect(steeringId).toBeUndefined();
-    const all = await events(runs, runId);
-    expect(types(all)).toEqual([
+    // Read while the run is live (held before its first delta): each delta as it came.
+    const reading = events(runs, runId);
+    hold.open();
+    const live = await reading;
+    expect(types(live)).toEqual([
       'run_started',
       'turn_started',
       'model_request_started',
@@ -51,8 +55,26 @@ describe('localRuns: start and events', () => {
       'turn_completed',
       'run_completed',
     ]);
+    // Read once it ended, replay 'compact': the two deltas (seq 3 and 4) are one event, its seq the last one's.
+    const all = await events(runs, runId);
+    expect(all).toEqual([...live.slice(0, 3), all[3], ...live.slice(5)]);
+    expect(types(all)).toEqual([
+      'run_started',
+      'turn_started',
+      'model_request_started',
+      'text_delta',
+      'model_response_completed',
+      'turn_completed',
+      'run_completed',
+    ]);
+    expect(all.map((e) => e.seq)).toEqual([0, 1, 2, 4, 5, 6, 7]);
+    expect(all[3]).toMatchObject({ type: 'text_delta', seq: 4, delta: 'Hello', fromSeq: 3, offsets: [0, 3] });
     expect(all.every((e) => e.runId === runId)).toBe(true);
-    expect(await events(runs, runId, 'alice', 3)).toEqual(all.slice(4));
+    // After seq 3 (the first delta seen), the rest of the text as the second delta was emitted live.
+    const afterFirst = await events(runs, runId, 'alice', 3);
+    expect(afterFirst[0]).toEqual({ type: 'text_delta', runId, seq: 4, turn: 1, at: all[3]!.at, delta: 'lo' });
+    expect(afterFirst.slice(1)).toEqual(all.slice(4));
+    expect(await events(runs, runId, 'alice', 4)).toEqual(all.slice(4));
     expect(await events(runs, runId, 'alice', 7)).toEqual([]);
     expect(await events(runs, runId, 'alice', -1)).toEqual(all);
   });

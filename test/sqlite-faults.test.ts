@@ -10,7 +10,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { lastValueFrom, toArray } from 'rxjs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { defineAgent, run, type Item, type RunFailed } from 'loopctl';
+import { defineAgent, run, type Item, type RunFailed, type Session } from 'loopctl';
 import { SqliteSessionStore, SQLITE_SCHEMA_VERSION } from 'loopctl/sqlite';
 import { scriptedModel, sequentialIds } from 'loopctl/testing';
 import { prepareSchema, SQLITE_MIGRATIONS } from '../src/sqlite/schema.js';
@@ -191,8 +191,14 @@ describe('a write that fails stores nothing: SessionStorageError, the history in
     const db = new Database(file, { readonly: true });
     const store = new SqliteSessionStore(db);
     const agent = defineAgent({ name: 'a', instructions: '', model: scriptedModel(['the answer']) });
+    // Without its lease (a lease is a write too: see the next spec), so the run reaches its commit.
+    const readOnly = store.session('s');
+    const session: Session = {
+      load: () => readOnly.load(),
+      append: (items, options) => readOnly.append(items, options),
+    };
     const events = await lastValueFrom(
-      run(agent, 'the question', { session: store.session('s'), idGenerator: sequentialIds() }).pipe(toArray()),
+      run(agent, 'the question', { session, idGenerator: sequentialIds() }).pipe(toArray()),
     );
     const last = events.at(-1) as RunFailed;
     expect({ type: last.type, stopReason: last.stopReason, error: last.error.name, code: last.error['code'] }).toEqual({
@@ -201,6 +207,27 @@ describe('a write that fails stores nothing: SessionStorageError, the history in
     expect(last.partial.map((i) => [i.type, i.type === 'user' || i.type === 'assistant' ? i.text : ''])).toEqual([
       ['user', 'the question'], ['assistant', 'the answer'],
     ]);
+    expect(await store.session('s').load()).toEqual(items('a', 3));
+    await store.close();
+    db.close();
+  });
+
+  it('a run on a read-only file fails at its start: no lease can be written (session_error)', async () => {
+    const file = await fileWithHistory();
+    const db = new Database(file, { readonly: true });
+    const store = new SqliteSessionStore(db);
+    const model = scriptedModel(['the answer']);
+    const agent = defineAgent({ name: 'a', instructions: '', model });
+    const events = await lastValueFrom(
+      run(agent, 'the question', { session: store.session('s'), idGenerator: sequentialIds() }).pipe(toArray()),
+    );
+    expect(events.map((e) => e.type)).toEqual(['run_started', 'run_failed']);
+    const last = events.at(-1) as RunFailed;
+    expect({ stopReason: last.stopReason, error: last.error.name, code: last.error['code'] }).toEqual({
+      stopReason: 'session_error', error: 'SessionStorageError', code: 'SQLITE_READONLY',
+    });
+    expect(last.partial).toEqual([{ type: 'user', id: 'item-1', text: 'the question' }]);
+    expect(model.requests).toHaveLength(0);
     expect(await store.session('s').load()).toEqual(items('a', 3));
     await store.close();
     db.close();

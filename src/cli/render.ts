@@ -8,17 +8,13 @@ import {
 } from '../index.js';
 import { isInstance } from '../describe.js';
 import { describeError, usageText } from './describe-error.js';
+import type { Output } from './output.js';
 import { sanitize, sanitizeLine, StreamSanitizer } from './sanitize.js';
 import { StatusLine } from './status-line.js';
 import { waitText, type Wait } from './wait-text.js';
 
-/** A stream the renderer writes to (`process.stdout`, `process.stderr`, or a test double). */
-export interface Output {
-  write(text: string): unknown;
-  readonly isTTY?: boolean;
-  /** Width of the terminal in characters (a TTY's `columns`). */
-  readonly columns?: number;
-}
+/** A stream the renderer writes to; its own file, so the status line can use it without importing this one. */
+export type { Output } from './output.js';
 
 /** Redraw period of the live status on a terminal, in ms. */
 export const STATUS_REDRAW_MS = 100;

@@ -1,4 +1,4 @@
-import type { Output } from './render.js';
+import type { Output } from './output.js';
 
 /**
  * The live status line (what the command is waiting for), drawn on stderr

@@ -1,27 +1,27 @@
 import { EMPTY, Observable, catchError, concatMap, expand, filter, of } from 'rxjs';
-import { describeValue } from '../describe.js';
+import { isInstance } from '../describe.js';
 import type { Item } from '../items.js';
-import { toLastValue } from '../last-value.js';
 import type { MailboxToken } from '../mailbox/mailbox.js';
-import type { Session } from '../session/session.js';
 import { ModelCalls } from './model-call.js';
 import { callIdsOf, repairHistory } from './repair.js';
 import { stopReasonOf, type Outcome, type RunContext } from './run-context.js';
+import { SessionFailure } from './session-failure.js';
+import { openSession$ } from './session-load.js';
 import type { Fact } from './totals.js';
 import { NEXT_TURN, turn$, type Decision, type Turns } from './turn.js';
-import { stageAt } from './waits.js';
 
 const NO_HISTORY: readonly Item[] = Object.freeze([]);
 
 /**
- * The run loop: load the session (checkpoint 12: session load), then turns, one after another
- * (`expand` over each turn's decision), until one decides how the run ends. Emits that outcome;
- * a failure of any stage becomes a failed outcome (the usage of failed attempts it billed included).
+ * The run loop: open the session (its lease, then its load: checkpoint 12: session load), then
+ * turns, one after another (`expand` over each turn's decision), until one decides how the run
+ * ends. Emits that outcome; a failure of any stage becomes a failed outcome (the usage of failed
+ * attempts it billed included; a session's failure with the stop reason it gave).
  */
 export function runLoop$(rc: RunContext<any>, queuedBefore: ReadonlySet<MailboxToken>): Observable<Outcome> {
   const models = new ModelCalls(rc);
   const { session } = rc.opts;
-  const loaded$ = session ? stageAt(rc, 'session_load', () => load$(rc, session)) : of(NO_HISTORY);
+  const loaded$ = session ? openSession$(rc, session) : of(NO_HISTORY);
   return loaded$.pipe(
     concatMap((history) => {
       const turns: Turns = { rc, history, models, queuedBefore, firstTurn: repairedInput(rc, history) };
@@ -29,38 +29,14 @@ export function runLoop$(rc: RunContext<any>, queuedBefore: ReadonlySet<MailboxT
     }),
     filter((d): d is Outcome => d !== NEXT_TURN),
     catchError((error: unknown) => {
-      const failed: Outcome = { kind: 'failed', stopReason: stopReasonOf(error), error, billed: models.takeBilled() };
-      return of(failed);
+      const billed = models.takeBilled();
+      if (isInstance(error, SessionFailure)) {
+        const failure = error as SessionFailure;
+        return of<Outcome>({ kind: 'failed', stopReason: failure.stopReason, error: failure.error, billed });
+      }
+      return of<Outcome>({ kind: 'failed', stopReason: stopReasonOf(error), error, billed });
     }),
   );
-}
-
-/**
- * The session's history, repaired before it is sent ("the history is valid on the wire"); the stored
- * Items stay as they are.
- */
-function load$(rc: RunContext<any>, session: Session): Observable<readonly Item[]> {
-  return new Observable<readonly Item[]>((subscriber) =>
-    toLastValue(session.load()).subscribe({
-      next: (items) => {
-        const history = historyOf(items);
-        if (history) subscriber.next(repairHistory(history, () => rc.nextId()));
-        else subscriber.error(new TypeError(`session.load() must give an array of Items, got ${describeValue(items)}`));
-      },
-      error: (e) => subscriber.error(e),
-      complete: () => subscriber.complete(),
-    }),
-  );
-}
-
-/** A copy of what `session.load()` gave; `undefined` unless it is an array (foreign values are never trusted). */
-function historyOf(items: unknown): Item[] | undefined {
-  if (items === undefined || items === null) return [];
-  try {
-    return Array.isArray(items) ? [...(items as Item[])] : undefined;
-  } catch {
-    return undefined; // a revoked Proxy, or an array Proxy whose traps throw
-  }
 }
 
 /**

@@ -5,6 +5,7 @@ import type { FinishReason, RunEventDraft, RunFailed } from '../events.js';
 import type { Usage } from '../items.js';
 import type { Mailbox } from '../mailbox/mailbox.js';
 import type { RunInternals } from './internals.js';
+import type { SessionLease } from './session-lease.js';
 import type { Fact, RunTotals } from './totals.js';
 import type { Agent, RunOptions } from './types.js';
 import type { Waits } from './waits.js';
@@ -38,6 +39,8 @@ export interface RunContext<C = unknown> {
   /** Stage hops ("cancel wins at a stage start"). */
   readonly hopScheduler: SchedulerLike;
   readonly waits: Waits;
+  /** The run's lease on its session: taken by the loop at its start, renewed and released by the controller. */
+  readonly lease: SessionLease;
   readonly totals: Readonly<RunTotals>;
   /** The turn the run is in (0 before the first). */
   readonly turn: number;

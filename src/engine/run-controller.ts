@@ -3,6 +3,7 @@ import {
   type Unsubscribable,
 } from 'rxjs';
 import { CancelSignal } from '../cancel/cancel-signal.js';
+import { DEFAULTS } from '../defaults.js';
 import { ConcurrentRunError, TimeoutError, serializeError } from '../errors.js';
 import type { CancelPhase, RunEvent, RunEventDraft, TerminalEvent, Undelivered } from '../events.js';
 import { addUsage, type Item } from '../items.js';
@@ -15,6 +16,7 @@ import type { RunInternals, RunTap } from './internals.js';
 import { linkCancelSources } from './link-cancel.js';
 import { repairHistory } from './repair.js';
 import { stopReasonOf, type Outcome, type RunContext } from './run-context.js';
+import { SessionLease } from './session-lease.js';
 import { RunTotals, type Fact } from './totals.js';
 import type { Agent, RunOptions } from './types.js';
 import { Waits } from './waits.js';
@@ -37,6 +39,7 @@ export class RunController<C = unknown> implements RunContext<C>, Unsubscribable
   readonly hopScheduler: SchedulerLike;
   readonly waits = new Waits();
   readonly totals: RunTotals;
+  readonly lease: SessionLease;
   #seq = 0;
   #decided = false;
   #ended = false;
@@ -62,6 +65,10 @@ export class RunController<C = unknown> implements RunContext<C>, Unsubscribable
     this.token = internals.token ?? opts.cancel?.child() ?? new CancelSignal();
     this.mailbox = opts.mailbox ?? new Mailbox({ idGenerator: () => this.#ids('item') });
     this.totals = new RunTotals(initialItems(input, () => this.nextId()));
+    // A lost lease fails the run; once the outcome is decided (a completed run committing) it is
+    // left alone: "the commit cannot be cancelled".
+    const lost = (error: unknown): void => this.end({ kind: 'failed', stopReason: 'session_error', error });
+    this.lease = new SessionLease(this.runId, DEFAULTS.session.leaseTtlMs, this.scheduler, lost);
   }
 
   nextId(): string {
@@ -157,33 +164,49 @@ export class RunController<C = unknown> implements RunContext<C>, Unsubscribable
   /**
    * "The commit cannot be cancelled", but it is bounded: `append(items, { runId, signal })`, the
    * signal aborted at `deadlines.commitMs` on the run's scheduler. A write that fails or passes the
-   * deadline ends the run `session_error` (its Items in `partial`, its steering given back); one that
-   * lands later is harmless, `append` being idempotent per `runId`. A cancel meanwhile is left for
-   * the next run (the outcome is decided). The timer exists only while a write is pending.
+   * deadline ends the run `session_error` (its Items in `partial`, its steering given back). One that
+   * lands later stored the steering it holds: "a late write withdraws its steering" (guarantee 7: no
+   * steering lost or duplicated). A cancel meanwhile is left for the next run (the outcome is
+   * decided). The timer exists only while a write is pending.
    */
   #commit(session: Session, completed: Outcome): void {
     const controller = new AbortController();
-    const pending = new Subscription();
+    const deadline = new Subscription();
     let ended = false;
     const end = (outcome: Outcome, abort?: TimeoutError): void => {
       if (ended) return;
       ended = true;
-      pending.unsubscribe(); // the write's late answer is ignored from here on
+      deadline.unsubscribe();
       if (abort) controller.abort(abort);
       this.#settle(outcome, 'turn_entry');
     };
     const failed = (error: unknown): Outcome => ({ kind: 'failed', stopReason: 'session_error', error });
     const options = { runId: this.runId, signal: controller.signal };
     const write$ = defer(() => toLastValue(session.append(this.totals.scratch.items, options)));
-    pending.add(write$.subscribe({ error: (error) => end(failed(error)), complete: () => end(completed) }));
+    // Not unsubscribed at the deadline: a write that has begun finishes, and its landing is heard.
+    write$.subscribe({
+      error: (error) => end(failed(error)), // after the deadline: nothing stored, the steering is back already
+      complete: () => (ended ? this.#landedLate() : end(completed)),
+    });
     const commitMs = commitDeadline(this.opts.deadlines);
     if (ended || commitMs === undefined) return;
-    pending.add(
+    deadline.add(
       this.scheduler.schedule(() => {
         const error = new TimeoutError('commit', commitMs);
         end(failed(error), error);
       }, commitMs),
     );
+  }
+
+  /**
+   * "A late write withdraws its steering": the write that passed `commitMs` stored this run's Items
+   * after all, the steering it drained among them. What of it is still queued (given back at the
+   * deadline, taken by no run since) is taken off the mailbox and marked delivered, the rule
+   * `commitPartial` keeps, so the next run does not deliver it again.
+   */
+  #landedLate(): void {
+    const ids = new Set(this.totals.drained.map((token) => token.id));
+    this.mailbox.markDelivered(this.mailbox.takeById(ids));
   }
 
   #settle(outcome: Outcome, phase: CancelPhase): void {
@@ -208,6 +231,7 @@ export class RunController<C = unknown> implements RunContext<C>, Unsubscribable
       this.mailbox.release(this);
       if (session && busy.get(session) === this) busy.delete(session);
     }
+    this.lease.release(); // before the terminal event, so a run started from its handler can take it
     this.token.dispose();
     const terminal = this.#terminal(outcome, phase, undelivered);
     runEndedHooks(this, terminal, reportUnhandled);

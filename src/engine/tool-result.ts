@@ -1,6 +1,6 @@
 import { EmptyError, catchError, from, last, throwError, type Observable } from 'rxjs';
 import { z } from 'zod';
-import { isObservableTotal, isThenable, toJsonText, type JsonTextResult } from '../describe.js';
+import { isInstance, isObservableTotal, isThenable, toJsonText, type JsonTextResult } from '../describe.js';
 import { ToolExecutionError } from '../errors.js';
 import type { ToolCall, ToolResultItem } from '../items.js';
 import { isZodSchema, type Tool, type ToolReturn } from '../tools/tool.js';
@@ -11,7 +11,7 @@ export function toolResult$(name: string, callId: string, ret: ToolReturn<unknow
     return ret.pipe(
       last(),
       catchError((err) => {
-        if (!(err instanceof EmptyError)) return throwError(() => err);
+        if (!isInstance(err, EmptyError)) return throwError(() => err); // a tool's error: checked totally
         return throwError(() => new ToolExecutionError(name, callId, `tool ${name} returned an empty Observable`));
       }),
     );

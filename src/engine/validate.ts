@@ -1,13 +1,31 @@
-import { isObservable } from 'rxjs';
 import { CancelSignal } from '../cancel/cancel-signal.js';
+import { isInstance, isObservableTotal, readProp } from '../describe.js';
 import { ConfigurationError } from '../errors.js';
 import { ItemSchema, type Item } from '../items.js';
 import { Mailbox } from '../mailbox/mailbox.js';
 import type { Hooks, ReplayMode, RunOptions, StartOptions } from './types.js';
 
-/** Field checks shared by `defineAgent` and `run`; each throws `ConfigurationError` naming `field`. */
+const UNREADABLE = Symbol('unreadable');
+const CANNOT_BE_READ = 'cannot be read (a getter or Proxy trap threw)';
+
+/**
+ * Field checks shared by `defineAgent` and `run`; each throws `ConfigurationError` naming `field`.
+ * Options are foreign values: one that cannot be read (a revoked Proxy) is refused naming it too.
+ */
 export function checkObject(value: unknown, field: string): void {
   if (value === null || typeof value !== 'object') throw new ConfigurationError(field, 'must be an object');
+  try {
+    Reflect.getPrototypeOf(value); // throws for a revoked Proxy, whatever is read next
+  } catch {
+    throw new ConfigurationError(field, CANNOT_BE_READ);
+  }
+}
+
+/** `obj[key]`, or a `ConfigurationError` naming `field` when reading it throws. */
+function read<T>(obj: object, key: PropertyKey, field: string): T {
+  const value = readProp(obj, key, UNREADABLE);
+  if (value === UNREADABLE) throw new ConfigurationError(field, CANNOT_BE_READ);
+  return value as T;
 }
 
 export function checkPositiveInt(value: unknown, field: string): void {
@@ -27,36 +45,37 @@ const HOOK_NAMES = ['turnStarted', 'beforeModelCall', 'beforeToolCall', 'afterTo
 export function checkHooks(hooks: Hooks<any>, field: string): void {
   checkObject(hooks, field);
   for (const name of HOOK_NAMES) {
-    const h = hooks[name];
+    const h = read(hooks, name, `${field}.${name}`);
     if (h !== undefined && typeof h !== 'function') throw new ConfigurationError(`${field}.${name}`, 'must be a function');
   }
 }
 
 /** Validates `run(agent, input, options)` arguments (see `RunOptions`) before anything runs. */
 export function validateRunArgs(input: unknown, options: RunOptions<any>): readonly Item[] | string {
-  if (typeof input !== 'string') {
-    if (!Array.isArray(input)) throw new ConfigurationError('input', 'must be a string or an array of Items');
-    input.forEach((item, i) => {
-      const parsed = ItemSchema.safeParse(item);
-      if (!parsed.success) throw new ConfigurationError(`input[${i}]`, parsed.error.issues[0]?.message ?? 'invalid Item');
-    });
-  }
+  if (typeof input !== 'string') checkInput(input);
   checkObject(options, 'options');
-  const o = options;
-  if (o.cancel !== undefined && !(o.cancel instanceof CancelSignal)) throw new ConfigurationError('options.cancel', 'must be a CancelSignal');
-  if (o.cancel$ !== undefined && !isObservable(o.cancel$)) throw new ConfigurationError('options.cancel$', 'must be an Observable');
-  if (o.signal !== undefined && !isAbortSignal(o.signal)) throw new ConfigurationError('options.signal', 'must be an AbortSignal');
-  if (o.mailbox !== undefined && !(o.mailbox instanceof Mailbox)) throw new ConfigurationError('options.mailbox', 'must be a Mailbox');
-  if (o.steer$ !== undefined && !isObservable(o.steer$)) throw new ConfigurationError('options.steer$', 'must be an Observable of strings');
+  const o = snapshot(options, OPTION_KEYS, 'options');
+  const refuse = (field: string, rule: string): never => {
+    throw new ConfigurationError(`options.${field}`, rule);
+  };
+  if (o.cancel !== undefined && !isInstance(o.cancel, CancelSignal)) refuse('cancel', 'must be a CancelSignal');
+  if (o.cancel$ !== undefined && !isObservableTotal(o.cancel$)) refuse('cancel$', 'must be an Observable');
+  if (o.signal !== undefined && !isAbortSignal(o.signal)) refuse('signal', 'must be an AbortSignal');
+  if (o.mailbox !== undefined && !isInstance(o.mailbox, Mailbox)) refuse('mailbox', 'must be a Mailbox');
+  if (o.steer$ !== undefined && !isObservableTotal(o.steer$)) refuse('steer$', 'must be an Observable of strings');
   if (o.session !== undefined) {
     checkObject(o.session, 'options.session');
-    if (typeof o.session.load !== 'function') throw new ConfigurationError('options.session.load', 'must be a function');
-    if (typeof o.session.append !== 'function') throw new ConfigurationError('options.session.append', 'must be a function');
+    for (const method of ['load', 'append', 'acquire'] as const) {
+      const fn = read(o.session, method, `options.session.${method}`);
+      // `acquire` is optional: a session without it is leased in this process only.
+      if (typeof fn !== 'function' && (method !== 'acquire' || fn !== undefined))
+        throw new ConfigurationError(`options.session.${method}`, 'must be a function');
+    }
   }
   if (o.hooks !== undefined) checkHooks(o.hooks, 'options.hooks');
   if (o.retry !== undefined && o.retry !== false) {
     checkObject(o.retry, 'options.retry');
-    const r = o.retry;
+    const r = snapshot(o.retry, RETRY_KEYS, 'options.retry');
     if (r.maxRetries !== undefined && !(Number.isInteger(r.maxRetries) && r.maxRetries >= 0))
       throw new ConfigurationError('options.retry.maxRetries', `must be an integer >= 0 (got ${String(r.maxRetries)})`);
     if (r.initialDelayMs !== undefined) checkMs(r.initialDelayMs, 'options.retry.initialDelayMs', true);
@@ -68,14 +87,15 @@ export function validateRunArgs(input: unknown, options: RunOptions<any>): reado
   if (o.deadlines !== undefined) {
     checkObject(o.deadlines, 'options.deadlines');
     for (const key of ['firstEventMs', 'idleMs', 'requestMs', 'toolMs', 'runMs', 'commitMs'] as const) {
-      const v = o.deadlines[key];
+      const v = read(o.deadlines, key, `options.deadlines.${key}`);
       // `false` turns a deadline off (its default included); absent takes the default.
       if (v !== undefined && v !== false) checkMs(v, `options.deadlines.${key}`, false, ', or false for none');
     }
   }
   if (o.stream !== undefined && typeof o.stream !== 'boolean') throw new ConfigurationError('options.stream', 'must be a boolean');
-  if (o.scheduler !== undefined && (typeof o.scheduler !== 'object' || typeof o.scheduler?.schedule !== 'function'))
-    throw new ConfigurationError('options.scheduler', 'must be an RxJS SchedulerLike');
+  const schedule = readProp(o.scheduler, 'schedule');
+  if (o.scheduler !== undefined && (typeof o.scheduler !== 'object' || typeof schedule !== 'function'))
+    refuse('scheduler', 'must be an RxJS SchedulerLike');
   if (o.idGenerator !== undefined && typeof o.idGenerator !== 'function') throw new ConfigurationError('options.idGenerator', 'must be a function');
   if (o.random !== undefined && typeof o.random !== 'function') throw new ConfigurationError('options.random', 'must be a function returning [0, 1)');
   if (o.telemetry !== undefined && typeof (o.telemetry as { open?: unknown } | null)?.open !== 'function')
@@ -83,13 +103,45 @@ export function validateRunArgs(input: unknown, options: RunOptions<any>): reado
   return input as readonly Item[] | string;
 }
 
+/** The input: an array of Items (each read totally), or a `ConfigurationError` naming the bad one. */
+function checkInput(input: unknown): void {
+  let items: unknown[] | undefined;
+  try {
+    items = Array.isArray(input) ? [...(input as unknown[])] : undefined;
+  } catch {
+    throw new ConfigurationError('input', CANNOT_BE_READ);
+  }
+  if (items === undefined) throw new ConfigurationError('input', 'must be a string or an array of Items');
+  items.forEach((item, i) => {
+    let message: string | undefined;
+    try {
+      const parsed = ItemSchema.safeParse(item);
+      message = parsed.success ? undefined : (parsed.error.issues[0]?.message ?? 'invalid Item');
+    } catch {
+      message = CANNOT_BE_READ;
+    }
+    if (message !== undefined) throw new ConfigurationError(`input[${i}]`, message);
+  });
+}
+
+const OPTION_KEYS = ['cancel', 'cancel$', 'signal', 'mailbox', 'steer$', 'session', 'hooks', 'retry', 'deadlines',
+  'stream', 'scheduler', 'idGenerator', 'random'] as const;
+const RETRY_KEYS = ['maxRetries', 'initialDelayMs', 'maxDelayMs', 'multiplier', 'maxRetryAfterMs'] as const;
+
+/** `keys` of `obj`, each read once (totally) into a plain copy; `field` names `obj` in the error. */
+function snapshot<T extends object>(obj: T, keys: readonly (keyof T & string)[], field: string): T {
+  const copy: Partial<T> = {};
+  for (const key of keys) copy[key] = read(obj, key, `${field}.${key}`);
+  return copy as T;
+}
+
 function isAbortSignal(value: unknown): value is AbortSignal {
-  return typeof AbortSignal !== 'undefined' && value instanceof AbortSignal;
+  return typeof AbortSignal !== 'undefined' && isInstance(value, AbortSignal);
 }
 
 /** `options.replay` of `start()`: `'all'` (the default) or `'compact'`; anything else is a `ConfigurationError`. */
 export function checkReplay(options: StartOptions<any>): ReplayMode {
-  const replay = options.replay ?? 'all';
+  const replay = read<StartOptions<any>['replay']>(options, 'replay', 'options.replay') ?? 'all';
   if (replay !== 'all' && replay !== 'compact') {
     throw new ConfigurationError('options.replay', `must be 'all' or 'compact' (got ${String(replay)})`);
   }

@@ -5,10 +5,10 @@ import { SessionSchemaError } from '../session/errors.js';
 import { leaseLost } from '../session/lease-errors.js';
 import type { AppendOptions, Lease, LeaseOptions, Session } from '../session/session.js';
 import { POSTGRES_SCHEMA_VERSION, where } from './schema.js';
-import type { PostgresSessionStore } from './store.js';
+import type { PostgresBackend } from './backend.js';
 
 /**
- * One session of a {@link PostgresSessionStore} (made by `store.session(id)`): the `Session` contract
+ * One session of a `PostgresSessionStore` (made by `store.session(id)`): the `Session` contract
  * on a Postgres server.
  * - `load()`: the Items in append order; rejects with `SessionSchemaError` (`corrupt`) for a stored
  *   row that is not an Item's JSON, `SessionStorageError` when the query fails.
@@ -20,7 +20,7 @@ import type { PostgresSessionStore } from './store.js';
  * - `acquire(runId, { ttlMs })`: a lease row whose expiry is on the server's clock.
  */
 export class PostgresSession implements Session {
-  constructor(private readonly store: PostgresSessionStore, readonly id: string) {}
+  constructor(private readonly store: PostgresBackend, readonly id: string) {}
 
   async load(): Promise<readonly Item[]> {
     const rows = await this.store.query<{ item: string }>(this.id, this.store.sql.load, [this.id]);

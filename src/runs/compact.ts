@@ -1,4 +1,5 @@
 import { filter, map, type MonoTypeOperatorFunction } from 'rxjs';
+import { sliceAfterSeq } from '../engine/replay.js';
 import type { RunEvent, TextDelta } from '../events.js';
 
 /**
@@ -7,7 +8,8 @@ import type { RunEvent, TextDelta } from '../events.js';
  * `fromSeq` (the first delta's seq) and `offsets` (where each original delta began in `delta`). Delta `i`
  * had seq `fromSeq + i`: the deltas of one attempt follow each other with no event between them. These
  * pure functions cut such an event at any seq, so a subscriber that saw events up to `afterSeq` gets
- * exactly the text it missed. Isomorphic.
+ * exactly the text it missed; the cut itself is the engine's `sliceAfterSeq` (one implementation).
+ * Isomorphic.
  */
 
 /** A `text_delta` standing for the deltas `fromSeq … seq`; `offsets[i]` is where delta `i` began in `delta`. */
@@ -41,29 +43,34 @@ export interface CompactTextSplit {
 /**
  * Cuts a compacted `text_delta` after `afterSeq`. `before.delta + after.delta` is the whole text, and
  * `after.delta` is exactly the text of the deltas with a seq above `afterSeq`; both keep the compaction
- * fields (offsets shifted to their own text).
+ * fields (offsets shifted to their own text). The cut is `sliceAfterSeq`'s (the engine's, behind
+ * `start()`'s compact replay): `before` is what it leaves out.
  */
 export function splitCompactText(event: CompactTextDelta, afterSeq: number): CompactTextSplit {
   const { fromSeq, offsets, delta } = event;
   if (afterSeq < fromSeq) return { after: event };
   if (afterSeq >= event.seq) return { before: event };
+  const missed = sliceAfterSeq(event, afterSeq)!;
   const n = afterSeq - fromSeq + 1; // deltas on the `before` side
-  const cut = offsets[n]!;
+  const seen = delta.slice(0, delta.length - missed.delta.length);
   return {
-    before: { ...event, seq: afterSeq, delta: delta.slice(0, cut), offsets: offsets.slice(0, n) },
-    after: { ...event, fromSeq: afterSeq + 1, delta: delta.slice(cut), offsets: offsets.slice(n).map((o) => o - cut) },
+    before: { ...event, seq: afterSeq, delta: seen, offsets: offsets.slice(0, n) },
+    // One delta left is given as it was emitted live; here it keeps the compaction fields, as a side of a cut.
+    after: { ...missed, fromSeq: missed.fromSeq ?? missed.seq, offsets: missed.offsets ?? [0] },
   };
 }
 
 /**
  * The events after `afterSeq` (all of them when it is undefined): events with a higher `seq`, and the
- * missed part of a compacted `text_delta` that straddles it.
+ * missed part of a compacted `text_delta` that straddles it, as `sliceAfterSeq` gives it (so a resumed
+ * `Runs.events` and a late subscriber of `handle.events$` get the same events). A malformed compaction
+ * (see {@link isCompactTextDelta}) is kept whole.
  */
 export function eventsAfter(afterSeq: number | undefined): MonoTypeOperatorFunction<RunEvent> {
   if (afterSeq === undefined) return (source) => source;
   return (source) =>
     source.pipe(
       filter((e) => e.seq > afterSeq),
-      map((e) => (isCompactTextDelta(e) ? (splitCompactText(e, afterSeq).after ?? e) : e)),
+      map((e) => (isCompactTextDelta(e) ? sliceAfterSeq(e, afterSeq)! : e)),
     );
 }

@@ -39,10 +39,10 @@ export interface LocalRunsOptions {
 }
 
 /**
- * How `start` replays events to late subscribers. The engine reshape adds `replay: 'compact'` (text deltas
- * kept as one event per attempt, resumable at any seq through `eventsAfter`); switching to it is this line.
+ * How `start` replays events to late subscribers: `'compact'`, text deltas kept as one event per model
+ * attempt ("start() memory on long runs"), resumable at any seq through `eventsAfter`.
  */
-const REPLAY_OPTIONS = {} as const;
+const REPLAY_OPTIONS = { replay: 'compact' } as const;
 
 interface RunRecord {
   readonly runId: string;

@@ -108,10 +108,10 @@ export class MemorySession implements Session {
 
   /**
    * Leases the session to `runId` for `options.ttlMs` ms (see {@link Lease}), in this process only.
-   * Rejects with `ConcurrentRunError` while another run holds a live lease, and with
-   * `ConfigurationError` for a bad `runId` or `ttlMs`.
+   * Synchronous (a run in virtual time takes it without a microtask): throws `ConcurrentRunError`
+   * while another run holds a live lease, and `ConfigurationError` for a bad `runId` or `ttlMs`.
    */
-  async acquire(runId: string, options: LeaseOptions): Promise<Lease> {
+  acquire(runId: string, options: LeaseOptions): Lease {
     checkId(runId, 'runId');
     return this.#lease.acquire(runId, checkTtl(options));
   }

@@ -53,13 +53,15 @@ export interface Lease {
  * `sessionContract` in `loopctl/node/testing` checks all of this.
  *
  * One active run per session: a second concurrent run fails at start. A session shared across
- * processes provides `acquire(runId, { ttlMs })`, which resolves with a {@link Lease} or rejects with
- * `ConcurrentRunError` while another run holds one.
+ * processes provides `acquire(runId, { ttlMs })`, which gives a {@link Lease} (as a value, a Promise
+ * or an Observable, like `load` and `append`: an in-memory store answers synchronously, so a run in
+ * virtual time is not held up) or fails with `ConcurrentRunError` while another run holds one. A run
+ * takes the lease at its start, renews it every `ttlMs / 3` and releases it before its terminal event.
  */
 export interface Session {
   load(): MaybeAsync<readonly Item[]>;
   append(items: readonly Item[], options?: AppendOptions): MaybeAsync<void>;
-  acquire?(runId: string, options: LeaseOptions): Promise<Lease>;
+  acquire?(runId: string, options: LeaseOptions): MaybeAsync<Lease>;
 }
 
 /** One stored session as {@link SessionStore.list} reports it; times are ms since the epoch. */

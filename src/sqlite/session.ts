@@ -3,10 +3,10 @@ import { appendRunId, checkId, checkItems, checkTtl } from '../session/checks.js
 import { leaseLost, refusal } from '../session/lease-errors.js';
 import type { AppendOptions, Lease, LeaseOptions, Session } from '../session/session.js';
 import { SQLITE_SCHEMA_VERSION, corrupt } from './schema.js';
-import type { SqliteSessionStore } from './store.js';
+import type { SqliteBackend } from './backend.js';
 
 /**
- * One session of a {@link SqliteSessionStore} (made by `store.session(id)`): the `Session` contract
+ * One session of a `SqliteSessionStore` (made by `store.session(id)`): the `Session` contract
  * on a SQLite file. Each method runs synchronously on the store's connection and returns a Promise.
  * - `load()`: the Items in append order; rejects with `SessionSchemaError` (`corrupt`) for a stored
  *   row that is not an Item's JSON, `SessionStorageError` when the file cannot be read.
@@ -17,7 +17,7 @@ import type { SqliteSessionStore } from './store.js';
  * - `acquire(runId, { ttlMs })`: a lease row with an expiry, shared by every process using the file.
  */
 export class SqliteSession implements Session {
-  constructor(private readonly store: SqliteSessionStore, readonly id: string) {}
+  constructor(private readonly store: SqliteBackend, readonly id: string) {}
 
   async load(): Promise<readonly Item[]> {
     const rows = this.store.run(this.id, (sql) => sql.items.all(this.id));

@@ -1,15 +1,15 @@
 /**
  * Helpers for the AG-UI specs: every event checked against @ag-ui/core's own zod schemas (strictly: no key
  * the schema does not name) and the whole stream against @ag-ui/client's `verifyEvents` (the ordering rules
- * an AG-UI client enforces); a compactor that keeps text deltas as `replay: 'compact'` will; a normal form
+ * an AG-UI client enforces); a compactor that keeps text deltas as `replay: 'compact'` does; a normal form
  * of a frame stream in which content chunking does not matter.
  */
 import type { AGUIEvent } from '@ag-ui/core';
 import { EventSchema } from '@ag-ui/core/schemas';
 import { verifyEvents } from '@ag-ui/client';
-import { Observable, from, lastValueFrom, toArray } from 'rxjs';
+import { from, lastValueFrom, toArray } from 'rxjs';
 import { z } from 'zod';
-import { eventsAfter, type CompactTextDelta, type RunEvent, type Runs } from '../../src/index.js';
+import type { CompactTextDelta, RunEvent } from '../../src/index.js';
 
 const byType = new Map<string, z.ZodObject>(
   (EventSchema as unknown as { options: z.ZodObject[] }).options.map((s) => [
@@ -73,36 +73,3 @@ export function normalForm(events: readonly AGUIEvent[]): AGUIEvent[] {
   return out.map((e) => ('timestamp' in e ? { ...e, timestamp: 0 } : e));
 }
 
-/**
- * `runs` whose `events()` replays what already happened compacted (as `replay: 'compact'` will: the
- * synchronous replay on subscribe goes through {@link compactEvents}), then the live events as they come;
- * `afterSeq` is applied to that with `eventsAfter` (so a straddling compaction is cut).
- */
-export function compactingRuns(runs: Runs): Runs {
-  return {
-    start: (req) => runs.start(req),
-    cancel: (...a) => runs.cancel(...a),
-    stop: (...a) => runs.stop(...a),
-    steer: (...a) => runs.steer(...a),
-    withdraw: (...a) => runs.withdraw(...a),
-    decide: (...a) => runs.decide(...a),
-    events: (runId, opts) =>
-      new Observable<RunEvent>((subscriber) => {
-        const replayed: RunEvent[] = [];
-        let live = false;
-        let ended: { error?: unknown } | undefined;
-        const inner = runs.events(runId, { principal: opts.principal }).subscribe({
-          next: (e) => (live ? subscriber.next(e) : replayed.push(e)),
-          error: (error) => (live ? subscriber.error(error) : (ended = { error })),
-          complete: () => (live ? subscriber.complete() : (ended = {})),
-        });
-        for (const e of compactEvents(replayed)) subscriber.next(e);
-        live = true;
-        if (ended) {
-          if ('error' in ended) subscriber.error(ended.error);
-          else subscriber.complete();
-        }
-        return inner;
-      }).pipe(eventsAfter(opts.afterSeq)),
-  };
-}

@@ -14,6 +14,10 @@ const ROWS: Record<string, { unit: string; meaning: string }> = {
   maxTurns: { unit: 'turns', meaning: "turns before `run_failed` with `stopReason: 'max_turns'`" },
   'breaker.failureThreshold': { unit: 'failed attempts', meaning: 'consecutive failed attempts that open the breaker' },
   'breaker.cooldownMs': { unit: 'ms', meaning: 'how long an open breaker stays open' },
+  'session.leaseTtlMs': {
+    unit: 'ms',
+    meaning: 'the lease a run takes on a session that has `acquire`; renewed every third of it',
+  },
 };
 
 function leaves(value: unknown, path: string[] = []): [string, number][] {

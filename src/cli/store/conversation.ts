@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { realpathSync } from 'node:fs';
+import { lastValueFrom } from 'rxjs';
+import { toLastValue } from '../../last-value.js';
 import {
   isConcurrentRunError, isSessionStorageError, MemorySession, type Lease, type Session, type SessionStore,
 } from '../../index.js';
@@ -116,7 +118,9 @@ function stored(store: SessionStore, session: Session, note: string): Conversati
 async function holding<T>(session: Session, onLost: (reason: string) => void, body: () => Promise<T>): Promise<T> {
   let lease: Lease | undefined;
   try {
-    lease = await session.acquire!(`loopctl-cli:${process.pid}:${randomUUID()}`, { ttlMs: LEASE_TTL_MS });
+    // `acquire` answers with a value, a Promise or an Observable, as every Session method may.
+    const id = `loopctl-cli:${process.pid}:${randomUUID()}`;
+    lease = await lastValueFrom(toLastValue(session.acquire!(id, { ttlMs: LEASE_TTL_MS })));
   } catch (error) {
     if (isConcurrentRunError(error)) {
       throw new ConversationBusyError(

@@ -1,5 +1,6 @@
 import { Observable } from 'rxjs';
-import { ModelCallError, ModelOutputError, serializeError } from '../../errors.js';
+import { isInstance } from '../../describe.js';
+import { ModelOutputError, isModelCallError, isModelOutputError, serializeError } from '../../errors.js';
 import type { ModelRequestStarted, RunEventDraft } from '../../events.js';
 import { ZERO_USAGE, addUsage } from '../../items.js';
 import type { ModelProvider, ModelResponse } from '../../model/types.js';
@@ -59,9 +60,10 @@ export function requestAttempts(ctx: RecoveryContext, provider: ModelProvider, o
             error: (err) => {
               if (response) call.ledger.billed = addUsage(call.ledger.billed ?? ZERO_USAGE, response.usage);
               // A stream that broke after its first event (seen here, or as the adapter marked it) may be
-              // rescued; unusable output is not a broken stream, so a ModelOutputError never is.
-              const afterStart = started || (err instanceof ModelCallError && err.streamStarted);
-              subscriber.error(stream && afterStart && !(err instanceof ModelOutputError) ? new StreamBroke(err) : err);
+              // rescued; unusable output is not a broken stream, so a ModelOutputError never is. The
+              // error is a foreign value: classified totally (a revoked Proxy has no readable prototype).
+              const afterStart = started || (isModelCallError(err) && err.streamStarted);
+              subscriber.error(stream && afterStart && !isModelOutputError(err) ? new StreamBroke(err) : err);
             },
             complete: () => {
               if (!response) {
@@ -89,5 +91,5 @@ function startedDraft(model: string, attempt: number, stream: boolean, why: Atte
 
 /** The error a failed attempt stands for, with a rescue candidate's wrapper removed. */
 export function unwrap(err: unknown): unknown {
-  return err instanceof StreamBroke ? err.error : err;
+  return isInstance(err, StreamBroke) ? (err as StreamBroke).error : err;
 }

@@ -1,4 +1,5 @@
 import { catchError, throwError } from 'rxjs';
+import { describeValue, isInstance } from '../../describe.js';
 import { CircuitOpen } from './stream-gate.js';
 import { isModelFailure, type Attempts, type RecoveryOperator } from './types.js';
 
@@ -15,9 +16,9 @@ export function fallbackWithBreaker(from: string, to: string, fallback: Attempts
   return (primary) => (call, why) =>
     primary(call, why).pipe(
       catchError((err: unknown) => {
-        const open = err instanceof CircuitOpen;
+        const open = isInstance(err, CircuitOpen); // a foreign value: checked totally
         if (!open && !isModelFailure(err)) return throwError(() => err);
-        const reason = open ? 'circuit_open' : err instanceof Error ? err.message : String(err);
+        const reason = open ? 'circuit_open' : describeValue(err);
         call.rescued = false; // the fallback's stream may be rescued once too
         const announce = { type: 'fallback_activated', from, to, reason } as const;
         return fallback(call, open ? { cause: 'fallback', announce } : { cause: 'fallback', error: err, announce });

@@ -1,4 +1,5 @@
 import { catchError, throwError } from 'rxjs';
+import { isInstance } from '../../describe.js';
 import { stageAt } from '../waits.js';
 import { StreamBroke, type RecoveryContext, type RecoveryOperator } from './types.js';
 
@@ -13,10 +14,11 @@ export function rescueOnce(ctx: RecoveryContext): RecoveryOperator {
   return (attempts) => (call, why) =>
     attempts(call, why).pipe(
       catchError((err: unknown) => {
-        if (!(err instanceof StreamBroke)) return throwError(() => err);
-        if (call.rescued) return throwError(() => err.error);
+        if (!isInstance(err, StreamBroke)) return throwError(() => err); // a foreign value: checked totally
+        const broke = err as StreamBroke;
+        if (call.rescued) return throwError(() => broke.error);
         call.rescued = true;
-        return stageAt(ctx, 'rescue', () => attempts(call, { cause: 'rescue', error: err.error }));
+        return stageAt(ctx, 'rescue', () => attempts(call, { cause: 'rescue', error: broke.error }));
       }),
     );
 }

@@ -1,5 +1,5 @@
 import type { Observable, SchedulerLike } from 'rxjs';
-import { ModelOutputError, isModelCallError, isTimeoutError } from '../../errors.js';
+import { isModelCallError, isModelOutputError, isTimeoutError } from '../../errors.js';
 import type { RunEventDraft } from '../../events.js';
 import type { Usage } from '../../items.js';
 import type { ModelRequest, ModelResponse } from '../../model/types.js';
@@ -68,7 +68,7 @@ export function isRetryable(err: unknown): boolean {
 
 /** What the breaker counts and what may switch to the fallback: the model failed (a cancel is never an error here). */
 export function isModelFailure(err: unknown): boolean {
-  return isModelCallError(err) || isTimeoutError(err) || err instanceof ModelOutputError;
+  return isModelCallError(err) || isTimeoutError(err) || isModelOutputError(err);
 }
 
 /** A failure after a stream's first event (a rescue candidate); never leaves "rescue once". */

@@ -1,14 +1,21 @@
 /** The lease parts of `sessionContract` that one process can check ("one run per mailbox and session"). */
-import type { Lease, Session } from '../../session/session.js';
+import { lastValueFrom } from 'rxjs';
+import { toLastValue } from '../../last-value.js';
+import type { Lease, LeaseOptions, Session } from '../../session/session.js';
 import { nameAndField, rejection, sleep, withStore, type ContractFramework, type MakeStore } from './kit.js';
 
 const REFUSED = { name: 'ConcurrentRunError', field: 'options.session' };
 /** Long enough that no stall of a loaded machine lets a lease lapse during a test that holds it. */
 const LONG_TTL_MS = 60_000;
 
-function leasing(s: Session): Required<Pick<Session, 'acquire'>>['acquire'] {
+/**
+ * `s.acquire` as a function that always gives a Promise: a store may answer with a value, a Promise or
+ * an Observable (`MaybeAsync`), and may throw synchronously (a rejection here).
+ */
+export function leasing(s: Session): (runId: string, options: LeaseOptions) => Promise<Lease> {
   if (typeof s.acquire !== 'function') throw new Error('this store\'s sessions have no acquire(): leases are required');
-  return s.acquire.bind(s);
+  const acquire = s.acquire.bind(s);
+  return async (runId, options) => (await lastValueFrom(toLastValue(acquire(runId, options))))!;
 }
 
 /** Tries `acquire` every 25 ms until it succeeds or `capMs` passes; resolves with the lease or undefined. */

@@ -5,7 +5,7 @@
  */
 import type { Item } from '../../items.js';
 import type { SessionStore } from '../../session/session.js';
-import { acquireWithin } from './contract-lease.js';
+import { acquireWithin, leasing } from './contract-lease.js';
 import {
   nameAndField, rejection, settle, sleep, userItems, withStore, type ContractFramework, type MakeStore,
 } from './kit.js';
@@ -29,9 +29,9 @@ export function peerContract({ describe, it, expect }: ContractFramework, makeSt
         withPeer(store, spawnPeer, async (peer) => {
           const s = store.session('shared');
           expect(await peer.acquire('shared', 'peer-run', 60_000)).toEqual({ ok: true });
-          expect(nameAndField(await rejection(s.acquire!('our-run', { ttlMs: 60_000 })))).toEqual(REFUSED);
+          expect(nameAndField(await rejection(leasing(s)('our-run', { ttlMs: 60_000 })))).toEqual(REFUSED);
           await peer.release();
-          const ours = await s.acquire!('our-run', { ttlMs: 60_000 });
+          const ours = await leasing(s)('our-run', { ttlMs: 60_000 });
           const refused = await peer.acquire('shared', 'peer-run-2', 60_000);
           expect(refused.ok ? refused : nameAndField(refused.error)).toEqual(REFUSED);
           await ours.release();
@@ -56,7 +56,7 @@ export function peerContract({ describe, it, expect }: ContractFramework, makeSt
           const ttlMs = 1000;
           expect(await peer.acquire('orphaned', 'doomed', ttlMs)).toEqual({ ok: true });
           await sleep(ttlMs * 1.5); // the peer's renewals keep it held past one ttl
-          expect(nameAndField(await rejection(s.acquire!('ours', { ttlMs })))).toEqual(REFUSED);
+          expect(nameAndField(await rejection(leasing(s)('ours', { ttlMs })))).toEqual(REFUSED);
           await peer.kill();
           const next = await acquireWithin(s, 'ours', 60_000, ttlMs + 15_000);
           expect(next?.runId).toBe('ours');

@@ -4,6 +4,7 @@ import type { Session, SessionStore } from '../../session/session.js';
 import {
   nameAndField, rejection, settle, sleep, userItems, withStore, type ContractFramework, type MakeStore,
 } from './kit.js';
+import { leasing } from './contract-lease.js';
 
 const load = (s: Session): Promise<readonly Item[]> => settle(() => s.load());
 const append = (s: Session, items: readonly Item[], runId?: string) =>
@@ -72,10 +73,10 @@ export function storeContract({ describe, it, expect }: ContractFramework, makeS
     it('delete and rename are refused with ConcurrentRunError while a run holds the lease, changing nothing', () =>
       withStore(makeStore, async (store) => {
         const s = store.session('busy');
-        if (typeof s.acquire !== 'function') throw new Error('this store\'s sessions have no acquire()');
+        const acquire = leasing(s);
         await append(s, userItems('b', 1), 'run-1');
         await append(store.session('idle'), userItems('i', 1), 'run-1');
-        const lease = await s.acquire('run-2', { ttlMs: 60_000 });
+        const lease = await acquire('run-2', { ttlMs: 60_000 });
         const refused = [
           await rejection(store.delete('busy')),
           await rejection(store.rename('busy', 'elsewhere')),

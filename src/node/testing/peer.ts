@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import type { Item } from '../../items.js';
 import type { Lease, SessionStore } from '../../session/session.js';
+import { leasing } from './contract-lease.js';
 
 /** An error as it crosses the process boundary. */
 export interface PeerError {
@@ -187,7 +188,7 @@ export async function servePeer(makeStore: () => SessionStore | Promise<SessionS
   const ops: Record<string, (req: Record<string, any>) => Promise<unknown>> = {
     acquire: async ({ sessionId, runId, ttlMs }) => {
       const session = store.session(sessionId);
-      const lease = await session.acquire!(runId, { ttlMs });
+      const lease = await leasing(session)(runId, { ttlMs });
       const timer = setInterval(() => void lease.renew().catch(() => clearInterval(timer)), ttlMs / 3);
       held.push({ lease, timer });
     },
