@@ -86,3 +86,15 @@ export async function machine(): Promise<string> {
   }
   return `${availableParallelism()} cpu(s), ${cpu}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`;
 }
+
+/** "median (min–max)" of `values` with `digits` decimals. */
+export function medianRange(values: readonly number[], digits = 1): string {
+  if (values.length === 0) return '-';
+  return `${fmt(median(values), digits)} (${fmt(Math.min(...values), digits)}–${fmt(Math.max(...values), digits)})`;
+}
+
+/** The 1-minute load average (Linux /proc/loadavg), for the tables: how busy the machine was. */
+export async function loadAverage(): Promise<string> {
+  const { loadavg } = await import('node:os');
+  return loadavg().map((x) => x.toFixed(2)).join(' ');
+}
