@@ -122,8 +122,14 @@ async function once(build: Build, scenario: Scenario): Promise<Sample> {
 function scenarios(server: ChildServer, build: Build): Scenario[] {
   const { defineAgent, tool, openaiChat, ModelCallError } = build.lib;
   const { scriptedModel } = build.testing;
-  const noopTool = tool({ name: 'noop', description: 'instant', parameters: { type: 'object', properties: {} }, execute: () => 'ok' });
-  const agentOf = (definition: Omit<AgentDefinition, 'name' | 'instructions'>): Agent => defineAgent({ name: 'bench', instructions: '', ...definition });
+  const noopTool = tool({
+    name: 'noop',
+    description: 'instant',
+    parameters: { type: 'object', properties: {} },
+    execute: () => 'ok',
+  });
+  const agentOf = (definition: Omit<AgentDefinition, 'name' | 'instructions'>): Agent =>
+    defineAgent({ name: 'bench', instructions: '', ...definition });
   // One OpenAI client whose fetch reports when response headers arrive (HTTP rows only).
   let onHeaders: (() => void) | undefined;
   const client = new OpenAI({
@@ -163,7 +169,10 @@ function scenarios(server: ChildServer, build: Build): Scenario[] {
       name: 'hook: beforeModelCall (Promise never settles)',
       phase: 'hook',
       arm: (s) => ({
-        agent: agentOf({ model: scriptedModel(['hi']), hooks: { beforeModelCall: () => (s.reached(), new Promise<void>(() => {})) } }),
+        agent: agentOf({
+          model: scriptedModel(['hi']),
+          hooks: { beforeModelCall: () => (s.reached(), new Promise<void>(() => {})) },
+        }),
       }),
     },
     {
@@ -186,7 +195,10 @@ function scenarios(server: ChildServer, build: Build): Scenario[] {
     {
       name: 'model stream: scriptedModel, mid-stream',
       phase: 'model_stream',
-      arm: () => ({ agent: agentOf({ model: scriptedModel([{ text: ['Hel', 'lo'], hold: NEVER }]) }), ...reachOn('text_delta') }),
+      arm: () => ({
+        agent: agentOf({ model: scriptedModel([{ text: ['Hel', 'lo'], hold: NEVER }]) }),
+        ...reachOn('text_delta'),
+      }),
     },
     {
       name: 'model stream: HTTP (openaiChat), mid-stream',
@@ -201,7 +213,12 @@ function scenarios(server: ChildServer, build: Build): Scenario[] {
       name: 'rescue: non-streaming rescue of a failed stream, stalled',
       phase: 'rescue',
       arm: () => ({
-        agent: agentOf({ model: scriptedModel([{ text: ['par'], error: overloaded() }, { gate: NEVER, text: 'never' }]) }),
+        agent: agentOf({
+          model: scriptedModel([
+            { text: ['par'], error: overloaded() },
+            { gate: NEVER, text: 'never' },
+          ]),
+        }),
         ...reachOn('model_request_started', 2),
       }),
     },
@@ -220,7 +237,10 @@ function scenarios(server: ChildServer, build: Build): Scenario[] {
       arm: () => {
         const reached = new Subject<void>();
         return {
-          agent: agentOf({ model: scriptedModel([{ error: overloaded() }, 'hi']), breaker: { failureThreshold: 1, cooldownMs: 60_000 } }),
+          agent: agentOf({
+            model: scriptedModel([{ error: overloaded() }, 'hi']),
+            breaker: { failureThreshold: 1, cooldownMs: 60_000 },
+          }),
           options: { retry: { maxRetries: 1, initialDelayMs: 0 }, random: () => 0 },
           // the 0 ms backoff timer runs, then the retry waits at the gate: let two timer turns pass
           reached: new Promise<void>((resolve) => {
@@ -242,7 +262,10 @@ function scenarios(server: ChildServer, build: Build): Scenario[] {
       name: 'between sequential tools (cancel in the tool_call_completed handler)',
       phase: 'between_tools',
       arm: () => ({
-        agent: agentOf({ model: scriptedModel([{ toolCalls: [{ name: 'noop' }, { name: 'noop' }] }, 'done']), tools: [noopTool] }),
+        agent: agentOf({
+          model: scriptedModel([{ toolCalls: [{ name: 'noop' }, { name: 'noop' }] }, 'done']),
+          tools: [noopTool],
+        }),
         cancelOn: (e) => e.type === 'tool_call_completed',
       }),
     },
@@ -251,7 +274,10 @@ function scenarios(server: ChildServer, build: Build): Scenario[] {
       phase: 'wave_boundary',
       arm: () => ({
         agent: agentOf({
-          model: scriptedModel([{ toolCalls: [{ name: 'noop' }, { name: 'noop' }, { name: 'noop' }, { name: 'noop' }] }, 'done']),
+          model: scriptedModel([
+            { toolCalls: [{ name: 'noop' }, { name: 'noop' }, { name: 'noop' }, { name: 'noop' }] },
+            'done',
+          ]),
           tools: [noopTool],
           parallelToolCalls: { maxConcurrency: 2 },
         }),
@@ -269,12 +295,17 @@ function scenarios(server: ChildServer, build: Build): Scenario[] {
           parameters: { type: 'object', properties: {} },
           execute: (_args, ctx) => {
             if (++started === 4) s.reached();
-            return new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason), { once: true }));
+            return new Promise((_resolve, reject) =>
+              ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason), { once: true }),
+            );
           },
         });
         return {
           agent: agentOf({
-            model: scriptedModel([{ toolCalls: [{ name: 'wait' }, { name: 'wait' }, { name: 'wait' }, { name: 'wait' }] }, 'done']),
+            model: scriptedModel([
+              { toolCalls: [{ name: 'wait' }, { name: 'wait' }, { name: 'wait' }, { name: 'wait' }] },
+              'done',
+            ]),
             tools: [wait],
             parallelToolCalls: { maxConcurrency: 4 },
           }),
@@ -294,7 +325,9 @@ function scenarios(server: ChildServer, build: Build): Scenario[] {
             return new Promise((resolve) => setTimeout(resolve, 10_000, 'late').unref());
           },
         });
-        return { agent: agentOf({ model: scriptedModel([{ toolCalls: [{ name: 'stubborn' }] }, 'done']), tools: [stubborn] }) };
+        return {
+          agent: agentOf({ model: scriptedModel([{ toolCalls: [{ name: 'stubborn' }] }, 'done']), tools: [stubborn] }),
+        };
       },
     },
   ];
@@ -377,16 +410,25 @@ export async function main(): Promise<void> {
   const server = await startChildServer();
   const t0 = performance.now();
   const only = process.env['BENCH_ONLY'];
-  const perBuild = builds.map((build) => ({ build, scenarios: scenarios(server, build).filter((x) => !only || x.name.includes(only)) }));
+  const perBuild = builds.map((build) => ({
+    build,
+    scenarios: scenarios(server, build).filter((x) => !only || x.name.includes(only)),
+  }));
   const rows = new Map<string, Row>();
   const row = (name: string, phase: string, build: string, http: boolean): Row => {
     const key = `${name}\0${build}`;
     let r = rows.get(key);
-    if (!r) rows.set(key, (r = { name, phase, build, http, p50: [], p99: [], max: 0, runs: 0, sync: 0, phaseOk: 0, wrong: new Set() }));
+    if (!r)
+      rows.set(
+        key,
+        (r = { name, phase, build, http, p50: [], p99: [], max: 0, runs: 0, sync: 0, phaseOk: 0, wrong: new Set() }),
+      );
     return r;
   };
   const loads: string[] = [];
-  const refs = [false, true].filter((stream) => !only || `reference, bare SDK ${stream ? 'mid-stream' : 'non-streaming'}`.includes(only));
+  const refs = [false, true].filter(
+    (stream) => !only || `reference, bare SDK ${stream ? 'mid-stream' : 'non-streaming'}`.includes(only),
+  );
   for (let round = 0; round < ROUNDS; round++) {
     loads.push(await loadAverage());
     const warmup = round === 0 ? FIRST_WARMUP : WARMUP;
@@ -417,10 +459,14 @@ export async function main(): Promise<void> {
       const settle: number[] = [];
       for (let k = 0; k < warmup + RUNS; k++) {
         const r = await sdkAbort(server, stream);
-        if (k >= warmup) abort.push(r.abortMs * 1000), settle.push(r.settleMs * 1000);
+        if (k >= warmup) (abort.push(r.abortMs * 1000), settle.push(r.settleMs * 1000));
       }
       for (const [label, xs, phase] of [
-        [`reference, bare SDK: controller.abort() ${stream ? 'mid-stream' : 'non-streaming'} (HTTP)`, abort, 'abort() call'],
+        [
+          `reference, bare SDK: controller.abort() ${stream ? 'mid-stream' : 'non-streaming'} (HTTP)`,
+          abort,
+          'abort() call',
+        ],
         [`reference, bare SDK: abort() → its loop settles ${stream ? 'mid-stream' : 'non-streaming'}`, settle, 'async'],
       ] as const) {
         const s = summarize(xs);
@@ -431,30 +477,60 @@ export async function main(): Promise<void> {
         r.runs += s.n;
       }
     }
-    console.log(`round ${round + 1}/${ROUNDS} done (${fmt((performance.now() - t0) / 1000, 0)} s, load average ${loads.at(-1)})`);
+    console.log(
+      `round ${round + 1}/${ROUNDS} done (${fmt((performance.now() - t0) / 1000, 0)} s, load average ${loads.at(-1)})`,
+    );
   }
   const all = [...rows.values()];
   const isRef = (r: Row) => r.build === 'openai SDK';
   printTable(
-    `cancel → run_cancelled latency, µs: ${ROUNDS} rounds × ${RUNS} runs per row (after ${WARMUP}–${FIRST_WARMUP} warm-up runs); ` +
+    `cancel → run_cancelled latency, µs: ${ROUNDS} rounds × ${RUNS} runs per row ` +
+      `(after ${WARMUP}–${FIRST_WARMUP} warm-up runs); ` +
       `p50 and p99 are the median (min–max) of the rounds' values — ${LIB_LABEL}`,
     [
       ['checkpoint', 'phase', 'build', 'runs', 'p50 µs', 'p99 µs', 'max µs', 'sync', 'phase ok'],
       ...all.map((r) => [
-        r.name, r.phase, r.build, String(r.runs), medianRange(r.p50), medianRange(r.p99), fmt(r.max, 0),
-        isRef(r) ? '-' : `${r.sync}/${r.runs}`, isRef(r) ? '-' : `${r.phaseOk}/${r.runs}${r.wrong.size ? ` (${[...r.wrong].join(',')})` : ''}`,
+        r.name,
+        r.phase,
+        r.build,
+        String(r.runs),
+        medianRange(r.p50),
+        medianRange(r.p99),
+        fmt(r.max, 0),
+        isRef(r) ? '-' : `${r.sync}/${r.runs}`,
+        isRef(r) ? '-' : `${r.phaseOk}/${r.runs}${r.wrong.size ? ` (${[...r.wrong].join(',')})` : ''}`,
       ]),
     ],
   );
   // The verdict: p99 (median of the rounds) ≤ 1 ms, and not above the baseline's worst round.
-  const verdict: string[][] = [['checkpoint', 'phase', 'loopctl p99 µs', 'baseline p99 µs', '≤ 1 ms', 'vs the baseline\'s min–max', 'all sync']];
+  const verdict: string[][] = [
+    ['checkpoint', 'phase', 'loopctl p99 µs', 'baseline p99 µs', '≤ 1 ms', "vs the baseline's min–max", 'all sync'],
+  ];
   for (const r of all.filter((x) => x.build === 'loopctl')) {
     const base = rows.get(`${r.name}\0pre-reshape`);
     const p99 = median(r.p99);
-    const where = !base ? '-' : p99 < Math.min(...base.p99) ? 'below' : p99 <= Math.max(...base.p99) ? 'within' : 'ABOVE';
-    verdict.push([r.name, r.phase, medianRange(r.p99), base ? medianRange(base.p99) : '-', p99 <= TARGET_P99_US ? 'yes' : 'NO', where, r.sync === r.runs ? 'yes' : 'NO']);
+    const where = !base
+      ? '-'
+      : p99 < Math.min(...base.p99)
+        ? 'below'
+        : p99 <= Math.max(...base.p99)
+          ? 'within'
+          : 'ABOVE';
+    verdict.push([
+      r.name,
+      r.phase,
+      medianRange(r.p99),
+      base ? medianRange(base.p99) : '-',
+      p99 <= TARGET_P99_US ? 'yes' : 'NO',
+      where,
+      r.sync === r.runs ? 'yes' : 'NO',
+    ]);
   }
-  printTable(`verdict (target: p99 ≤ ${TARGET_P99_US} µs at every engine checkpoint, and within the pre-reshape build's min–max); load average per round: ${loads.join(' | ')}`, verdict);
+  printTable(
+    `verdict (target: p99 ≤ ${TARGET_P99_US} µs at every engine checkpoint, and within the pre-reshape build's ` +
+      `min–max); load average per round: ${loads.join(' | ')}`,
+    verdict,
+  );
   console.log(`${fmt((performance.now() - t0) / 1000, 1)} s`);
   await server.close();
 }

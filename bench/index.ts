@@ -28,7 +28,8 @@ const BENCHES: Record<string, string> = {
   stream: 'streaming CPU per chunk: run() vs adapter vs bare openai SDK',
   turn: 'turn overhead with an instant model and instant tools',
   memory: 'heap per idle run (stalled streams, tool gate); cancel them all',
-  http: 'loopctl/http: 1 000 concurrent SSE clients, CPU per event and heap per connection vs a bare node:http SSE writer',
+  http:
+    'loopctl/http: 1 000 concurrent SSE clients, CPU per event and heap per connection vs a bare node:http SSE writer',
   sessions: 'durable sessions: commit latency per run, load of a 10 000-item history (SQLite, Postgres)',
   profile: 'where the remaining cost goes: sampled live heap and CPU profiles of the missed targets',
 };
@@ -52,7 +53,11 @@ let failed = 0;
 for (const name of names) {
   console.log(`\n=== ${name}: ${BENCHES[name]} ===`);
   const t = performance.now();
-  const r = spawnSync(process.execPath, ['--expose-gc', '--import', import.meta.resolve('tsx'), path.join(here, `${name}.ts`)], { stdio: 'inherit' });
+  const r = spawnSync(
+    process.execPath,
+    ['--expose-gc', '--import', import.meta.resolve('tsx'), path.join(here, `${name}.ts`)],
+    { stdio: 'inherit' },
+  );
   console.log(`(${name}: ${((performance.now() - t) / 1000).toFixed(1)} s, exit ${r.status ?? r.signal})`);
   if (r.status !== 0) failed++;
 }

@@ -36,7 +36,17 @@ import type { Agent } from '../src/index.js';
 import { epochNow, privateFetch, socketFds, startChildServer, type ChildServer } from './lib/child-server.js';
 import { builds, LIB_LABEL, type Build } from './lib/loopctl.js';
 import { instantToolModel } from './lib/models.js';
-import { fmt, fullGc, loadAverage, median, medianRange, printTable, resourceCounts, resourceDelta, sleep } from './lib/stats.js';
+import {
+  fmt,
+  fullGc,
+  loadAverage,
+  median,
+  medianRange,
+  printTable,
+  resourceCounts,
+  resourceDelta,
+  sleep,
+} from './lib/stats.js';
 
 const BATCH = 500;
 /** The targets (issue 17). */
@@ -79,7 +89,12 @@ interface Subject_ {
   dispose?(): Promise<void>;
 }
 
-async function measure(label: string, n: number, server: ChildServer | undefined, make: () => Promise<Subject_>): Promise<Measured> {
+async function measure(
+  label: string,
+  n: number,
+  server: ChildServer | undefined,
+  make: () => Promise<Subject_>,
+): Promise<Measured> {
   const subject = await make();
   await fullGc();
   const baseResources = resourceCounts();
@@ -89,7 +104,12 @@ async function measure(label: string, n: number, server: ChildServer | undefined
   let ended = 0;
   for (let i = 0; i < n; i += BATCH) {
     const upto = Math.min(n, i + BATCH);
-    for (let j = i; j < upto; j++) subject.start(j, () => idle++, () => ended++);
+    for (let j = i; j < upto; j++)
+      subject.start(
+        j,
+        () => idle++,
+        () => ended++,
+      );
     await until(() => idle >= upto);
   }
   await fullGc();
@@ -139,13 +159,18 @@ const sdkStreams = (server: ChildServer, n: number) =>
         void (async () => {
           try {
             const stream = await client.chat.completions.create(
-              { model: 'hold:1', messages: [{ role: 'user', content: 'go' }], stream: true, stream_options: { include_usage: true } },
+              {
+                model: 'hold:1',
+                messages: [{ role: 'user', content: 'go' }],
+                stream: true,
+                stream_options: { include_usage: true },
+              },
               { signal: controller.signal, maxRetries: 0, timeout: 600_000 },
             );
             let text = '';
             for await (const chunk of stream) {
               const delta = chunk.choices[0]?.delta?.content;
-              if (delta) (text += delta), idle();
+              if (delta) ((text += delta), idle());
             }
           } catch {
             /* aborted */
@@ -164,8 +189,12 @@ const sdkStreams = (server: ChildServer, n: number) =>
 
 /** N runs of `agent` on `build`, all on one shared CancelSignal; a run is idle at its `idleOn` event. */
 const runs = (
-  build: Build, label: string, n: number, server: ChildServer | undefined,
-  agentOf: (build: Build) => Promise<{ agent: Agent; dispose?: () => Promise<void> }>, idleOn: string,
+  build: Build,
+  label: string,
+  n: number,
+  server: ChildServer | undefined,
+  agentOf: (build: Build) => Promise<{ agent: Agent; dispose?: () => Promise<void> }>,
+  idleOn: string,
 ) =>
   measure(label, n, server, async () => {
     const { CancelSignal, run } = build.lib;
@@ -206,20 +235,32 @@ export async function main(): Promise<void> {
   const gate$ = new Subject<string>();
   const gateAgent = async (build: Build) => {
     const { defineAgent, tool } = build.lib;
-    const wait = tool({ name: 'wait', description: 'waits for the gate', parameters: { type: 'object', properties: {} }, execute: () => gate$.pipe(take(1)) });
-    return { agent: defineAgent({ name: 'bench', instructions: '', model: instantToolModel(2, 'wait'), tools: [wait] }) };
+    const wait = tool({
+      name: 'wait',
+      description: 'waits for the gate',
+      parameters: { type: 'object', properties: {} },
+      execute: () => gate$.pipe(take(1)),
+    });
+    return {
+      agent: defineAgent({ name: 'bench', instructions: '', model: instantToolModel(2, 'wait'), tools: [wait] }),
+    };
   };
   const suffix = (b: Build) => (b === builds[0] ? '' : ` [${b.name}]`);
   const subjects: Subject__[] = [
     { label: 'bare SDK, stalled stream', build: 'openai SDK', kind: 'sdk', measure: (n) => sdkStreams(server, n) },
     ...builds.flatMap((b): Subject__[] => [
       {
-        label: `run() + openaiChat, stalled stream${suffix(b)}`, build: b.name, kind: 'stream',
+        label: `run() + openaiChat, stalled stream${suffix(b)}`,
+        build: b.name,
+        kind: 'stream',
         measure: (n) => runs(b, `run() + openaiChat, stalled stream${suffix(b)}`, n, server, streamAgent, 'text_delta'),
       },
       {
-        label: `run(), idle on a tool gate (no socket)${suffix(b)}`, build: b.name, kind: 'gate',
-        measure: (n) => runs(b, `run(), idle on a tool gate (no socket)${suffix(b)}`, n, undefined, gateAgent, 'tool_call_started'),
+        label: `run(), idle on a tool gate (no socket)${suffix(b)}`,
+        build: b.name,
+        kind: 'gate',
+        measure: (n) =>
+          runs(b, `run(), idle on a tool gate (no socket)${suffix(b)}`, n, undefined, gateAgent, 'tool_call_started'),
       },
     ]),
   ];
@@ -259,17 +300,41 @@ export async function main(): Promise<void> {
   const kb = (bytes: number) => bytes / 1024;
   const all = [...results.values()];
   printTable(
-    `memory per concurrent idle run (heapUsed after a full GC; KiB = 1 024 B), median of ${ROUNDS} rounds (min–max) — ${LIB_LABEL}; ` +
+    `memory per concurrent idle run (heapUsed after a full GC; KiB = 1 024 B), ` +
+      `median of ${ROUNDS} rounds (min–max) — ${LIB_LABEL}; ` +
       `load average per round: ${loads.join(' | ')}`,
     [
       ['what', 'runs', 'heap KiB/run', 'external KiB/run', 'rss KiB/run'],
-      ...all.map((ms) => [ms[0]!.label, String(ms[0]!.n), medianRange(ms.map((m) => kb(m.heapPerRun)), 2),
-        medianRange(ms.map((m) => kb(m.externalPerRun)), 2), medianRange(ms.map((m) => kb(m.rssPerRun)), 2)]),
+      ...all.map((ms) => [
+        ms[0]!.label,
+        String(ms[0]!.n),
+        medianRange(
+          ms.map((m) => kb(m.heapPerRun)),
+          2,
+        ),
+        medianRange(
+          ms.map((m) => kb(m.externalPerRun)),
+          2,
+        ),
+        medianRange(
+          ms.map((m) => kb(m.rssPerRun)),
+          2,
+        ),
+      ]),
     ],
   );
   printTable(`cancel them all (ms after cancel() / the abort loop started), median of ${ROUNDS} rounds (min–max)`, [
-    ['what', 'runs', 'cancel() ms', 'terminals when it returned (fewest)', 'all settled ms', 'server: no request in progress ms',
-      'idle sockets left in the pool (most)', 'heap after GC vs baseline (worst)', 'resources left'],
+    [
+      'what',
+      'runs',
+      'cancel() ms',
+      'terminals when it returned (fewest)',
+      'all settled ms',
+      'server: no request in progress ms',
+      'idle sockets left in the pool (most)',
+      'heap after GC vs baseline (worst)',
+      'resources left',
+    ],
     ...all.map((ms) => {
       const r = ms[0]!;
       const worst = ms.map((m) => m.heapAfterVsBaseline).reduce((x, y) => (Math.abs(y) > Math.abs(x) ? y : x));
@@ -277,9 +342,21 @@ export async function main(): Promise<void> {
       const idle = ms.map((m) => m.serverIdleMs).filter((x): x is number => x !== undefined);
       const pooled = ms.map((m) => m.pooledSockets).filter((x): x is number => x !== undefined);
       return [
-        r.label, String(r.n), medianRange(ms.map((m) => m.cancelCallMs), 1), r.label.startsWith('bare') ? `${terminals} (async)` : String(terminals),
-        medianRange(ms.map((m) => m.settledMs), 1), idle.length ? medianRange(idle, 1) : '-', pooled.length ? String(Math.max(...pooled)) : '-',
-        `${worst >= 0 ? '+' : ''}${fmt(worst * 100, 2)} %`, [...new Set(ms.map((m) => m.left))].join('; '),
+        r.label,
+        String(r.n),
+        medianRange(
+          ms.map((m) => m.cancelCallMs),
+          1,
+        ),
+        r.label.startsWith('bare') ? `${terminals} (async)` : String(terminals),
+        medianRange(
+          ms.map((m) => m.settledMs),
+          1,
+        ),
+        idle.length ? medianRange(idle, 1) : '-',
+        pooled.length ? String(Math.max(...pooled)) : '-',
+        `${worst >= 0 ? '+' : ''}${fmt(worst * 100, 2)} %`,
+        [...new Set(ms.map((m) => m.left))].join('; '),
       ];
     }),
   ]);
@@ -287,15 +364,37 @@ export async function main(): Promise<void> {
   for (const n of sizes) {
     for (const b of builds) {
       const r = ratios.get(`${b.name}\0${n}`)!;
-      const gate = results.get(`run(), idle on a tool gate (no socket)${suffix(b)}\0${n}`)!.map((m) => kb(m.heapPerRun));
+      const gate = results
+        .get(`run(), idle on a tool gate (no socket)${suffix(b)}\0${n}`)!
+        .map((m) => kb(m.heapPerRun));
       const stream = results.get(`run() + openaiChat, stalled stream${suffix(b)}\0${n}`)!;
       const allDelivered = stream.every((m) => m.terminalsAtReturn === n);
-      verdict.push(['heap per stalled-stream run ÷ bare SDK', b.name, String(n), `${medianRange(r.heap, 3)}×`, `≤ ${TARGET.streamRatio}×`,
-        median(r.heap) <= TARGET.streamRatio ? 'yes' : 'NO']);
-      verdict.push(['heap per run idle on a tool gate', b.name, String(n), `${medianRange(gate, 2)} KiB`, `≤ ${TARGET.gateKiB} KiB`,
-        median(gate) <= TARGET.gateKiB ? 'yes' : 'NO']);
-      verdict.push(['cancel() of all stalled-stream runs ÷ the SDK\'s abort loop', b.name, String(n), `${medianRange(r.cancel, 3)}×`,
-        `≤ ${TARGET.cancelRatio}×, all terminals delivered`, median(r.cancel) <= TARGET.cancelRatio && allDelivered ? 'yes' : `NO${allDelivered ? '' : ' (terminals missing)'}`]);
+      verdict.push([
+        'heap per stalled-stream run ÷ bare SDK',
+        b.name,
+        String(n),
+        `${medianRange(r.heap, 3)}×`,
+        `≤ ${TARGET.streamRatio}×`,
+        median(r.heap) <= TARGET.streamRatio ? 'yes' : 'NO',
+      ]);
+      verdict.push([
+        'heap per run idle on a tool gate',
+        b.name,
+        String(n),
+        `${medianRange(gate, 2)} KiB`,
+        `≤ ${TARGET.gateKiB} KiB`,
+        median(gate) <= TARGET.gateKiB ? 'yes' : 'NO',
+      ]);
+      verdict.push([
+        "cancel() of all stalled-stream runs ÷ the SDK's abort loop",
+        b.name,
+        String(n),
+        `${medianRange(r.cancel, 3)}×`,
+        `≤ ${TARGET.cancelRatio}×, all terminals delivered`,
+        median(r.cancel) <= TARGET.cancelRatio && allDelivered
+          ? 'yes'
+          : `NO${allDelivered ? '' : ' (terminals missing)'}`,
+      ]);
     }
   }
   printTable('verdict (ratios taken round by round, against the bare SDK measured in the same round)', verdict);

@@ -6,7 +6,7 @@
  *  - `gate-snapshot`: the same runs' objects by V8 type and constructor (heap snapshots before and
  *    after, diffed: bench/lib/heap-snapshot.ts), with the count per run;
  *  - `stream-heap`: the same for runs on a stalled stream, beside the bare SDK's streams;
- *  - `stream-cpu`: CPU per chunk of `run()` and of the bare SDK on a burst stream, by function
+ *  - `stream-cpu`: CPU per chunk of `run()` and of the bare SDK (server modes paced and stream), by function
  *    (the sampling CPU profiler: bench/lib/cpu-profile.ts), and their difference;
  *  - `cancel-cpu`: CPU of cancelling 1 000 runs on stalled streams (one `cancel()`) and of the SDK's
  *    own abort loop over 1 000 streams, by function, and their difference;
@@ -31,17 +31,36 @@ const RUNS = Number(process.env['BENCH_RUNS'] ?? 1000);
 const TOP = 25;
 
 /** A table of the largest entries of `map` (per unit of `per`), with each one's share and the running share. */
-function table(title: string, map: ReadonlyMap<string, number>, total: number, per: number, unit: string, n = TOP): void {
+function table(
+  title: string,
+  map: ReadonlyMap<string, number>,
+  total: number,
+  per: number,
+  unit: string,
+  n = TOP,
+): void {
   let cum = 0;
   const rows = top(map, total, n).map(([k, v, f]) => {
     cum += f;
-    return [k.replace(/node_modules\/\.cache\/loopctl-bench\//, ''), fmt(v / per, 1), `${fmt(f * 100, 1)} %`, `${fmt(cum * 100, 0)} %`];
+    return [
+      k.replace(/node_modules\/\.cache\/loopctl-bench\//, ''),
+      fmt(v / per, 1),
+      `${fmt(f * 100, 1)} %`,
+      `${fmt(cum * 100, 0)} %`,
+    ];
   });
   printTable(title, [['where', unit, 'share', 'cumulative'], ...rows]);
 }
 
 const kinds = (h: HeapSummary, n: number, label: string) =>
-  table(`${label}: live heap by area (${fmt(h.totalBytes / n, 0)} B per run sampled)`, h.byArea, h.totalBytes, n, 'B/run', 10);
+  table(
+    `${label}: live heap by area (${fmt(h.totalBytes / n, 0)} B per run sampled)`,
+    h.byArea,
+    h.totalBytes,
+    n,
+    'B/run',
+    10,
+  );
 
 /** `n` runs of `agent` on one CancelSignal, resolved once each has seen `idleOn`; returns the signal. */
 async function idleRuns(agent: Agent, n: number, idleOn: string): Promise<InstanceType<typeof CancelSignal>> {
@@ -64,12 +83,21 @@ async function sdkStreams(client: OpenAI, n: number): Promise<AbortController[]>
     controllers.push(controller);
     void (async () => {
       try {
-        const body = { model: 'hold:1', messages: [{ role: 'user' as const, content: 'go' }], stream: true as const, stream_options: { include_usage: true } };
-        const stream = await client.chat.completions.create(body, { signal: controller.signal, maxRetries: 0, timeout: 600_000 });
+        const body = {
+          model: 'hold:1',
+          messages: [{ role: 'user' as const, content: 'go' }],
+          stream: true as const,
+          stream_options: { include_usage: true },
+        };
+        const stream = await client.chat.completions.create(body, {
+          signal: controller.signal,
+          maxRetries: 0,
+          timeout: 600_000,
+        });
         let text = '';
         for await (const chunk of stream) {
           const delta = chunk.choices[0]?.delta?.content;
-          if (delta) (text += delta), idle++;
+          if (delta) ((text += delta), idle++);
         }
       } catch {
         /* aborted */
@@ -90,20 +118,37 @@ async function transportFor(server: ChildServer) {
 
 async function gateHeap(): Promise<void> {
   const gate$ = new Subject<string>();
-  const wait = tool({ name: 'wait', description: 'waits', parameters: { type: 'object', properties: {} }, execute: () => gate$.pipe(take(1)) });
+  const wait = tool({
+    name: 'wait',
+    description: 'waits',
+    parameters: { type: 'object', properties: {} },
+    execute: () => gate$.pipe(take(1)),
+  });
   const agent = defineAgent({ name: 'bench', instructions: '', model: instantToolModel(2, 'wait'), tools: [wait] });
   (await idleRuns(agent, 300, 'tool_call_started')).cancel('warm-up');
   let cancel: InstanceType<typeof CancelSignal> | undefined;
   const h = await sampleLiveHeap(async () => void (cancel = await idleRuns(agent, RUNS, 'tool_call_started')), 64);
   cancel!.cancel('done');
   kinds(h, RUNS, `gate-heap: ${RUNS} runs idle on a tool gate`);
-  table('gate-heap: live heap by the innermost loopctl function on the allocating stack', h.byLoopctlFrame, h.totalBytes, RUNS, 'B/run');
+  table(
+    'gate-heap: live heap by the innermost loopctl function on the allocating stack',
+    h.byLoopctlFrame,
+    h.totalBytes,
+    RUNS,
+    'B/run',
+    35,
+  );
   table('gate-heap: … and by the function that allocated it', h.byPair, h.totalBytes, RUNS, 'B/run', 40);
 }
 
 async function gateSnapshot(): Promise<void> {
   const gate$ = new Subject<string>();
-  const wait = tool({ name: 'wait', description: 'waits', parameters: { type: 'object', properties: {} }, execute: () => gate$.pipe(take(1)) });
+  const wait = tool({
+    name: 'wait',
+    description: 'waits',
+    parameters: { type: 'object', properties: {} },
+    execute: () => gate$.pipe(take(1)),
+  });
   const agent = defineAgent({ name: 'bench', instructions: '', model: instantToolModel(2, 'wait'), tools: [wait] });
   (await idleRuns(agent, 300, 'tool_call_started')).cancel('warm-up');
   await fullGc();
@@ -115,13 +160,22 @@ async function gateSnapshot(): Promise<void> {
   const groups = diffSnapshots(before, after);
   const total = groups.reduce((t, g) => t + g.bytes, 0);
   let cum = 0;
-  printTable(`gate-snapshot: ${RUNS} runs idle on a tool gate, new objects by V8 type:name (${fmt(total / RUNS, 0)} B per run)`, [
-    ['type:name', 'per run', 'B/run', 'share', 'cumulative'],
-    ...groups.slice(0, 30).map((g) => {
-      cum += g.bytes / total;
-      return [g.key, fmt(g.count / RUNS, 2), fmt(g.bytes / RUNS, 1), `${fmt((g.bytes / total) * 100, 1)} %`, `${fmt(cum * 100, 0)} %`];
-    }),
-  ]);
+  printTable(
+    `gate-snapshot: ${RUNS} runs idle on a tool gate, new objects by V8 type:name (${fmt(total / RUNS, 0)} B per run)`,
+    [
+      ['type:name', 'per run', 'B/run', 'share', 'cumulative'],
+      ...groups.slice(0, 30).map((g) => {
+        cum += g.bytes / total;
+        return [
+          g.key,
+          fmt(g.count / RUNS, 2),
+          fmt(g.bytes / RUNS, 1),
+          `${fmt((g.bytes / total) * 100, 1)} %`,
+          `${fmt(cum * 100, 0)} %`,
+        ];
+      }),
+    ],
+  );
 }
 
 async function streamHeap(server: ChildServer): Promise<void> {
@@ -142,48 +196,124 @@ async function streamHeap(server: ChildServer): Promise<void> {
   kinds(hs, RUNS, `stream-heap: ${RUNS} bare SDK streams`);
   kinds(hr, RUNS, `stream-heap: ${RUNS} runs on stalled streams`);
   const extra = hr.totalBytes - hs.totalBytes;
-  table(`stream-heap: run() minus the SDK by area (${fmt(extra / RUNS, 0)} B per run)`, difference(hr.byArea, hs.byArea), extra, RUNS, 'B/run', 10);
-  table('stream-heap: run() by the innermost loopctl function on the allocating stack', hr.byLoopctlFrame, hr.totalBytes, RUNS, 'B/run', 35);
-  table('stream-heap: run() minus the SDK, by the function that allocated it', difference(hr.byFrame, hs.byFrame), extra, RUNS, 'B/run', 35);
+  table(
+    `stream-heap: run() minus the SDK by area (${fmt(extra / RUNS, 0)} B per run)`,
+    difference(hr.byArea, hs.byArea),
+    extra,
+    RUNS,
+    'B/run',
+    10,
+  );
+  const own = [...hr.ownByLoopctlFrame.values()].reduce((t, v) => t + v, 0);
+  table(
+    `stream-heap: run(), what loopctl and RxJS allocated (${fmt(own / RUNS, 0)} B per run), ` +
+      'by the innermost loopctl function',
+    hr.ownByLoopctlFrame,
+    own,
+    RUNS,
+    'B/run',
+    35,
+  );
+  table(
+    'stream-heap: run() by the innermost loopctl function on the allocating stack',
+    hr.byLoopctlFrame,
+    hr.totalBytes,
+    RUNS,
+    'B/run',
+    20,
+  );
+  table(
+    'stream-heap: run() minus the SDK, by the function that allocated it',
+    difference(hr.byFrame, hs.byFrame),
+    extra,
+    RUNS,
+    'B/run',
+    35,
+  );
 }
 
 /** Sums CPU summaries (µs) key by key. */
 function sum(list: readonly CpuSummary[]): CpuSummary {
-  const add = (key: 'byFunction' | 'byArea') => {
+  const add = (key: 'byFunction' | 'byArea' | 'ownFunctions') => {
     const out = new Map<string, number>();
     for (const s of list) for (const [k, v] of s[key]) out.set(k, (out.get(k) ?? 0) + v);
     return out;
   };
-  return { totalUs: list.reduce((t, s) => t + s.totalUs, 0), byFunction: add('byFunction'), byArea: add('byArea') };
+  const totalUs = list.reduce((t, s) => t + s.totalUs, 0);
+  return { totalUs, byFunction: add('byFunction'), byArea: add('byArea'), ownFunctions: add('ownFunctions') };
 }
 
 function compare(label: string, ours: CpuSummary, theirs: CpuSummary, per: number, unit: string): void {
   table(`${label}: run() by area (${fmt(ours.totalUs / per, 2)} ${unit})`, ours.byArea, ours.totalUs, per, unit, 10);
-  table(`${label}: bare SDK by area (${fmt(theirs.totalUs / per, 2)} ${unit})`, theirs.byArea, theirs.totalUs, per, unit, 10);
+  table(
+    `${label}: bare SDK by area (${fmt(theirs.totalUs / per, 2)} ${unit})`,
+    theirs.byArea,
+    theirs.totalUs,
+    per,
+    unit,
+    10,
+  );
   const extra = ours.totalUs - theirs.totalUs;
-  table(`${label}: run() minus the SDK by area (${fmt(extra / per, 2)} ${unit})`, difference(ours.byArea, theirs.byArea), extra, per, unit, 10);
-  table(`${label}: run() minus the SDK by function`, difference(ours.byFunction, theirs.byFunction), extra, per, unit, 30);
+  table(
+    `${label}: run() minus the SDK by area (${fmt(extra / per, 2)} ${unit})`,
+    difference(ours.byArea, theirs.byArea),
+    extra,
+    per,
+    unit,
+    10,
+  );
+  table(
+    `${label}: run() minus the SDK by function`,
+    difference(ours.byFunction, theirs.byFunction),
+    extra,
+    per,
+    unit,
+    30,
+  );
+  const own = [...ours.ownFunctions.values()].reduce((t, v) => t + v, 0);
+  table(
+    `${label}: run(), loopctl's and RxJS's own functions (${fmt(own / per, 2)} ${unit})`,
+    ours.ownFunctions,
+    own,
+    per,
+    unit,
+    30,
+  );
 }
 
 async function streamCpu(server: ChildServer): Promise<void> {
   const CHUNKS = 10_000;
   const client = new OpenAI({ baseURL: server.baseURL, apiKey: 'k', maxRetries: 0 });
-  const agent = defineAgent({ name: 'bench', instructions: '', model: openaiChat({ model: `stream:${CHUNKS}`, client }) });
-  const sdk = async () => {
-    const body = { model: `stream:${CHUNKS}`, messages: [{ role: 'user' as const, content: 'hi' }], stream: true as const, stream_options: { include_usage: true } };
-    const stream = await client.chat.completions.create(body, { maxRetries: 0, timeout: 600_000 });
-    let text = '';
-    for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
-  };
-  const ours = () => new Promise<void>((resolve) => run(agent, 'hi').subscribe({ complete: resolve }));
-  const a: CpuSummary[] = [];
-  const b: CpuSummary[] = [];
-  for (let i = 0; i < 10; i++) {
-    const r = await profile(ours);
-    const s = await profile(sdk);
-    if (i >= 2) a.push(r), b.push(s);
+  for (const mode of ['paced', 'stream']) {
+    const model = `${mode}:${CHUNKS}`;
+    const agent = defineAgent({ name: 'bench', instructions: '', model: openaiChat({ model, client }) });
+    const sdk = async () => {
+      const body = {
+        model,
+        messages: [{ role: 'user' as const, content: 'hi' }],
+        stream: true as const,
+        stream_options: { include_usage: true },
+      };
+      const stream = await client.chat.completions.create(body, { maxRetries: 0, timeout: 600_000 });
+      let text = '';
+      for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? '';
+    };
+    const ours = () => new Promise<void>((resolve) => run(agent, 'hi').subscribe({ complete: resolve }));
+    const a: CpuSummary[] = [];
+    const b: CpuSummary[] = [];
+    for (let i = 0; i < 10; i++) {
+      const r = await profile(ours);
+      const s = await profile(sdk);
+      if (i >= 2) (a.push(r), b.push(s));
+    }
+    compare(
+      `stream-cpu, server mode "${mode}": ${a.length} requests of ${CHUNKS} chunks each, alternated`,
+      sum(a),
+      sum(b),
+      a.length * CHUNKS,
+      'µs/chunk',
+    );
   }
-  compare(`stream-cpu: ${a.length} requests of ${CHUNKS} chunks each, alternated`, sum(a), sum(b), a.length * CHUNKS, 'µs/chunk');
 }
 
 async function cancelCpu(server: ChildServer): Promise<void> {
@@ -192,7 +322,11 @@ async function cancelCpu(server: ChildServer): Promise<void> {
   for (let i = 0; i < 4; i++) {
     const sdk = await transportFor(server);
     const controllers = await sdkStreams(sdk.client, RUNS);
-    b.push(await profile(async () => { for (const c of controllers) c.abort(); }, 20));
+    b.push(
+      await profile(async () => {
+        for (const c of controllers) c.abort();
+      }, 20),
+    );
     await sleep(200);
     await sdk.dispose();
     const ours = await transportFor(server);
@@ -201,7 +335,13 @@ async function cancelCpu(server: ChildServer): Promise<void> {
     await sleep(200);
     await ours.dispose();
   }
-  compare(`cancel-cpu: ${a.length - 1} × ${RUNS} stalled streams (first pair dropped)`, sum(a.slice(1)), sum(b.slice(1)), (a.length - 1) * RUNS, 'µs/run');
+  compare(
+    `cancel-cpu: ${a.length - 1} × ${RUNS} stalled streams (first pair dropped)`,
+    sum(a.slice(1)),
+    sum(b.slice(1)),
+    (a.length - 1) * RUNS,
+    'µs/run',
+  );
 }
 
 // The windows of cancel-http-cpu: only samples under these count.
@@ -233,7 +373,11 @@ async function cancelHttpCpu(server: ChildServer): Promise<void> {
     const loop = (async () => {
       try {
         const body = { model: 'hold:2', messages: [{ role: 'user' as const, content: 'go' }], stream: true as const };
-        const s = await client.chat.completions.create(body, { signal: controller.signal, maxRetries: 0, timeout: 600_000 });
+        const s = await client.chat.completions.create(body, {
+          signal: controller.signal,
+          maxRetries: 0,
+          timeout: 600_000,
+        });
         for await (const chunk of s) if (chunk.choices[0]?.delta?.content) reach();
       } catch {
         /* the abort */
@@ -244,10 +388,22 @@ async function cancelHttpCpu(server: ChildServer): Promise<void> {
     sdkAbortWindow(() => controller.abort());
     await loop;
   };
-  for (let i = 0; i < 50; i++) await ours(), await sdk();
+  for (let i = 0; i < 50; i++) (await ours(), await sdk());
   const windows = ['runCancelWindow', 'sdkAbortWindow'];
-  const p = await profileWindows(async () => { for (let i = 0; i < n; i++) await ours(), await sdk(); }, windows, 20);
-  compare(`cancel-http-cpu: ${n} cancels mid-stream over HTTP, alternated (synchronous part only)`, p.get(windows[0]!)!, p.get(windows[1]!)!, n, 'µs/cancel');
+  const p = await profileWindows(
+    async () => {
+      for (let i = 0; i < n; i++) (await ours(), await sdk());
+    },
+    windows,
+    20,
+  );
+  compare(
+    `cancel-http-cpu: ${n} cancels mid-stream over HTTP, alternated (synchronous part only)`,
+    p.get(windows[0]!)!,
+    p.get(windows[1]!)!,
+    n,
+    'µs/cancel',
+  );
 }
 
 export async function main(): Promise<void> {

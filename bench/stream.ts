@@ -36,7 +36,12 @@ const WARMUP = 2;
 
 type Variant = 'fetch' | 'sdk' | 'adapter' | 'run' | 'engine' | 'run (pre-reshape)' | 'engine (pre-reshape)';
 const VARIANTS: readonly Variant[] = [
-  'sdk', 'adapter', 'run', 'fetch', 'engine', ...(baseline ? (['run (pre-reshape)', 'engine (pre-reshape)'] as const) : []),
+  'sdk',
+  'adapter',
+  'run',
+  'fetch',
+  'engine',
+  ...(baseline ? (['run (pre-reshape)', 'engine (pre-reshape)'] as const) : []),
 ];
 /** The target (issue 17): run() ≤ 1.10× the bare SDK's CPU per chunk. */
 const TARGET = 1.1;
@@ -86,7 +91,7 @@ export async function main(): Promise<void> {
           if (data === '' || data === '[DONE]') continue;
           const chunk = JSON.parse(data) as { choices: { delta?: { content?: string } }[] };
           const delta = chunk.choices[0]?.delta?.content;
-          if (delta) (text += delta), n++;
+          if (delta) ((text += delta), n++);
         }
       }
       return n;
@@ -100,7 +105,7 @@ export async function main(): Promise<void> {
       let n = 0;
       for await (const chunk of stream) {
         const delta = chunk.choices[0]?.delta?.content;
-        if (delta) (text += delta), n++;
+        if (delta) ((text += delta), n++);
       }
       return n;
     },
@@ -120,7 +125,8 @@ export async function main(): Promise<void> {
   const baselineProviders = new Map<string, ModelProvider>();
   const baselineProvider = (model: string) => {
     let p = baselineProviders.get(model);
-    if (!p) baselineProviders.set(model, (p = baseline!.lib.openaiChat({ model, baseURL: server.baseURL, apiKey: 'k' })));
+    if (!p)
+      baselineProviders.set(model, (p = baseline!.lib.openaiChat({ model, baseURL: server.baseURL, apiKey: 'k' })));
     return p;
   };
   /** `run()` of an agent on `model` with the given build's engine; resolves with the text deltas seen. */
@@ -162,21 +168,29 @@ export async function main(): Promise<void> {
           const us = cpuSince(c0) / CHUNKS;
           const ms = performance.now() - t0;
           if (n !== CHUNKS) throw new Error(`${variant}: saw ${n} deltas, expected ${CHUNKS}`);
-          if (us < (perChunk.get(variant) ?? Infinity)) perChunk.set(variant, us), wallOf.set(variant, ms);
+          if (us < (perChunk.get(variant) ?? Infinity)) (perChunk.set(variant, us), wallOf.set(variant, ms));
         }
       }
       if (round < WARMUP) continue;
-      for (const v of VARIANTS) cpu.get(v)!.push(perChunk.get(v)!), wall.get(v)!.push(wallOf.get(v)!);
+      for (const v of VARIANTS) (cpu.get(v)!.push(perChunk.get(v)!), wall.get(v)!.push(wallOf.get(v)!));
       const sdk = perChunk.get('sdk')!;
       for (const v of VARIANTS) ratios.get(v)!.push(perChunk.get(v)! / sdk);
     }
-    const rows: string[][] = [['consumer', 'CPU µs/chunk p50 (min–max)', 'wall ms p50', '× bare SDK: median of rounds (min–max)']];
+    const rows: string[][] = [
+      ['consumer', 'CPU µs/chunk p50 (min–max)', 'wall ms p50', '× bare SDK: median of rounds (min–max)'],
+    ];
     for (const v of VARIANTS) {
-      rows.push([v, medianRange(cpu.get(v)!, 2), fmt(median(wall.get(v)!), 0), v === 'sdk' ? '1.00' : medianRange(ratios.get(v)!, 3)]);
+      rows.push([
+        v,
+        medianRange(cpu.get(v)!, 2),
+        fmt(median(wall.get(v)!), 0),
+        v === 'sdk' ? '1.00' : medianRange(ratios.get(v)!, 3),
+      ]);
     }
     printTable(
-      `streaming, server mode "${mode}": ${CHUNKS} chunks, ${ROUNDS} rounds (+${WARMUP} warm-up) of ${REPEATS} interleaved requests per ` +
-        `variant (a round keeps each variant's least CPU), CPU of this process — ${LIB_LABEL}; ` +
+      `streaming, server mode "${mode}": ${CHUNKS} chunks, ${ROUNDS} rounds (+${WARMUP} warm-up) ` +
+        `of ${REPEATS} interleaved requests per variant (a round keeps each variant's least CPU), ` +
+        `CPU of this process — ${LIB_LABEL}; ` +
         `load average per round: ${loads.join(' | ')}`,
       rows,
     );
@@ -185,8 +199,10 @@ export async function main(): Promise<void> {
     const runUs = median(cpu.get('run')!);
     const runRatio = median(ratios.get('run')!);
     console.log(
-      `breakdown (p50): SDK ${fmt(sdk, 2)} µs, adapter +${fmt(adapter - sdk, 2)} µs, engine +${fmt(runUs - adapter, 2)} µs per chunk ` +
-        `(engine alone, no I/O: ${fmt(median(cpu.get('engine')!), 2)} µs per event); run/SDK ${medianRange(ratios.get('run')!, 3)}× ` +
+      `breakdown (p50): SDK ${fmt(sdk, 2)} µs, adapter +${fmt(adapter - sdk, 2)} µs, ` +
+        `engine +${fmt(runUs - adapter, 2)} µs per chunk ` +
+        `(engine alone, no I/O: ${fmt(median(cpu.get('engine')!), 2)} µs per event); ` +
+        `run/SDK ${medianRange(ratios.get('run')!, 3)}× ` +
         `(target ≤ ${TARGET}×: ${runRatio <= TARGET ? 'met' : 'NOT met'})`,
     );
   }

@@ -32,7 +32,10 @@ async function oneRun(build: Build, model: ModelProvider, tools: Tool[], turns: 
   return ms;
 }
 
-const scriptedSteps = (turns: number) => [...Array.from({ length: turns - 1 }, () => ({ toolCalls: [{ name: 'noop', arguments: {} }] })), 'done'];
+const scriptedSteps = (turns: number) => [
+  ...Array.from({ length: turns - 1 }, () => ({ toolCalls: [{ name: 'noop', arguments: {} }] })),
+  'done',
+];
 
 interface Variant {
   readonly name: string;
@@ -47,9 +50,20 @@ interface Variant {
 function variantsOf(build: Build): Variant[] {
   const { tool } = build.lib;
   const zodTool = tool({ name: 'noop', description: 'does nothing', parameters: z.object({}), execute: () => 'ok' });
-  const jsonTool = tool({ name: 'noop', description: 'does nothing', parameters: { type: 'object', properties: {} }, execute: () => 'ok' });
-  const v = (name: string, turns: number, model: () => ModelProvider, tools: Tool[], target: boolean): Variant =>
-    ({ name, build, turns, model, tools, target });
+  const jsonTool = tool({
+    name: 'noop',
+    description: 'does nothing',
+    parameters: { type: 'object', properties: {} },
+    execute: () => 'ok',
+  });
+  const v = (name: string, turns: number, model: () => ModelProvider, tools: Tool[], target: boolean): Variant => ({
+    name,
+    build,
+    turns,
+    model,
+    tools,
+    target,
+  });
   return [
     v('instant model + zod tool', 10, () => instantToolModel(10), [zodTool], true),
     v('instant model + zod tool', 100, () => instantToolModel(100), [zodTool], true),
@@ -57,7 +71,9 @@ function variantsOf(build: Build): Variant[] {
     v('instant model + JSON-Schema tool', 10, () => instantToolModel(10), [jsonTool], true),
     v('instant model + JSON-Schema tool', 1000, () => instantToolModel(1000), [jsonTool], true),
     v('instant model, text answer only (no tool)', 1, () => instantToolModel(1), [jsonTool], false),
-    ...(build === builds[0] ? [v('scriptedModel + zod tool', 1000, () => build.testing.scriptedModel(scriptedSteps(1000)), [zodTool], false)] : []),
+    ...(build === builds[0]
+      ? [v('scriptedModel + zod tool', 1000, () => build.testing.scriptedModel(scriptedSteps(1000)), [zodTool], false)]
+      : []),
   ];
 }
 
@@ -80,15 +96,18 @@ export async function main(): Promise<void> {
       if (round >= WARMUP) samples[i]!.push((ms * 1000) / (runs * v.turns));
     }
   }
-  const rows: string[][] = [['variant', 'build', 'turns/run', 'rounds', 'µs/turn: median (min–max)', `< ${TARGET_US} µs`]];
+  const rows: string[][] = [
+    ['variant', 'build', 'turns/run', 'rounds', 'µs/turn: median (min–max)', `< ${TARGET_US} µs`],
+  ];
   for (const [i, v] of variants.entries()) {
     const xs = samples[i]!;
     const verdict = !v.target || v.build !== builds[0] ? '' : median(xs) < TARGET_US ? 'yes' : 'NO';
     rows.push([v.name, v.build.name, String(v.turns), String(xs.length), medianRange(xs, 1), verdict]);
   }
   printTable(
-    `turn overhead: instant model, one instant synchronous tool per turn; µs per turn (a 1-turn run: µs per run); ${ROUNDS} rounds of ` +
-      `≈ ${TURNS_PER_SAMPLE} turns per variant, round-robin (target < ${TARGET_US} µs/turn) — ${LIB_LABEL}; load average: ${loads.join(' | ')}`,
+    `turn overhead: instant model, one instant synchronous tool per turn; µs per turn ` +
+      `(a 1-turn run: µs per run); ${ROUNDS} rounds of ≈ ${TURNS_PER_SAMPLE} turns per variant, round-robin ` +
+      `(target < ${TARGET_US} µs/turn) — ${LIB_LABEL}; load average: ${loads.join(' | ')}`,
     rows,
   );
   console.log(`(${fmt(ROUNDS, 0)} rounds)`);

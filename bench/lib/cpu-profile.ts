@@ -21,7 +21,12 @@ export interface CpuSummary {
   readonly totalUs: number;
   readonly byFunction: ReadonlyMap<string, number>;
   readonly byArea: ReadonlyMap<string, number>;
+  /** Self time of loopctl's and RxJS's own functions (what a bare SDK consumer does not run). */
+  readonly ownFunctions: ReadonlyMap<string, number>;
 }
+
+/** Areas that are loopctl's own cost: its code and the RxJS it composes. */
+export const isOwnArea = (area: string): boolean => area.startsWith('loopctl') || area === 'rxjs';
 
 const BASELINE_MARK = process.env['BENCH_BASELINE_DIR'] || '\0';
 
@@ -95,6 +100,7 @@ function summarise(p: Profile, within: string | undefined): CpuSummary {
   }
   const byFunction = new Map<string, number>();
   const byArea = new Map<string, number>();
+  const ownFunctions = new Map<string, number>();
   let totalUs = 0;
   for (let i = 0; i < p.samples.length; i++) {
     const node = byId.get(p.samples[i]!)!;
@@ -103,18 +109,24 @@ function summarise(p: Profile, within: string | undefined): CpuSummary {
     if (functionName === '(idle)' || inspector.has(node.id)) continue;
     if (inWindow !== undefined && !inWindow.has(node.id)) continue;
     totalUs += dt;
-    const file = url.replace(/^.*\/(node_modules\/(?:\.cache\/)?[^/]+\/)/, '$1').replace(/^file:\/\/.*\/(src|bench|dist)\//, '$1/');
+    const file = url
+      .replace(/^.*\/(node_modules\/(?:\.cache\/)?[^/]+\/)/, '$1')
+      .replace(/^file:\/\/.*\/(src|bench|dist)\//, '$1/');
     const key = url === '' ? functionName : `${functionName || '(anonymous)'} ${file}:${lineNumber + 1}`;
     byFunction.set(key, (byFunction.get(key) ?? 0) + dt);
     const area = areaOf(url, functionName);
     byArea.set(area, (byArea.get(area) ?? 0) + dt);
+    if (isOwnArea(area)) ownFunctions.set(key, (ownFunctions.get(key) ?? 0) + dt);
   }
-  return { totalUs, byFunction, byArea };
+  return { totalUs, byFunction, byArea, ownFunctions };
 }
 
 /** The top `n` entries of a summary map, largest first, as [key, µs, share of total]. */
 export function top(map: ReadonlyMap<string, number>, totalUs: number, n: number): [string, number, number][] {
-  return [...map].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, us]) => [k, us, us / totalUs]);
+  return [...map]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, n)
+    .map(([k, us]) => [k, us, us / totalUs]);
 }
 
 /** `a` minus `b`, key by key (µs; a key missing on one side counts 0 there). */

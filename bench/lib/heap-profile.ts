@@ -7,7 +7,7 @@
  * or the SDK allocated the object), and to the innermost frame of all (what allocated it).
  */
 import { Session } from 'node:inspector/promises';
-import { areaOf } from './cpu-profile.js';
+import { areaOf, isOwnArea } from './cpu-profile.js';
 
 interface SamplingNode {
   readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number };
@@ -27,10 +27,14 @@ export interface HeapSummary {
   readonly byArea: ReadonlyMap<string, number>;
   /** By the innermost loopctl frame and the innermost frame of all (`loopctl frame ← allocating frame`). */
   readonly byPair: ReadonlyMap<string, number>;
+  /** Only what loopctl's own code or RxJS allocated, by the innermost loopctl frame. */
+  readonly ownByLoopctlFrame: ReadonlyMap<string, number>;
 }
 
 const frameKey = (f: SamplingNode['callFrame']): string => {
-  const file = f.url.replace(/^.*\/(node_modules\/(?:\.cache\/)?[^/]+\/)/, '$1').replace(/^file:\/\/.*\/(src|bench|dist)\//, '$1/');
+  const file = f.url
+    .replace(/^.*\/(node_modules\/(?:\.cache\/)?[^/]+\/)/, '$1')
+    .replace(/^file:\/\/.*\/(src|bench|dist)\//, '$1/');
   return f.url === '' ? f.functionName || '(root)' : `${f.functionName || '(anonymous)'} ${file}:${f.lineNumber + 1}`;
 };
 const isLoopctl = (f: SamplingNode['callFrame']): boolean => areaOf(f.url, f.functionName).startsWith('loopctl');
@@ -61,6 +65,7 @@ function summarise(head: SamplingNode): HeapSummary {
   const byFrame = new Map<string, number>();
   const byArea = new Map<string, number>();
   const byPair = new Map<string, number>();
+  const ownByLoopctlFrame = new Map<string, number>();
   let totalBytes = 0;
   const add = (map: Map<string, number>, key: string, bytes: number) => map.set(key, (map.get(key) ?? 0) + bytes);
   const walk = (node: SamplingNode, ours: string | undefined): void => {
@@ -72,9 +77,11 @@ function summarise(head: SamplingNode): HeapSummary {
       add(byArea, area, node.selfSize);
       add(byLoopctlFrame, here ?? `(not loopctl) ${area}`, node.selfSize);
       add(byPair, `${here ?? '(not loopctl)'} ← ${frameKey(node.callFrame)}`, node.selfSize);
+      if (isOwnArea(area))
+        add(ownByLoopctlFrame, here ?? '(no loopctl frame: RxJS scheduler or microtask)', node.selfSize);
     }
     for (const child of node.children) walk(child, here);
   };
   walk(head, undefined);
-  return { totalBytes, byLoopctlFrame, byFrame, byArea, byPair };
+  return { totalBytes, byLoopctlFrame, byFrame, byArea, byPair, ownByLoopctlFrame };
 }

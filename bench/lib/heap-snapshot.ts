@@ -42,10 +42,17 @@ export function diffSnapshots(before: string, after: string, by: 'name' | 'holde
   const aid = a.snapshot.meta.node_fields.indexOf('id');
   for (let i = aid; i < a.nodes.length; i += aw) old.add(a.nodes[i]!);
   const raw = JSON.parse(readFileSync(after, 'utf8')) as RawSnapshot;
-  const { node_fields: nf, node_types: [nt], edge_fields: ef, edge_types: [et] } = raw.snapshot.meta;
+  const {
+    node_fields: nf,
+    node_types: [nt],
+    edge_fields: ef,
+    edge_types: [et],
+  } = raw.snapshot.meta;
   const W = nf.length;
   const EW = ef.length;
-  const [iT, iN, iI, iS, iE] = ['type', 'name', 'id', 'self_size', 'edge_count'].map((f) => nf.indexOf(f)) as number[] as [number, number, number, number, number];
+  const [iT, iN, iI, iS, iE] = ['type', 'name', 'id', 'self_size', 'edge_count'].map((f) =>
+    nf.indexOf(f),
+  ) as number[] as [number, number, number, number, number];
   const [eT, eN, eTo] = ['type', 'name_or_index', 'to_node'].map((f) => ef.indexOf(f)) as [number, number, number];
   const n = raw.nodes.length / W;
   const keyOf = (i: number): string => {
@@ -61,7 +68,10 @@ export function diffSnapshots(before: string, after: string, by: 'name' | 'holde
         const to = raw.edges[k * EW + eTo]! / W;
         const type = et[raw.edges[k * EW + eT]!]!;
         if (holder[to] !== undefined || type === 'weak') continue;
-        const name = type === 'element' || type === 'hidden' ? `[${raw.edges[k * EW + eN]}]` : raw.strings[raw.edges[k * EW + eN]!];
+        const name =
+          type === 'element' || type === 'hidden'
+            ? `[${raw.edges[k * EW + eN]}]`
+            : raw.strings[raw.edges[k * EW + eN]!];
         holder[to] = `${keyOf(i)}.${name}`;
       }
       e += count;

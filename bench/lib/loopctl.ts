@@ -32,8 +32,20 @@ export function buildLibrary(): void {
   const tsc = path.join(repoRoot, 'node_modules/typescript/bin/tsc');
   execFileSync(
     process.execPath,
-    [tsc, '-p', path.join(repoRoot, 'tsconfig.build.json'), '--outDir', BUILD_DIR, '--declaration', 'false', '--sourceMap', 'false',
-      '--incremental', '--tsBuildInfoFile', path.join(BUILD_DIR, '.tsbuildinfo')],
+    [
+      tsc,
+      '-p',
+      path.join(repoRoot, 'tsconfig.build.json'),
+      '--outDir',
+      BUILD_DIR,
+      '--declaration',
+      'false',
+      '--sourceMap',
+      'false',
+      '--incremental',
+      '--tsBuildInfoFile',
+      path.join(BUILD_DIR, '.tsbuildinfo'),
+    ],
     { stdio: 'inherit', cwd: repoRoot },
   );
 }
@@ -61,8 +73,16 @@ if (!fromSource && dir === BUILD_DIR && !existsSync(path.join(BUILD_DIR, 'index.
 
 async function loadBuild(name: string, at: string | 'src', label: string): Promise<Build> {
   const load = (rel: string): Promise<unknown> =>
-    at === 'src' ? import(pathToFileURL(path.join(repoRoot, 'src', `${rel}.ts`)).href) : import(pathToFileURL(path.join(at, `${rel}.js`)).href);
-  return { lib: (await load('index')) as typeof Core, testing: (await load('testing/index')) as typeof Testing, label, name, load };
+    at === 'src'
+      ? import(pathToFileURL(path.join(repoRoot, 'src', `${rel}.ts`)).href)
+      : import(pathToFileURL(path.join(at, `${rel}.js`)).href);
+  return {
+    lib: (await load('index')) as typeof Core,
+    testing: (await load('testing/index')) as typeof Testing,
+    label,
+    name,
+    load,
+  };
 }
 
 /** The measured build (compiled, or src/ with BENCH_LIB=src). */
@@ -74,11 +94,15 @@ export const measured = await loadBuild(
 
 const baselineDir = process.env['BENCH_BASELINE_DIR'] ? path.resolve(process.env['BENCH_BASELINE_DIR']) : undefined;
 if (baselineDir !== undefined && !existsSync(path.join(baselineDir, 'index.js'))) {
-  throw new Error(`BENCH_BASELINE_DIR=${baselineDir} holds no index.js: build it first (BENCHMARKS.md, "Machine and method")`);
+  throw new Error(
+    `BENCH_BASELINE_DIR=${baselineDir} holds no index.js: build it first (BENCHMARKS.md, "Machine and method")`,
+  );
 }
 /** BENCH_BASELINE_DIR: the comparison build (the pre-reshape engine), or undefined when not asked for. */
 export const baseline: Build | undefined =
-  baselineDir === undefined ? undefined : await loadBuild('pre-reshape', baselineDir, `baseline build (${baselineDir})`);
+  baselineDir === undefined
+    ? undefined
+    : await loadBuild('pre-reshape', baselineDir, `baseline build (${baselineDir})`);
 
 /** The measured build, then the baseline when one is loaded. */
 export const builds: readonly Build[] = baseline ? [measured, baseline] : [measured];
