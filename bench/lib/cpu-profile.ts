@@ -39,7 +39,7 @@ export function areaOf(url: string, name: string): string {
   if (url.includes('/node_modules/openai/')) return 'openai SDK';
   if (url.includes('/node_modules/zod/')) return 'zod';
   if (url.includes('/bench/')) return 'benchmark';
-  if (url.startsWith('node:internal/deps/undici')) return 'undici (fetch)';
+  if (url.startsWith('node:internal/deps/undici') || url.startsWith('wasm://')) return 'undici (fetch)'; // llhttp is wasm
   if (url.startsWith('node:')) return 'node';
   if (url.includes('/node_modules/')) return 'other dependency';
   return 'loopctl';
