@@ -1,33 +1,40 @@
 /**
  * Cancel → terminal event latency at every checkpoint (issue 11, bench 1;
- * guarantee 3: terminal before cancel() returns, docs/cancellation.md). For each checkpoint, ≥ 1 000 runs (after a
- * warm-up): the run is brought to the wait, then `performance.now()` is read,
- * `cancel.cancel()` is called, and the latency is the time at which the
- * subscriber receives `run_cancelled`. "sync" counts the runs whose
- * `run_cancelled` arrived before `cancel()` returned (the design says all of
- * them); "phase ok" counts runs whose `phase` is the checkpoint's.
+ * guarantee 3: terminal before cancel() returns, docs/cancellation.md). For each checkpoint, the run is
+ * brought to the wait, then `performance.now()` is read, `cancel.cancel()` is called, and the latency is
+ * the time at which the subscriber receives `run_cancelled`. "sync" counts the runs whose `run_cancelled`
+ * arrived before `cancel()` returned (the design says all of them); "phase ok" counts runs whose `phase`
+ * is the checkpoint's.
  *
  * How each run is brought to its wait: an event or a call tells the bench the
  * run reached it, then one macrotask (`setImmediate`) passes so the run is
- * idle there, as when a user clicks Stop. Two checkpoints only exist inside
- * one tick (between sequential tools, a wave boundary): there the cancel is
- * raised synchronously inside the subscriber's handler for
- * `tool_call_completed`, the only place a caller can hit them. The HTTP rows
+ * idle there, as when a user clicks Stop. Three checkpoints only exist inside
+ * one tick (dispatch, between sequential tools, a wave boundary): there the cancel is
+ * raised synchronously inside the subscriber's handler for the event that
+ * precedes them, the only place a caller can hit them. The HTTP rows
  * use the child-process server (bench/server.ts).
+ *
+ * Rounds: BENCH_ROUNDS (default 7) rounds; in each, every checkpoint is measured
+ * with BENCH_RUNS runs (default 1 000, after a warm-up) on the measured build and,
+ * when BENCH_BASELINE_DIR loads one, on the baseline build, in alternating order,
+ * then the bare SDK's own abort() on the same HTTP requests. Each round gives a
+ * p50 and a p99 per row; the tables show the median of the rounds and their min–max.
  */
 import { setImmediate as tick } from 'node:timers/promises';
 import OpenAI from 'openai';
 import { NEVER, Subject, take } from 'rxjs';
-import type { CancelPhase, CancelSignal as CancelSignalType, RunEvent, RunOptions, Agent, AgentDefinition } from '../src/index.js';
+import type { CancelPhase, RunEvent, RunOptions, Agent, AgentDefinition } from '../src/index.js';
 import { startChildServer, type ChildServer } from './lib/child-server.js';
-import { lib, testing, LIB_LABEL } from './lib/loopctl.js';
-import { fmt, fullGc, printTable, summarize } from './lib/stats.js';
-
-const { CancelSignal, defineAgent, run, tool, openaiChat, ModelCallError } = lib;
-const { scriptedModel } = testing;
+import { builds, LIB_LABEL, type Build } from './lib/loopctl.js';
+import { fmt, fullGc, loadAverage, median, medianRange, printTable, summarize } from './lib/stats.js';
 
 const RUNS = Number(process.env['BENCH_RUNS'] ?? 1000);
-const WARMUP = Math.max(50, Math.ceil(RUNS / 10));
+const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 7);
+/** Warm-up runs before each row of each round (more in the first round, where the code is cold). */
+const WARMUP = Math.max(20, Math.ceil(RUNS / 20));
+const FIRST_WARMUP = Math.max(50, Math.ceil(RUNS / 5));
+/** The target (issue 17): p99 ≤ 1 ms at every engine checkpoint. */
+const TARGET_P99_US = 1000;
 
 /** How one run of a scenario is built and brought to its wait. */
 interface Armed {
@@ -48,6 +55,8 @@ interface Armed {
 interface Scenario {
   readonly name: string;
   readonly phase: CancelPhase;
+  /** Goes through HTTP (the child-process server): undici's abort is inside the figure. */
+  readonly http?: boolean;
   arm(signal: { reached(): void }): Armed;
 }
 
@@ -58,14 +67,12 @@ interface Sample {
   phase: string;
 }
 
-const noopTool = tool({ name: 'noop', description: 'instant', parameters: { type: 'object', properties: {} }, execute: () => 'ok' });
-const agentOf = (definition: Omit<AgentDefinition, 'name' | 'instructions'>): Agent => defineAgent({ name: 'bench', instructions: '', ...definition });
-
-async function once(scenario: Scenario): Promise<Sample> {
+async function once(build: Build, scenario: Scenario): Promise<Sample> {
+  const { CancelSignal, run } = build.lib;
   let reach!: () => void;
   const reachedByCall = new Promise<void>((resolve) => (reach = resolve));
   const armed = scenario.arm({ reached: () => reach() });
-  const cancel: CancelSignalType = new CancelSignal();
+  const cancel = new CancelSignal();
   let terminal: RunEvent | undefined;
   let tTerminal = 0;
   let t0 = 0;
@@ -112,7 +119,17 @@ async function once(scenario: Scenario): Promise<Sample> {
   return { latencyMs: tTerminal - t0, sync: syncInHandler, phaseOk: phase === scenario.phase, phase };
 }
 
-function scenarios(server: ChildServer): Scenario[] {
+function scenarios(server: ChildServer, build: Build): Scenario[] {
+  const { defineAgent, tool, openaiChat, ModelCallError } = build.lib;
+  const { scriptedModel } = build.testing;
+  const noopTool = tool({
+    name: 'noop',
+    description: 'instant',
+    parameters: { type: 'object', properties: {} },
+    execute: () => 'ok',
+  });
+  const agentOf = (definition: Omit<AgentDefinition, 'name' | 'instructions'>): Agent =>
+    defineAgent({ name: 'bench', instructions: '', ...definition });
   // One OpenAI client whose fetch reports when response headers arrive (HTTP rows only).
   let onHeaders: (() => void) | undefined;
   const client = new OpenAI({
@@ -152,7 +169,10 @@ function scenarios(server: ChildServer): Scenario[] {
       name: 'hook: beforeModelCall (Promise never settles)',
       phase: 'hook',
       arm: (s) => ({
-        agent: agentOf({ model: scriptedModel(['hi']), hooks: { beforeModelCall: () => (s.reached(), new Promise<void>(() => {})) } }),
+        agent: agentOf({
+          model: scriptedModel(['hi']),
+          hooks: { beforeModelCall: () => (s.reached(), new Promise<void>(() => {})) },
+        }),
       }),
     },
     {
@@ -166,6 +186,7 @@ function scenarios(server: ChildServer): Scenario[] {
     {
       name: 'model request: HTTP, non-streaming, body stalled',
       phase: 'model_request',
+      http: true,
       arm: (s) => {
         onHeaders = () => s.reached();
         return { agent: agentOf({ model: stalledJson }) };
@@ -174,11 +195,15 @@ function scenarios(server: ChildServer): Scenario[] {
     {
       name: 'model stream: scriptedModel, mid-stream',
       phase: 'model_stream',
-      arm: () => ({ agent: agentOf({ model: scriptedModel([{ text: ['Hel', 'lo'], hold: NEVER }]) }), ...reachOn('text_delta') }),
+      arm: () => ({
+        agent: agentOf({ model: scriptedModel([{ text: ['Hel', 'lo'], hold: NEVER }]) }),
+        ...reachOn('text_delta'),
+      }),
     },
     {
       name: 'model stream: HTTP (openaiChat), mid-stream',
       phase: 'model_stream',
+      http: true,
       arm: () => {
         onHeaders = undefined;
         return { agent: agentOf({ model: holdStream }), ...reachOn('text_delta', 2) };
@@ -188,7 +213,12 @@ function scenarios(server: ChildServer): Scenario[] {
       name: 'rescue: non-streaming rescue of a failed stream, stalled',
       phase: 'rescue',
       arm: () => ({
-        agent: agentOf({ model: scriptedModel([{ text: ['par'], error: overloaded() }, { gate: NEVER, text: 'never' }]) }),
+        agent: agentOf({
+          model: scriptedModel([
+            { text: ['par'], error: overloaded() },
+            { gate: NEVER, text: 'never' },
+          ]),
+        }),
         ...reachOn('model_request_started', 2),
       }),
     },
@@ -207,7 +237,10 @@ function scenarios(server: ChildServer): Scenario[] {
       arm: () => {
         const reached = new Subject<void>();
         return {
-          agent: agentOf({ model: scriptedModel([{ error: overloaded() }, 'hi']), breaker: { failureThreshold: 1, cooldownMs: 60_000 } }),
+          agent: agentOf({
+            model: scriptedModel([{ error: overloaded() }, 'hi']),
+            breaker: { failureThreshold: 1, cooldownMs: 60_000 },
+          }),
           options: { retry: { maxRetries: 1, initialDelayMs: 0 }, random: () => 0 },
           // the 0 ms backoff timer runs, then the retry waits at the gate: let two timer turns pass
           reached: new Promise<void>((resolve) => {
@@ -218,10 +251,21 @@ function scenarios(server: ChildServer): Scenario[] {
       },
     },
     {
+      name: 'dispatch (cancel in the model_response_completed handler)',
+      phase: 'dispatch',
+      arm: () => ({
+        agent: agentOf({ model: scriptedModel([{ toolCalls: [{ name: 'noop' }] }, 'done']), tools: [noopTool] }),
+        cancelOn: (e) => e.type === 'model_response_completed',
+      }),
+    },
+    {
       name: 'between sequential tools (cancel in the tool_call_completed handler)',
       phase: 'between_tools',
       arm: () => ({
-        agent: agentOf({ model: scriptedModel([{ toolCalls: [{ name: 'noop' }, { name: 'noop' }] }, 'done']), tools: [noopTool] }),
+        agent: agentOf({
+          model: scriptedModel([{ toolCalls: [{ name: 'noop' }, { name: 'noop' }] }, 'done']),
+          tools: [noopTool],
+        }),
         cancelOn: (e) => e.type === 'tool_call_completed',
       }),
     },
@@ -230,7 +274,10 @@ function scenarios(server: ChildServer): Scenario[] {
       phase: 'wave_boundary',
       arm: () => ({
         agent: agentOf({
-          model: scriptedModel([{ toolCalls: [{ name: 'noop' }, { name: 'noop' }, { name: 'noop' }, { name: 'noop' }] }, 'done']),
+          model: scriptedModel([
+            { toolCalls: [{ name: 'noop' }, { name: 'noop' }, { name: 'noop' }, { name: 'noop' }] },
+            'done',
+          ]),
           tools: [noopTool],
           parallelToolCalls: { maxConcurrency: 2 },
         }),
@@ -248,12 +295,17 @@ function scenarios(server: ChildServer): Scenario[] {
           parameters: { type: 'object', properties: {} },
           execute: (_args, ctx) => {
             if (++started === 4) s.reached();
-            return new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason), { once: true }));
+            return new Promise((_resolve, reject) =>
+              ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason), { once: true }),
+            );
           },
         });
         return {
           agent: agentOf({
-            model: scriptedModel([{ toolCalls: [{ name: 'wait' }, { name: 'wait' }, { name: 'wait' }, { name: 'wait' }] }, 'done']),
+            model: scriptedModel([
+              { toolCalls: [{ name: 'wait' }, { name: 'wait' }, { name: 'wait' }, { name: 'wait' }] },
+              'done',
+            ]),
             tools: [wait],
             parallelToolCalls: { maxConcurrency: 4 },
           }),
@@ -273,7 +325,9 @@ function scenarios(server: ChildServer): Scenario[] {
             return new Promise((resolve) => setTimeout(resolve, 10_000, 'late').unref());
           },
         });
-        return { agent: agentOf({ model: scriptedModel([{ toolCalls: [{ name: 'stubborn' }] }, 'done']), tools: [stubborn] }) };
+        return {
+          agent: agentOf({ model: scriptedModel([{ toolCalls: [{ name: 'stubborn' }] }, 'done']), tools: [stubborn] }),
+        };
       },
     },
   ];
@@ -338,42 +392,146 @@ async function sdkAbort(server: ChildServer, stream: boolean): Promise<{ abortMs
 let sdkHeaders: (() => void) | undefined;
 const sdkClients = new Map<ChildServer, OpenAI>();
 
+interface Row {
+  readonly name: string;
+  readonly phase: string;
+  readonly build: string;
+  readonly http: boolean;
+  readonly p50: number[];
+  readonly p99: number[];
+  max: number;
+  runs: number;
+  sync: number;
+  phaseOk: number;
+  readonly wrong: Set<string>;
+}
+
 export async function main(): Promise<void> {
   const server = await startChildServer();
-  const rows: string[][] = [['checkpoint', 'phase', 'runs', 'p50 µs', 'p99 µs', 'max µs', 'sync', 'phase ok']];
-  let worstP99 = 0;
   const t0 = performance.now();
   const only = process.env['BENCH_ONLY'];
-  for (const scenario of scenarios(server).filter((x) => !only || x.name.includes(only))) {
-    const samples: Sample[] = [];
-    for (let i = 0; i < WARMUP + RUNS; i++) {
-      const sample = await once(scenario);
-      if (i >= WARMUP) samples.push(sample);
+  const perBuild = builds.map((build) => ({
+    build,
+    scenarios: scenarios(server, build).filter((x) => !only || x.name.includes(only)),
+  }));
+  const rows = new Map<string, Row>();
+  const row = (name: string, phase: string, build: string, http: boolean): Row => {
+    const key = `${name}\0${build}`;
+    let r = rows.get(key);
+    if (!r)
+      rows.set(
+        key,
+        (r = { name, phase, build, http, p50: [], p99: [], max: 0, runs: 0, sync: 0, phaseOk: 0, wrong: new Set() }),
+      );
+    return r;
+  };
+  const loads: string[] = [];
+  const refs = [false, true].filter(
+    (stream) => !only || `reference, bare SDK ${stream ? 'mid-stream' : 'non-streaming'}`.includes(only),
+  );
+  for (let round = 0; round < ROUNDS; round++) {
+    loads.push(await loadAverage());
+    const warmup = round === 0 ? FIRST_WARMUP : WARMUP;
+    for (let i = 0; i < perBuild[0]!.scenarios.length; i++) {
+      // Alternate which build goes first, so drift in the machine's load hits both alike.
+      const order = round % 2 === 0 ? perBuild : [...perBuild].reverse();
+      for (const { build, scenarios: list } of order) {
+        const scenario = list[i]!;
+        const samples: Sample[] = [];
+        for (let k = 0; k < warmup + RUNS; k++) {
+          const sample = await once(build, scenario);
+          if (k >= warmup) samples.push(sample);
+        }
+        await fullGc();
+        const s = summarize(samples.map((x) => x.latencyMs * 1000));
+        const r = row(scenario.name, scenario.phase, build.name, scenario.http === true);
+        r.p50.push(s.p50);
+        r.p99.push(s.p99);
+        r.max = Math.max(r.max, s.max);
+        r.runs += s.n;
+        r.sync += samples.filter((x) => x.sync).length;
+        r.phaseOk += samples.filter((x) => x.phaseOk).length;
+        for (const x of samples) if (!x.phaseOk) r.wrong.add(x.phase);
+      }
     }
-    await fullGc();
-    const s = summarize(samples.map((x) => x.latencyMs * 1000));
-    worstP99 = Math.max(worstP99, s.p99);
-    const sync = samples.filter((x) => x.sync).length;
-    const ok = samples.filter((x) => x.phaseOk).length;
-    const wrong = [...new Set(samples.filter((x) => !x.phaseOk).map((x) => x.phase))];
-    rows.push([scenario.name, scenario.phase, String(s.n), fmt(s.p50, 1), fmt(s.p99, 1), fmt(s.max, 0), `${sync}/${s.n}`, `${ok}/${s.n}${wrong.length ? ` (${wrong.join(',')})` : ''}`]);
-  }
-  for (const stream of [false, true]) {
-    const label = `reference, bare SDK: controller.abort() ${stream ? 'mid-stream' : 'non-streaming'} (HTTP)`;
-    if (only && !label.includes(only)) continue;
-    const abort: number[] = [];
-    const settle: number[] = [];
-    for (let i = 0; i < WARMUP + RUNS; i++) {
-      const r = await sdkAbort(server, stream);
-      if (i >= WARMUP) abort.push(r.abortMs * 1000), settle.push(r.settleMs * 1000);
+    for (const stream of refs) {
+      const abort: number[] = [];
+      const settle: number[] = [];
+      for (let k = 0; k < warmup + RUNS; k++) {
+        const r = await sdkAbort(server, stream);
+        if (k >= warmup) (abort.push(r.abortMs * 1000), settle.push(r.settleMs * 1000));
+      }
+      for (const [label, xs, phase] of [
+        [
+          `reference, bare SDK: controller.abort() ${stream ? 'mid-stream' : 'non-streaming'} (HTTP)`,
+          abort,
+          'abort() call',
+        ],
+        [`reference, bare SDK: abort() → its loop settles ${stream ? 'mid-stream' : 'non-streaming'}`, settle, 'async'],
+      ] as const) {
+        const s = summarize(xs);
+        const r = row(label, phase, 'openai SDK', true);
+        r.p50.push(s.p50);
+        r.p99.push(s.p99);
+        r.max = Math.max(r.max, s.max);
+        r.runs += s.n;
+      }
     }
-    const a = summarize(abort);
-    const z = summarize(settle);
-    rows.push([label, 'abort() call', String(a.n), fmt(a.p50, 1), fmt(a.p99, 1), fmt(a.max, 0), '-', '-']);
-    rows.push([`reference, bare SDK: abort() → its loop settles ${stream ? 'mid-stream' : 'non-streaming'}`, 'async', String(z.n), fmt(z.p50, 1), fmt(z.p99, 1), fmt(z.max, 0), '-', '-']);
+    console.log(
+      `round ${round + 1}/${ROUNDS} done (${fmt((performance.now() - t0) / 1000, 0)} s, load average ${loads.at(-1)})`,
+    );
   }
-  printTable(`cancel → run_cancelled latency (${RUNS} runs per row after ${WARMUP} warm-up; target p99 < 1 000 µs) — ${LIB_LABEL}`, rows);
-  console.log(`worst p99 ${fmt(worstP99, 1)} µs; ${fmt((performance.now() - t0) / 1000, 1)} s`);
+  const all = [...rows.values()];
+  const isRef = (r: Row) => r.build === 'openai SDK';
+  printTable(
+    `cancel → run_cancelled latency, µs: ${ROUNDS} rounds × ${RUNS} runs per row ` +
+      `(after ${WARMUP}–${FIRST_WARMUP} warm-up runs); ` +
+      `p50 and p99 are the median (min–max) of the rounds' values — ${LIB_LABEL}`,
+    [
+      ['checkpoint', 'phase', 'build', 'runs', 'p50 µs', 'p99 µs', 'max µs', 'sync', 'phase ok'],
+      ...all.map((r) => [
+        r.name,
+        r.phase,
+        r.build,
+        String(r.runs),
+        medianRange(r.p50),
+        medianRange(r.p99),
+        fmt(r.max, 0),
+        isRef(r) ? '-' : `${r.sync}/${r.runs}`,
+        isRef(r) ? '-' : `${r.phaseOk}/${r.runs}${r.wrong.size ? ` (${[...r.wrong].join(',')})` : ''}`,
+      ]),
+    ],
+  );
+  // The verdict: p99 (median of the rounds) ≤ 1 ms, and not above the baseline's worst round.
+  const verdict: string[][] = [
+    ['checkpoint', 'phase', 'loopctl p99 µs', 'baseline p99 µs', '≤ 1 ms', "vs the baseline's min–max", 'all sync'],
+  ];
+  for (const r of all.filter((x) => x.build === 'loopctl')) {
+    const base = rows.get(`${r.name}\0pre-reshape`);
+    const p99 = median(r.p99);
+    const where = !base
+      ? '-'
+      : p99 < Math.min(...base.p99)
+        ? 'below'
+        : p99 <= Math.max(...base.p99)
+          ? 'within'
+          : 'ABOVE';
+    verdict.push([
+      r.name,
+      r.phase,
+      medianRange(r.p99),
+      base ? medianRange(base.p99) : '-',
+      p99 <= TARGET_P99_US ? 'yes' : 'NO',
+      where,
+      r.sync === r.runs ? 'yes' : 'NO',
+    ]);
+  }
+  printTable(
+    `verdict (target: p99 ≤ ${TARGET_P99_US} µs at every engine checkpoint, and within the pre-reshape build's ` +
+      `min–max); load average per round: ${loads.join(' | ')}`,
+    verdict,
+  );
+  console.log(`${fmt((performance.now() - t0) / 1000, 1)} s`);
   await server.close();
 }
 

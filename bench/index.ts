@@ -7,14 +7,16 @@
  * as users run it). Never part of `npm test`. Figures and their meaning:
  * BENCHMARKS.md.
  *
- * Environment knobs: BENCH_RUNS (cancel: runs per checkpoint, default 1000),
- * BENCH_ONLY (cancel: only checkpoints whose name contains it),
- * BENCH_ROUNDS (stream: rounds per mode, default 7; turn: runs, default 15),
- * BENCH_CHUNKS (stream: default 20000), BENCH_SIZES (memory: default
- * "1000,10000"), BENCH_CLIENTS / BENCH_DELTAS (http: default 1000 / 40;
- * BENCH_ROUNDS there defaults to 3; BENCH_CLICKS: click-to-close rounds, default 30, 0 to leave them out),
- * BENCH_COMMITS (sessions: runs committed, default 500),
- * BENCH_LIB=src (measure src/ through tsx instead).
+ * Environment knobs: BENCH_RUNS (cancel: runs per checkpoint per round, default 1000; profile:
+ * runs per batch), BENCH_ONLY (cancel: only checkpoints whose name contains it; profile: one
+ * section), BENCH_ROUNDS (cancel, stream, memory: rounds, default 7; turn: default 15),
+ * BENCH_REPEATS (stream: requests per variant per round, default 3), BENCH_CHUNKS (stream:
+ * default 10000), BENCH_SIZES (memory: runs per batch, default "1000"), BENCH_CLIENTS /
+ * BENCH_DELTAS (http: default 1000 / 40; BENCH_ROUNDS there defaults to 3; BENCH_CLICKS: click-to-close
+ * rounds, default 30, 0 to leave them out), BENCH_COMMITS
+ * (sessions: runs committed, default 500), BENCH_LIB=src (measure src/ through tsx instead),
+ * BENCH_LIB_DIR=<dir> (measure another compiled build), BENCH_BASELINE_DIR=<dir> (load a second
+ * build, e.g. the pre-reshape engine, and measure it in the same rounds: BENCHMARKS.md).
  */
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -32,6 +34,7 @@ const BENCHES: Record<string, string> = {
     "writer; the web app's click-to-close latency in Chromium",
   sessions: 'durable sessions: commit latency per run, load of a 10 000-item history (SQLite, Postgres)',
   otel: 'loopctl/otel: CPU per streamed chunk and per run, no SDK vs an SDK with a batching exporter',
+  profile: 'where the remaining cost goes: sampled live heap and CPU profiles of the missed targets',
 };
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -53,7 +56,11 @@ let failed = 0;
 for (const name of names) {
   console.log(`\n=== ${name}: ${BENCHES[name]} ===`);
   const t = performance.now();
-  const r = spawnSync(process.execPath, ['--expose-gc', '--import', import.meta.resolve('tsx'), path.join(here, `${name}.ts`)], { stdio: 'inherit' });
+  const r = spawnSync(
+    process.execPath,
+    ['--expose-gc', '--import', import.meta.resolve('tsx'), path.join(here, `${name}.ts`)],
+    { stdio: 'inherit' },
+  );
   console.log(`(${name}: ${((performance.now() - t) / 1000).toFixed(1)} s, exit ${r.status ?? r.signal})`);
   if (r.status !== 0) failed++;
 }

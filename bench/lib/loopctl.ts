@@ -7,6 +7,13 @@
  * `Object.defineProperty` per closure): measurably slower than the shipped
  * JavaScript. `BENCH_LIB=src` runs the benchmarks on `src/` through tsx anyway.
  *
+ * A second build can be loaded next to it, in the same process, for a
+ * comparison measured in the same session (interleaved rounds):
+ * `BENCH_BASELINE_DIR=<dir>`, a compiled build of another commit (BENCHMARKS.md
+ * shows how the pre-reshape engine is built into /tmp/pre-reshape/dist). Both
+ * builds share this repository's `rxjs`, `openai` and `zod` (the baseline's
+ * `node_modules` is a link to this one's), so only loopctl's own code differs.
+ *
  * The build runs once per `npm run bench` (bench/index.ts); a benchmark run
  * directly builds it when it is missing.
  */
@@ -25,8 +32,20 @@ export function buildLibrary(): void {
   const tsc = path.join(repoRoot, 'node_modules/typescript/bin/tsc');
   execFileSync(
     process.execPath,
-    [tsc, '-p', path.join(repoRoot, 'tsconfig.build.json'), '--outDir', BUILD_DIR, '--declaration', 'false', '--sourceMap', 'false',
-      '--incremental', '--tsBuildInfoFile', path.join(BUILD_DIR, '.tsbuildinfo')],
+    [
+      tsc,
+      '-p',
+      path.join(repoRoot, 'tsconfig.build.json'),
+      '--outDir',
+      BUILD_DIR,
+      '--declaration',
+      'false',
+      '--sourceMap',
+      'false',
+      '--incremental',
+      '--tsBuildInfoFile',
+      path.join(BUILD_DIR, '.tsbuildinfo'),
+    ],
     { stdio: 'inherit', cwd: repoRoot },
   );
 }
@@ -36,18 +55,65 @@ export function buildLibrary(): void {
 // pay for it. The measured library is plain JavaScript: measure it as plain node runs it.
 if (process.env['BENCH_SOURCE_MAPS'] !== '1') process.setSourceMapsEnabled(false);
 
+/** One loaded build of loopctl: its main entry, `loopctl/testing`, and a label for the tables. */
+export interface Build {
+  readonly lib: typeof Core;
+  readonly testing: typeof Testing;
+  readonly label: string;
+  /** Short name for table rows: `loopctl` or `pre-reshape`. */
+  readonly name: string;
+  /** Another entry by its path under src/ without extension (`'http/index'`). */
+  readonly load: (rel: string) => Promise<unknown>;
+}
+
 const fromSource = process.env['BENCH_LIB'] === 'src';
 /** BENCH_LIB_DIR: another compiled build to measure (e.g. a patched engine, for an A/B comparison). */
 const dir = process.env['BENCH_LIB_DIR'] ? path.resolve(process.env['BENCH_LIB_DIR']) : BUILD_DIR;
 if (!fromSource && dir === BUILD_DIR && !existsSync(path.join(BUILD_DIR, 'index.js'))) buildLibrary();
-const load = (rel: string): Promise<unknown> =>
-  fromSource ? import(pathToFileURL(path.join(repoRoot, 'src', `${rel}.ts`)).href) : import(pathToFileURL(path.join(dir, `${rel}.js`)).href);
+
+async function loadBuild(name: string, at: string | 'src', label: string): Promise<Build> {
+  const load = (rel: string): Promise<unknown> =>
+    at === 'src'
+      ? import(pathToFileURL(path.join(repoRoot, 'src', `${rel}.ts`)).href)
+      : import(pathToFileURL(path.join(at, `${rel}.js`)).href);
+  return {
+    lib: (await load('index')) as typeof Core,
+    testing: (await load('testing/index')) as typeof Testing,
+    label,
+    name,
+    load,
+  };
+}
+
+/** The measured build (compiled, or src/ with BENCH_LIB=src). */
+export const measured = await loadBuild(
+  'loopctl',
+  fromSource ? 'src' : dir,
+  fromSource ? 'src/ via tsx (esbuild keepNames)' : `tsc output (${path.relative(repoRoot, dir)})`,
+);
+
+const baselineDir = process.env['BENCH_BASELINE_DIR'] ? path.resolve(process.env['BENCH_BASELINE_DIR']) : undefined;
+if (baselineDir !== undefined && !existsSync(path.join(baselineDir, 'index.js'))) {
+  throw new Error(
+    `BENCH_BASELINE_DIR=${baselineDir} holds no index.js: build it first (BENCHMARKS.md, "Machine and method")`,
+  );
+}
+/** BENCH_BASELINE_DIR: the comparison build (the pre-reshape engine), or undefined when not asked for. */
+export const baseline: Build | undefined =
+  baselineDir === undefined
+    ? undefined
+    : await loadBuild('pre-reshape', baselineDir, `baseline build (${baselineDir})`);
+
+/** The measured build, then the baseline when one is loaded. */
+export const builds: readonly Build[] = baseline ? [measured, baseline] : [measured];
 
 /** Another entry of the measured build by its path under src/ without extension (`'http/index'`, `'sqlite/index'`). */
-export const loadEntry = load;
+export const loadEntry = measured.load;
 /** `loopctl` (compiled, or src/ with BENCH_LIB=src). */
-export const lib = (await load('index')) as typeof Core;
+export const lib = measured.lib;
 /** `loopctl/testing`. */
-export const testing = (await load('testing/index')) as typeof Testing;
-/** Which build is measured, for the tables. */
-export const LIB_LABEL = fromSource ? 'src/ via tsx (esbuild keepNames)' : `tsc output (${path.relative(repoRoot, dir)})`;
+export const testing = measured.testing;
+/** Which build is measured, for the tables (and the baseline when one is loaded). */
+export const LIB_LABEL = baseline ? `${measured.label}; ${baseline.label}` : measured.label;
+/** Where the baseline build lives (a profile tells its functions apart by this path), or undefined. */
+export const BASELINE_DIR = baselineDir;

@@ -19,7 +19,13 @@ export interface Summary {
 }
 
 export function summarize(values: readonly number[]): Summary {
-  return { n: values.length, p50: quantile(values, 0.5), p99: quantile(values, 0.99), max: Math.max(...values), min: Math.min(...values) };
+  return {
+    n: values.length,
+    p50: quantile(values, 0.5),
+    p99: quantile(values, 0.99),
+    max: Math.max(...values),
+    min: Math.min(...values),
+  };
 }
 
 /** Formats a number with `digits` decimals (NaN as "-"). */
@@ -30,7 +36,8 @@ export function fmt(value: number, digits = 1): string {
 /** Prints an aligned text table (first row = header). */
 export function printTable(title: string, rows: readonly (readonly string[])[]): void {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
-  const line = (r: readonly string[]) => r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ');
+  const line = (r: readonly string[]) =>
+    r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ');
   console.log(`\n${title}`);
   console.log(line(rows[0]!));
   console.log(widths.map((w) => '-'.repeat(w)).join('  '));
@@ -85,4 +92,18 @@ export async function machine(): Promise<string> {
     /* not Linux */
   }
   return `${availableParallelism()} cpu(s), ${cpu}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}`;
+}
+
+/** "median (min–max)" of `values` with `digits` decimals. */
+export function medianRange(values: readonly number[], digits = 1): string {
+  if (values.length === 0) return '-';
+  return `${fmt(median(values), digits)} (${fmt(Math.min(...values), digits)}–${fmt(Math.max(...values), digits)})`;
+}
+
+/** The 1-minute load average (Linux /proc/loadavg), for the tables: how busy the machine was. */
+export async function loadAverage(): Promise<string> {
+  const { loadavg } = await import('node:os');
+  return loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
 }

@@ -1,4 +1,4 @@
-import { EmptyError, catchError, from, last, throwError, type Observable } from 'rxjs';
+import { Observable, from } from 'rxjs';
 import { z } from 'zod';
 import { isInstance, isObservableTotal, isThenable, toJsonText, type JsonTextResult } from '../describe.js';
 import { ToolExecutionError } from '../errors.js';
@@ -7,16 +7,35 @@ import { isZodSchema, type Tool, type ToolReturn } from '../tools/tool.js';
 
 /** A tool's return as an Observable of its result: the last value; an empty Observable is a tool error. */
 export function toolResult$(name: string, callId: string, ret: ToolReturn<unknown>): Observable<unknown> {
-  if (isObservableTotal(ret))
-    return ret.pipe(
-      last(),
-      catchError((err) => {
-        if (!isInstance(err, EmptyError)) return throwError(() => err); // a tool's error: checked totally
-        return throwError(() => new ToolExecutionError(name, callId, `tool ${name} returned an empty Observable`));
-      }),
-    );
+  if (isObservableTotal(ret)) {
+    return lastValue$(ret, () => new ToolExecutionError(name, callId, `tool ${name} returned an empty Observable`));
+  }
   if (isThenable(ret)) return from(ret);
   return from([ret]); // not of(): it would probe the value as a scheduler
+}
+
+/**
+ * The source's last value, emitted when it completes; `empty()` as the error when it completes
+ * without one; its error as it is. One subscriber: `last()` with `catchError` keeps four alive (and
+ * a buffer) for as long as a tool waits, ≈ 2 KiB per idle run (BENCHMARKS.md, memory).
+ */
+function lastValue$<T>(source: Observable<T>, empty: () => Error): Observable<T> {
+  return new Observable<T>((subscriber) => {
+    let seen = false;
+    let value: T | undefined;
+    return source.subscribe({
+      next: (v) => {
+        seen = true;
+        value = v;
+      },
+      error: (err) => subscriber.error(err),
+      complete: () => {
+        if (!seen) return subscriber.error(empty());
+        subscriber.next(value as T);
+        subscriber.complete();
+      },
+    });
+  });
 }
 
 /**
