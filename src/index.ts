@@ -26,6 +26,10 @@ export { UNREADABLE_REASON } from './cancel/abort-reason.js';
 export { DEADLINE_REASON } from './engine/link-cancel.js';
 export { Mailbox, type MailboxToken, type MailboxOptions } from './mailbox/mailbox.js';
 
+// Run control: graceful stop and per-call cancel (docs/run-control.md)
+export { RunControl } from './control/run-control.js';
+export { stopTimeoutReason, type RunStopOptions } from './control/stop.js';
+
 // Tools and models
 export { tool, type Tool, type ToolContext, type ToolReturn } from './tools/tool.js';
 export type { ModelProvider, ModelRequest, ModelResponse, ModelEvent, ToolSpec, JsonSchema } from './model/types.js';
@@ -59,18 +63,21 @@ export {
   RunStartedSchema, TurnStartedSchema, UserMessageInjectedSchema, ModelRequestStartedSchema, TextDeltaSchema,
   ModelResponseCompletedSchema, ToolCallStartedSchema, ToolCallProgressSchema, ToolCallCompletedSchema,
   ToolCallFailedSchema, RetryScheduledSchema, FallbackActivatedSchema, SubrunEventSchema, TurnCompletedSchema,
-  RunCompletedSchema, RunCancelledSchema, RunFailedSchema, AttemptCauseSchema, isTerminalEvent,
+  RunCompletedSchema, RunCancelledSchema, RunFailedSchema, AttemptCauseSchema, StopRequestedSchema, StopAtSchema,
+  StopTimeoutReasonSchema, isTerminalEvent,
   type RunEvent, type RunEventType, type TerminalEvent, type CancelPhase, type StopReason, type FinishReason,
   type Undelivered, type RunStarted, type TurnStarted, type UserMessageInjected, type ModelRequestStarted,
   type TextDelta, type ModelResponseCompleted, type ToolCallStarted, type ToolCallProgress, type ToolCallCompleted,
   type ToolCallFailed, type RetryScheduled, type FallbackActivated, type SubrunEvent, type TurnCompleted,
-  type RunCompleted, type RunCancelled, type RunFailed, type AttemptCause,
+  type RunCompleted, type RunCancelled, type RunFailed, type AttemptCause, type StopRequested, type StopAt,
+  type StopTimeoutReason,
 } from './events.js';
 
 // Errors
 export {
   LoopctlError, ConfigurationError, ConcurrentRunError, ModelCallError, ModelOutputError, ToolExecutionError,
-  TimeoutError, MaxTurnsError, HookError, UnknownToolError, RunCancelledError, RunFailedError,
+  TimeoutError, MaxTurnsError, HookError, UnknownToolError, RunCancelledError, RunFailedError, ToolCallCancelledError,
+  isToolCallCancelledError,
   isLoopctlError, isConfigurationError, isConcurrentRunError, isModelCallError, isModelOutputError,
   isToolExecutionError, isTimeoutError, isMaxTurnsError, isHookError, isUnknownToolError, isRunFailedError,
   isCancellation, serializeError, describeReason,

@@ -252,17 +252,18 @@ describe('localRuns: a live run', () => {
     expect(await runs.withdraw(runId, kept.id, 'alice')).toBe(false); // delivered
   });
 
-  it('stop and decide reject with NotImplementedError (run control has not landed)', async () => {
+  it("stop is the run's graceful stop (true once, then false); decide rejects with NotImplementedError", async () => {
     const { hold, runs } = heldRun();
     const { runId } = await runs.start({ agent: 'helper', threadId: 't', input: 'start', principal: 'alice' });
-    await expect(runs.stop(runId, { at: 'turn_end' }, 'alice')).rejects.toEqual(new NotImplementedError('stop'));
+    await expect(runs.stop(runId, { at: 'turn_end' }, 'alice')).resolves.toBe(true);
+    await expect(runs.stop(runId, { at: 'turn_end' }, 'alice')).resolves.toBe(false);
     await expect(runs.decide(runId, 'call_1', { approve: true }, 'alice')).rejects.toMatchObject({
       name: 'NotImplementedError',
       code: 'not_implemented',
       feature: 'decide',
     });
     hold.open();
-    await events(runs, runId);
+    expect((await events(runs, runId)).at(-1)).toMatchObject({ type: 'run_completed', stopReason: 'completed' });
   });
 });
 

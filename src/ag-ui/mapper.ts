@@ -116,6 +116,12 @@ export class AgUiMapper {
         this.#closeText(out, base);
         this.#closeStep(out, base);
         break;
+      case 'stop_requested':
+        // The payload reserved for it: `{ at, graceMs? }` (`at` is the boundary, as `stop()` takes it).
+        custom(LOOPCTL_EVENTS.stopRequested, event.graceMs === undefined
+          ? { at: event.stopAt }
+          : { at: event.stopAt, graceMs: event.graceMs });
+        break;
       case 'subrun_event':
         break;
       default:
@@ -130,7 +136,10 @@ export class AgUiMapper {
     const run = { threadId: this.threadId, runId: event.runId };
     const usage = tokenUsage(event.usage);
     if (event.type === 'run_completed') {
-      const result = { output: event.output, finishReason: event.finishReason, undelivered: event.undelivered };
+      const result: Record<string, unknown> = {
+        output: event.output, finishReason: event.finishReason, undelivered: event.undelivered,
+      };
+      if (event.stopReason === 'stopped') result['stopReason'] = 'stopped'; // a graceful stop reached its boundary
       out.push({ type: EventType.RUN_FINISHED, ...base, ...run, result, outcome: { type: 'success' }, ...usage });
     } else if (event.type === 'run_cancelled') {
       // "cancelled is not failed" (guarantee 4): AG-UI's own cancelled outcome, not RUN_ERROR.

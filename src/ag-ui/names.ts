@@ -22,7 +22,7 @@ export const LOOPCTL_EVENTS = Object.freeze({
   answerRestarted: 'loopctl.answer_restarted',
   /** Reserved (run control): `{ callId, name, arguments }`, a tool call waits for approval. */
   approvalRequested: 'loopctl.approval_requested',
-  /** Reserved (run control): `{ at, graceMs? }`, a graceful stop was requested. */
+  /** `{ at, graceMs? }`: a graceful stop was requested (`stop_requested`; `at` is its boundary). */
   stopRequested: 'loopctl.stop_requested',
   /** Reserved (run control): `{ suspended }`, the run ended waiting for decisions (RUN_FINISHED: interrupt). */
   suspended: 'loopctl.suspended',

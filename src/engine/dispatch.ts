@@ -7,6 +7,7 @@ import type { Tool } from '../tools/tool.js';
 import { callHooks$, hasHooks } from './hooks.js';
 import { refusedFor } from './repair.js';
 import type { RunContext } from './run-context.js';
+import { notRun, stopsBeforeCall } from './stop.js';
 import { toolCall$ } from './tool-call.js';
 import { errorResult, parseArguments } from './tool-result.js';
 
@@ -47,6 +48,7 @@ export function prepare$(rc: RunContext<any>, calls: readonly ToolCall[]): Obser
         if (!tool) return refuseUnknown(rc, call, [...byName.keys()]);
         const parsed = parseArguments(tool, call);
         if (!parsed.ok) return refuse(rc, call, 'InvalidArgumentsError', parsed.message);
+        if (stopsBeforeCall(rc)) return notRun(rc, call); // no hook for a call that will not run ("Stop")
         if (!hooked) {
           runnables.push({ call, tool, args: parsed.args });
           return EMPTY;
@@ -76,7 +78,8 @@ export function prepare$(rc: RunContext<any>, calls: readonly ToolCall[]): Obser
  * a poll). The batch waits at its boundary (`between_tools` / `wave_boundary`) while any of its
  * calls is queued, that is not started yet; while a call executes the run waits at `tool_call`.
  * Results enter the history in call order when the turn completes; on cancel, finished calls keep
- * their results and the rest are paired as interrupted in `partial`.
+ * their results and the rest are paired as interrupted in `partial`. Under a graceful stop at
+ * `tool_call_end` a call whose start comes is paired with "not run: the run was stopped" instead.
  */
 export function batch$(rc: RunContext<any>, runnables: readonly Runnable[]): Observable<never> {
   if (runnables.length === 0) return EMPTY;
@@ -88,6 +91,8 @@ export function batch$(rc: RunContext<any>, runnables: readonly Runnable[]): Obs
     const start = (r: Runnable): Observable<never> =>
       stage(rc.token, () => {
         if (--queued === 0) boundary.unsubscribe();
+        // A graceful stop at tool_call_end: no further call starts; each is paired "not run" ("Stop").
+        if (stopsBeforeCall(rc)) return notRun(rc, r.call);
         return toolCall$(rc, r.call, r.tool, r.args);
       }, rc.hopScheduler);
     const calls$ = from(runnables);

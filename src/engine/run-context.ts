@@ -3,8 +3,10 @@ import type { CancelSignal } from '../cancel/cancel-signal.js';
 import { isConfigurationError, isModelCallError, isModelOutputError, isTimeoutError } from '../errors.js';
 import type { FinishReason, RunEventDraft, RunFailed } from '../events.js';
 import type { Usage } from '../items.js';
+import type { StopRequest } from '../control/stop.js';
 import type { Mailbox } from '../mailbox/mailbox.js';
 import type { RunInternals } from './internals.js';
+import type { RunningCalls } from './running-calls.js';
 import type { SessionLease } from './session-lease.js';
 import type { Fact, RunTotals } from './totals.js';
 import type { Agent, RunOptions } from './types.js';
@@ -12,7 +14,13 @@ import type { Waits } from './waits.js';
 
 /** How a run ends: the value its loop emits once, or the cancel the controller sees. */
 export type Outcome =
-  | { readonly kind: 'completed'; readonly output: string; readonly finishReason: FinishReason }
+  | {
+      readonly kind: 'completed';
+      readonly output: string;
+      readonly finishReason: FinishReason;
+      /** A graceful stop reached its boundary: `stopReason: 'stopped'` (docs/run-control.md, "Stop"). */
+      readonly stopped?: true;
+    }
   | {
       readonly kind: 'failed';
       readonly stopReason: RunFailed['stopReason'];
@@ -46,6 +54,10 @@ export interface RunContext<C = unknown> {
   readonly turn: number;
   /** True once the outcome is decided. */
   readonly decided: boolean;
+  /** The graceful stop requested (`RunControl.stop()`), once; undefined while none was. */
+  readonly stopping: StopRequest | undefined;
+  /** The tool calls that execute now, for `RunControl.cancelToolCall()`. */
+  readonly calls: RunningCalls;
   /** A fresh Item id from the run's id source. */
   nextId(): string;
   /** Stamps and delivers one event; `fact` rides with it into the totals and never reaches a subscriber. */

@@ -3,6 +3,8 @@ import {
   type Unsubscribable,
 } from 'rxjs';
 import { CancelSignal } from '../cancel/cancel-signal.js';
+import { attachRun, detachRun, type ControlledRun } from '../control/run-control.js';
+import { stopTimeoutReason, type StopRequest } from '../control/stop.js';
 import { DEFAULTS } from '../defaults.js';
 import { ConcurrentRunError, TimeoutError, serializeError } from '../errors.js';
 import type { CancelPhase, RunEvent, RunEventDraft, TerminalEvent, Undelivered } from '../events.js';
@@ -17,6 +19,7 @@ import { linkCancelSources } from './link-cancel.js';
 import { repairHistory } from './repair.js';
 import { stopReasonOf, type Outcome, type RunContext } from './run-context.js';
 import { SessionLease } from './session-lease.js';
+import { RunningCalls } from './running-calls.js';
 import { RunTotals, type Fact } from './totals.js';
 import type { Agent, RunOptions } from './types.js';
 import { Waits } from './waits.js';
@@ -40,7 +43,7 @@ function defaultIds(): string {
  * synchronously: guarantee 3: terminal before cancel() returns), or the subscriber unsubscribing
  * (the same cancel path, nothing delivered). Where the run waits is `waits` (the phase by structure).
  */
-export class RunController<C = unknown> implements RunContext<C>, Unsubscribable {
+export class RunController<C = unknown> implements RunContext<C>, ControlledRun, Unsubscribable {
   readonly runId: string;
   readonly token: CancelSignal;
   readonly mailbox: Mailbox;
@@ -49,7 +52,9 @@ export class RunController<C = unknown> implements RunContext<C>, Unsubscribable
   readonly waits = new Waits();
   readonly totals: RunTotals;
   readonly lease: SessionLease;
+  readonly calls = new RunningCalls();
   #seq = 0;
+  #stop: StopRequest | undefined;
   #decided = false;
   #ended = false;
   #unsubscribed = false;
@@ -94,6 +99,36 @@ export class RunController<C = unknown> implements RunContext<C>, Unsubscribable
     return this.#decided;
   }
 
+  /** The graceful stop requested, once (docs/run-control.md, "Stop"). */
+  get stopping(): StopRequest | undefined {
+    return this.#stop;
+  }
+
+  /**
+   * `RunControl.stop()` on this run (docs/run-control.md, "Stop"): taken once, while the outcome is
+   * open. Emits `stop_requested` at once; the stages read `stopping` at their boundaries and end the
+   * run there, never synchronously from here, so a cancel in the same tick wins ("cancel beats stop in a
+   * tie"). `graceMs` arms a timer on the run's scheduler (dropped with the run's links) that cancels
+   * the run with `{ type: 'stop_timeout', graceMs }`.
+   */
+  stop(request: StopRequest): boolean {
+    if (this.#decided || this.#stop !== undefined) return false;
+    this.#stop = request;
+    const { at: stopAt, graceMs } = request;
+    const type = 'stop_requested';
+    this.emit(graceMs === undefined ? { type, stopAt } : { type, stopAt, graceMs });
+    if (graceMs !== undefined && !this.#decided) {
+      const reason = stopTimeoutReason(graceMs);
+      this.#links.add(this.scheduler.schedule(() => this.token.cancel(reason), graceMs));
+    }
+    return true;
+  }
+
+  /** `RunControl.cancelToolCall()` on this run (docs/run-control.md, "Per-call cancel"). */
+  cancelToolCall(callId: string, reason: unknown): boolean {
+    return !this.#decided && this.calls.cancel(callId, reason);
+  }
+
   /**
    * The one route of every event: folds the draft (and its fact) into the totals, then stamps
    * `runId`, `seq`, `turn`, `at` and delivers it. Once the outcome is decided nothing more is
@@ -115,9 +150,11 @@ export class RunController<C = unknown> implements RunContext<C>, Unsubscribable
   /** Starts the run: links cancel sources, emits `run_started`, then subscribes the loop, which emits the outcome. */
   start(loop: (rc: RunController<C>) => Observable<Outcome>): void {
     this.#tap = this.internals.tap;
-    const { session } = this.opts;
+    const { session, control } = this.opts;
     if (session && busy.has(session)) this.#busyError = new ConcurrentRunError('options.session', 'another run is using this session');
-    else if (!this.mailbox.acquire(this)) this.#busyError = new ConcurrentRunError('options.mailbox', 'another run is using this mailbox');
+    else if (control && !attachRun(control, this)) {
+      this.#busyError = new ConcurrentRunError('options.control', 'another run is using this RunControl');
+    } else if (!this.mailbox.acquire(this)) this.#busyError = new ConcurrentRunError('options.mailbox', 'another run is using this mailbox');
     else if (session) busy.set(session, this);
     const started = { type: 'run_started', agent: this.agent.name } as const;
     if (this.#busyError) {
@@ -220,7 +257,7 @@ export class RunController<C = unknown> implements RunContext<C>, Unsubscribable
 
   #settle(outcome: Outcome, phase: CancelPhase): void {
     if (this.#ended) return;
-    const { cancel, session } = this.opts;
+    const { cancel, session, control } = this.opts;
     const { drained, scratch } = this.totals;
     // Re-arm the caller's token that this run saw fire, before the terminal event
     // (guarantee 5: one cancel, one cancelled run).
@@ -236,6 +273,7 @@ export class RunController<C = unknown> implements RunContext<C>, Unsubscribable
     // A run refused as busy never owned the mailbox's queue: nothing of it is this run's to report.
     const undelivered: Undelivered[] = this.#busyError ? [] : this.mailbox.peek().map((t) => ({ id: t.id, content: t.content }));
     this.#links.unsubscribe();
+    if (control) detachRun(control, this); // only if this run holds it (a run refused as busy does not)
     if (!this.#busyError) {
       this.mailbox.release(this);
       if (session && busy.get(session) === this) busy.delete(session);
@@ -258,7 +296,8 @@ export class RunController<C = unknown> implements RunContext<C>, Unsubscribable
     switch (outcome.kind) {
       case 'completed':
         const { output, finishReason } = outcome;
-        return { type: 'run_completed', ...base, stopReason: 'completed', output, finishReason };
+        const stopReason = outcome.stopped ? 'stopped' : 'completed';
+        return { type: 'run_completed', ...base, stopReason, output, finishReason };
       case 'cancelled': {
         const partial = scratch.partial(() => this.nextId());
         return { type: 'run_cancelled', ...base, stopReason: 'cancelled', reason: outcome.reason, phase, partial };

@@ -1,4 +1,5 @@
 import { CancelSignal } from '../cancel/cancel-signal.js';
+import { RunControl } from '../control/run-control.js';
 import { RunCancelledError, RunFailedError } from '../errors.js';
 import type { Item } from '../items.js';
 import { Mailbox } from '../mailbox/mailbox.js';
@@ -15,7 +16,8 @@ import { checkReplay, validateRunArgs } from './validate.js';
  * still gets the terminal event; `options.replay: 'compact'` keeps consecutive `text_delta`s of
  * one model attempt as one (see `sliceAfterSeq`), so a long streamed answer costs about its text.
  * `handle.cancel(reason)` fires a token the run owns (a child of `options.cancel`), never the
- * caller's. `result` resolves with the {@link RunResult} or rejects with `RunCancelledError` /
+ * caller's. `handle.stop()` and `handle.cancelToolCall()` delegate to `handle.control` (`options.control`,
+ * or a `RunControl` of the handle's own; docs/run-control.md). `result` resolves with the {@link RunResult} or rejects with `RunCancelledError` /
  * `RunFailedError` (an unobserved rejection is not reported as unhandled), always after the
  * terminal event was delivered to `events$`.
  * Throws `ConfigurationError` like `run()` (and for an unknown `options.replay`).
@@ -34,6 +36,7 @@ export function start<C = unknown>(
   validateRunArgs(input, options); // before anything is made: bad options fail with the field named, as in run()
   const replay = checkReplay(options);
   const token = options.cancel ? options.cancel.child() : new CancelSignal();
+  const control = options.control ?? new RunControl();
   let committed: readonly Item[] = [];
   let failure: unknown;
   const onSettled = (settled: Settled): void => {
@@ -44,7 +47,7 @@ export function start<C = unknown>(
   let mailbox: Mailbox;
   try {
     mailbox = options.mailbox ?? ownMailbox(options.idGenerator);
-    events$ = createRun(defined, input, { ...options, mailbox }, { token, onSettled });
+    events$ = createRun(defined, input, { ...options, mailbox, control }, { token, onSettled });
   } catch (err) {
     token.dispose();
     throw err;
@@ -59,8 +62,8 @@ export function start<C = unknown>(
         log.push(event);
         if (event.type === 'run_completed') {
           // The new Items are what the run committed; `partial` covers the other outcomes.
-          const { output, finishReason, usage, undelivered } = event;
-          resolve({ runId: event.runId, output, finishReason, usage, items: committed, undelivered });
+          const { stopReason, output, finishReason, usage, undelivered } = event;
+          resolve({ runId: event.runId, stopReason, output, finishReason, usage, items: committed, undelivered });
         } else if (event.type === 'run_cancelled') {
           reject(new RunCancelledError(event)); // its message describes the reason totally
         } else if (event.type === 'run_failed') {
@@ -72,7 +75,7 @@ export function start<C = unknown>(
     });
   });
   result.catch(() => {});
-  return handleOf(runId, log, mailbox, result, token);
+  return handleOf(runId, log, mailbox, result, token, control);
 }
 
 /** The mailbox of a run given none, its ids from the run's `idGenerator` (a closure that keeps nothing else). */
@@ -91,6 +94,16 @@ function handleOf(
   mailbox: Mailbox,
   result: Promise<RunResult>,
   token: CancelSignal,
+  control: RunControl,
 ): RunHandle {
-  return { runId, events$: log.events$, mailbox, result, cancel: (reason?: unknown) => token.cancel(reason) };
+  return {
+    runId,
+    events$: log.events$,
+    mailbox,
+    result,
+    control,
+    cancel: (reason?: unknown) => token.cancel(reason),
+    stop: (options) => control.stop(options),
+    cancelToolCall: (callId, reason) => control.cancelToolCall(callId, reason),
+  };
 }

@@ -1,6 +1,6 @@
-import { Observable, defer, throwError, timeout, type Unsubscribable } from 'rxjs';
+import { Observable, defer, throwError, timeout, type Subscription, type Unsubscribable } from 'rxjs';
 import { describeValue } from '../describe.js';
-import { TimeoutError, ToolExecutionError, serializeError } from '../errors.js';
+import { TimeoutError, ToolCallCancelledError, ToolExecutionError, serializeError } from '../errors.js';
 import type { RunEvent } from '../events.js';
 import type { ToolCall, ToolResultItem } from '../items.js';
 import { bindMcpWrap } from '../tools/call-wrap.js';
@@ -8,6 +8,7 @@ import type { Tool, ToolContext } from '../tools/tool.js';
 import { optionalDeadline } from './deadlines.js';
 import { callHooks$, hasHooks } from './hooks.js';
 import type { RunContext } from './run-context.js';
+import { markCallCancelled } from './running-calls.js';
 import { subAgentOf, type ParentRun } from './sub-agents.js';
 import { errorResult, outputText, toolResult$ } from './tool-result.js';
 
@@ -84,6 +85,9 @@ class CallContext implements ToolContext, Unsubscribable {
  * then runs `afterToolCall`. A cancel tears it down: the tool is abandoned (never awaited, a late
  * result or rejection ignored) and its `ctx.signal` aborts with the cancel reason. The per-tool
  * timeout aborts `ctx.signal` with a `TimeoutError` and becomes a tool error for the model, not a cancel.
+ * While it executes the call can be cancelled on its own (`RunControl.cancelToolCall`): `ctx.signal`
+ * aborts with a `ToolCallCancelledError`, the tool is abandoned, and `tool_call_failed { interrupted: true }`
+ * is emitted at once; the batch and the run go on.
  */
 export function toolCall$(rc: RunContext<any>, call: ToolCall, tool: Tool, args: unknown): Observable<never> {
   return new Observable<never>((subscriber) => {
@@ -95,13 +99,16 @@ export function toolCall$(rc: RunContext<any>, call: ToolCall, tool: Tool, args:
     subscriber.add(ctx);
     rc.emit({ type: 'tool_call_started', callId: call.callId, name: call.name, arguments: call.arguments });
     if (subscriber.closed) return; // a cancel in its handler: the tool never runs
-    const settle = (item: ToolResultItem, error: unknown): void => {
+    let tool$: Subscription | undefined;
+    let cancelled = false;
+    const settle = (item: ToolResultItem, error: unknown, interrupted = false): void => {
       ctx.settled = true;
       running.unsubscribe(); // the call is over: a cancel from here on is seen where the batch now waits
+      leave();
       const { callId, name } = call;
       const fact = { result: item };
       const failed = item.isError ? serializeError(error) : undefined;
-      if (failed) rc.emit({ type: 'tool_call_failed', callId, name, error: failed, interrupted: false }, fact);
+      if (failed) rc.emit({ type: 'tool_call_failed', callId, name, error: failed, interrupted }, fact);
       else rc.emit({ type: 'tool_call_completed', callId, name, output: item.output }, fact);
       if (subscriber.closed) return;
       if (!hasHooks(rc, 'afterToolCall')) return subscriber.complete();
@@ -110,8 +117,21 @@ export function toolCall$(rc: RunContext<any>, call: ToolCall, tool: Tool, args:
         complete: () => subscriber.complete(),
       }));
     };
-    subscriber.add(
-      value$(rc, call, tool, args, ctx).subscribe({
+    // Per-call cancel (docs/run-control.md): the call is settled as cancelled at once, its tool abandoned
+    // (signal aborted, Observable unsubscribed, a sub-run cancelled on its own token with `reason`), so its
+    // tool_call_failed is out before cancelToolCall() returns, whatever the tool does with its signal.
+    const leave = rc.calls.add(call.callId, (reason) => {
+      if (ctx.settled) return false;
+      cancelled = true;
+      const error = new ToolCallCancelledError(call.name, call.callId, reason);
+      markCallCancelled(ctx, reason);
+      ctx.abort(error);
+      tool$?.unsubscribe();
+      settle({ ...errorResult(call.callId, error.message), interrupted: true }, error, true);
+      return true;
+    });
+    subscriber.add(leave);
+    tool$ = value$(rc, call, tool, args, ctx).subscribe({
         next: (value) => {
           const text = outputText(value);
           const { callId } = call;
@@ -122,8 +142,9 @@ export function toolCall$(rc: RunContext<any>, call: ToolCall, tool: Tool, args:
           settle(errorResult(call.callId, why), error);
         },
         error: (err) => settle(errorResult(call.callId, describeValue(err, 'thrown value')), err),
-      }),
-    );
+      });
+    if (cancelled) tool$.unsubscribe(); // cancelled while it was being subscribed
+    else subscriber.add(tool$);
   });
 }
 

@@ -1,4 +1,4 @@
-import { isTerminalEvent, type RunEventDraft } from '../events.js';
+import { isTerminalEvent, type FinishReason, type RunEventDraft } from '../events.js';
 import { ZERO_USAGE, addUsage, type AssistantItem, type Item, type ToolResultItem, type Usage } from '../items.js';
 import type { MailboxToken } from '../mailbox/mailbox.js';
 import { Scratchpad } from './scratchpad.js';
@@ -34,6 +34,8 @@ export interface Fact {
 export class RunTotals {
   turn = 0;
   usage: Usage = ZERO_USAGE;
+  /** The `finishReason` of the run's last model response (a stopped run's); undefined before the first. */
+  finishReason: FinishReason | undefined;
   readonly drained: MailboxToken[] = [];
   readonly scratch: Scratchpad;
 
@@ -64,6 +66,7 @@ export class RunTotals {
         return;
       case 'model_response_completed':
         this.usage = addUsage(this.usage, draft.usage);
+        this.finishReason = draft.finishReason;
         if (fact?.item !== undefined) this.scratch.addResponse(fact.item);
         return;
       case 'tool_call_completed':

@@ -12,6 +12,7 @@ import type { ModelCalls } from './model-call.js';
 import { markRefused, repairResponseCalls, takenIds } from './repair.js';
 import { buildRequest } from './request.js';
 import type { Outcome, RunContext } from './run-context.js';
+import { stoppedOutcome } from './stop.js';
 import type { Fact } from './totals.js';
 import { stageAt, waitingAt } from './waits.js';
 
@@ -40,21 +41,30 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 /**
  * One turn, assembled here (docs/architecture.md): its entry stage (checkpoint 1: turn entry,
- * `turn_started`), the `turnStarted` hooks, the mailbox drain ("drain after turnStarted"), the
+ * `turn_started`; under a graceful stop the run ends there instead, `stopReason: 'stopped'`), the `turnStarted` hooks, the mailbox drain ("drain after turnStarted"), the
  * request and `beforeModelCall`, the model call (its recovery in model-call.ts), then, with the
  * response: its tools (dispatch.ts) or the final-answer check. Emits the turn's decision.
  */
 export function turn$(turns: Turns, n: number): Observable<Decision> {
   const { rc } = turns;
-  return concat(
-    stageAt(rc, 'turn_entry', () => {
-      rc.emit(TURN_STARTED, n === 1 ? turns.firstTurn : undefined);
-      return EMPTY;
-    }),
+  let stopped = false;
+  const body$ = concat(
     callHooks$(rc, 'turnStarted'),
     drain$(rc, n === 1 ? turns.queuedBefore : NONE),
     defer(() => model$(turns)),
   ).pipe(concatMap((response) => respond$(turns, n, response as ModelResponse)));
+  return concat(
+    stageAt(rc, 'turn_entry', (): Decision[] => {
+      // A graceful stop ends the run at the turn entry: no turn starts (docs/run-control.md, "Stop").
+      if (rc.stopping !== undefined) {
+        stopped = true;
+        return [stoppedOutcome(rc)];
+      }
+      rc.emit(TURN_STARTED, n === 1 ? turns.firstTurn : undefined);
+      return [];
+    }),
+    defer(() => (stopped ? EMPTY : body$)),
+  );
 }
 
 /** The turn's request, `beforeModelCall`, then the model call (it stages its own requests). */
@@ -80,7 +90,8 @@ function respond$(turns: Turns, n: number, response: ModelResponse): Observable<
       record(turns, response);
       rc.emit(TURN_COMPLETED);
       return stage(rc.token, (): Decision[] => {
-        if (rc.mailbox.size > 0 && n < maxTurns) return [NEXT_TURN];
+        // Under a graceful stop pending steering starts no turn: it stays queued ("Stop").
+        if (rc.mailbox.size > 0 && n < maxTurns && rc.stopping === undefined) return [NEXT_TURN];
         return [{ kind: 'completed', output: response.text, finishReason: response.finishReason }];
       }, rc.hopScheduler);
     }).pipe(waitingAt(rc.waits, 'dispatch'));
@@ -93,7 +104,8 @@ function respond$(turns: Turns, n: number, response: ModelResponse): Observable<
     prepared$.pipe(concatMap((runnables) => batch$(rc, runnables))),
     defer((): Decision[] => {
       rc.emit(TURN_COMPLETED);
-      if (n < maxTurns) return [NEXT_TURN];
+      // A graceful stop ends the run at the next turn's entry (a stage: a cancel in the same tick wins).
+      if (n < maxTurns || rc.stopping !== undefined) return [NEXT_TURN];
       return [{ kind: 'failed', stopReason: 'max_turns', error: new MaxTurnsError(maxTurns) }];
     }),
   );

@@ -1,6 +1,8 @@
 import type { Observable, SchedulerLike } from 'rxjs';
 import type { z } from 'zod';
 import type { CancelSignal } from '../cancel/cancel-signal.js';
+import type { RunControl } from '../control/run-control.js';
+import type { StopRequest } from '../control/stop.js';
 import type { FinishReason, RunEvent, TerminalEvent, Undelivered } from '../events.js';
 import type { Item, ToolCall, ToolResultItem, Usage } from '../items.js';
 import type { Mailbox } from '../mailbox/mailbox.js';
@@ -224,6 +226,12 @@ export interface RunOptions<C = unknown> {
    * {@link RunTelemetry}. Sub-runs (agents as tools) inherit it. Default: none (nothing is watched).
    */
   readonly telemetry?: RunTelemetry;
+  /**
+   * Run control beyond a hard cancel (docs/run-control.md): `control.stop()` (a graceful stop at a
+   * boundary) and `control.cancelToolCall()` (one tool call) act on this run while it lives. One live run
+   * per control (a second one ends `run_failed`, `configuration_error`). Not inherited by sub-runs.
+   */
+  readonly control?: RunControl;
 }
 
 /**
@@ -242,6 +250,8 @@ export interface StartOptions<C = unknown> extends RunOptions<C> {
 /** What a completed run resolves `handle.result` with. `items` are the run's new Items (what it committed). */
 export interface RunResult {
   readonly runId: string;
+  /** `'completed'` (a final answer) or `'stopped'` (a graceful stop reached its boundary), as on `run_completed`. */
+  readonly stopReason: 'completed' | 'stopped';
   readonly output: string;
   readonly finishReason: FinishReason;
   readonly usage: Usage;
@@ -263,4 +273,10 @@ export interface RunHandle {
   readonly mailbox: Mailbox;
   readonly result: Promise<RunResult>;
   cancel(reason?: unknown): void;
+  /** The run's {@link RunControl}: `options.control` when given, else one of its own. */
+  readonly control: RunControl;
+  /** `control.stop(options)`: a graceful stop (docs/run-control.md, "Stop"); false if it took no effect. */
+  stop(options?: { readonly at?: StopRequest['at']; readonly graceMs?: number }): boolean;
+  /** `control.cancelToolCall(callId, reason)`: cancels one running call; false if none with that id runs. */
+  cancelToolCall(callId: string, reason?: unknown): boolean;
 }

@@ -1,4 +1,5 @@
 import { CancelSignal } from '../cancel/cancel-signal.js';
+import { checkControl } from '../control/run-control.js';
 import { isInstance, isObservableTotal, readProp } from '../describe.js';
 import { ConfigurationError } from '../errors.js';
 import { ItemSchema, type Item } from '../items.js';
@@ -98,6 +99,7 @@ export function validateRunArgs(input: unknown, options: RunOptions<any>): reado
     refuse('scheduler', 'must be an RxJS SchedulerLike');
   if (o.idGenerator !== undefined && typeof o.idGenerator !== 'function') throw new ConfigurationError('options.idGenerator', 'must be a function');
   if (o.random !== undefined && typeof o.random !== 'function') throw new ConfigurationError('options.random', 'must be a function returning [0, 1)');
+  checkControl(o.control);
   if (o.telemetry !== undefined && typeof (o.telemetry as { open?: unknown } | null)?.open !== 'function')
     throw new ConfigurationError('options.telemetry', 'must be a RunTelemetry (with open(), e.g. withTelemetry())');
   return input as readonly Item[] | string;
@@ -125,7 +127,7 @@ function checkInput(input: unknown): void {
 }
 
 const OPTION_KEYS = ['cancel', 'cancel$', 'signal', 'mailbox', 'steer$', 'session', 'hooks', 'retry', 'deadlines',
-  'stream', 'scheduler', 'idGenerator', 'random', 'telemetry'] as const;
+  'stream', 'scheduler', 'idGenerator', 'random', 'telemetry', 'control'] as const;
 const RETRY_KEYS = ['maxRetries', 'initialDelayMs', 'maxDelayMs', 'multiplier', 'maxRetryAfterMs'] as const;
 
 /** `keys` of `obj`, each read once (totally) into a plain copy; `field` names `obj` in the error. */
