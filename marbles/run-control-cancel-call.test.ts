@@ -160,3 +160,24 @@ describe('marbles: cancel one call of a parallel batch', () => {
     }
   });
 });
+
+describe('marbles: cancel a call from the handler of its tool_call_started', () => {
+  it('the tool never runs; its interrupted result is delivered; the batch goes on', () => {
+    ts.run(({ cold, expectSubscriptions }) => {
+      const a = cold('-x|', { x: 'A' });
+      const b = cold('-x|', { x: 'B' });
+      const { agent, control, signals } = setup({ a, b });
+      const answers: boolean[] = [];
+      const { log } = observe(run(agent, 'go', { control }), (e) => {
+        if (e.type === 'tool_call_started' && e.callId === 'a') answers.push(control.cancelToolCall('a', 'no'));
+      });
+      ts.flush();
+      expect(answers).toEqual([true]);
+      expectSubscriptions(a.subscriptions).toBe([]);
+      expect(signals.a).toBeUndefined(); // never executed
+      expect(log.slice(4, 8)).toEqual([
+        '1 tool_call_started:a', '1 tool_call_failed:a', '1 tool_call_started:b', '3 tool_call_completed:b',
+      ]);
+    });
+  });
+});

@@ -21,7 +21,7 @@ beforeEach(() => {
 
 function setup(
   colds: Record<string, Observable<string>>,
-  opts: { steps?: ScriptedStep[]; parallel?: number } = {},
+  opts: { steps?: ScriptedStep[]; parallel?: number; maxTurns?: number } = {},
 ) {
   const names = Object.keys(colds);
   const hookCalls: string[] = [];
@@ -37,6 +37,7 @@ function setup(
     name: 'stop', instructions: '', model, tools,
     hooks: { beforeToolCall: ({ call }) => void hookCalls.push(call.name) },
     ...(opts.parallel ? { parallelToolCalls: { maxConcurrency: opts.parallel } } : {}),
+    ...(opts.maxTurns ? { maxTurns: opts.maxTurns } : {}),
   });
   const control = new RunControl();
   const session = new MemorySession();
@@ -151,6 +152,21 @@ describe('marbles: stop at turn_end', () => {
       ts.flush();
       expect(terminal()).toMatchObject({ stopReason: 'completed', output: 'answer', undelivered: [{ id: 'steer-1' }] });
       expect(model.requests).toHaveLength(1);
+    });
+  });
+});
+
+describe('marbles: stop and maxTurns', () => {
+  it('a turn that ends at the limit under a stop ends the run stopped, not max_turns', () => {
+    ts.run(({ cold }) => {
+      const a = cold('--x|', { x: 'A' });
+      const { agent, control, session } = setup({ a }, { maxTurns: 1 });
+      ts.schedule(() => control.stop(), 3);
+      const { log, terminal } = observe(run(agent, 'go', { control, session }));
+      ts.flush();
+      expect(log.slice(-3)).toEqual(['5 tool_call_completed:a', '5 turn_completed', '5 run_completed']);
+      expect(terminal()).toMatchObject({ stopReason: 'stopped' });
+      expect(session.writes).toBe(1);
     });
   });
 });

@@ -97,8 +97,6 @@ export function toolCall$(rc: RunContext<any>, call: ToolCall, tool: Tool, args:
     // Added before the tool runs: a tool that cancels its own run synchronously (ctx.cancel inside
     // execute) still gets its signal aborted before the run's terminal.
     subscriber.add(ctx);
-    rc.emit({ type: 'tool_call_started', callId: call.callId, name: call.name, arguments: call.arguments });
-    if (subscriber.closed) return; // a cancel in its handler: the tool never runs
     let tool$: Subscription | undefined;
     let cancelled = false;
     const settle = (item: ToolResultItem, error: unknown, interrupted = false): void => {
@@ -131,18 +129,21 @@ export function toolCall$(rc: RunContext<any>, call: ToolCall, tool: Tool, args:
       return true;
     });
     subscriber.add(leave);
+    rc.emit({ type: 'tool_call_started', callId: call.callId, name: call.name, arguments: call.arguments });
+    // A cancel of the run, or of this call, in its handler: the tool never runs.
+    if (subscriber.closed || cancelled) return;
     tool$ = value$(rc, call, tool, args, ctx).subscribe({
-        next: (value) => {
-          const text = outputText(value);
-          const { callId } = call;
-          if (text.ok) return settle({ type: 'tool_result', callId, output: text.text, isError: false }, undefined);
-          // Never "[object Object]" or a function's source: the model is told why there is no result.
-          const why = `the result of tool ${tool.name} cannot be sent to the model: ${text.reason}`;
-          const error = new ToolExecutionError(tool.name, call.callId, why);
-          settle(errorResult(call.callId, why), error);
-        },
-        error: (err) => settle(errorResult(call.callId, describeValue(err, 'thrown value')), err),
-      });
+      next: (value) => {
+        const text = outputText(value);
+        const { callId } = call;
+        if (text.ok) return settle({ type: 'tool_result', callId, output: text.text, isError: false }, undefined);
+        // Never "[object Object]" or a function's source: the model is told why there is no result.
+        const why = `the result of tool ${tool.name} cannot be sent to the model: ${text.reason}`;
+        const error = new ToolExecutionError(tool.name, call.callId, why);
+        settle(errorResult(call.callId, why), error);
+      },
+      error: (err) => settle(errorResult(call.callId, describeValue(err, 'thrown value')), err),
+    });
     if (cancelled) tool$.unsubscribe(); // cancelled while it was being subscribed
     else subscriber.add(tool$);
   });
