@@ -44,7 +44,8 @@ export function checkStopOptions(options: unknown): StopRequest {
   }
   if (graceMs === undefined) return { at: (at as StopAt | undefined) ?? 'turn_end' };
   if (typeof graceMs !== 'number' || !Number.isFinite(graceMs) || graceMs < 0) {
-    const shown = graceMs === UNREADABLE ? 'an unreadable value' : typeof graceMs === 'number' ? graceMs : typeof graceMs;
+    const shown =
+      graceMs === UNREADABLE ? 'an unreadable value' : typeof graceMs === 'number' ? String(graceMs) : typeof graceMs;
     throw new ConfigurationError('graceMs', `must be a non-negative number of ms (got ${String(shown)})`);
   }
   return { at: (at as StopAt | undefined) ?? 'turn_end', graceMs };

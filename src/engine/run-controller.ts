@@ -154,7 +154,9 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
     if (session && busy.has(session)) this.#busyError = new ConcurrentRunError('options.session', 'another run is using this session');
     else if (control && !attachRun(control, this)) {
       this.#busyError = new ConcurrentRunError('options.control', 'another run is using this RunControl');
-    } else if (!this.mailbox.acquire(this)) this.#busyError = new ConcurrentRunError('options.mailbox', 'another run is using this mailbox');
+    } else if (!this.mailbox.acquire(this)) {
+      this.#busyError = new ConcurrentRunError('options.mailbox', 'another run is using this mailbox');
+    }
     else if (session) busy.set(session, this);
     const started = { type: 'run_started', agent: this.agent.name } as const;
     if (this.#busyError) {

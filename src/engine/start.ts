@@ -16,8 +16,9 @@ import { checkReplay, validateRunArgs } from './validate.js';
  * still gets the terminal event; `options.replay: 'compact'` keeps consecutive `text_delta`s of
  * one model attempt as one (see `sliceAfterSeq`), so a long streamed answer costs about its text.
  * `handle.cancel(reason)` fires a token the run owns (a child of `options.cancel`), never the
- * caller's. `handle.stop()` and `handle.cancelToolCall()` delegate to `handle.control` (`options.control`,
- * or a `RunControl` of the handle's own; docs/run-control.md). `result` resolves with the {@link RunResult} or rejects with `RunCancelledError` /
+ * caller's. `handle.stop()` and `handle.cancelToolCall()` delegate to `handle.control`
+ * (`options.control`, or a `RunControl` of the handle's own; docs/run-control.md). `result`
+ * resolves with the {@link RunResult} or rejects with `RunCancelledError` /
  * `RunFailedError` (an unobserved rejection is not reported as unhandled), always after the
  * terminal event was delivered to `events$`.
  * Throws `ConfigurationError` like `run()` (and for an unknown `options.replay`).

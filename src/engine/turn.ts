@@ -41,8 +41,9 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 /**
  * One turn, assembled here (docs/architecture.md): its entry stage (checkpoint 1: turn entry,
- * `turn_started`; under a graceful stop the run ends there instead, `stopReason: 'stopped'`), the `turnStarted` hooks, the mailbox drain ("drain after turnStarted"), the
- * request and `beforeModelCall`, the model call (its recovery in model-call.ts), then, with the
+ * `turn_started`; under a graceful stop the run ends there instead, `stopReason: 'stopped'`), the
+ * `turnStarted` hooks, the mailbox drain ("drain after turnStarted"), the request and
+ * `beforeModelCall`, the model call (its recovery in model-call.ts), then, with the
  * response: its tools (dispatch.ts) or the final-answer check. Emits the turn's decision.
  */
 export function turn$(turns: Turns, n: number): Observable<Decision> {
