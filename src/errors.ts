@@ -206,7 +206,12 @@ export class RunFailedError extends RunEndedError {
   /** The raw text of the last answer, as on `run_failed.output` (set for `output_invalid` only). */
   readonly output?: string;
   constructor(
-    init: RunRemains & { stopReason: RunFailed['stopReason']; error: SerializedError; output?: string; cause?: unknown },
+    init: RunRemains & {
+      stopReason: RunFailed['stopReason'];
+      error: SerializedError;
+      output?: string;
+      cause?: unknown;
+    },
   ) {
     super(`run failed (${init.stopReason}): ${init.error.message}`, init, { cause: init.cause });
     this.stopReason = init.stopReason;

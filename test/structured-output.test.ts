@@ -29,10 +29,12 @@ afterAll(() => server.close());
 beforeEach(() => void server.requests.splice(0));
 
 type Mode = 'native' | 'instructions' | 'auto';
+const mode = (structuredOutputs?: Mode) => (structuredOutputs ? { structuredOutputs } : {});
 const chat = (structuredOutputs?: Mode) =>
-  openaiChat({ model: 'gpt-4o', apiKey: 'test-key', baseURL: server.baseURL, ...(structuredOutputs ? { structuredOutputs } : {}) });
+  openaiChat({ model: 'gpt-4o', apiKey: 'test-key', baseURL: server.baseURL, ...mode(structuredOutputs) });
 const responses = (structuredOutputs?: Mode) =>
-  openaiResponses({ model: 'gpt-4.1', apiKey: 'test-key', baseURL: server.baseURL, ...(structuredOutputs ? { structuredOutputs } : {}) });
+  openaiResponses({ model: 'gpt-4.1', apiKey: 'test-key', baseURL: server.baseURL, ...mode(structuredOutputs) });
+const FORMAT = { type: 'json_schema', name: 'city_facts', schema: WIRE_SCHEMA, strict: true };
 const agentOn = (model: ModelProvider, extra: { outputRetries?: number; maxTurns?: number } = {}) =>
   defineAgent({ name: 'city_facts', instructions: 'You know cities.', model, output: CityFacts, ...extra });
 const ofType = <T extends RunEvent['type']>(events: RunEvent[], type: T) =>
@@ -65,7 +67,7 @@ describe('native structured outputs', () => {
     server.enqueue({ fixture: 'responses-structured-output.sse' });
     const events = await collectEvents(run(agentOn(responses('native')), 'Facts about Paris?', RETRY_OFF));
     const body = server.requests[0]!.body;
-    expect(body.text).toEqual({ format: { type: 'json_schema', name: 'city_facts', schema: WIRE_SCHEMA, strict: true } });
+    expect(body.text).toEqual({ format: FORMAT });
     expect(body.instructions).toBe('You know cities.');
     expect(terminal(events)).toMatchObject({ type: 'run_completed', output: VALID_TEXT, value: PARIS });
   });
@@ -73,12 +75,11 @@ describe('native structured outputs', () => {
   it("Responses: text.format sits beside the caller's own text options", async () => {
     server.enqueue({ fixture: 'responses-structured-output.sse' });
     const model = openaiResponses({
-      model: 'gpt-4.1', apiKey: 'k', baseURL: server.baseURL, structuredOutputs: 'native', request: { text: { verbosity: 'low' } },
+      model: 'gpt-4.1', apiKey: 'k', baseURL: server.baseURL, structuredOutputs: 'native',
+      request: { text: { verbosity: 'low' } },
     });
     await collectEvents(run(agentOn(model), 'q', RETRY_OFF));
-    expect(server.requests[0]!.body.text).toEqual({
-      verbosity: 'low', format: { type: 'json_schema', name: 'city_facts', schema: WIRE_SCHEMA, strict: true },
-    });
+    expect(server.requests[0]!.body.text).toEqual({ verbosity: 'low', format: FORMAT });
   });
 
   it('a schema with an optional field is sent with strict: false', async () => {
@@ -129,7 +130,7 @@ describe('output_delta', () => {
     ]);
   });
 
-  it('a non-streamed answer gives one text_delta and one output_delta; an agent without output gives none', async () => {
+  it('a non-streamed answer gives one output_delta; an agent without output gives none', async () => {
     const typed = agentOn(scriptedModel([VALID_TEXT], { stream: false }));
     const events = await collectEvents(run(typed, 'q'));
     expect(ofType(events, 'output_delta').map((e) => e.value)).toEqual([PARIS]);
@@ -141,15 +142,18 @@ describe('output_delta', () => {
 
   it('prose, or a code fence still open, parses as far as it can', async () => {
     const model = scriptedModel([{ text: ['Sure', '```json\n{"city"', ': "Rome"}\n```'] }, { text: ['Hello'] }]);
-    const agent = defineAgent({ name: 'a', instructions: '', model, output: z.object({ city: z.string() }), outputRetries: 0 });
+    const City = z.object({ city: z.string() });
+    const agent = defineAgent({ name: 'a', instructions: '', model, output: City, outputRetries: 0 });
     const events = await collectEvents(run(agent, 'q'));
     expect(ofType(events, 'output_delta').map((e) => e.value)).toEqual([undefined, undefined, undefined]);
     expect(terminal(events)).toMatchObject({ type: 'run_failed', stopReason: 'output_invalid' });
     const fenced = scriptedModel([{ text: ['```json\n{"city"', ': "Rome"}\n```'] }]);
-    const agent2 = defineAgent({ name: 'a', instructions: '', model: fenced, output: z.object({ city: z.string() }) });
+    const agent2 = defineAgent({ name: 'a', instructions: '', model: fenced, output: City });
     const events2 = await collectEvents(run(agent2, 'q'));
     expect(ofType(events2, 'output_delta').map((e) => e.value)).toEqual([{}, { city: 'Rome' }]);
-    expect(terminal(events2)).toMatchObject({ type: 'run_completed', output: '```json\n{"city": "Rome"}\n```', value: { city: 'Rome' } });
+    expect(terminal(events2)).toMatchObject({
+      type: 'run_completed', output: '```json\n{"city": "Rome"}\n```', value: { city: 'Rome' },
+    });
   });
 });
 
@@ -180,7 +184,8 @@ describe('repair turns and output_invalid', () => {
   });
 
   it('Responses: the repair turn sends the refused answer and the validation error as input', async () => {
-    server.enqueue({ fixture: 'responses-structured-output-invalid.sse' }, { fixture: 'responses-structured-output.sse' });
+    server.enqueue({ fixture: 'responses-structured-output-invalid.sse' });
+    server.enqueue({ fixture: 'responses-structured-output.sse' });
     const events = await collectEvents(run(agentOn(responses('native')), 'Facts about Paris?', RETRY_OFF));
     expect(server.requests).toHaveLength(2);
     const input = server.requests[1]!.body.input as { role?: string; content?: unknown }[];
@@ -193,7 +198,8 @@ describe('repair turns and output_invalid', () => {
   });
 
   it('after outputRetries repairs the run fails output_invalid with the raw text', async () => {
-    server.enqueue({ fixture: 'chat-structured-output-invalid.sse' }, { fixture: 'chat-structured-output-invalid.sse' });
+    server.enqueue({ fixture: 'chat-structured-output-invalid.sse' });
+    server.enqueue({ fixture: 'chat-structured-output-invalid.sse' });
     const handle = start(agentOn(chat('native')), 'q', RETRY_OFF);
     const events = await collectEvents(handle.events$);
     expect(server.requests).toHaveLength(2);
@@ -208,13 +214,16 @@ describe('repair turns and output_invalid', () => {
     expect(error).toBeInstanceOf(RunFailedError);
     expect(error).toMatchObject({ stopReason: 'output_invalid', output: INVALID_TEXT });
     // The run committed nothing; partial has both answers and the repair message.
-    expect(failed.type === 'run_failed' && failed.partial.map((i) => i.type)).toEqual(['user', 'assistant', 'user', 'assistant']);
+    const partialTypes = failed.type === 'run_failed' && failed.partial.map((i) => i.type);
+    expect(partialTypes).toEqual(['user', 'assistant', 'user', 'assistant']);
   });
 
   it('outputRetries: 0 fails at the first invalid answer; 2 allows two repairs', async () => {
     const zero = agentOn(scriptedModel([INVALID_TEXT, VALID_TEXT]), { outputRetries: 0 });
     const zeroEvents = await collectEvents(run(zero, 'q'));
-    expect(terminal(zeroEvents)).toMatchObject({ type: 'run_failed', stopReason: 'output_invalid', output: INVALID_TEXT, turn: 1 });
+    expect(terminal(zeroEvents)).toMatchObject({
+      type: 'run_failed', stopReason: 'output_invalid', output: INVALID_TEXT, turn: 1,
+    });
     const twice = scriptedModel(['not json', INVALID_TEXT, VALID_TEXT]);
     const twoEvents = await collectEvents(run(agentOn(twice, { outputRetries: 2 }), 'q'));
     expect(terminal(twoEvents)).toMatchObject({ type: 'run_completed', turn: 3, value: PARIS });
@@ -227,14 +236,16 @@ describe('repair turns and output_invalid', () => {
     const steps = [{ toolCalls: [{ name: 'lookup', arguments: {} }] }, INVALID_TEXT, VALID_TEXT];
     const lookup = { name: 'lookup', description: 'd', parameters: z.object({}), execute: () => 'Paris: 2102650' };
     const short = scriptedModel(steps);
-    const agent2 = defineAgent({ name: 'a', instructions: '', model: short, tools: [lookup], output: CityFacts, maxTurns: 2 });
+    const withTurns = (model: ModelProvider, maxTurns: number) =>
+      defineAgent({ name: 'a', instructions: '', model, tools: [lookup], output: CityFacts, maxTurns });
+    const agent2 = withTurns(short, 2);
     const events = await collectEvents(run(agent2, 'q'));
     expect(short.requests).toHaveLength(2);
     const failed = terminal(events);
     expect(failed).toMatchObject({ type: 'run_failed', stopReason: 'output_invalid', output: INVALID_TEXT, turn: 2 });
     expect(failed.type === 'run_failed' && failed.error.message).toMatch(/no turn left for a repair \(maxTurns 2\)$/);
     const roomy = scriptedModel(steps);
-    const agent3 = defineAgent({ name: 'a', instructions: '', model: roomy, tools: [lookup], output: CityFacts, maxTurns: 3 });
+    const agent3 = withTurns(roomy, 3);
     const events3 = await collectEvents(run(agent3, 'q'));
     expect(roomy.requests).toHaveLength(3);
     expect(terminal(events3)).toMatchObject({ type: 'run_completed', turn: 3, value: PARIS });
@@ -242,8 +253,9 @@ describe('repair turns and output_invalid', () => {
 });
 
 describe("structuredOutputs: 'auto' and 'instructions'", () => {
-  it('Chat: a 400 naming response_format is retried at once by instructions, and the provider remembers it', async () => {
-    server.enqueue({ errorFixture: 'error-400-response-format.json', status: 400 }, { fixture: 'chat-structured-output.sse' });
+  it('Chat: a 400 naming response_format is sent again at once by instructions; the provider remembers', async () => {
+    server.enqueue({ errorFixture: 'error-400-response-format.json', status: 400 });
+    server.enqueue({ fixture: 'chat-structured-output.sse' });
     const model = chat(); // 'auto' is the default
     const fallback = scriptedModel([]);
     const agent = defineAgent({
@@ -277,7 +289,8 @@ describe("structuredOutputs: 'auto' and 'instructions'", () => {
   });
 
   it('Responses: a 400 naming text.format falls back the same way', async () => {
-    server.enqueue({ errorFixture: 'error-400-text-format.json', status: 400 }, { fixture: 'responses-structured-output.sse' });
+    server.enqueue({ errorFixture: 'error-400-text-format.json', status: 400 });
+    server.enqueue({ fixture: 'responses-structured-output.sse' });
     const model = responses('auto');
     const events = await collectEvents(run(agentOn(model), 'q'));
     expect(server.requests).toHaveLength(2);
@@ -323,17 +336,19 @@ describe('the model abstraction and the options', () => {
 
   it('bad options are a ConfigurationError naming the field', () => {
     const model = scriptedModel([]);
-    const bad = (definition: Record<string, unknown>) => () => defineAgent({ name: 'a', instructions: '', model, ...definition } as never);
+    const bad = (definition: Record<string, unknown>) => () =>
+      defineAgent({ name: 'a', instructions: '', model, ...definition } as never);
+    const naming = (field: string) => expect.objectContaining({ field });
     expect(bad({ output: { type: 'object' } })).toThrow(expect.objectContaining({ field: 'agent.output' }));
     expect(bad({ output: z.object({ at: z.date() }) })).toThrow(expect.objectContaining({ field: 'agent.output' }));
-    expect(bad({ output: CityFacts, outputRetries: -1 })).toThrow(expect.objectContaining({ field: 'agent.outputRetries' }));
-    expect(bad({ output: CityFacts, outputRetries: 1.5 })).toThrow(expect.objectContaining({ field: 'agent.outputRetries' }));
+    expect(bad({ output: CityFacts, outputRetries: -1 })).toThrow(naming('agent.outputRetries'));
+    expect(bad({ output: CityFacts, outputRetries: 1.5 })).toThrow(naming('agent.outputRetries'));
     expect(bad({ outputRetries: 1 })).toThrow(expect.objectContaining({ field: 'agent.outputRetries' }));
     expect(bad({ output: 'json' })).toThrow(ConfigurationError);
     expect(defineAgent({ name: 'a', instructions: '', model, output: CityFacts }).outputRetries).toBe(1);
-    const mode = (structuredOutputs: unknown) => () =>
+    const chatWith = (structuredOutputs: unknown) => () =>
       openaiChat({ model: 'm', apiKey: 'k', structuredOutputs: structuredOutputs as Mode });
-    expect(mode('json')).toThrow(expect.objectContaining({ name: 'ConfigurationError', field: 'structuredOutputs' }));
+    expect(chatWith('json')).toThrow(expect.objectContaining({ name: 'ConfigurationError', field: 'structuredOutputs' }));
     expect(() => openaiResponses({ model: 'm', apiKey: 'k', structuredOutputs: 1 as never })).toThrow(
       expect.objectContaining({ field: 'structuredOutputs' }),
     );

@@ -30,7 +30,8 @@ export class ModelCalls {
   constructor(rc: RunContext<any>) {
     const { model: primary, fallbackModel: fallback, breaker } = rc.agent;
     const structured = rc.agent.output !== undefined;
-    const options = { deadlines: rc.opts.deadlines, stream: rc.opts.stream, wrap: rc.internals.wrap?.model, structured };
+    const { deadlines, stream } = rc.opts;
+    const options = { deadlines, stream, wrap: rc.internals.wrap?.model, structured };
     const policy = retryPolicy(rc.opts.retry);
     const random = rc.opts.random ?? Math.random;
     const chain = (provider: ModelProvider, whenOpen: WhenOpen): Attempts => {

@@ -19,7 +19,8 @@ import { checkPositiveInt } from './validate.js';
  */
 export function checkOutputOptions(output: unknown, outputRetries: unknown): number {
   if (output === undefined) {
-    if (outputRetries !== undefined) throw new ConfigurationError('agent.outputRetries', 'is only allowed with agent.output');
+    if (outputRetries !== undefined)
+      throw new ConfigurationError('agent.outputRetries', 'is only allowed with agent.output');
     return DEFAULTS.outputRetries;
   }
   if (!(output instanceof z.ZodType)) throw new ConfigurationError('agent.output', 'must be a zod schema');
@@ -93,7 +94,9 @@ function strictBelow(node: unknown, depth: number): boolean {
 }
 
 /** What checking a final answer gives: its value, or why it was refused. */
-export type OutputCheck = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: string };
+export type OutputCheck =
+  | { readonly ok: true; readonly value: unknown }
+  | { readonly ok: false; readonly error: string };
 
 /**
  * The JSON text of an answer: trimmed, and without one Markdown code fence around it (models asked

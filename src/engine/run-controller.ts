@@ -268,7 +268,8 @@ export class RunController<C = unknown> implements RunContext<C>, Unsubscribable
       case 'failed': {
         const partial = scratch.partial(() => this.nextId());
         const { stopReason } = outcome;
-        const failed = { type: 'run_failed', ...base, error: serializeError(outcome.error), stopReason, partial } as const;
+        const error = serializeError(outcome.error);
+        const failed = { type: 'run_failed', ...base, error, stopReason, partial } as const;
         return outcome.output === undefined ? failed : { ...failed, output: outcome.output };
       }
     }

@@ -94,7 +94,8 @@ function respond$(turns: Turns, n: number, response: ModelResponse): Observable<
         if (checked?.ok === false) return [outputInvalid(turns, n, checked.error, response.text)];
         if (rc.mailbox.size > 0 && n < maxTurns) return [NEXT_TURN];
         const { text: output, finishReason } = response;
-        return [checked === undefined ? { kind: 'completed', output, finishReason } : completed(output, finishReason, checked)];
+        if (checked === undefined) return [{ kind: 'completed', output, finishReason }];
+        return [completed(output, finishReason, checked)];
       }, rc.hopScheduler);
     }).pipe(waitingAt(rc.waits, 'dispatch'));
   }
@@ -123,9 +124,10 @@ function completed(output: string, finishReason: ModelResponse['finishReason'], 
 /** The run's end for an answer refused once the repairs (`outputRetries`) or the turns (`maxTurns`) are spent. */
 function outputInvalid(turns: Turns, n: number, error: string, output: string): Decision {
   const { maxTurns, outputRetries } = turns.rc.agent;
-  const why = turns.repairs < outputRetries && n >= maxTurns ? `; no turn left for a repair (maxTurns ${maxTurns})` : '';
-  const message = `${error}${why}`;
-  return { kind: 'failed', stopReason: 'output_invalid', error: new OutputValidationError(message, turns.repairs + 1), output };
+  const noTurn = turns.repairs < outputRetries && n >= maxTurns;
+  const message = noTurn ? `${error}; no turn left for a repair (maxTurns ${maxTurns})` : error;
+  const failure = new OutputValidationError(message, turns.repairs + 1);
+  return { kind: 'failed', stopReason: 'output_invalid', error: failure, output };
 }
 
 /**

@@ -21,8 +21,10 @@ const MODES: readonly string[] = ['native', 'instructions', 'auto'];
 /** @returns the mode (default `'auto'`). @throws ConfigurationError naming `structuredOutputs`. */
 export function checkStructuredOutputs(value: unknown): StructuredOutputsMode {
   if (value === undefined) return 'auto';
-  if (typeof value !== 'string' || !MODES.includes(value))
-    throw new ConfigurationError('structuredOutputs', `must be 'native', 'instructions' or 'auto' (got ${String(value)})`);
+  if (typeof value !== 'string' || !MODES.includes(value)) {
+    const rule = `must be 'native', 'instructions' or 'auto' (got ${String(value)})`;
+    throw new ConfigurationError('structuredOutputs', rule);
+  }
   return value as StructuredOutputsMode;
 }
 
