@@ -136,6 +136,7 @@ const PARTIAL = Allow.STR | Allow.NUM | Allow.ARR | Allow.OBJ | Allow.NULL | All
  * The value of an answer so far (`output_delta.value`), parsed with `partial-json`: an unfinished
  * string, number, array or object as far as it goes (`{"a": "He` gives `{ a: 'He' }`). A leading
  * Markdown code fence is skipped. `undefined` while nothing parses (empty, prose, a broken value).
+ * Always plain JSON data: the parser's `NaN` and `Infinity` literals (not JSON) are left out.
  */
 export function partialValue(text: string): unknown {
   let body = text.trimStart();
@@ -147,9 +148,24 @@ export function partialValue(text: string): unknown {
     if (end >= 0) body = body.slice(0, end);
   }
   if (body.trim() === '') return undefined;
+  let value: unknown;
   try {
-    return parsePartialJson(body, PARTIAL);
+    value = parsePartialJson(body, PARTIAL);
   } catch {
     return undefined;
   }
+  return /NaN|Infinity/.test(body) ? finite(value) : value;
+}
+
+/** `value` without its non-finite numbers (dropped from objects and arrays; `undefined` at the top). */
+function finite(value: unknown): unknown {
+  if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;
+  if (Array.isArray(value)) return value.map(finite).filter((v) => v !== undefined);
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(value)) {
+    const kept = finite(v);
+    if (kept !== undefined) out[key] = kept;
+  }
+  return out;
 }
