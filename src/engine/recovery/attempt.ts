@@ -26,8 +26,8 @@ const WHOLE = Object.freeze({ whole: true as const });
  * every recovery operator. Not a stage: the operator that starts it polls first. It emits
  * `model_request_started` (its `cause` and `error` from `why`), then the answer's `text_delta`s
  * (a response that streamed no text gives its text as one delta), each followed, for a structured
- * agent, by `output_delta` with the attempt's text so far parsed as partial JSON, and emits the response as its
- * value. The request runs under the model deadlines of its kind (a rescue is not streamed, so it
+ * agent, by `output_delta` with the attempt's text so far parsed as partial JSON, and emits the
+ * response as its value. The request runs under the model deadlines of its kind (a rescue is not streamed, so it
  * gets the request deadline). From a streamed response's first event on, the run waits at
  * `model_stream`. A streamed attempt's failure after its first event (or one its adapter marked
  * `streamStarted`) is wrapped in {@link StreamBroke} for "rescue once" (unusable output, a
