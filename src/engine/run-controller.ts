@@ -256,9 +256,11 @@ export class RunController<C = unknown> implements RunContext<C>, Unsubscribable
     const { runId } = this;
     const base = { runId, seq: this.#seq, turn: this.totals.turn, at: this.scheduler.now(), undelivered, usage };
     switch (outcome.kind) {
-      case 'completed':
+      case 'completed': {
         const { output, finishReason } = outcome;
-        return { type: 'run_completed', ...base, stopReason: 'completed', output, finishReason };
+        const completed = { type: 'run_completed', ...base, stopReason: 'completed', output, finishReason } as const;
+        return 'value' in outcome ? { ...completed, value: outcome.value } : completed;
+      }
       case 'cancelled': {
         const partial = scratch.partial(() => this.nextId());
         return { type: 'run_cancelled', ...base, stopReason: 'cancelled', reason: outcome.reason, phase, partial };
@@ -266,7 +268,9 @@ export class RunController<C = unknown> implements RunContext<C>, Unsubscribable
       case 'failed': {
         const partial = scratch.partial(() => this.nextId());
         const { stopReason } = outcome;
-        return { type: 'run_failed', ...base, error: serializeError(outcome.error), stopReason, partial };
+        const error = serializeError(outcome.error);
+        const failed = { type: 'run_failed', ...base, error, stopReason, partial } as const;
+        return outcome.output === undefined ? failed : { ...failed, output: outcome.output };
       }
     }
   }
