@@ -32,9 +32,12 @@ export { stopTimeoutReason, type RunStopOptions } from './control/stop.js';
 
 // Tools and models
 export { tool, type Tool, type ToolContext, type ToolReturn } from './tools/tool.js';
-export type { ModelProvider, ModelRequest, ModelResponse, ModelEvent, ToolSpec, JsonSchema } from './model/types.js';
+export type {
+  ModelProvider, ModelRequest, ModelResponse, ModelEvent, ToolSpec, JsonSchema, OutputSpec,
+} from './model/types.js';
 export {
   openaiChat, openaiResponses, type OpenAIChatOptions, type OpenAIResponsesOptions, type OpenAIProviderOptions,
+  type StructuredOutputsMode,
 } from './model/openai/index.js';
 export { mcpTools, type McpToolsOptions, type McpCallOptions } from './mcp/index.js';
 
@@ -63,24 +66,24 @@ export {
   RunStartedSchema, TurnStartedSchema, UserMessageInjectedSchema, ModelRequestStartedSchema, TextDeltaSchema,
   ModelResponseCompletedSchema, ToolCallStartedSchema, ToolCallProgressSchema, ToolCallCompletedSchema,
   ToolCallFailedSchema, RetryScheduledSchema, FallbackActivatedSchema, SubrunEventSchema, TurnCompletedSchema,
-  RunCompletedSchema, RunCancelledSchema, RunFailedSchema, AttemptCauseSchema, StopRequestedSchema, StopAtSchema,
-  StopTimeoutReasonSchema, isTerminalEvent,
+  RunCompletedSchema, RunCancelledSchema, RunFailedSchema, AttemptCauseSchema, OutputDeltaSchema, StopRequestedSchema,
+  StopAtSchema, StopTimeoutReasonSchema, isTerminalEvent,
   type RunEvent, type RunEventType, type TerminalEvent, type CancelPhase, type StopReason, type FinishReason,
   type Undelivered, type RunStarted, type TurnStarted, type UserMessageInjected, type ModelRequestStarted,
   type TextDelta, type ModelResponseCompleted, type ToolCallStarted, type ToolCallProgress, type ToolCallCompleted,
   type ToolCallFailed, type RetryScheduled, type FallbackActivated, type SubrunEvent, type TurnCompleted,
-  type RunCompleted, type RunCancelled, type RunFailed, type AttemptCause, type StopRequested, type StopAt,
-  type StopTimeoutReason,
+  type RunCompleted, type RunCancelled, type RunFailed, type AttemptCause, type OutputDelta, type StopRequested,
+  type StopAt, type StopTimeoutReason,
 } from './events.js';
 
 // Errors
 export {
   LoopctlError, ConfigurationError, ConcurrentRunError, ModelCallError, ModelOutputError, ToolExecutionError,
-  TimeoutError, MaxTurnsError, HookError, UnknownToolError, RunCancelledError, RunFailedError, ToolCallCancelledError,
-  isToolCallCancelledError,
+  TimeoutError, MaxTurnsError, HookError, UnknownToolError, RunCancelledError, RunFailedError, OutputValidationError,
+  ToolCallCancelledError, isToolCallCancelledError,
   isLoopctlError, isConfigurationError, isConcurrentRunError, isModelCallError, isModelOutputError,
   isToolExecutionError, isTimeoutError, isMaxTurnsError, isHookError, isUnknownToolError, isRunFailedError,
-  isCancellation, serializeError, describeReason,
+  isOutputValidationError, isCancellation, serializeError, describeReason,
   type SerializedError, type TimeoutKind, type RunRemains,
 } from './errors.js';
 export { describeValue, toJsonText, type JsonTextResult } from './describe.js';

@@ -159,3 +159,32 @@ describe('localRuns().stop', () => {
     await expect(runs.stop(runId, { at: 'turn_end' }, 'p')).resolves.toBe(false);
   });
 });
+
+describe('stop and structured output', () => {
+  it('under a stop an invalid structured answer gets no repair turn: output_invalid, no further request', async () => {
+    const release = gate();
+    const model = scriptedModel([{ text: 'not json', gate: release.wait$ }, '{"n": 1}']);
+    const agent = defineAgent({ name: 'a', instructions: '', model, output: z.object({ n: z.number() }) });
+    const handle = start(agent, 'go');
+    const taken: boolean[] = [];
+    handle.events$.subscribe((e) => {
+      if (e.type === 'model_request_started') taken.push(handle.stop());
+    });
+    release.open();
+    await expect(handle.result).rejects.toMatchObject({ stopReason: 'output_invalid', output: 'not json' });
+    expect(model.requests).toHaveLength(1);
+    expect(taken).toEqual([true]);
+  });
+
+  it('under a stop a valid structured answer completes with its value', async () => {
+    const release = gate();
+    const model = scriptedModel([{ text: '{"n": 1}', gate: release.wait$ }]);
+    const agent = defineAgent({ name: 'a', instructions: '', model, output: z.object({ n: z.number() }) });
+    const handle = start(agent, 'go');
+    handle.events$.subscribe((e) => {
+      if (e.type === 'model_request_started') handle.stop({ at: 'tool_call_end' });
+    });
+    release.open();
+    await expect(handle.result).resolves.toMatchObject({ stopReason: 'completed', value: { n: 1 } });
+  });
+});

@@ -22,7 +22,8 @@ export function runLoop$(rc: RunContext<any>, queuedBefore: ReadonlySet<MailboxT
   const models = new ModelCalls(rc);
   const { session } = rc.opts;
   const turns$ = (history: readonly Item[]): Observable<Decision> => {
-    const turns: Turns = { rc, history, models, queuedBefore, firstTurn: repairedInput(rc, history) };
+    const firstTurn = repairedInput(rc, history);
+    const turns: Turns = { rc, history, models, queuedBefore, firstTurn, repairs: 0 };
     return turn$(turns, 1).pipe(expand((d: Decision) => (d === NEXT_TURN ? turn$(turns, rc.turn + 1) : EMPTY)));
   };
   // Without a session nothing is loaded: the turns start at once, with no operator kept alive between

@@ -1,6 +1,8 @@
 import type { SchedulerLike } from 'rxjs';
 import type { CancelSignal } from '../cancel/cancel-signal.js';
-import { isConfigurationError, isModelCallError, isModelOutputError, isTimeoutError } from '../errors.js';
+import {
+  isConfigurationError, isModelCallError, isModelOutputError, isOutputValidationError, isTimeoutError,
+} from '../errors.js';
 import type { FinishReason, RunEventDraft, RunFailed } from '../events.js';
 import type { Usage } from '../items.js';
 import type { StopRequest } from '../control/stop.js';
@@ -20,11 +22,15 @@ export type Outcome =
       readonly finishReason: FinishReason;
       /** A graceful stop reached its boundary: `stopReason: 'stopped'` (docs/run-control.md, "Stop"). */
       readonly stopped?: true;
+      /** The structured answer (an agent with `output`); the key is absent otherwise. */
+      readonly value?: unknown;
     }
   | {
       readonly kind: 'failed';
       readonly stopReason: RunFailed['stopReason'];
       readonly error: unknown;
+      /** `output_invalid`: the raw text of the refused answer. */
+      readonly output?: string;
       /** Usage of failed attempts that returned a response, not yet carried by an event. */
       readonly billed?: Usage;
     }
@@ -68,5 +74,6 @@ export interface RunContext<C = unknown> {
 export function stopReasonOf(error: unknown): RunFailed['stopReason'] {
   if (isModelCallError(error) || isTimeoutError(error) || isModelOutputError(error)) return 'model_error';
   if (isConfigurationError(error)) return 'configuration_error';
+  if (isOutputValidationError(error)) return 'output_invalid';
   return 'internal_error';
 }

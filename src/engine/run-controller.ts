@@ -296,10 +296,12 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
     const { runId } = this;
     const base = { runId, seq: this.#seq, turn: this.totals.turn, at: this.scheduler.now(), undelivered, usage };
     switch (outcome.kind) {
-      case 'completed':
+      case 'completed': {
         const { output, finishReason } = outcome;
-        const stopReason = outcome.stopped ? 'stopped' : 'completed';
-        return { type: 'run_completed', ...base, stopReason, output, finishReason };
+        const stopReason = outcome.stopped ? ('stopped' as const) : ('completed' as const);
+        const completed = { type: 'run_completed', ...base, stopReason, output, finishReason } as const;
+        return 'value' in outcome ? { ...completed, value: outcome.value } : completed;
+      }
       case 'cancelled': {
         const partial = scratch.partial(() => this.nextId());
         return { type: 'run_cancelled', ...base, stopReason: 'cancelled', reason: outcome.reason, phase, partial };
@@ -307,7 +309,9 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
       case 'failed': {
         const partial = scratch.partial(() => this.nextId());
         const { stopReason } = outcome;
-        return { type: 'run_failed', ...base, error: serializeError(outcome.error), stopReason, partial };
+        const error = serializeError(outcome.error);
+        const failed = { type: 'run_failed', ...base, error, stopReason, partial } as const;
+        return outcome.output === undefined ? failed : { ...failed, output: outcome.output };
       }
     }
   }

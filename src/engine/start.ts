@@ -28,11 +28,11 @@ import { checkReplay, validateRunArgs } from './validate.js';
  * handle.mailbox.push('focus on errors');
  * const { output } = await handle.result;
  */
-export function start<C = unknown>(
-  agent: Agent<C>,
+export function start<C = unknown, O = unknown>(
+  agent: Agent<C, O>,
   input: string | readonly Item[],
   options: StartOptions<C> = {},
-): RunHandle {
+): RunHandle<O> {
   const defined = defineAgent(agent);
   validateRunArgs(input, options); // before anything is made: bad options fail with the field named, as in run()
   const replay = checkReplay(options);
@@ -55,7 +55,7 @@ export function start<C = unknown>(
   }
   const log = new EventLog(replay);
   let runId = '';
-  const result = new Promise<RunResult>((resolve, reject) => {
+  const result = new Promise<RunResult<O>>((resolve, reject) => {
     events$.subscribe({
       next: (event) => {
         if (event.type === 'run_started') runId = event.runId;
@@ -64,7 +64,9 @@ export function start<C = unknown>(
         if (event.type === 'run_completed') {
           // The new Items are what the run committed; `partial` covers the other outcomes.
           const { stopReason, output, finishReason, usage, undelivered } = event;
-          resolve({ runId: event.runId, stopReason, output, finishReason, usage, items: committed, undelivered });
+          const { runId } = event;
+          const done: RunResult<O> = { runId, stopReason, output, finishReason, usage, items: committed, undelivered };
+          resolve('value' in event ? { ...done, value: event.value as O } : done);
         } else if (event.type === 'run_cancelled') {
           reject(new RunCancelledError(event)); // its message describes the reason totally
         } else if (event.type === 'run_failed') {
@@ -89,14 +91,14 @@ function ownMailbox(ids: ((kind: 'run' | 'item') => string) | undefined): Mailbo
  * else of `start()` (the run's Observable, its agent and options), so a kept handle holds what it
  * replays and little more ("start() memory on long runs").
  */
-function handleOf(
+function handleOf<O>(
   runId: string,
   log: EventLog,
   mailbox: Mailbox,
-  result: Promise<RunResult>,
+  result: Promise<RunResult<O>>,
   token: CancelSignal,
   control: RunControl,
-): RunHandle {
+): RunHandle<O> {
   return {
     runId,
     events$: log.events$,
