@@ -31,7 +31,8 @@ export type CancelPhase = z.infer<typeof CancelPhaseSchema>;
  * `completed` is `run_completed`'s, `cancelled` is `run_cancelled`'s; the others are failures
  * (`run_failed`). `session_error`: the session failed the run: its lease failed or was lost, its load
  * failed or gave what is not an array of Items, or the write of a completed run failed or passed
- * `deadlines.commitMs`.
+ * `deadlines.commitMs`. `worker_lost`: the worker process running the run (loopctl/bullmq) died or lost its
+ * job's lock; written by the process that detected it, with the next `seq` after the last stored event.
  */
 export const StopReasonSchema = z.enum([
   'completed',
@@ -41,6 +42,7 @@ export const StopReasonSchema = z.enum([
   'configuration_error',
   'internal_error',
   'session_error',
+  'worker_lost',
 ]);
 /** See {@link StopReasonSchema}. */
 export type StopReason = z.infer<typeof StopReasonSchema>;

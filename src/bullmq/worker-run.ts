@@ -1,0 +1,206 @@
+import { randomUUID } from 'node:crypto';
+import type { Agent, RunHandle, RunOptions } from '../engine/types.js';
+import { start } from '../engine/start.js';
+import { isTerminalEvent, type RunEvent, type TerminalEvent } from '../events.js';
+import { ZERO_USAGE } from '../items.js';
+import type { LocalRunsSessionStore } from '../runs/thread.js';
+import { commitPartial } from '../session/commit-partial.js';
+import type { Session } from '../session/session.js';
+import type { Keys } from './keys.js';
+import { seqOf } from './keys.js';
+import { MirroredMailbox } from './mirrored-mailbox.js';
+import { answer, type CancelMode, type WireItem, type WorkerRequest } from './requests.js';
+import type { ScriptedRedis } from './scripts.js';
+import { eventJson, lazySession, type RunJobData } from './shared.js';
+
+/** A run this worker has taken: claiming it, running it, or watching the worker that owns it. */
+export interface LocalRun {
+  readonly runId: string;
+  handle?: RunHandle;
+  mailbox?: MirroredMailbox;
+  /** A cancel that came before the run was started here (applied at its start). */
+  cancel?: { readonly reason: unknown };
+  mode: CancelMode;
+  /** Requests that came while the run was being claimed, answered once it runs. */
+  readonly waiting: (WorkerRequest & { reqId?: string; replyTo?: string })[];
+  /** The terminal event was emitted (steering now answers `not_live`). */
+  ended: boolean;
+  readonly done: Promise<void>;
+  settle(): void;
+}
+
+/** What running a run needs of its worker. */
+export interface RunContext {
+  readonly redis: ScriptedRedis;
+  readonly keys: Keys;
+  readonly workerId: string;
+  readonly agents: Readonly<Record<string, Agent<any>>>;
+  readonly sessions: LocalRunsSessionStore | undefined;
+  readonly runOptions: Omit<RunOptions<any>, 'mailbox' | 'session' | 'steer$' | 'idGenerator'>;
+  readonly retainMs: number;
+  /** How long a rerun's lease waits for a dead worker's lease to expire (ms). */
+  readonly leasePatienceMs: number;
+  /** Adds the BullMQ job of a run that became the thread's next (its job data as stored). */
+  enqueue(runId: string, jobJson: string): Promise<void>;
+}
+
+export function newLocalRun(runId: string): LocalRun {
+  let settle!: () => void;
+  const done = new Promise<void>((resolve) => (settle = resolve));
+  return { runId, mode: 'cancel', waiting: [], ended: false, done, settle };
+}
+
+/**
+ * Runs a claimed run to its terminal event: the engine's `start()` with a mailbox mirrored into Redis, each
+ * event appended to the run's stream, the terminal one by the script that refuses a second. `seqBase` > 0 is a
+ * rerun after a lost worker: its `run_started` is left out and its events continue after the stored ones.
+ */
+export async function execute(
+  ctx: RunContext,
+  local: LocalRun,
+  data: RunJobData,
+  claimed: readonly WireItem[],
+  seqBase: number,
+): Promise<void> {
+  const { redis, keys } = ctx;
+  const mailbox = new MirroredMailbox(redis, keys.mailbox(local.runId), claimed);
+  local.mailbox = mailbox;
+  const agent = Object.hasOwn(ctx.agents, data.agent) ? ctx.agents[data.agent] : undefined;
+  if (agent === undefined) return failUnknownAgent(ctx, local, data, mailbox);
+  const session: Session | undefined = ctx.sessions
+    ? lazySession(ctx.sessions, data.sessionId, seqBase > 0 ? ctx.leasePatienceMs : 0)
+    : undefined;
+  const ids = (kind: 'run' | 'item'): string => (kind === 'run' ? local.runId : randomUUID());
+  const handle = start(agent, data.input, {
+    ...ctx.runOptions,
+    replay: 'compact',
+    mailbox,
+    ...(session ? { session } : {}),
+    idGenerator: ids,
+  });
+  local.handle = handle;
+  if (local.cancel) handle.cancel(local.cancel.reason);
+  for (const request of local.waiting.splice(0)) onRequest(ctx, local, request);
+  await new Promise<void>((resolve) => {
+    let chain = Promise.resolve();
+    handle.events$.subscribe((original) => {
+      let event = original;
+      if (seqBase > 0) {
+        if (event.type === 'run_started') return;
+        event = { ...event, seq: seqBase + event.seq - 1 } as RunEvent;
+      }
+      if (!isTerminalEvent(event)) {
+        redis.lcAppend(keys.ns, local.runId, String(event.seq), eventJson(event)).catch(() => undefined);
+        return;
+      }
+      local.ended = true;
+      const terminal = event;
+      chain = chain.then(() => finish(ctx, local, terminal, session, mailbox)).then(resolve, resolve);
+    });
+  });
+}
+
+/** Stores the terminal event (after `commitPartial` for an interrupted run); the thread's next run is queued. */
+async function finish(
+  ctx: RunContext,
+  local: LocalRun,
+  terminal: TerminalEvent,
+  session: Session | undefined,
+  mailbox: MirroredMailbox,
+): Promise<void> {
+  if (terminal.type === 'run_cancelled' && local.mode === 'interrupt' && session) {
+    // ifBusy 'interrupt': the run's consistent prefix stays; the steering it holds is delivered with it.
+    await commitPartial(session, terminal, mailbox).catch(() => undefined);
+  }
+  const back = mailbox.peek().map((t) => JSON.stringify({ id: t.id, content: t.content }));
+  const { redis, keys } = ctx;
+  const args = [keys.ns, local.runId, String(terminal.seq), eventJson(terminal), 'running', ctx.workerId];
+  const result = await redis.lcTerminal(...args, String(ctx.retainMs), '0', '', ...back);
+  await next(ctx, result);
+}
+
+/** Queues the thread's next run when the terminal script made one the thread's. */
+export async function next(ctx: RunContext, result: (number | string)[]): Promise<void> {
+  const [, runId, job] = result;
+  if (typeof runId === 'string' && runId !== '' && typeof job === 'string' && job !== '') {
+    await ctx.enqueue(runId, job);
+  }
+}
+
+/** A job naming no agent of this worker: `run_failed` (`configuration_error`) without a model call. */
+async function failUnknownAgent(ctx: RunContext, local: LocalRun, data: RunJobData, mailbox: MirroredMailbox) {
+  const at = Date.now();
+  const base = { runId: local.runId, turn: 0, at };
+  const started = { type: 'run_started', ...base, seq: 0, agent: data.agent };
+  const error = { name: 'AgentNotFoundError', message: `no agent ${JSON.stringify(data.agent)} on this worker` };
+  const undelivered = mailbox.peek().map((t) => ({ id: t.id, content: t.content }));
+  const failed = { type: 'run_failed', ...base, seq: 1, error, stopReason: 'configuration_error', partial: [] };
+  const json = JSON.stringify({ ...failed, undelivered, usage: ZERO_USAGE });
+  const { redis, keys } = ctx;
+  const back = undelivered.map((u) => JSON.stringify(u));
+  const args = [keys.ns, local.runId, '1', json, 'running', ctx.workerId, String(ctx.retainMs), '0'];
+  await next(ctx, await redis.lcTerminal(...args, JSON.stringify(started), ...back));
+}
+
+/**
+ * The worker `owner` that ran the run is gone: `run_failed` (`worker_lost`) with the next seq after the last
+ * stored event; every steering item its mailbox had (queued or held) goes back to the front of the thread's
+ * queue. Refused (nothing written) when the run ended or changed hands meanwhile.
+ */
+export async function failLost(ctx: RunContext, runId: string, owner: string): Promise<void> {
+  const { redis, keys } = ctx;
+  const [last] = (await redis.xrevrange(keys.events(runId), '+', '-', 'COUNT', 1)) as [string, string[]][];
+  const lastSeq = last ? seqOf(last[0]) : -1;
+  let turn = 0;
+  try {
+    if (last) turn = (JSON.parse(last[1][1] ?? '{}') as { turn?: number }).turn ?? 0;
+  } catch {
+    turn = 0;
+  }
+  const held = Object.values(await redis.hgetall(keys.mailbox(runId)))
+    .map((json) => JSON.parse(json) as WireItem & { n: number })
+    .sort((a, b) => a.n - b.n)
+    .map(({ id, content }) => ({ id, content }));
+  const message = `the worker running this run (${owner}) was lost: its job stalled and its heartbeat expired`;
+  const event = {
+    type: 'run_failed',
+    runId,
+    seq: lastSeq + 1,
+    turn,
+    at: Date.now(),
+    error: { name: 'WorkerLostError', message, worker: owner },
+    stopReason: 'worker_lost',
+    partial: [],
+    undelivered: held,
+    usage: ZERO_USAGE,
+  };
+  const args = [keys.ns, runId, String(lastSeq + 1), JSON.stringify(event), 'running', owner];
+  await next(ctx, await redis.lcTerminal(...args, String(ctx.retainMs), '1', ''));
+}
+
+/** A request on this worker's channel for a run it has (cancel, steer, withdraw). */
+export function onRequest(ctx: RunContext, local: LocalRun, request: WorkerRequest & { reqId?: string; replyTo?: string }) {
+  const { handle, mailbox } = local;
+  if (handle === undefined || mailbox === undefined) {
+    if (request.op === 'cancel') {
+      local.cancel = { reason: request.reason };
+      local.mode = request.mode;
+    } else local.waiting.push(request);
+    return;
+  }
+  switch (request.op) {
+    case 'cancel':
+      if (!local.ended) local.mode = request.mode;
+      handle.cancel(request.reason);
+      return;
+    case 'steer': {
+      if (local.ended) return void answer(ctx.redis, request, { ok: false, why: 'not_live' });
+      const ids = request.items.map((item) => mailbox.pushItem(item.content, item.id).id);
+      return void answer(ctx.redis, request, { ok: true, ids });
+    }
+    case 'withdraw': {
+      if (local.ended) return void answer(ctx.redis, request, { ok: false, why: 'not_live' });
+      return void answer(ctx.redis, request, { ok: true, removed: mailbox.removeById(request.id) });
+    }
+  }
+}
