@@ -144,6 +144,23 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
     }
   }
 
+  /**
+   * The ids the thread holds but its session may not yet: steering waiting in its queue, the input of its active
+   * run and of the runs waiting behind it (so input sent again is not taken twice).
+   */
+  async function heldIds(threadKey: string): Promise<Set<string>> {
+    const [steering, live, pending] = await Promise.all([
+      redis.lrange(keys.steering(threadKey), 0, -1),
+      redis.hget(keys.thread(threadKey), 'live'),
+      redis.lrange(keys.pending(threadKey), 0, -1),
+    ]);
+    const held = new Set(steering.map((j) => (JSON.parse(j) as WireItem).id));
+    const runs = [...(live ? [live] : []), ...pending];
+    const lists = await Promise.all(runs.map((id) => redis.hget(keys.run(id), 'ids')));
+    for (const list of lists) for (const id of JSON.parse(list ?? '[]') as string[]) held.add(id);
+    return held;
+  }
+
   async function start(req: Parameters<Runs['start']>[0]) {
     checkStart(req);
     if (agents !== undefined && !agents.includes(req.agent)) throw new AgentNotFoundError(req.agent);
@@ -152,10 +169,8 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
     let input: string | readonly Item[] = req.input;
     if (typeof input !== 'string') {
       const history = sessions ? await settle((await sessions.session(threadKey)).load()) : [];
-      const queued = new Set(
-        (await redis.lrange(keys.steering(threadKey), 0, -1)).map((j) => (JSON.parse(j) as WireItem).id),
-      );
-      input = newInput(input, history, (id) => queued.has(id));
+      const held = await heldIds(threadKey);
+      input = newInput(input, history, (id) => held.has(id));
     }
     const runId = randomUUID();
     const job: RunJobData = { runId, agent: req.agent, sessionId: threadKey, input };

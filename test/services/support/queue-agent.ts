@@ -59,7 +59,7 @@ export const directiveModel: ModelProvider = {
           const turns = words[0] === '!tool' ? 1 : n(1, 2);
           const ms = words[0] === '!tool' ? n(1, 1000) : n(2, 100);
           if (toolResultsSinceDirective(request) >= turns) return of(answer('done', request));
-          const toolCall = { id: `call-${call}`, name: 'wait', arguments: JSON.stringify({ ms }) };
+          const toolCall = { callId: `call-${call}`, name: 'wait', arguments: JSON.stringify({ ms }) };
           return of<ModelEvent>({
             type: 'response',
             response: { text: '', toolCalls: [toolCall], finishReason: 'tool_calls' },
