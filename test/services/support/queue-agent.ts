@@ -9,7 +9,7 @@
  * - anything else: `echo: ` and every user text (directives left out), `|`-separated.
  * Every answer ends with ` [seen: …]`: the user texts (steering included) the model saw, in order.
  */
-import { Observable, concat, defer, of, timer, NEVER, map, ignoreElements } from 'rxjs';
+import { Observable, concat, defer, of, timer, NEVER, map, throwError } from 'rxjs';
 import { z } from 'zod';
 import { defineAgent, ModelCallError, tool, type ModelEvent, type ModelProvider, type ModelRequest } from '../../../src/index.js';
 
@@ -33,6 +33,7 @@ function toolResultsSinceDirective(request: ModelRequest): number {
 }
 
 let calls = 0;
+const retried = new Set<string>();
 
 export const directiveModel: ModelProvider = {
   id: 'directive',
@@ -66,16 +67,11 @@ export const directiveModel: ModelProvider = {
           });
         }
         case '!backoff': {
-          if (toolResultsSinceDirective(request) > 0 || (globalThis as { retried?: Set<string> }).retried?.has(directive!.id as string))
-            return of(answer('done', request));
-          const retried = ((globalThis as { retried?: Set<string> }).retried ??= new Set());
-          retried.add((directive as { id: string }).id);
-          return timer(0).pipe(
-            ignoreElements(),
-            (source) => concat(source, defer(() => {
-              throw new ModelCallError('busy', { status: 503, retryable: true, retryAfterMs: n(1, 5000) });
-            })),
-          );
+          // The first call of this directive fails retryably, asking for a retry after MS ms; the retry answers.
+          const id = directive?.type === 'user' ? directive.id : '';
+          if (retried.has(id)) return of(answer('done', request));
+          retried.add(id);
+          return throwError(() => new ModelCallError('busy', { status: 503, retryable: true, retryAfterMs: n(1, 5000) }));
         }
         default:
           return of(answer('echo:', request));
