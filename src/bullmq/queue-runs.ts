@@ -26,6 +26,8 @@ import { Requests, type CancelMode, type WireItem } from './requests.js';
 import { withScripts } from './scripts.js';
 import { DEFAULT_PREFIX, DEFAULT_RETAIN_FINISHED_MS, jobOptions, type RunJobData } from './shared.js';
 import { waitTerminal } from './wait-terminal.js';
+import { failLost, type LostContext } from './worker-lost.js';
+import { next } from './worker-run.js';
 
 /** Options of {@link queueRuns}. */
 export interface QueueRunsOptions {
@@ -46,6 +48,9 @@ export interface QueueRunsOptions {
   /** How long a finished run's events stay (a run cancelled while queued). Default 86 400 000 (24 h). */
   readonly retainFinishedMs?: number;
 }
+
+/** How often a waiting `cancel` checks whether the run's worker is gone (ms). */
+const LOST_CHECK_MS = 500;
 
 /** {@link Runs} over a BullMQ queue, and what it opened. */
 export interface QueueRuns extends Runs {
@@ -83,6 +88,9 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
   const requests = new Requests(redis, channels, keys, clientId);
   const bullQueue = new Queue<RunJobData>(queue, { connection, prefix });
   bullQueue.on('error', () => undefined);
+  const enqueue = async (runId: string, job: string) =>
+    void (await bullQueue.add('run', JSON.parse(job) as RunJobData, jobOptions(runId)));
+  const lost: LostContext = { redis, keys, retainMs, enqueue };
 
   interface RunInfo {
     readonly principal: string;
@@ -121,12 +129,20 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
       if (result[0] === -2) continue; // a worker claimed it meanwhile: cancel it there
       if (result[0] === -1) return;
       await bullQueue.remove(runId).catch(() => 0); // a worker that takes it anyway finds it ended
-      const [, nextRun, job] = result;
-      if (typeof nextRun === 'string' && nextRun !== '' && typeof job === 'string' && job !== '') {
-        await bullQueue.add('run', JSON.parse(job) as RunJobData, jobOptions(nextRun));
-      }
-      return;
+      return next(lost, result);
     }
+  }
+
+  /**
+   * Writes `run_failed` (`worker_lost`) for a running run whose worker is gone: nobody listens on its channel
+   * and its heartbeat expired (after `lockDurationMs`). The terminal script refuses it if the run ended.
+   */
+  async function endIfLost(runId: string): Promise<void> {
+    const [state, owner] = await redis.hmget(keys.run(runId), 'state', 'owner');
+    if (state !== 'running' || !owner) return;
+    const [, listeners] = (await redis.pubsub('NUMSUB', keys.workerChannel(owner))) as [string, number];
+    if (Number(listeners) > 0 || (await redis.exists(keys.alive(owner))) === 1) return;
+    await failLost(lost, runId, owner);
   }
 
   /** Steering into a run: the thread's Redis queue while no worker runs it, else the worker's mailbox. */
@@ -220,7 +236,13 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
       try {
         await terminal.ready;
         await sendCancel(runId, reason, 'cancel');
-        return (await terminal.type) === 'run_cancelled';
+        // A worker that died with no other worker to notice: its run ends worker_lost here, so cancel returns.
+        const watch = setInterval(() => void endIfLost(runId).catch(() => undefined), LOST_CHECK_MS);
+        try {
+          return (await terminal.type) === 'run_cancelled';
+        } finally {
+          clearInterval(watch);
+        }
       } finally {
         terminal.close();
       }

@@ -7,7 +7,6 @@ import type { LocalRunsSessionStore } from '../runs/thread.js';
 import { commitPartial } from '../session/commit-partial.js';
 import type { Session } from '../session/session.js';
 import type { Keys } from './keys.js';
-import { seqOf } from './keys.js';
 import { MirroredMailbox } from './mirrored-mailbox.js';
 import { answer, type CancelMode, type WireItem, type WorkerRequest } from './requests.js';
 import type { ScriptedRedis } from './scripts.js';
@@ -120,7 +119,7 @@ async function finish(
 }
 
 /** Queues the thread's next run when the terminal script made one the thread's. */
-export async function next(ctx: RunContext, result: (number | string)[]): Promise<void> {
+export async function next(ctx: Pick<RunContext, 'enqueue'>, result: (number | string)[]): Promise<void> {
   const [, runId, job] = result;
   if (typeof runId === 'string' && runId !== '' && typeof job === 'string' && job !== '') {
     await ctx.enqueue(runId, job);
@@ -140,42 +139,6 @@ async function failUnknownAgent(ctx: RunContext, local: LocalRun, data: RunJobDa
   const back = undelivered.map((u) => JSON.stringify(u));
   const args = [keys.ns, local.runId, '1', json, 'running', ctx.workerId, String(ctx.retainMs), '0'];
   await next(ctx, await redis.lcTerminal(...args, JSON.stringify(started), ...back));
-}
-
-/**
- * The worker `owner` that ran the run is gone: `run_failed` (`worker_lost`) with the next seq after the last
- * stored event; every steering item its mailbox had (queued or held) goes back to the front of the thread's
- * queue. Refused (nothing written) when the run ended or changed hands meanwhile.
- */
-export async function failLost(ctx: RunContext, runId: string, owner: string): Promise<void> {
-  const { redis, keys } = ctx;
-  const [last] = (await redis.xrevrange(keys.events(runId), '+', '-', 'COUNT', 1)) as [string, string[]][];
-  const lastSeq = last ? seqOf(last[0]) : -1;
-  let turn = 0;
-  try {
-    if (last) turn = (JSON.parse(last[1][1] ?? '{}') as { turn?: number }).turn ?? 0;
-  } catch {
-    turn = 0;
-  }
-  const held = Object.values(await redis.hgetall(keys.mailbox(runId)))
-    .map((json) => JSON.parse(json) as WireItem & { n: number })
-    .sort((a, b) => a.n - b.n)
-    .map(({ id, content }) => ({ id, content }));
-  const message = `the worker running this run (${owner}) was lost: its job stalled and its heartbeat expired`;
-  const event = {
-    type: 'run_failed',
-    runId,
-    seq: lastSeq + 1,
-    turn,
-    at: Date.now(),
-    error: { name: 'WorkerLostError', message, worker: owner },
-    stopReason: 'worker_lost',
-    partial: [],
-    undelivered: held,
-    usage: ZERO_USAGE,
-  };
-  const args = [keys.ns, runId, String(lastSeq + 1), JSON.stringify(event), 'running', owner];
-  await next(ctx, await redis.lcTerminal(...args, String(ctx.retainMs), '1', ''));
 }
 
 /** A request on this worker's channel for a run it has (cancel, steer, withdraw). */

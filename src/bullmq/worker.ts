@@ -10,7 +10,8 @@ import { keysOf } from './keys.js';
 import type { WorkerRequest } from './requests.js';
 import { withScripts } from './scripts.js';
 import { DEFAULT_PREFIX, DEFAULT_RETAIN_FINISHED_MS, jobOptions, type RunJobData } from './shared.js';
-import { execute, failLost, newLocalRun, onRequest, type LocalRun, type RunContext } from './worker-run.js';
+import { execute, newLocalRun, onRequest, type LocalRun, type RunContext } from './worker-run.js';
+import { failLost } from './worker-lost.js';
 import { checkMs, checkName } from './checks.js';
 
 /** Options of {@link startWorker}. Times in ms. */

@@ -71,6 +71,25 @@ describe('queueRuns faults: a worker killed with SIGKILL mid-run', () => {
   }, 90_000);
 });
 
+describe('queueRuns faults: the only worker killed', () => {
+  it('cancel from the API process ends the run worker_lost once the heartbeat expired: cancel returns false', async () => {
+    fx = queueFixture();
+    const w1 = await fx.worker();
+    const { runId } = await fx.runs.start({ agent: 'queue-agent', threadId: 't', input: '!tool 60000', principal: P });
+    await firstOf(fx.runs.events(runId, { principal: P }), 'tool_call_started');
+    w1.child.kill('SIGKILL');
+    await w1.exited;
+    expect(await fx.runs.cancel(runId, 'stop', P)).toBe(false);
+    const events = await allEvents(fx.runs.events(runId, { principal: P }));
+    expect(events.filter(isTerminalEvent).map((e) => [e.type, e.stopReason])).toEqual([['run_failed', 'worker_lost']]);
+    expect(seqs(events)).toEqual(events.map((_, i) => i));
+    // A worker that comes later finds the stalled job's run ended and writes nothing.
+    await fx.worker();
+    await sleep(3500);
+    expect(await allEvents(fx.runs.events(runId, { principal: P }))).toHaveLength(events.length);
+  }, 90_000);
+});
+
 describe('queueRuns faults: SIGTERM drain', () => {
   it('stops taking jobs, lets runs end or cancels them after shutdownGraceMs, exits 0 with every terminal stored', async () => {
     fx = queueFixture();
