@@ -215,6 +215,25 @@ end
 return { 'absent' }
 `;
 
+/**
+ * compact: ARGV ns, runId, then seq/json pairs in seq order. Rewrites a finished run's stream with these events
+ * (consecutive text deltas of one model attempt as one, `fromSeq` and `offsets`), keeping its expiry: the
+ * trimming at the terminal (docs/scale-out.md, "Trimming and expiry"). Only for a run whose terminal is stored
+ * and whose last entry is the last pair's seq → {1}; else {0}.
+ */
+const COMPACT = `${HELPERS}
+local runId = ARGV[2]
+local rkey = runKey(runId)
+if redis.call('HEXISTS', rkey, 'terminal') == 0 then return { 0 } end
+if tostring(lastSeq(runId)) ~= ARGV[#ARGV - 1] then return { 0 } end
+local ekey = rkey .. ':events'
+local ttl = redis.call('PTTL', ekey)
+redis.call('DEL', ekey)
+for i = 3, #ARGV, 2 do redis.call('XADD', ekey, ARGV[i] .. '-1', 'e', ARGV[i + 1]) end
+if ttl > 0 then redis.call('PEXPIRE', ekey, ttl) end
+return { 1 }
+`;
+
 /** The scripts as commands of a client (ioredis `defineCommand`: EVALSHA, EVAL after a NOSCRIPT). */
 export interface ScriptCommands {
   lcAdmit(...args: string[]): Promise<string[]>;
@@ -224,6 +243,7 @@ export interface ScriptCommands {
   lcRequeue(...args: string[]): Promise<number[]>;
   lcSteerQueued(...args: string[]): Promise<string[]>;
   lcWithdrawQueued(...args: string[]): Promise<string[]>;
+  lcCompact(...args: string[]): Promise<number[]>;
 }
 
 /** A client with the scripts defined. */
@@ -239,6 +259,7 @@ export function withScripts(redis: Redis): ScriptedRedis {
     lcRequeue: REQUEUE,
     lcSteerQueued: STEER_QUEUED,
     lcWithdrawQueued: WITHDRAW_QUEUED,
+    lcCompact: COMPACT,
   };
   for (const [name, lua] of Object.entries(scripts)) redis.defineCommand(name, { numberOfKeys: 0, lua });
   return redis as ScriptedRedis;

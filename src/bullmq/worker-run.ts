@@ -94,7 +94,10 @@ export async function execute(
       }
       local.ended = true;
       const terminal = event;
-      chain = chain.then(() => finish(ctx, local, terminal, session, mailbox)).then(resolve, resolve);
+      chain = chain
+        .then(() => finish(ctx, local, terminal, session, mailbox))
+        .then(() => (seqBase === 0 ? compact(ctx, local.runId, handle) : undefined))
+        .then(resolve, resolve);
     });
   });
 }
@@ -116,6 +119,21 @@ async function finish(
   const args = [keys.ns, local.runId, String(terminal.seq), eventJson(terminal), 'running', ctx.workerId];
   const result = await redis.lcTerminal(...args, String(ctx.retainMs), '0', '', ...back);
   await next(ctx, result);
+}
+
+/**
+ * Trimming at the terminal: the finished run's stream is rewritten with the handle's compact replay (its text
+ * deltas of one model attempt as one event), so a finished run costs about its text in Redis.
+ */
+async function compact(ctx: RunContext, runId: string, handle: RunHandle): Promise<void> {
+  const pairs: string[] = [];
+  let deltas = 0;
+  handle.events$.subscribe((event) => {
+    if (event.type === 'text_delta' && event.fromSeq !== undefined && event.fromSeq < event.seq) deltas++;
+    pairs.push(String(event.seq), eventJson(event));
+  });
+  if (deltas === 0) return; // nothing to merge
+  await ctx.redis.lcCompact(ctx.keys.ns, runId, ...pairs).catch(() => undefined);
 }
 
 /** Queues the thread's next run when the terminal script made one the thread's. */

@@ -103,3 +103,21 @@ export const firstOf = (events: Observable<RunEvent>, type: RunEvent['type']) =>
   firstValueFrom(events.pipe(filter((e) => e.type === type)));
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The seqs events stand for: a compacted `text_delta` (a finished run's trimmed stream) stands for fromSeq…seq. */
+export function expandSeqs(events: readonly RunEvent[]): number[] {
+  return events.flatMap((e) => {
+    const from = e.type === 'text_delta' && e.fromSeq !== undefined ? e.fromSeq : e.seq;
+    return Array.from({ length: e.seq - from + 1 }, (_, i) => from + i);
+  });
+}
+
+/** True when the events stand for every seq from `first` on, once each, in order. */
+export function gapless(events: readonly RunEvent[], first = 0): boolean {
+  const seqs = expandSeqs(events);
+  return seqs.every((s, i) => s === first + i);
+}
+
+/** The text of the events' deltas. */
+export const textOf = (events: readonly RunEvent[]) =>
+  events.map((e) => (e.type === 'text_delta' ? e.delta : '')).join('');
