@@ -16,7 +16,8 @@ import {
 import { checkStart } from '../runs/local-runs.js';
 import { newInput, settle } from '../runs/new-input.js';
 import type { LocalRunsSessionStore } from '../runs/thread.js';
-import type { Runs } from '../runs/types.js';
+import type { Runs, StartedRun } from '../runs/types.js';
+import { isInstance } from '../describe.js';
 import { Channels } from './channels.js';
 import { checkMs, checkName } from './checks.js';
 import { openRedis, redisOptions, type RedisConnection } from './connection.js';
@@ -177,7 +178,7 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
     return held;
   }
 
-  async function start(req: Parameters<Runs['start']>[0]) {
+  async function start(req: Parameters<Runs['start']>[0], attempt = 0): Promise<StartedRun> {
     checkStart(req);
     if (agents !== undefined && !agents.includes(req.agent)) throw new AgentNotFoundError(req.agent);
     const ifBusy = req.ifBusy ?? 'steer';
@@ -210,8 +211,14 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
     if (ifBusy === 'reject') throw new ThreadBusyError(req.threadId, live);
     const items = steeringItems(input);
     if (live === '') throw new ConfigurationError('input', 'holds no item the thread does not already hold');
-    const steered = await steerInto(live, items);
-    return { runId: live, steeringId: steered[steered.length - 1]! };
+    try {
+      const steered = await steerInto(live, items);
+      return { runId: live, steeringId: steered[steered.length - 1]! };
+    } catch (error) {
+      // The active run ended meanwhile: the thread is free, so this is a start again.
+      if (isInstance(error, RunNotLiveError) && attempt < 3) return start(req, attempt + 1);
+      throw error;
+    }
   }
 
   return {

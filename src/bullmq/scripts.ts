@@ -92,13 +92,13 @@ return out
 `;
 
 /**
- * append: ARGV ns, runId, seq, json. Adds a non-terminal event to the run's stream and publishes it, unless the
- * run has its terminal already, or an event with this seq or a later one is stored (a resent command) → {0};
- * else {1}.
+ * append: ARGV ns, runId, seq, json. Adds a non-terminal event to the run's stream and publishes it → {1}; not
+ * when the run has its terminal already → {-1}, or an event with this seq or a later one is stored (a resent
+ * command) → {0}.
  */
 const APPEND = `${HELPERS}
 local runId, seq, json = ARGV[2], tonumber(ARGV[3]), ARGV[4]
-if redis.call('HEXISTS', runKey(runId), 'terminal') == 1 then return { 0 } end
+if redis.call('HEXISTS', runKey(runId), 'terminal') == 1 then return { -1 } end
 if seq <= lastSeq(runId) then return { 0 } end
 redis.call('XADD', runKey(runId) .. ':events', seq .. '-1', 'e', json)
 redis.call('PUBLISH', ns .. ':ev:' .. runId, seq .. '\\n' .. json)

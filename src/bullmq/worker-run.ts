@@ -65,18 +65,26 @@ export async function execute(
   const mailbox = new MirroredMailbox(redis, keys.mailbox(local.runId), claimed);
   local.mailbox = mailbox;
   const agent = Object.hasOwn(ctx.agents, data.agent) ? ctx.agents[data.agent] : undefined;
-  if (agent === undefined) return failUnknownAgent(ctx, local, data, mailbox);
+  const unknown = { name: 'AgentNotFoundError', message: `no agent ${JSON.stringify(data.agent)} on this worker` };
+  if (agent === undefined) return failAtStart(ctx, local, data, mailbox, unknown);
   const session: Session | undefined = ctx.sessions
     ? lazySession(ctx.sessions, data.sessionId, seqBase > 0 ? ctx.leasePatienceMs : 0)
     : undefined;
   const ids = (kind: 'run' | 'item'): string => (kind === 'run' ? local.runId : randomUUID());
-  const handle = start(agent, data.input, {
-    ...ctx.runOptions,
-    replay: 'compact',
-    mailbox,
-    ...(session ? { session } : {}),
-    idGenerator: ids,
-  });
+  let handle: RunHandle;
+  try {
+    handle = start(agent, data.input, {
+      ...ctx.runOptions,
+      replay: 'compact',
+      mailbox,
+      ...(session ? { session } : {}),
+      idGenerator: ids,
+    });
+  } catch (error) {
+    // A ConfigurationError before anything ran (an input or option the engine refuses): the run fails here.
+    const { name = 'Error', message = String(error), field } = error as { name?: string; message?: string; field?: string };
+    return failAtStart(ctx, local, data, mailbox, { name, message, ...(field ? { field } : {}) });
+  }
   local.handle = handle;
   if (local.cancel) handle.cancel(local.cancel.reason);
   for (const request of local.waiting.splice(0)) onRequest(ctx, local, request);
@@ -89,7 +97,13 @@ export async function execute(
         event = { ...event, seq: seqBase + event.seq - 1 } as RunEvent;
       }
       if (!isTerminalEvent(event)) {
-        redis.lcAppend(keys.ns, local.runId, String(event.seq), eventJson(event)).catch(() => undefined);
+        redis.lcAppend(keys.ns, local.runId, String(event.seq), eventJson(event)).then(
+          ([stored]) => {
+            // The run has its terminal already (it was declared lost elsewhere): stop working on it.
+            if (stored === -1 && !local.ended) handle.cancel(RUN_ENDED_ELSEWHERE);
+          },
+          () => undefined,
+        );
         return;
       }
       local.ended = true;
@@ -144,12 +158,23 @@ export async function next(ctx: Pick<RunContext, 'enqueue'>, result: (number | s
   }
 }
 
-/** A job naming no agent of this worker: `run_failed` (`configuration_error`) without a model call. */
-async function failUnknownAgent(ctx: RunContext, local: LocalRun, data: RunJobData, mailbox: MirroredMailbox) {
+/** The reason a worker cancels a run whose terminal another process stored (it was declared lost). */
+export const RUN_ENDED_ELSEWHERE = Object.freeze({ type: 'run_ended_elsewhere' as const });
+
+/**
+ * A job this worker cannot start (no such agent, an input the engine refuses): `run_failed`
+ * (`configuration_error`) without a model call.
+ */
+async function failAtStart(
+  ctx: RunContext,
+  local: LocalRun,
+  data: RunJobData,
+  mailbox: MirroredMailbox,
+  error: { name: string; message: string; field?: string },
+) {
   const at = Date.now();
   const base = { runId: local.runId, turn: 0, at };
   const started = { type: 'run_started', ...base, seq: 0, agent: data.agent };
-  const error = { name: 'AgentNotFoundError', message: `no agent ${JSON.stringify(data.agent)} on this worker` };
   const undelivered = mailbox.peek().map((t) => ({ id: t.id, content: t.content }));
   const failed = { type: 'run_failed', ...base, seq: 1, error, stopReason: 'configuration_error', partial: [] };
   const json = JSON.stringify({ ...failed, undelivered, usage: ZERO_USAGE });

@@ -166,9 +166,15 @@ export async function startWorker(options: StartWorkerOptions): Promise<QueueWor
       if (claim[0] !== 'owned') return;
       const owner = claim[1]!;
       // Another worker runs it: wait while it lives (its lock may have lapsed in a Redis outage).
+      const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+      // Lost: no heartbeat and nobody on its channel, seen twice a heartbeat apart (after an outage the owner
+      // needs a moment to beat again).
+      const gone = async () =>
+        (await redis.exists(keys.alive(owner))) === 0 &&
+        Number(((await redis.pubsub('NUMSUB', keys.workerChannel(owner))) as [string, number])[1]) === 0;
       while ((await redis.hget(keys.run(data.runId), 'state')) === 'running') {
-        if ((await redis.exists(keys.alive(owner))) === 0) break;
-        await new Promise((resolve) => setTimeout(resolve, Math.min(250, lockDurationMs)));
+        if ((await gone()) && (await pause(lockDurationMs / 2), await gone())) break;
+        await pause(Math.min(250, lockDurationMs));
       }
       if ((await redis.hget(keys.run(data.runId), 'state')) !== 'running') return;
       const retries = Number((await redis.hget(keys.run(data.runId), 'retries')) ?? 0);
