@@ -46,6 +46,7 @@ export function openRedis(options: RedisOptions, name: string): Redis {
     ...options,
     maxRetriesPerRequest: null,
     enableOfflineQueue: true,
+    enableAutoPipelining: true, // the commands of one tick (a burst of events) go out in one write
     connectionName: name,
     retryStrategy: (times) => Math.min(50 * times, 500),
   });
