@@ -40,9 +40,21 @@ interface Worker {
 }
 
 async function worker(queue: string, concurrency: number): Promise<Worker> {
-  const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), WORKER, JSON.stringify({
-    url: URL_, queue, prefix: PREFIX, concurrency,
-  })], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      import.meta.resolve('tsx'),
+      WORKER,
+      JSON.stringify({
+        url: URL_,
+        queue,
+        prefix: PREFIX,
+        concurrency,
+      }),
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   const w: Worker = { child, out: '', exited: new Promise((resolve) => child.on('exit', resolve)) };
   child.stdout!.on('data', (d: Buffer) => (w.out += d.toString()));
   while (!w.out.includes('ready ')) await new Promise((resolve) => setTimeout(resolve, 20));
@@ -186,11 +198,10 @@ try {
   const after = Number(/used_memory:(\d+)/.exec(await redis.info('memory'))?.[1]);
   const two = await throughput(2);
   const head = ['', 'runs', 'wall s', 'runs/s', 'worker CPU s', 'API CPU s'];
-  printTable(`Throughput: CPU-bound runs (500 deltas, no delay), worker concurrency 20, ${availableParallelism()} cores`, [
-    head,
-    one.row,
-    two.row,
-  ]);
+  printTable(
+    `Throughput: CPU-bound runs (500 deltas, no delay), worker concurrency 20, ${availableParallelism()} cores`,
+    [head, one.row, two.row],
+  );
   const rows = await memory(one.queue, one.runIds);
   rows.push([`used_memory delta / run (queue, jobs, keys)`, fmt((after - before) / one.runIds.length, 0)]);
   printTable('Redis memory per finished run', rows);

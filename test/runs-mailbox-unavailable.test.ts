@@ -6,7 +6,12 @@ import { MailboxUnavailableError } from '../src/index.js';
 describe('MailboxUnavailableError', () => {
   it('has the stable code mailbox_unavailable, and the handler answers 503 with it', () => {
     const error = new MailboxUnavailableError('r1', 2000);
-    expect(error).toMatchObject({ name: 'MailboxUnavailableError', code: 'mailbox_unavailable', runId: 'r1', timeoutMs: 2000 });
+    expect(error).toMatchObject({
+      name: 'MailboxUnavailableError',
+      code: 'mailbox_unavailable',
+      runId: 'r1',
+      timeoutMs: 2000,
+    });
     expect(error.message).toBe('the mailbox of run "r1" did not answer within 2000 ms');
     const http = toHttpError(error);
     expect(http.status).toBe(503);

@@ -19,10 +19,17 @@ const { url, queue, prefix, concurrency } = JSON.parse(process.argv[2]!) as {
 const { startWorker } = (await loadEntry('bullmq/index')) as typeof Bull;
 
 const text = (t: string): ModelEvent => ({ type: 'text_delta', delta: t });
-const done = (t: string): ModelEvent => ({ type: 'response', response: { text: t, toolCalls: [], finishReason: 'stop' } });
+const done = (t: string): ModelEvent => ({
+  type: 'response',
+  response: { text: t, toolCalls: [], finishReason: 'stop' },
+});
 const call = (ms: number): ModelEvent => ({
   type: 'response',
-  response: { text: '', toolCalls: [{ callId: `c${Math.random()}`, name: 'wait', arguments: `{"ms":${ms}}` }], finishReason: 'tool_calls' },
+  response: {
+    text: '',
+    toolCalls: [{ callId: `c${Math.random()}`, name: 'wait', arguments: `{"ms":${ms}}` }],
+    finishReason: 'tool_calls',
+  },
 });
 
 const model: ModelProvider = {

@@ -78,7 +78,8 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
   if (sessions !== undefined && typeof sessions?.session !== 'function') {
     throw new ConfigurationError('options.sessions.session', 'must be a function');
   }
-  if (agents !== undefined && !Array.isArray(agents)) throw new ConfigurationError('options.agents', 'must be an array');
+  if (agents !== undefined && !Array.isArray(agents))
+    throw new ConfigurationError('options.agents', 'must be an array');
   const steerTimeoutMs = checkMs(options.steerTimeoutMs ?? 2000, 'options.steerTimeoutMs', 1);
   const retainMs = checkMs(options.retainFinishedMs ?? DEFAULT_RETAIN_FINISHED_MS, 'options.retainFinishedMs', 1);
   const sessionId = options.sessionId ?? ((t, p) => `${encodeURIComponent(p)}/${encodeURIComponent(t)}`);
@@ -103,7 +104,14 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
   /** The principal's run, or RunNotFoundError: another principal's run does not exist for this one. */
   async function find(runId: unknown, principal: unknown): Promise<RunInfo> {
     if (typeof runId !== 'string' || runId === '') throw new RunNotFoundError(String(runId));
-    const [p, state, owner, thread, agent] = await redis.hmget(keys.run(runId), 'principal', 'state', 'owner', 'thread', 'agent');
+    const [p, state, owner, thread, agent] = await redis.hmget(
+      keys.run(runId),
+      'principal',
+      'state',
+      'owner',
+      'thread',
+      'agent',
+    );
     if (p === null || p !== principal) throw new RunNotFoundError(runId);
     return { principal: p, state: state ?? 'ended', owner: owner ?? '', thread: thread ?? '', agent: agent ?? '' };
   }
@@ -122,8 +130,15 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
       const base = { runId, turn: 0, at };
       const started = JSON.stringify({ type: 'run_started', ...base, seq: 0, agent: agent ?? '' });
       const cancelled = {
-        type: 'run_cancelled', ...base, seq: 1, stopReason: 'cancelled', reason, phase: 'turn_entry',
-        partial: [], undelivered: steering.map(({ id, content }) => ({ id, content })), usage: ZERO_USAGE,
+        type: 'run_cancelled',
+        ...base,
+        seq: 1,
+        stopReason: 'cancelled',
+        reason,
+        phase: 'turn_entry',
+        partial: [],
+        undelivered: steering.map(({ id, content }) => ({ id, content })),
+        usage: ZERO_USAGE,
       };
       const args = [keys.ns, runId, '1', jsonOf(cancelled), 'queued|pending', '', String(retainMs), '0', started];
       const result = await redis.lcTerminal(...args);
@@ -194,8 +209,11 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
     const ids = typeof input === 'string' ? [] : input.flatMap((i) => (i.type === 'tool_result' ? [] : [i.id]));
     const fields = ['principal', req.principal, 'agent', req.agent, 'thread', threadKey, 'job', JSON.stringify(job)];
     const empty = typeof input !== 'string' && input.length === 0;
-    if (empty && ifBusy !== 'steer') throw new ConfigurationError('input', 'holds no item the thread does not already hold');
-    const admit = empty ? ['busy-check'] : await redis.lcAdmit(keys.ns, runId, threadKey, ifBusy, ...fields, 'ids', JSON.stringify(ids));
+    if (empty && ifBusy !== 'steer')
+      throw new ConfigurationError('input', 'holds no item the thread does not already hold');
+    const admit = empty
+      ? ['busy-check']
+      : await redis.lcAdmit(keys.ns, runId, threadKey, ifBusy, ...fields, 'ids', JSON.stringify(ids));
     if (admit[0] === 'start') {
       await bullQueue.add('run', job, jobOptions(runId));
       return { runId };
@@ -207,7 +225,7 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
       }
       return { runId };
     }
-    const live = admit[0] === 'busy' ? admit[1]! : (await redis.hget(keys.thread(threadKey), 'live')) ?? '';
+    const live = admit[0] === 'busy' ? admit[1]! : ((await redis.hget(keys.thread(threadKey), 'live')) ?? '');
     if (ifBusy === 'reject') throw new ThreadBusyError(req.threadId, live);
     const items = steeringItems(input);
     if (live === '') throw new ConfigurationError('input', 'holds no item the thread does not already hold');
@@ -276,7 +294,8 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
         const routed = await redis.lcWithdrawQueued(keys.ns, runId, steeringId);
         if (routed[0] !== 'live') return routed[0] === 'removed';
         const left = deadline - Date.now();
-        const reply = left > 0 ? await requests.ask(routed[1]!, { op: 'withdraw', runId, id: steeringId }, left) : undefined;
+        const reply =
+          left > 0 ? await requests.ask(routed[1]!, { op: 'withdraw', runId, id: steeringId }, left) : undefined;
         if (reply === undefined) throw new MailboxUnavailableError(runId, steerTimeoutMs);
         if (reply.ok) return reply.removed === true;
         await sleep(10);

@@ -16,7 +16,10 @@ export function waitTerminal(redis: Redis, channels: Channels, keys: Keys, runId
   let resolveType!: (type: string) => void;
   const type = new Promise<string>((resolve) => (resolveType = resolve));
   const check = () =>
-    redis.hget(keys.run(runId), 'terminal').then((t) => t && resolveType(t), () => undefined);
+    redis.hget(keys.run(runId), 'terminal').then(
+      (t) => t && resolveType(t),
+      () => undefined,
+    );
   const ready = channels
     .listen(keys.eventChannel(runId), (message) => {
       const match = TERMINAL.exec(message.slice(message.indexOf('\n') + 1, message.indexOf('\n') + 40));

@@ -41,4 +41,3 @@ export async function failLost(ctx: LostContext, runId: string, owner: string): 
   const args = [keys.ns, runId, String(lastSeq + 1), JSON.stringify(event), 'running', owner];
   await next(ctx, await redis.lcTerminal(...args, String(ctx.retainMs), '1', ''));
 }
-

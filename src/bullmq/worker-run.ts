@@ -82,7 +82,11 @@ export async function execute(
     });
   } catch (error) {
     // A ConfigurationError before anything ran (an input or option the engine refuses): the run fails here.
-    const { name = 'Error', message = String(error), field } = error as { name?: string; message?: string; field?: string };
+    const {
+      name = 'Error',
+      message = String(error),
+      field,
+    } = error as { name?: string; message?: string; field?: string };
     return failAtStart(ctx, local, data, mailbox, { name, message, ...(field ? { field } : {}) });
   }
   local.handle = handle;
@@ -185,7 +189,11 @@ async function failAtStart(
 }
 
 /** A request on this worker's channel for a run it has (cancel, steer, withdraw). */
-export function onRequest(ctx: RunContext, local: LocalRun, request: WorkerRequest & { reqId?: string; replyTo?: string }) {
+export function onRequest(
+  ctx: RunContext,
+  local: LocalRun,
+  request: WorkerRequest & { reqId?: string; replyTo?: string },
+) {
   const { handle, mailbox } = local;
   if (handle === undefined || mailbox === undefined) {
     if (request.op === 'cancel') {

@@ -77,7 +77,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<QueueWor
   const queue = checkName(options.queue, 'options.queue');
   const prefix = checkName(options.prefix ?? DEFAULT_PREFIX, 'options.prefix');
   const { agents, sessions } = options;
-  if (agents === null || typeof agents !== 'object') throw new ConfigurationError('options.agents', 'must be an object');
+  if (agents === null || typeof agents !== 'object')
+    throw new ConfigurationError('options.agents', 'must be an object');
   if (sessions !== undefined && typeof sessions?.session !== 'function') {
     throw new ConfigurationError('options.sessions.session', 'must be a function');
   }
@@ -138,7 +139,9 @@ export async function startWorker(options: StartWorkerOptions): Promise<QueueWor
     const run = live.get(request.runId);
     if (run !== undefined) return onRequest(ctx, run, request);
     if (request.op !== 'cancel' && request.replyTo) {
-      redis.publish(request.replyTo, JSON.stringify({ ok: false, why: 'not_live', reqId: request.reqId })).catch(() => 0);
+      redis
+        .publish(request.replyTo, JSON.stringify({ ok: false, why: 'not_live', reqId: request.reqId }))
+        .catch(() => 0);
     }
   });
 

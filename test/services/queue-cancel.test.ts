@@ -4,7 +4,16 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { isTerminalEvent } from '../../src/index.js';
-import { allEvents, expandSeqs, firstOf, gapless, queueFixture, sleep, textOf, type QueueFixture } from './support/queue.js';
+import {
+  allEvents,
+  expandSeqs,
+  firstOf,
+  gapless,
+  queueFixture,
+  sleep,
+  textOf,
+  type QueueFixture,
+} from './support/queue.js';
 
 const P = 'alice';
 let fx: QueueFixture | undefined;
@@ -38,7 +47,12 @@ describe('queueRuns + startWorker: cancel across processes', () => {
   it('cancel while the worker streams: run_cancelled with the caller reason and phase', async () => {
     fx = queueFixture();
     await fx.worker();
-    const { runId } = await fx.runs.start({ agent: 'queue-agent', threadId: 't1', input: '!stream 1000 20', principal: P });
+    const { runId } = await fx.runs.start({
+      agent: 'queue-agent',
+      threadId: 't1',
+      input: '!stream 1000 20',
+      principal: P,
+    });
     await firstOf(fx.runs.events(runId, { principal: P }), 'text_delta');
     expect(await fx.runs.cancel(runId, { why: 'user' }, P)).toBe(true);
     const events = await allEvents(fx.runs.events(runId, { principal: P }));
@@ -61,7 +75,12 @@ describe('queueRuns + startWorker: cancel across processes', () => {
   it('cancel while the worker sleeps in backoff: phase backoff', async () => {
     fx = queueFixture();
     await fx.worker();
-    const { runId } = await fx.runs.start({ agent: 'queue-agent', threadId: 't1', input: '!backoff 30000', principal: P });
+    const { runId } = await fx.runs.start({
+      agent: 'queue-agent',
+      threadId: 't1',
+      input: '!backoff 30000',
+      principal: P,
+    });
     await firstOf(fx.runs.events(runId, { principal: P }), 'retry_scheduled');
     expect(await fx.runs.cancel(runId, 'stop', P)).toBe(true);
     const events = await allEvents(fx.runs.events(runId, { principal: P }));
@@ -73,7 +92,10 @@ describe('queueRuns + startWorker: cancel across processes', () => {
     const { runId } = await fx.runs.start({ agent: 'queue-agent', threadId: 't1', input: '!stream 3 0', principal: P });
     expect(await fx.runs.cancel(runId, 'never mind', P)).toBe(true);
     const events = await allEvents(fx.runs.events(runId, { principal: P }));
-    expect(events.map((e) => [e.type, e.seq])).toEqual([['run_started', 0], ['run_cancelled', 1]]);
+    expect(events.map((e) => [e.type, e.seq])).toEqual([
+      ['run_started', 0],
+      ['run_cancelled', 1],
+    ]);
     expect(events[1]).toMatchObject({ phase: 'turn_entry', reason: 'never mind', partial: [] });
     await fx.worker(); // a worker that comes later finds no job, and nothing more is written
     await sleep(500);

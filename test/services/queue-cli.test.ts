@@ -41,9 +41,17 @@ describe('loopctl serve --queue + loopctl worker --queue', () => {
     const address = await waitFor('the address', () => /http:\/\/\S+\?token=\S+/.exec(serve.io.out)?.[0], 30_000);
     const origin = new URL(address).origin;
     const opened = await fetch(address, { redirect: 'manual' });
-    const cookie = opened.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+    const cookie = opened.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0])
+      .join('; ');
     const body = {
-      threadId: 'th1', runId: 'client', state: {}, tools: [], context: [], forwardedProps: {},
+      threadId: 'th1',
+      runId: 'client',
+      state: {},
+      tools: [],
+      context: [],
+      forwardedProps: {},
       messages: [{ id: 'm1', role: 'user', content: 'count the lines of notes.md' }],
     };
     const answer = await fetch(`${origin}/api/agents/loopctl/runs`, {

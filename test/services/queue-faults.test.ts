@@ -27,7 +27,12 @@ describe('queueRuns faults: a worker killed with SIGKILL mid-run', () => {
   it("onWorkerLost 'fail': one run_failed{worker_lost} with the next seq; held steering back to the thread", async () => {
     fx = queueFixture();
     const w1 = await fx.worker();
-    const { runId } = await fx.runs.start({ agent: 'queue-agent', threadId: 't', input: '!turns 5 1500', principal: P });
+    const { runId } = await fx.runs.start({
+      agent: 'queue-agent',
+      threadId: 't',
+      input: '!turns 5 1500',
+      principal: P,
+    });
     const events$ = fx.runs.events(runId, { principal: P });
     await firstOf(events$, 'tool_call_started');
     await fx.runs.steer(runId, 'held by the dead run', P);
@@ -40,7 +45,11 @@ describe('queueRuns faults: a worker killed with SIGKILL mid-run', () => {
     expect(gapless(events)).toBe(true);
     expect(events.filter(isTerminalEvent)).toHaveLength(1);
     const terminal = events.at(-1)!;
-    expect(terminal).toMatchObject({ type: 'run_failed', stopReason: 'worker_lost', error: { name: 'WorkerLostError' } });
+    expect(terminal).toMatchObject({
+      type: 'run_failed',
+      stopReason: 'worker_lost',
+      error: { name: 'WorkerLostError' },
+    });
     expect(terminal.type === 'run_failed' && terminal.undelivered.map((u) => u.content)).toEqual([
       'held by the dead run',
       'queued in its mailbox',
@@ -56,7 +65,12 @@ describe('queueRuns faults: a worker killed with SIGKILL mid-run', () => {
   it("onWorkerLost 'retry_once': the run is rerun on another worker and completes; one run_started, one terminal", async () => {
     fx = queueFixture();
     const w1 = await fx.worker({ onWorkerLost: 'retry_once' });
-    const { runId } = await fx.runs.start({ agent: 'queue-agent', threadId: 't', input: '!turns 2 1500', principal: P });
+    const { runId } = await fx.runs.start({
+      agent: 'queue-agent',
+      threadId: 't',
+      input: '!turns 2 1500',
+      principal: P,
+    });
     const events$ = fx.runs.events(runId, { principal: P });
     await firstOf(events$, 'tool_call_started');
     await fx.runs.steer(runId, 'steer', P);
@@ -110,7 +124,11 @@ describe('queueRuns faults: SIGTERM drain', () => {
     expect(await run(long.runId)).toEqual(['ended', 'run_cancelled']);
     expect(await run(later.runId)).toEqual(['queued', null]); // not taken by the draining worker
     const events = await allEvents(fx.runs.events(long.runId, { principal: P }));
-    expect(events.at(-1)).toMatchObject({ type: 'run_cancelled', reason: { type: 'worker_shutdown' }, phase: 'tool_call' });
+    expect(events.at(-1)).toMatchObject({
+      type: 'run_cancelled',
+      reason: { type: 'worker_shutdown' },
+      phase: 'tool_call',
+    });
     await fx.worker(); // another worker takes the queued run
     expect((await allEvents(fx.runs.events(later.runId, { principal: P }))).at(-1)!.type).toBe('run_completed');
   }, 90_000);
@@ -121,8 +139,22 @@ describe('queueRuns faults: Redis unreachable mid-run', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'loopctl-redis-'));
   const startRedis = () =>
     execFileSync('redis-server', [
-      '--port', String(PORT), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--appendfsync', 'always',
-      '--dir', dir, '--daemonize', 'yes', '--pidfile', path.join(dir, 'redis.pid'),
+      '--port',
+      String(PORT),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'yes',
+      '--appendfsync',
+      'always',
+      '--dir',
+      dir,
+      '--daemonize',
+      'yes',
+      '--pidfile',
+      path.join(dir, 'redis.pid'),
     ]);
   const stopRedis = () => {
     try {
@@ -151,10 +183,17 @@ describe('queueRuns faults: Redis unreachable mid-run', () => {
     await waitUp();
     fx = queueFixture({ url: `redis://127.0.0.1:${PORT}` });
     await fx.worker({ eventStoreOutageMs: 8000 });
-    const { runId } = await fx.runs.start({ agent: 'queue-agent', threadId: 't', input: '!stream 40 100', principal: P });
+    const { runId } = await fx.runs.start({
+      agent: 'queue-agent',
+      threadId: 't',
+      input: '!stream 40 100',
+      principal: P,
+    });
     const seen: RunEvent[] = [];
     const done = new Promise<void>((resolve, reject) =>
-      fx!.runs.events(runId, { principal: P }).subscribe({ next: (e) => seen.push(e), complete: resolve, error: reject }),
+      fx!.runs
+        .events(runId, { principal: P })
+        .subscribe({ next: (e) => seen.push(e), complete: resolve, error: reject }),
     );
     await firstOf(fx.runs.events(runId, { principal: P }), 'text_delta');
     stopRedis();
@@ -171,7 +210,12 @@ describe('queueRuns faults: Redis unreachable mid-run', () => {
     await waitUp();
     fx = queueFixture({ url: `redis://127.0.0.1:${PORT}` });
     await fx.worker({ eventStoreOutageMs: 1000 });
-    const { runId } = await fx.runs.start({ agent: 'queue-agent', threadId: 't', input: '!stream 400 50', principal: P });
+    const { runId } = await fx.runs.start({
+      agent: 'queue-agent',
+      threadId: 't',
+      input: '!stream 400 50',
+      principal: P,
+    });
     await firstOf(fx.runs.events(runId, { principal: P }), 'text_delta');
     stopRedis();
     await sleep(2500);

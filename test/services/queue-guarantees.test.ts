@@ -23,7 +23,12 @@ describe('queueRuns guarantees', () => {
       await Promise.all([fx.worker({ concurrency: 10 }), fx.worker({ concurrency: 10 })]);
       const results = await Promise.all(
         Array.from({ length: 30 }, async (_, i) => {
-          const { runId } = await fx!.runs.start({ agent: 'queue-agent', threadId: `t${i}`, input: '!stream 10 20', principal: P });
+          const { runId } = await fx!.runs.start({
+            agent: 'queue-agent',
+            threadId: `t${i}`,
+            input: '!stream 10 20',
+            principal: P,
+          });
           await sleep(Math.floor(Math.random() * 400));
           const answers = await Promise.all([fx!.runs.cancel(runId, 'a', P), other.cancel(runId, 'b', P)]);
           const events = await allEvents(fx!.runs.events(runId, { principal: P }));

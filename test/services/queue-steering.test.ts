@@ -31,7 +31,9 @@ describe('queueRuns steering across processes', () => {
     await fx.worker();
     const events = await allEvents(fx.runs.events(runId, { principal: P }));
     expect(injected(events)).toEqual(['focus on 5xx', 'and be brief']);
-    expect(events.find((e) => e.type === 'user_message_injected' && e.content === 'and be brief')).toMatchObject({ id });
+    expect(events.find((e) => e.type === 'user_message_injected' && e.content === 'and be brief')).toMatchObject({
+      id,
+    });
     expect(output(events)).toContain('[seen: focus on 5xx|and be brief]');
   }, 60_000);
 
@@ -84,7 +86,10 @@ describe('queueRuns steering across processes', () => {
     const events = await allEvents(events$);
     const terminal = events.at(-1)!;
     expect(terminal).toMatchObject({ type: 'run_cancelled' });
-    expect(terminal.type === 'run_cancelled' && terminal.undelivered.map((u) => u.content)).toEqual(['first', 'second']);
+    expect(terminal.type === 'run_cancelled' && terminal.undelivered.map((u) => u.content)).toEqual([
+      'first',
+      'second',
+    ]);
     const next = await fx.runs.start({ agent: 'queue-agent', threadId: 't', input: 'go on', principal: P });
     const after = await allEvents(fx.runs.events(next.runId, { principal: P }));
     expect(injected(after)).toEqual(['first', 'second']);

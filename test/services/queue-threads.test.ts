@@ -30,14 +30,20 @@ const texts = (items: readonly Item[]) => items.flatMap((i) => (i.type === 'user
 const terminalOf = (events: readonly RunEvent[]) => events.at(-1)!;
 
 describe('queueRuns threads: ifBusy across processes', () => {
-  it("reject: ThreadBusyError (409) while a run is active, queued or running", async () => {
+  it('reject: ThreadBusyError (409) while a run is active, queued or running', async () => {
     fx = queueFixture();
     const { runId } = await fx.runs.start({ agent: 'queue-agent', threadId: 't', input: '!tool 1500', principal: P });
     const busy = fx.runs.start({ agent: 'queue-agent', threadId: 't', input: 'x', principal: P, ifBusy: 'reject' });
     await expect(busy).rejects.toBeInstanceOf(ThreadBusyError);
     await expect(busy).rejects.toMatchObject({ code: 'thread_busy', runId });
     // Another principal's thread of the same name is another thread.
-    const other = await fx.runs.start({ agent: 'queue-agent', threadId: 't', input: 'x', principal: 'bob', ifBusy: 'reject' });
+    const other = await fx.runs.start({
+      agent: 'queue-agent',
+      threadId: 't',
+      input: 'x',
+      principal: 'bob',
+      ifBusy: 'reject',
+    });
     expect(other.runId).not.toBe(runId);
     await fx.worker();
     expect(terminalOf(await allEvents(fx.runs.events(runId, { principal: P }))).type).toBe('run_completed');
@@ -46,9 +52,17 @@ describe('queueRuns threads: ifBusy across processes', () => {
   it('enqueue: the new run waits for the active one, then runs; the history holds both in order', async () => {
     const { sessions, schema } = await withSessions();
     await fx!.worker({ pgSchema: schema });
-    const a = await fx!.runs.start({ agent: 'queue-agent', threadId: 't', input: [user('a', '!tool 800')], principal: P });
+    const a = await fx!.runs.start({
+      agent: 'queue-agent',
+      threadId: 't',
+      input: [user('a', '!tool 800')],
+      principal: P,
+    });
     const b = await fx!.runs.start({
-      agent: 'queue-agent', threadId: 't', input: [user('a', '!tool 800'), user('b', 'then this')], principal: P,
+      agent: 'queue-agent',
+      threadId: 't',
+      input: [user('a', '!tool 800'), user('b', 'then this')],
+      principal: P,
       ifBusy: 'enqueue',
     });
     expect(b.runId).not.toBe(a.runId);
@@ -66,10 +80,19 @@ describe('queueRuns threads: ifBusy across processes', () => {
   it('interrupt: the active run is cancelled, its consistent prefix committed, then the new run runs', async () => {
     const { sessions, schema } = await withSessions();
     await fx!.worker({ pgSchema: schema });
-    const a = await fx!.runs.start({ agent: 'queue-agent', threadId: 't', input: [user('a', '!turns 5 400')], principal: P });
+    const a = await fx!.runs.start({
+      agent: 'queue-agent',
+      threadId: 't',
+      input: [user('a', '!turns 5 400')],
+      principal: P,
+    });
     await firstOf(fx!.runs.events(a.runId, { principal: P }), 'turn_completed');
     const b = await fx!.runs.start({
-      agent: 'queue-agent', threadId: 't', input: [user('b', 'instead')], principal: P, ifBusy: 'interrupt',
+      agent: 'queue-agent',
+      threadId: 't',
+      input: [user('b', 'instead')],
+      principal: P,
+      ifBusy: 'interrupt',
     });
     const ea = await allEvents(fx!.runs.events(a.runId, { principal: P }));
     expect(terminalOf(ea)).toMatchObject({ type: 'run_cancelled', reason: { type: 'interrupted', by: b.runId } });
@@ -84,10 +107,19 @@ describe('queueRuns threads: ifBusy across processes', () => {
   it('rollback: the active run is cancelled and discarded, then the new run runs', async () => {
     const { sessions, schema } = await withSessions();
     await fx!.worker({ pgSchema: schema });
-    const a = await fx!.runs.start({ agent: 'queue-agent', threadId: 't', input: [user('a', '!turns 5 400')], principal: P });
+    const a = await fx!.runs.start({
+      agent: 'queue-agent',
+      threadId: 't',
+      input: [user('a', '!turns 5 400')],
+      principal: P,
+    });
     await firstOf(fx!.runs.events(a.runId, { principal: P }), 'turn_completed');
     const b = await fx!.runs.start({
-      agent: 'queue-agent', threadId: 't', input: [user('b', 'instead')], principal: P, ifBusy: 'rollback',
+      agent: 'queue-agent',
+      threadId: 't',
+      input: [user('b', 'instead')],
+      principal: P,
+      ifBusy: 'rollback',
     });
     const ea = await allEvents(fx!.runs.events(a.runId, { principal: P }));
     expect(terminalOf(ea)).toMatchObject({ type: 'run_cancelled', reason: { type: 'rolled_back', by: b.runId } });
@@ -100,10 +132,17 @@ describe('queueRuns threads: ifBusy across processes', () => {
     await fx.worker();
     const a = await fx.runs.start({ agent: 'queue-agent', threadId: 't', input: '!turns 2 500', principal: P });
     await firstOf(fx.runs.events(a.runId, { principal: P }), 'tool_call_started');
-    const b = await fx.runs.start({ agent: 'queue-agent', threadId: 't', input: [user('m2', 'also this')], principal: P });
+    const b = await fx.runs.start({
+      agent: 'queue-agent',
+      threadId: 't',
+      input: [user('m2', 'also this')],
+      principal: P,
+    });
     expect(b).toEqual({ runId: a.runId, steeringId: 'm2' });
     const events = await allEvents(fx.runs.events(a.runId, { principal: P }));
-    expect(events.filter((e) => e.type === 'user_message_injected')).toMatchObject([{ id: 'm2', content: 'also this' }]);
+    expect(events.filter((e) => e.type === 'user_message_injected')).toMatchObject([
+      { id: 'm2', content: 'also this' },
+    ]);
   }, 60_000);
 
   it('2 worker processes × 40 runs: every run completes with exactly one terminal event; both workers work', async () => {
@@ -119,7 +158,9 @@ describe('queueRuns threads: ifBusy across processes', () => {
       expect(events.filter(isTerminalEvent).map((e) => e.type)).toEqual(['run_completed']);
       expect(gapless(events)).toBe(true);
     }
-    const owners = await Promise.all(started.map(({ runId }) => fx!.redis.hget(`${fx!.prefix}:${fx!.queue}:lc:run:${runId}`, 'owner')));
+    const owners = await Promise.all(
+      started.map(({ runId }) => fx!.redis.hget(`${fx!.prefix}:${fx!.queue}:lc:run:${runId}`, 'owner')),
+    );
     expect(new Set(owners)).toEqual(new Set([w1.id, w2.id]));
   }, 120_000);
 });

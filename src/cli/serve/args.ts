@@ -7,7 +7,8 @@ export const DEFAULT_PORT = 7347;
 const NOT_FOR_SERVE = ['interactive', 'confirm', 'json'] as const;
 
 /**
- * Checks a `loopctl serve` (or `loopctl worker`) command line: no words after `serve` (the page gives the tasks), none of the
+ * Checks a `loopctl serve` (or `loopctl worker`) command line: no words after the command (the page or the
+ * queue gives the tasks), none of the
  * options that only a run in the terminal uses (`--interactive`, `--confirm`, `--json`).
  * @throws UsageError naming the word or the option.
  */

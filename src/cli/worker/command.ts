@@ -15,7 +15,12 @@ import { cliQueueName } from './queue-name.js';
  * (no new job; runs may end within the grace, then are cancelled; every terminal event stored) and resolves
  * with 0; a second stop exits at once with the signal's code. Redis unreachable at the start: 1.
  */
-export async function runWorker(options: CliOptions, queue: string, env: NodeJS.ProcessEnv, io: CliIO): Promise<number> {
+export async function runWorker(
+  options: CliOptions,
+  queue: string,
+  env: NodeJS.ProcessEnv,
+  io: CliIO,
+): Promise<number> {
   const stops = io.stops ?? new StopSignals();
   let stopped: StopSignal | undefined;
   let onStop: (signal: StopSignal) => void = () => undefined;
@@ -44,7 +49,9 @@ export async function runWorker(options: CliOptions, queue: string, env: NodeJS.
     io.stderr.write(`[loopctl worker] ${header(agent, options, model)}\n`);
     io.stdout.write(sanitizeLine(`loopctl worker ${worker.id}: taking runs from ${redacted(queue)}`) + '\n');
     const signal = await whenStopped;
-    io.stderr.write(sanitizeLine(`[loopctl worker] ${signal}: draining (no new runs; live runs end or are cancelled)`) + '\n');
+    io.stderr.write(
+      sanitizeLine(`[loopctl worker] ${signal}: draining (no new runs; live runs end or are cancelled)`) + '\n',
+    );
     await worker.close();
     io.stderr.write('[loopctl worker] drained: every run it had has its ending stored\n');
     return 0;

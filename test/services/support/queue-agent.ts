@@ -11,7 +11,14 @@
  */
 import { Observable, concat, defer, of, timer, NEVER, map, throwError } from 'rxjs';
 import { z } from 'zod';
-import { defineAgent, ModelCallError, tool, type ModelEvent, type ModelProvider, type ModelRequest } from '../../../src/index.js';
+import {
+  defineAgent,
+  ModelCallError,
+  tool,
+  type ModelEvent,
+  type ModelProvider,
+  type ModelRequest,
+} from '../../../src/index.js';
 
 const userTexts = (request: ModelRequest) =>
   request.items.flatMap((i) => (i.type === 'user' && !i.text.startsWith('!') ? [i.text] : []));
@@ -71,7 +78,9 @@ export const directiveModel: ModelProvider = {
           const id = directive?.type === 'user' ? directive.id : '';
           if (retried.has(id)) return of(answer('done', request));
           retried.add(id);
-          return throwError(() => new ModelCallError('busy', { status: 503, retryable: true, retryAfterMs: n(1, 5000) }));
+          return throwError(
+            () => new ModelCallError('busy', { status: 503, retryable: true, retryAfterMs: n(1, 5000) }),
+          );
         }
         default:
           return of(answer('echo:', request));
@@ -94,4 +103,9 @@ const wait = tool({
     }),
 });
 
-export const queueAgent = defineAgent({ name: 'queue-agent', instructions: 'Follow the directive.', model: directiveModel, tools: [wait] });
+export const queueAgent = defineAgent({
+  name: 'queue-agent',
+  instructions: 'Follow the directive.',
+  model: directiveModel,
+  tools: [wait],
+});

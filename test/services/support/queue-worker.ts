@@ -19,7 +19,9 @@ const worker = await startWorker({
   ...options,
   agents: { [queueAgent.name]: queueAgent },
   ...(sessions ? { sessions } : {}),
-  runOptions: { retry: { maxRetries: 2, initialDelayMs: 10, maxDelayMs: 60_000, multiplier: 2, maxRetryAfterMs: 60_000 } },
+  runOptions: {
+    retry: { maxRetries: 2, initialDelayMs: 10, maxDelayMs: 60_000, multiplier: 2, maxRetryAfterMs: 60_000 },
+  },
 });
 process.stdout.write(`ready ${worker.id}\n`);
 process.on('SIGTERM', () => {

@@ -6,7 +6,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { firstValueFrom, lastValueFrom, toArray, filter, type Observable } from 'rxjs';
-import { queueRuns, type QueueRuns, type QueueRunsOptions, type StartWorkerOptions } from '../../../src/bullmq/index.js';
+import {
+  queueRuns,
+  type QueueRuns,
+  type QueueRunsOptions,
+  type StartWorkerOptions,
+} from '../../../src/bullmq/index.js';
 import type { RunEvent } from '../../../src/index.js';
 import { repoRoot } from '../../support/openai-server.js';
 
@@ -54,7 +59,12 @@ export function queueFixture(options: Partial<QueueRunsOptions> & { url?: string
     redis,
     async worker(settings = {}) {
       const config = {
-        connection: url, queue, prefix, lockDurationMs: 2000, stalledIntervalMs: 1000, ...settings,
+        connection: url,
+        queue,
+        prefix,
+        lockDurationMs: 2000,
+        stalledIntervalMs: 1000,
+        ...settings,
       };
       const child = spawn(process.execPath, ['--import', TSX, WORKER, JSON.stringify(config)], {
         cwd: repoRoot,
