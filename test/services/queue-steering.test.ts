@@ -56,7 +56,7 @@ describe('queueRuns steering across processes', () => {
   }, 60_000);
 
   it('a worker that does not answer within 2 s: MailboxUnavailableError, never a guessed answer', async () => {
-    fx = queueFixture();
+    fx = queueFixture({ steerTimeoutMs: 2000 }); // the default
     const worker = await fx.worker();
     const { runId } = await fx.runs.start({ agent: 'queue-agent', threadId: 't', input: '!tool 4000', principal: P });
     await firstOf(fx.runs.events(runId, { principal: P }), 'tool_call_started');

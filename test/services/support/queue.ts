@@ -47,7 +47,8 @@ export function queueFixture(options: Partial<QueueRunsOptions> & { url?: string
   const queue = `q${process.pid}x${counter++}`;
   const prefix = `lctest${process.pid}`;
   const url = options.url ?? REDIS_URL;
-  const runs = queueRuns({ connection: url, queue, prefix, ...options });
+  // Steering waits up to 10 s for a worker here (a loaded machine); the 2 s default is pinned by its own spec.
+  const runs = queueRuns({ connection: url, queue, prefix, steerTimeoutMs: 10_000, ...options });
   const redis = new Redis(url, { maxRetriesPerRequest: null });
   redis.on('error', () => undefined);
   const workers: WorkerProcess[] = [];
