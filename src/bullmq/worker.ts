@@ -58,6 +58,9 @@ export interface QueueWorker {
   close(): Promise<void>;
 }
 
+/** How long after `shutdownGraceMs` a draining worker cancels a run that a graceful stop did not end (ms). */
+const STOP_BACKSTOP_MS = 1000;
+
 /** The reason a draining worker cancels the runs still live after `shutdownGraceMs`. */
 export const WORKER_SHUTDOWN_REASON = Object.freeze({ type: 'worker_shutdown' as const });
 /** The reason runs are cancelled with when Redis stayed unreachable for `eventStoreOutageMs`. */
@@ -224,9 +227,12 @@ export async function startWorker(options: StartWorkerOptions): Promise<QueueWor
         const timers: ReturnType<typeof setTimeout>[] = [];
         for (const run of live.values()) {
           const handle = run.handle as (RunHandle & { stop?: (o: object) => unknown }) | undefined;
-          // Run control (graceful stop at the end of the turn); until it is there, cancel after the grace.
-          if (typeof handle?.stop === 'function') handle.stop({ at: 'turn_end', graceMs: shutdownGraceMs });
-          const timer = setTimeout(() => cancelRun(run, WORKER_SHUTDOWN_REASON), shutdownGraceMs);
+          // Run control's graceful stop at the end of the turn (it cancels itself after graceMs), where the handle
+          // has it; the cancel below is the backstop (and, without stop(), the cancel after the grace).
+          const stops = typeof handle?.stop === 'function';
+          if (stops) handle!.stop!({ at: 'turn_end', graceMs: shutdownGraceMs });
+          const after = stops ? shutdownGraceMs + STOP_BACKSTOP_MS : shutdownGraceMs;
+          const timer = setTimeout(() => cancelRun(run, WORKER_SHUTDOWN_REASON), after);
           timers.push(timer);
           void run.done.then(() => clearTimeout(timer));
         }

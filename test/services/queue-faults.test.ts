@@ -124,11 +124,10 @@ describe('queueRuns faults: SIGTERM drain', () => {
     expect(await run(long.runId)).toEqual(['ended', 'run_cancelled']);
     expect(await run(later.runId)).toEqual(['queued', null]); // not taken by the draining worker
     const events = await allEvents(fx.runs.events(long.runId, { principal: P }));
-    expect(events.at(-1)).toMatchObject({
-      type: 'run_cancelled',
-      reason: { type: 'worker_shutdown' },
-      phase: 'tool_call',
-    });
+    // Cancelled after the grace: by the worker (worker_shutdown), or by run control's graceful stop timing out.
+    const terminal = events.at(-1)!;
+    expect(terminal).toMatchObject({ type: 'run_cancelled', phase: 'tool_call' });
+    expect(['worker_shutdown', 'stop_timeout']).toContain((terminal as { reason: { type: string } }).reason.type);
     await fx.worker(); // another worker takes the queued run
     expect((await allEvents(fx.runs.events(later.runId, { principal: P }))).at(-1)!.type).toBe('run_completed');
   }, 90_000);
