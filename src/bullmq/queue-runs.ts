@@ -9,6 +9,7 @@ import {
   AgentNotFoundError,
   MailboxUnavailableError,
   NotImplementedError,
+  NotSupportedError,
   RunNotFoundError,
   RunNotLiveError,
   ThreadBusyError,
@@ -66,7 +67,9 @@ export interface QueueRuns extends Runs {
  * `'interrupt'` (it is cancelled, its consistent prefix committed, then the new run runs), `'rollback'` (it is
  * cancelled and discarded). Events come from the run's Redis stream, resumable after any seq. Cancel reaches
  * the worker through loopctl's Redis pub/sub; a run still queued is cancelled here (`run_started`,
- * `run_cancelled{phase:'turn_entry'}`), never reaching a model. `stop` and `decide`: `NotImplementedError`.
+ * `run_cancelled{phase:'turn_entry'}`), never reaching a model. `stop` asks the run's worker to stop it
+ * gracefully (`NotImplementedError` where the engine has no run control; `NotSupportedError` for a run no
+ * worker started yet); `decide`: `NotImplementedError`.
  * @throws {ConfigurationError} for a bad option, naming it.
  */
 export function queueRuns(options: QueueRunsOptions): QueueRuns {
@@ -273,9 +276,27 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
       }
     },
 
-    async stop(runId, _opts, principal) {
-      await find(runId, principal);
-      throw new NotImplementedError('stop');
+    async stop(runId, opts, principal) {
+      const info = await find(runId, principal);
+      const at = opts?.at;
+      if (at !== 'turn_end' && at !== 'tool_call_end') {
+        throw new ConfigurationError('at', "must be 'turn_end' or 'tool_call_end'");
+      }
+      const graceMs = opts.graceMs;
+      if (graceMs !== undefined && (typeof graceMs !== 'number' || !(graceMs >= 0))) {
+        throw new ConfigurationError('graceMs', 'must be a number ≥ 0');
+      }
+      if (info.state === 'ended') return false;
+      if (info.state !== 'running') {
+        throw new NotSupportedError('stop', 'a run no worker has started yet is not stopped gracefully: cancel it');
+      }
+      // The worker's run handle stops it (run control); no answer in time is the same unknown as for steering.
+      const request = { op: 'stop' as const, runId, at, ...(graceMs === undefined ? {} : { graceMs }) };
+      const reply = await requests.ask(info.owner, request, steerTimeoutMs);
+      if (reply === undefined) throw new MailboxUnavailableError(runId, steerTimeoutMs);
+      if (reply.ok) return reply.stopped === true;
+      if (reply.why === 'not_supported') throw new NotImplementedError('stop');
+      return false; // it ended there meanwhile
     },
 
     async steer(runId, text, principal) {

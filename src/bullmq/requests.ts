@@ -12,7 +12,13 @@ export interface WireItem {
 export type WorkerRequest =
   | { readonly op: 'cancel'; readonly runId: string; readonly reason: unknown; readonly mode: CancelMode }
   | { readonly op: 'steer'; readonly runId: string; readonly items: readonly WireItem[] }
-  | { readonly op: 'withdraw'; readonly runId: string; readonly id: string };
+  | { readonly op: 'withdraw'; readonly runId: string; readonly id: string }
+  | {
+      readonly op: 'stop';
+      readonly runId: string;
+      readonly at: 'turn_end' | 'tool_call_end';
+      readonly graceMs?: number;
+    };
 
 /**
  * How a cancelled run's partial is treated: `'cancel'` as any cancel (nothing committed), `'interrupt'` committed
@@ -20,10 +26,13 @@ export type WorkerRequest =
  */
 export type CancelMode = 'cancel' | 'interrupt' | 'rollback';
 
-/** A worker's answer: `ok` with what the in-memory mailbox decided, or `not_live` (the run is not live there). */
+/**
+ * A worker's answer: `ok` with what the in-memory mailbox (or the run's handle) decided; `not_live` (the run is
+ * not live there) or `not_supported` (its handle has no graceful `stop`: run control is not in this build).
+ */
 export type WorkerReply =
-  | { readonly ok: true; readonly ids?: readonly string[]; readonly removed?: boolean }
-  | { readonly ok: false; readonly why: 'not_live' };
+  | { readonly ok: true; readonly ids?: readonly string[]; readonly removed?: boolean; readonly stopped?: boolean }
+  | { readonly ok: false; readonly why: 'not_live' | 'not_supported' };
 
 interface Envelope {
   readonly reqId?: string;

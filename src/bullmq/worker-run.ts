@@ -212,6 +212,13 @@ export function onRequest(
       const ids = request.items.map((item) => mailbox.pushItem(item.content, item.id).id);
       return void answer(ctx.redis, request, { ok: true, ids });
     }
+    case 'stop': {
+      if (local.ended) return void answer(ctx.redis, request, { ok: false, why: 'not_live' });
+      const graceful = handle as RunHandle & { stop?: (options: object) => unknown };
+      if (typeof graceful.stop !== 'function') return void answer(ctx.redis, request, { ok: false, why: 'not_supported' });
+      const options = request.graceMs === undefined ? { at: request.at } : { at: request.at, graceMs: request.graceMs };
+      return void answer(ctx.redis, request, { ok: true, stopped: graceful.stop(options) !== false });
+    }
     case 'withdraw': {
       if (local.ended) return void answer(ctx.redis, request, { ok: false, why: 'not_live' });
       return void answer(ctx.redis, request, { ok: true, removed: mailbox.removeById(request.id) });

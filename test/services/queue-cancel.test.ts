@@ -87,6 +87,29 @@ describe('queueRuns + startWorker: cancel across processes', () => {
     expect(events.at(-1)).toMatchObject({ type: 'run_cancelled', reason: 'stop', phase: 'backoff' });
   }, 60_000);
 
+  it('stop (graceful, run control) is asked of the worker: it ends the run at the turn end where the engine has it', async () => {
+    fx = queueFixture();
+    await fx.worker();
+    const { runId } = await fx.runs.start({ agent: 'queue-agent', threadId: 't1', input: '!tool 1500', principal: P });
+    await expect(fx.runs.stop(runId, { at: 'later' as never }, P)).rejects.toMatchObject({ field: 'at' });
+    await firstOf(fx.runs.events(runId, { principal: P }), 'tool_call_started');
+    const stopped = fx.runs.stop(runId, { at: 'turn_end', graceMs: 30_000 }, P).then(
+      (value) => ({ value }),
+      (error: { code?: string }) => ({ error }),
+    );
+    const events = await allEvents(fx.runs.events(runId, { principal: P }));
+    const terminal = events.at(-1)!;
+    const outcome = await stopped;
+    if (!('error' in outcome) || outcome.error.code !== 'not_implemented') {
+      // Run control in this build: the tool call finishes, the turn ends, the run completes as stopped.
+      expect(outcome).toEqual({ value: true });
+      expect(terminal).toMatchObject({ type: 'run_completed', stopReason: 'stopped' });
+    } else {
+      expect(terminal).toMatchObject({ type: 'run_completed', stopReason: 'completed' }); // not stopped: it went on
+    }
+    expect(await fx.runs.stop(runId, { at: 'turn_end' }, P)).toBe(false); // ended
+  }, 60_000);
+
   it('cancel while queued: run_started, run_cancelled{turn_entry}, written here; no worker ever runs it', async () => {
     fx = queueFixture();
     const { runId } = await fx.runs.start({ agent: 'queue-agent', threadId: 't1', input: '!stream 3 0', principal: P });
