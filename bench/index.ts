@@ -16,7 +16,8 @@
  * rounds, default 30, 0 to leave them out), BENCH_COMMITS
  * (sessions: runs committed, default 500), BENCH_LIB=src (measure src/ through tsx instead),
  * BENCH_LIB_DIR=<dir> (measure another compiled build), BENCH_BASELINE_DIR=<dir> (load a second
- * build, e.g. the pre-reshape engine, and measure it in the same rounds: BENCHMARKS.md).
+ * build, e.g. the pre-reshape engine, and measure it in the same rounds: BENCHMARKS.md), BENCH_QUEUE_RUNS
+ * (queue: throughput runs, default 200; BENCH_RUNS there: cancelled runs, default 1000), REDIS_URL (queue).
  */
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -35,6 +36,9 @@ const BENCHES: Record<string, string> = {
   sessions: 'durable sessions: commit latency per run, load of a 10 000-item history (SQLite, Postgres)',
   otel: 'loopctl/otel: CPU per streamed chunk and per run, no SDK vs an SDK with a batching exporter',
   profile: 'where the remaining cost goes: sampled live heap and CPU profiles of the missed targets',
+  queue:
+    'loopctl/bullmq across processes: cancel and steering latency, throughput with 1 and 2 worker processes, ' +
+    'Redis memory per finished run',
 };
 
 const here = path.dirname(fileURLToPath(import.meta.url));

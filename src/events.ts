@@ -33,7 +33,9 @@ export type CancelPhase = z.infer<typeof CancelPhaseSchema>;
  * (`run_failed`). `session_error`: the session failed the run: its lease failed or was lost, its load
  * failed or gave what is not an array of Items, or the write of a completed run failed or passed
  * `deadlines.commitMs`. `output_invalid`: the final answer did not match the agent's `output` schema
- * after its repair turns (docs/run-control.md, "Structured output").
+ * after its repair turns (docs/run-control.md, "Structured output"). `worker_lost`: the worker process
+ * running the run (loopctl/bullmq) died or lost its job's lock; written by the process that detected it,
+ * with the next `seq` after the last stored event.
  */
 export const StopReasonSchema = z.enum([
   'completed',
@@ -45,6 +47,7 @@ export const StopReasonSchema = z.enum([
   'internal_error',
   'session_error',
   'output_invalid',
+  'worker_lost',
 ]);
 /** See {@link StopReasonSchema}. */
 export type StopReason = z.infer<typeof StopReasonSchema>;

@@ -95,7 +95,7 @@ export { localRuns, type LocalRunsOptions } from './runs/local-runs.js';
 export type { LocalRunsSessionStore } from './runs/thread.js';
 export {
   RunNotFoundError, AgentNotFoundError, ThreadBusyError, HistoryConflictError, RunNotLiveError, NotSupportedError,
-  NotImplementedError, isRunNotFoundError,
+  NotImplementedError, MailboxUnavailableError, isRunNotFoundError,
 } from './runs/errors.js';
 export {
   isCompactTextDelta, splitCompactText, eventsAfter, type CompactTextDelta, type CompactTextSplit,

@@ -31,7 +31,15 @@ describe('subcommands and tasks', () => {
     expect(parseCli(['--read-only', 'sessions'])).toEqual({
       kind: 'subcommand', name: 'sessions', args: [], values: { 'read-only': true },
     });
-    expect(parseCli(['worker'])).toEqual({ kind: 'subcommand', name: 'worker', args: [], values: {} });
+    expect(() => parseCli(['worker'])).toThrow('loopctl worker needs --queue redis://HOST:PORT');
+    expect(parseCli(['worker', '--queue', 'redis://127.0.0.1:6379', '--read-only'])).toMatchObject({
+      kind: 'worker', queue: 'redis://127.0.0.1:6379', options: { readOnly: true },
+    });
+    expect(parseCli(['serve', '--queue', 'redis://r:6379/2'])).toMatchObject({ kind: 'serve', queue: 'redis://r:6379/2' });
+    expect(() => parseCli(['worker', '--queue', 'http://x'])).toThrow('option --queue must be a redis:// URL');
+    expect(() => parseCli(['worker', '--queue', 'redis://x', '--port', '1'])).toThrow('--port is an option of loopctl serve');
+    expect(() => parseCli(['--queue', 'redis://x', 'task'])).toThrow('--queue is an option of loopctl serve and loopctl worker');
+    expect(() => parseCli(['worker', '--queue', 'redis://x', 'a', 'task'])).toThrow('loopctl worker takes no task');
     expect(parseCli(['sessions', 'rm', 'a b', '--yes', '--cwd', '/tmp'])).toEqual({
       kind: 'subcommand', name: 'sessions', args: ['rm', 'a b'], values: { yes: true, cwd: '/tmp' },
     });

@@ -1,8 +1,7 @@
 /**
  * Terminal safety (C29) holds for what loopctl quotes back from the command
- * line too: a subcommand that is not available yet names the task to run
- * instead, and words that came from a script's variable may hold escape
- * sequences. They are shown escaped, on one line.
+ * line too: a subcommand given words names them, and words that came from a
+ * script's variable may hold escape sequences. They are shown escaped, on one line.
  */
 import { describe, expect, it } from 'vitest';
 import { main } from '../src/cli/app.js';
@@ -16,17 +15,17 @@ function io() {
   return { out, err, io: { stdout: out, stderr: err, exit } };
 }
 
-describe('a subcommand not available yet', () => {
-  it('quotes the words after it escaped: no control sequence reaches stderr', async () => {
+describe('loopctl worker given a task', () => {
+  it('refuses it with the words escaped on one line (exit 2)', async () => {
     const { out, err, io: streams } = io();
-    const code = await main(['worker', '\x1b]0;pwned\x07', 'two\nlines', '\u202eevil'], {}, streams);
+    const argv = ['worker', '--queue', 'redis://127.0.0.1:1', '\x1b]0;pwned\x07', 'two\nlines', '\u202eevil'];
+    const code = await main(argv, {}, streams);
     expect(code).toBe(2);
     expect(out.text).toBe('');
-    expect(err.text).toBe(
-      'loopctl: the worker command is not available yet in this version (to run ' +
-        '"worker \\x1b]0;pwned\\x07 two\\nlines \\u202eevil" as a task: ' +
-        'loopctl -- worker \\x1b]0;pwned\\x07 two\\nlines \\u202eevil)\n',
-    );
+    expect(err.text).toMatch(/^loopctl: loopctl worker takes no task \(got "\\u001b\]0;pwned\\u0007 two\\nlines /);
+    expect(err.text.split('\n')).toHaveLength(3);
+    // eslint-disable-next-line no-control-regex
+    expect(err.text).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f\u202e]/);
   });
 });
 

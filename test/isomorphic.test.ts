@@ -53,7 +53,7 @@ describe('the loopctl core entry is isomorphic: Node-only code lives in loopctl/
   it('the core never imports @opentelemetry: only loopctl/otel does, and only @opentelemetry/api', () => {
     const entries = ['src/index.ts', 'src/testing/index.ts', 'src/node/index.ts', 'src/node/testing/index.ts',
       'src/ag-ui/index.ts', 'src/http/index.ts', 'src/operators/index.ts', 'src/sqlite/index.ts',
-      'src/postgres/index.ts'];
+      'src/postgres/index.ts', 'src/bullmq/index.ts'];
     for (const entry of entries) {
       const specs = [...graph(path.join(repoRoot, entry)).values()].flat();
       expect({ entry, otel: specs.filter((s) => s.startsWith('@opentelemetry/')) }).toEqual({ entry, otel: [] });
@@ -75,12 +75,20 @@ function packagesOf(entry: string): string[] {
 }
 
 describe('native and driver modules load only through their own entries', () => {
-  for (const entry of ['src/index.ts', 'src/testing/index.ts', 'src/node/index.ts', 'src/node/testing/index.ts']) {
-    it(`${entry} reaches neither better-sqlite3 nor pg, nor a test framework`, () => {
+  for (const entry of ['src/index.ts', 'src/testing/index.ts', 'src/node/index.ts', 'src/node/testing/index.ts',
+    'src/http/index.ts', 'src/postgres/index.ts', 'src/sqlite/index.ts']) {
+    it(`${entry} reaches neither better-sqlite3 nor pg (beyond its own), nor bullmq/ioredis, nor a test framework`, () => {
       const packages = packagesOf(entry);
-      expect(packages.filter((p) => ['better-sqlite3', 'pg', 'vitest', 'jest', 'mocha'].includes(p))).toEqual([]);
+      const own = entry.includes('postgres') ? ['pg'] : entry.includes('sqlite') ? ['better-sqlite3'] : [];
+      const banned = ['better-sqlite3', 'pg', 'bullmq', 'ioredis', 'vitest', 'jest', 'mocha'];
+      expect(packages.filter((p) => banned.includes(p) && !own.includes(p))).toEqual([]);
     });
   }
+
+  it('loopctl/bullmq reaches bullmq and its bundled ioredis, and no other driver', () => {
+    const packages = packagesOf('src/bullmq/index.ts');
+    expect(packages.filter((p) => ['bullmq', 'ioredis', 'pg', 'better-sqlite3'].includes(p))).toEqual(['bullmq', 'ioredis']);
+  });
 
   it('loopctl/sqlite reaches better-sqlite3 and not pg; loopctl/postgres reaches pg only for its types', () => {
     const drivers = (entry: string) => packagesOf(entry).filter((p) => p === 'better-sqlite3' || p === 'pg');

@@ -9,6 +9,7 @@ import { startCliTelemetry } from './otel.js';
 import { runAgent, type CliIO } from './run-agent.js';
 import { runScript } from './script.js';
 import { loadServe } from './serve/load.js';
+import { loadWorker } from './worker/load.js';
 import { exitCodeFor, StopSignals, type StopSignal } from './signals.js';
 import { runSessions } from './sessions/command.js';
 import { openConversation } from './store/conversation.js';
@@ -75,7 +76,14 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
       releaseEarly();
       const runServe = await loadServe();
       if ('missing' in runServe) return void io.stderr.write(`loopctl: ${runServe.missing}\n`), 2;
-      return await runServe(command.options, { port: command.port, version: version() }, env, { ...io, stops });
+      const settings = { port: command.port, version: version(), ...(command.queue ? { queue: command.queue } : {}) };
+      return await runServe(command.options, settings, env, { ...io, stops });
+    }
+    if (command.kind === 'worker') {
+      releaseEarly();
+      const runWorker = await loadWorker();
+      if ('missing' in runWorker) return void io.stderr.write(`loopctl: ${runWorker.missing}\n`), 2;
+      return await runWorker(command.options, command.queue, env, { ...io, stops });
     }
     // --otel: the SDK and exporter load only now (a missing one is a usage error naming the install command).
     const otel = command.options.otel ? await startCliTelemetry(version(), io.loadModule) : undefined;

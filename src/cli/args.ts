@@ -66,7 +66,8 @@ export type ConversationChoice =
  */
 export type CliCommand =
   | { readonly kind: 'run'; readonly options: CliOptions }
-  | { readonly kind: 'serve'; readonly options: CliOptions; readonly port: number }
+  | { readonly kind: 'serve'; readonly options: CliOptions; readonly port: number; readonly queue?: string }
+  | { readonly kind: 'worker'; readonly options: CliOptions; readonly queue: string }
   | { readonly kind: 'help' }
   | { readonly kind: 'version' }
   | {
@@ -100,6 +101,7 @@ const OPTIONS = {
   all: { type: 'boolean' },
   yes: { type: 'boolean', short: 'y' },
   port: { type: 'string' },
+  queue: { type: 'string' },
   otel: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
@@ -133,13 +135,19 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = proce
   if (values.help) return { kind: 'help' };
   if (values.version) return { kind: 'version' };
   const first = tokens.find((t) => t.kind === 'positional' || t.kind === 'option-terminator');
-  const serving = first?.kind === 'positional' && first.value === 'serve';
+  const working = first?.kind === 'positional' && first.value === 'worker';
+  const serving = (first?.kind === 'positional' && first.value === 'serve') || working;
   if (first?.kind === 'positional' && Object.hasOwn(SUBCOMMANDS, first.value) && !serving) {
     if (first.value === 'help') return { kind: 'help' };
     return { kind: 'subcommand', name: first.value, args: positionals.slice(1), values };
   }
-  if (serving) checkServeArgs(values, positionals.slice(1));
+  if (serving) checkServeArgs(values, positionals.slice(1), working ? 'worker' : 'serve');
   else if (values.port !== undefined) throw new UsageError('option --port is an option of loopctl serve');
+  if (!serving && values.queue !== undefined)
+    throw new UsageError('option --queue is an option of loopctl serve and loopctl worker');
+  if (working && values.port !== undefined) throw new UsageError('option --port is an option of loopctl serve');
+  const queue = values.queue === undefined ? undefined : queueUrl(values.queue);
+  if (working && queue === undefined) throw new UsageError('loopctl worker needs --queue redis://HOST:PORT');
   for (const only of ['all', 'yes'] as const)
     if (values[only]) throw new UsageError(`option --${only} is for loopctl sessions (see --help)`);
 
@@ -175,7 +183,26 @@ export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = proce
     conversation: conversationChoice(values),
     otel: values.otel ?? false,
   };
-  return serving ? { kind: 'serve', options, port: servePort(values.port) } : { kind: 'run', options };
+  if (working) return { kind: 'worker', options, queue: queue! };
+  if (serving) return { kind: 'serve', options, port: servePort(values.port), ...(queue ? { queue } : {}) };
+  return { kind: 'run', options };
+}
+
+/**
+ * `--queue <url>`: the Redis of `loopctl serve` / `loopctl worker` runs on a queue (loopctl/bullmq), a
+ * `redis://` or `rediss://` URL.
+ * @throws UsageError naming `--queue` for anything else.
+ */
+function queueUrl(value: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (url === undefined || (url.protocol !== 'redis:' && url.protocol !== 'rediss:'))
+    throw new UsageError(`option --queue must be a redis:// URL (got ${JSON.stringify(value)})`);
+  return value;
 }
 
 /**

@@ -2,13 +2,12 @@ import { DEFAULTS } from '../defaults.js';
 
 /**
  * The words that name a subcommand when they come first (before any `--`).
- * `serve`, `sessions` and `help` work; `worker` arrives with a later version and
- * until then answers "not available yet" (exit 2).
+ * `serve`, `sessions`, `worker` and `help`.
  */
 export const SUBCOMMANDS: Readonly<Record<string, string>> = {
   serve: 'the web app on 127.0.0.1 (--port): chat, Stop, steering',
   sessions: 'list, show or delete the saved conversations (see below)',
-  worker: 'run queued tasks (not available yet)',
+  worker: 'run the runs of loopctl serve --queue (needs --queue URL)',
   help: 'show this help',
 };
 
@@ -106,6 +105,12 @@ export function helpText(): string {
     ['-y, --yes', 'sessions rm: delete without asking (default: ask; required when stdin is not a terminal)'],
     ['--port <n>', 'loopctl serve: the port on 127.0.0.1 (default 7347; 0: any free port)'],
     [
+      '--queue <url>',
+      'loopctl serve and loopctl worker: runs go through Redis at this redis:// URL (?queue=NAME: the ' +
+        'queue, default cli; needs bullmq installed): ' +
+        'serve queues them, each worker runs them (default: serve runs them itself)',
+    ],
+    [
       '--otel',
       'export OpenTelemetry spans of each run over OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT; needs the ' +
         'OpenTelemetry SDK installed (default: off)',
@@ -121,6 +126,8 @@ export function helpText(): string {
     '                                    piped stdin, each non-empty line is a task',
     '       loopctl [options] -- words…  everything after -- is the task',
     '       loopctl serve [--port n]     the web app: open the address it prints',
+    '       loopctl serve --queue URL    the same, its runs done by loopctl worker',
+    '       loopctl worker --queue URL   run queued runs (Redis URL); SIGTERM drains',
     '       loopctl <command>',
     '',
     'Commands:',

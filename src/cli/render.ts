@@ -312,6 +312,7 @@ export function stopReason(event: TerminalEvent, context: { readonly baseURL?: s
       return `cancelled (reason: ${sanitizeLine(describeCancel(event.reason))}, phase: ${event.phase})`;
     case 'run_failed': {
       const line = `failed (${event.stopReason}): ${describeError(event.error, context)}`;
+      if (event.stopReason === 'worker_lost') return `${line} (the worker running it was lost)`;
       return event.stopReason === 'session_error' ? `${line} (nothing of this run was saved)` : line;
     }
   }

@@ -36,6 +36,7 @@ const STATUS_BY_CODE: Readonly<Record<string, number>> = {
   run_not_live: 409,
   not_supported: 501,
   not_implemented: 501,
+  mailbox_unavailable: 503,
 };
 
 /**

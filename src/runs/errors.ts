@@ -84,5 +84,21 @@ export class NotImplementedError extends LoopctlError {
   }
 }
 
+/**
+ * Steering (`steer` / `withdraw`) for a live run whose mailbox is held by another process (a `loopctl/bullmq`
+ * worker) that did not answer within `timeoutMs`: whether the steering was taken is unknown, so it is neither
+ * guessed `true` nor `false` (docs/scale-out.md, "Steering across processes"). HTTP 503; the client may retry.
+ */
+export class MailboxUnavailableError extends LoopctlError {
+  override readonly name: string = 'MailboxUnavailableError';
+  readonly code = 'mailbox_unavailable' as const;
+  constructor(
+    readonly runId: string,
+    readonly timeoutMs: number,
+  ) {
+    super(`the mailbox of run ${JSON.stringify(runId)} did not answer within ${timeoutMs} ms`);
+  }
+}
+
 /** @returns true when `e` is a {@link RunNotFoundError}. */
 export const isRunNotFoundError = (e: unknown): e is RunNotFoundError => isInstance(e, RunNotFoundError);

@@ -10,6 +10,7 @@ export {
   RunNotLiveError,
   NotSupportedError,
   NotImplementedError,
+  MailboxUnavailableError,
   isRunNotFoundError,
 } from './errors.js';
 export {

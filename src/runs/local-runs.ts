@@ -195,8 +195,8 @@ export function localRuns(options: LocalRunsOptions): Runs {
   };
 }
 
-/** `start` request fields, each named in the error. */
-function checkStart(req: StartRunRequest): void {
+/** `start` request fields, each named in the error (shared with the other `Runs` implementations). */
+export function checkStart(req: StartRunRequest): void {
   if (req === null || typeof req !== 'object') throw new ConfigurationError('req', 'must be an object');
   for (const field of ['agent', 'threadId', 'principal'] as const) {
     if (typeof req[field] !== 'string' || req[field] === '')

@@ -7,15 +7,22 @@ export const DEFAULT_PORT = 7347;
 const NOT_FOR_SERVE = ['interactive', 'confirm', 'json'] as const;
 
 /**
- * Checks a `loopctl serve` command line: no words after `serve` (the page gives the tasks), none of the
+ * Checks a `loopctl serve` (or `loopctl worker`) command line: no words after the command (the page or the
+ * queue gives the tasks), none of the
  * options that only a run in the terminal uses (`--interactive`, `--confirm`, `--json`).
  * @throws UsageError naming the word or the option.
  */
-export function checkServeArgs(values: Readonly<Record<string, unknown>>, words: readonly string[]): void {
-  if (words.length > 0)
-    throw new UsageError(`loopctl serve takes no task (got ${JSON.stringify(words.join(' '))}): the page gives them`);
+export function checkServeArgs(
+  values: Readonly<Record<string, unknown>>,
+  words: readonly string[],
+  command: 'serve' | 'worker' = 'serve',
+): void {
+  if (words.length > 0) {
+    const from = command === 'serve' ? 'the page gives them' : 'the queue gives them';
+    throw new UsageError(`loopctl ${command} takes no task (got ${JSON.stringify(words.join(' '))}): ${from}`);
+  }
   for (const name of NOT_FOR_SERVE) {
-    if (values[name] !== undefined) throw new UsageError(`option --${name} is not an option of loopctl serve`);
+    if (values[name] !== undefined) throw new UsageError(`option --${name} is not an option of loopctl ${command}`);
   }
 }
 

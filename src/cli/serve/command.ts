@@ -11,6 +11,7 @@ import { exitCodeFor, StopSignals, type StopSignal } from '../signals.js';
 import { newToken } from './guard.js';
 import { createServeApp } from './server.js';
 import { defaultWebRoot, loadWebApp } from './static.js';
+import { INSTALL_BULLMQ, isMissingBullmq } from '../worker/load.js';
 
 /** How long the shutdown waits for open streams to carry their runs' cancelled ending before it closes them. */
 const DRAIN_MS = 2000;
@@ -22,6 +23,11 @@ export interface ServeSettings {
   readonly webRoot?: string;
   /** The package version, for `GET /api/info`. */
   readonly version: string;
+  /**
+   * `--queue redis://…`: runs go to `loopctl worker` processes on that Redis (loopctl/bullmq `queueRuns`) instead
+   * of running in this process; a stop then leaves them running there (the pages re-attach).
+   */
+  readonly queue?: string;
 }
 
 /**
@@ -62,10 +68,17 @@ export async function runServe(
     if (stopped !== undefined) return exitCodeFor(stopped);
     const agent = cliAgent(options, model);
     const shutdown = new AbortController();
-    const runs = localRuns({
-      agents: { [agent.name]: agent },
-      runOptions: { signal: shutdown.signal, deadlines: runDeadlines(options) },
-    });
+    const queued = settings.queue ? await openQueueRuns(settings.queue, agent.name) : undefined;
+    if (queued !== undefined && 'missing' in queued) {
+      io.stderr.write(`loopctl: ${queued.missing}\n`);
+      return 2;
+    }
+    const runs =
+      queued?.runs ??
+      localRuns({
+        agents: { [agent.name]: agent },
+        runOptions: { signal: shutdown.signal, deadlines: runDeadlines(options) },
+      });
     const token = newToken();
     const info = {
       agent: agent.name,
@@ -90,6 +103,7 @@ export async function runServe(
     io.stderr.write(sanitizeLine(`[loopctl serve] ${signal}: cancelling the live runs, closing the server`) + '\n');
     shutdown.abort(signal); // every live run ends run_cancelled (reason: the signal); its streams carry it out
     await close(server);
+    await queued?.runs.close(); // queued runs go on on their workers
     return exitCodeFor(signal);
   } finally {
     release();
@@ -123,4 +137,16 @@ function close(server: Server): Promise<void> {
     });
     server.closeIdleConnections();
   });
+}
+
+/** `queueRuns` on `url` for the CLI's agent, loaded only now (bullmq is an optional peer dependency). */
+async function openQueueRuns(url: string, agent: string) {
+  try {
+    const { queueRuns } = await import('../../bullmq/queue-runs.js');
+    const { cliQueueName } = await import('../worker/queue-name.js');
+    return { runs: queueRuns({ connection: url, queue: cliQueueName(url), agents: [agent] }) };
+  } catch (error) {
+    if (!isMissingBullmq(error)) throw error;
+    return { missing: `loopctl serve --queue needs bullmq (not installed): ${INSTALL_BULLMQ}` };
+  }
 }

@@ -1,0 +1,105 @@
+import type { Redis } from 'ioredis';
+import { Mailbox, type MailboxToken } from '../mailbox/mailbox.js';
+import type { WireItem } from './requests.js';
+
+/**
+ * The in-memory `Mailbox` of a run on a worker, mirrored into the run's mailbox hash in Redis as it changes, in
+ * the same step (each change is a command sent before the call returns, in order on the worker's connection):
+ * a push adds the item (queued), a take marks the items held, a give-back queued again, a delivery or a
+ * withdrawal removes them. So when the worker dies, whoever detects it gives every item the run had — queued
+ * or held — back to the front of the thread's steering, in mailbox order (`n`). The engine sees a plain
+ * Mailbox: it does not change for this.
+ */
+export class MirroredMailbox extends Mailbox {
+  #forcedId: string | undefined;
+  #n: number;
+  readonly #order = new Map<string, number>();
+
+  /**
+   * @param redis the worker's command connection
+   * @param key the run's mailbox hash
+   * @param claimed the items the run's claim moved from the thread's steering (already in the hash, as 1…k)
+   */
+  constructor(
+    private readonly redis: Redis,
+    private readonly key: string,
+    claimed: readonly WireItem[],
+  ) {
+    super({
+      idGenerator: () => {
+        const id = this.#forcedId ?? globalThis.crypto.randomUUID();
+        this.#forcedId = undefined;
+        return id;
+      },
+    });
+    this.#n = 0;
+    for (const item of claimed) this.#pushWith(item.id, item.content, false);
+  }
+
+  /** Pushes steering keeping the id the client gave it (its steering id), or a new one. */
+  pushItem(content: string, id?: string): MailboxToken {
+    return this.#pushWith(id, content, true);
+  }
+
+  #pushWith(id: string | undefined, content: string, mirror: boolean): MailboxToken {
+    this.#forcedId = id;
+    this.#mirrorNext = mirror;
+    try {
+      return this.push(content);
+    } finally {
+      this.#forcedId = undefined;
+      this.#mirrorNext = true;
+    }
+  }
+
+  #mirrorNext = true;
+
+  override push(content: string): MailboxToken {
+    const mirror = this.#mirrorNext;
+    const token = super.push(content);
+    this.#order.set(token.id, ++this.#n);
+    if (mirror) this.#write(token, 0);
+    return token;
+  }
+
+  override remove(token: MailboxToken): boolean {
+    const removed = super.remove(token);
+    if (removed) this.#drop([token]);
+    return removed;
+  }
+
+  override take(): MailboxToken[] {
+    const taken = super.take();
+    for (const token of taken) this.#write(token, 1);
+    return taken;
+  }
+
+  override takeById(ids: ReadonlySet<string>): MailboxToken[] {
+    const taken = super.takeById(ids);
+    for (const token of taken) this.#write(token, 1);
+    return taken;
+  }
+
+  override giveBack(tokens: readonly MailboxToken[]): void {
+    super.giveBack(tokens);
+    const queued = new Set(this.peek());
+    for (const token of tokens) if (queued.has(token)) this.#write(token, 0);
+  }
+
+  override markDelivered(tokens: readonly MailboxToken[]): void {
+    super.markDelivered(tokens);
+    this.#drop(tokens);
+  }
+
+  #write(token: MailboxToken, held: 0 | 1): void {
+    const n = this.#order.get(token.id) ?? ++this.#n;
+    const json = JSON.stringify({ id: token.id, content: token.content, n, held });
+    this.redis.hset(this.key, token.id, json).catch(() => undefined);
+  }
+
+  #drop(tokens: readonly MailboxToken[]): void {
+    if (tokens.length === 0) return;
+    for (const token of tokens) this.#order.delete(token.id);
+    this.redis.hdel(this.key, ...tokens.map((t) => t.id)).catch(() => undefined);
+  }
+}

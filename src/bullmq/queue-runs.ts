@@ -1,0 +1,356 @@
+import { randomUUID } from 'node:crypto';
+import { Queue } from 'bullmq';
+import { defer, from, switchMap, throwError, type Observable } from 'rxjs';
+import { ConfigurationError } from '../errors.js';
+import type { RunEvent } from '../events.js';
+import type { Item } from '../items.js';
+import { ZERO_USAGE } from '../items.js';
+import {
+  AgentNotFoundError,
+  MailboxUnavailableError,
+  NotImplementedError,
+  NotSupportedError,
+  RunNotFoundError,
+  RunNotLiveError,
+  ThreadBusyError,
+} from '../runs/errors.js';
+import { checkStart } from '../runs/local-runs.js';
+import { newInput, settle } from '../runs/new-input.js';
+import type { LocalRunsSessionStore } from '../runs/thread.js';
+import type { Runs, StartedRun } from '../runs/types.js';
+import { isInstance } from '../describe.js';
+import { Channels } from './channels.js';
+import { checkMs, checkName } from './checks.js';
+import { openRedis, redisOptions, type RedisConnection } from './connection.js';
+import { keysOf } from './keys.js';
+import { readEvents } from './read-events.js';
+import { Requests, type CancelMode, type WireItem } from './requests.js';
+import { withScripts } from './scripts.js';
+import { DEFAULT_PREFIX, DEFAULT_RETAIN_FINISHED_MS, jobOptions, type RunJobData } from './shared.js';
+import { waitTerminal } from './wait-terminal.js';
+import { failLost, type LostContext } from './worker-lost.js';
+import { next } from './worker-run.js';
+
+/** Options of {@link queueRuns}. */
+export interface QueueRunsOptions {
+  /** Redis: a `redis://` URL or ioredis options. */
+  readonly connection: RedisConnection;
+  /** The BullMQ queue's name (the workers' `queue`). */
+  readonly queue: string;
+  /** Where threads keep their history (the workers' store): input already in it is left out. Default: none. */
+  readonly sessions?: LocalRunsSessionStore;
+  /** Key prefix of loopctl's and BullMQ's keys (the workers' `prefix`). Default `'loopctl'`. */
+  readonly prefix?: string;
+  /** The agents the workers serve: another name is `AgentNotFoundError` at `start`. Default: any name. */
+  readonly agents?: readonly string[];
+  /** The session id (and thread key) of a principal's thread; the same default as `localRuns`. */
+  readonly sessionId?: (threadId: string, principal: string) => string;
+  /** How long `steer` / `withdraw` wait for the worker's mailbox (then `MailboxUnavailableError`). Default 2 000. */
+  readonly steerTimeoutMs?: number;
+  /** How long a finished run's events stay (a run cancelled while queued). Default 86 400 000 (24 h). */
+  readonly retainFinishedMs?: number;
+}
+
+/** How often a waiting `cancel` checks whether the run's worker is gone (ms). */
+const LOST_CHECK_MS = 500;
+
+/** {@link Runs} over a BullMQ queue, and what it opened. */
+export interface QueueRuns extends Runs {
+  /** Closes the connections it opened (live runs go on on their workers). */
+  close(): Promise<void>;
+}
+
+/**
+ * {@link Runs} whose runs are BullMQ jobs run by `startWorker` processes (docs/scale-out.md): the HTTP handler
+ * runs on API processes unchanged. Each thread has at most one active run; `ifBusy`: `'steer'` (default: into
+ * the live run's mailbox, wherever it runs), `'reject'` (`ThreadBusyError`), `'enqueue'` (runs after it),
+ * `'interrupt'` (it is cancelled, its consistent prefix committed, then the new run runs), `'rollback'` (it is
+ * cancelled and discarded). Events come from the run's Redis stream, resumable after any seq. Cancel reaches
+ * the worker through loopctl's Redis pub/sub; a run still queued is cancelled here (`run_started`,
+ * `run_cancelled{phase:'turn_entry'}`), never reaching a model. `stop` asks the run's worker to stop it
+ * gracefully (`NotImplementedError` where the engine has no run control; `NotSupportedError` for a run no
+ * worker started yet); `decide`: `NotImplementedError`.
+ * @throws {ConfigurationError} for a bad option, naming it.
+ */
+export function queueRuns(options: QueueRunsOptions): QueueRuns {
+  if (options === null || typeof options !== 'object') throw new ConfigurationError('options', 'must be an object');
+  const connection = redisOptions(options.connection, 'options.connection');
+  const queue = checkName(options.queue, 'options.queue');
+  const prefix = checkName(options.prefix ?? DEFAULT_PREFIX, 'options.prefix');
+  const { sessions, agents } = options;
+  if (sessions !== undefined && typeof sessions?.session !== 'function') {
+    throw new ConfigurationError('options.sessions.session', 'must be a function');
+  }
+  if (agents !== undefined && !Array.isArray(agents))
+    throw new ConfigurationError('options.agents', 'must be an array');
+  const steerTimeoutMs = checkMs(options.steerTimeoutMs ?? 2000, 'options.steerTimeoutMs', 1);
+  const retainMs = checkMs(options.retainFinishedMs ?? DEFAULT_RETAIN_FINISHED_MS, 'options.retainFinishedMs', 1);
+  const sessionId = options.sessionId ?? ((t, p) => `${encodeURIComponent(p)}/${encodeURIComponent(t)}`);
+  const clientId = randomUUID();
+  const keys = keysOf(prefix, queue);
+  const redis = withScripts(openRedis(connection, `loopctl-api-${clientId}`));
+  const channels = new Channels(connection, `loopctl-api-sub-${clientId}`);
+  const requests = new Requests(redis, channels, keys, clientId);
+  const bullQueue = new Queue<RunJobData>(queue, { connection, prefix });
+  bullQueue.on('error', () => undefined);
+  const enqueue = async (runId: string, job: string) =>
+    void (await bullQueue.add('run', JSON.parse(job) as RunJobData, jobOptions(runId)));
+  const lost: LostContext = { redis, keys, retainMs, enqueue };
+
+  interface RunInfo {
+    readonly principal: string;
+    readonly state: string;
+    readonly owner: string;
+    readonly thread: string;
+    readonly agent: string;
+  }
+  /** The principal's run, or RunNotFoundError: another principal's run does not exist for this one. */
+  async function find(runId: unknown, principal: unknown): Promise<RunInfo> {
+    if (typeof runId !== 'string' || runId === '') throw new RunNotFoundError(String(runId));
+    const [p, state, owner, thread, agent] = await redis.hmget(
+      keys.run(runId),
+      'principal',
+      'state',
+      'owner',
+      'thread',
+      'agent',
+    );
+    if (p === null || p !== principal) throw new RunNotFoundError(runId);
+    return { principal: p, state: state ?? 'ended', owner: owner ?? '', thread: thread ?? '', agent: agent ?? '' };
+  }
+
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  /** Sends a cancel to wherever the run is; a run no worker took is cancelled here, without a model call. */
+  async function sendCancel(runId: string, reason: unknown, mode: CancelMode): Promise<void> {
+    for (;;) {
+      const info = await redis.hmget(keys.run(runId), 'state', 'owner', 'agent', 'thread');
+      const [state, owner, agent, thread] = info;
+      if (state === 'running') return void (await requests.notify(owner ?? '', { op: 'cancel', runId, reason, mode }));
+      if (state !== 'queued' && state !== 'pending') return;
+      const at = Date.now();
+      const steering = (await redis.lrange(keys.steering(thread ?? ''), 0, -1)).map((j) => JSON.parse(j) as WireItem);
+      const base = { runId, turn: 0, at };
+      const started = JSON.stringify({ type: 'run_started', ...base, seq: 0, agent: agent ?? '' });
+      const cancelled = {
+        type: 'run_cancelled',
+        ...base,
+        seq: 1,
+        stopReason: 'cancelled',
+        reason,
+        phase: 'turn_entry',
+        partial: [],
+        undelivered: steering.map(({ id, content }) => ({ id, content })),
+        usage: ZERO_USAGE,
+      };
+      const args = [keys.ns, runId, '1', jsonOf(cancelled), 'queued|pending', '', String(retainMs), '0', started];
+      const result = await redis.lcTerminal(...args);
+      if (result[0] === -2) continue; // a worker claimed it meanwhile: cancel it there
+      if (result[0] === -1) return;
+      await bullQueue.remove(runId).catch(() => 0); // a worker that takes it anyway finds it ended
+      return next(lost, result);
+    }
+  }
+
+  /**
+   * Writes `run_failed` (`worker_lost`) for a running run whose worker is gone: nobody listens on its channel
+   * and its heartbeat expired (after `lockDurationMs`). The terminal script refuses it if the run ended.
+   */
+  async function endIfLost(runId: string): Promise<void> {
+    const [state, owner] = await redis.hmget(keys.run(runId), 'state', 'owner');
+    if (state !== 'running' || !owner) return;
+    const [, listeners] = (await redis.pubsub('NUMSUB', keys.workerChannel(owner))) as [string, number];
+    if (Number(listeners) > 0 || (await redis.exists(keys.alive(owner))) === 1) return;
+    await failLost(lost, runId, owner);
+  }
+
+  /** Steering into a run: the thread's Redis queue while no worker runs it, else the worker's mailbox. */
+  async function steerInto(runId: string, items: readonly WireItem[]): Promise<string[]> {
+    const deadline = Date.now() + steerTimeoutMs;
+    for (;;) {
+      const routed = await redis.lcSteerQueued(keys.ns, runId, ...items.map((i) => JSON.stringify(i)));
+      if (routed[0] === 'queued') return items.map((i) => i.id);
+      if (routed[0] === 'ended') throw new RunNotLiveError(runId);
+      const left = deadline - Date.now();
+      const reply = left > 0 ? await requests.ask(routed[1]!, { op: 'steer', runId, items }, left) : undefined;
+      if (reply === undefined) throw new MailboxUnavailableError(runId, steerTimeoutMs);
+      if (reply.ok) return [...(reply.ids ?? [])];
+      await sleep(10); // it ended there: its terminal is being stored
+    }
+  }
+
+  /**
+   * The ids the thread holds but its session may not yet: steering waiting in its queue, the input of its active
+   * run and of the runs waiting behind it (so input sent again is not taken twice).
+   */
+  async function heldIds(threadKey: string): Promise<Set<string>> {
+    const [steering, live, pending] = await Promise.all([
+      redis.lrange(keys.steering(threadKey), 0, -1),
+      redis.hget(keys.thread(threadKey), 'live'),
+      redis.lrange(keys.pending(threadKey), 0, -1),
+    ]);
+    const held = new Set(steering.map((j) => (JSON.parse(j) as WireItem).id));
+    const runs = [...(live ? [live] : []), ...pending];
+    const lists = await Promise.all(runs.map((id) => redis.hget(keys.run(id), 'ids')));
+    for (const list of lists) for (const id of JSON.parse(list ?? '[]') as string[]) held.add(id);
+    return held;
+  }
+
+  async function start(req: Parameters<Runs['start']>[0], attempt = 0): Promise<StartedRun> {
+    checkStart(req);
+    if (agents !== undefined && !agents.includes(req.agent)) throw new AgentNotFoundError(req.agent);
+    const ifBusy = req.ifBusy ?? 'steer';
+    const threadKey = sessionId(req.threadId, req.principal);
+    let input: string | readonly Item[] = req.input;
+    if (typeof input !== 'string') {
+      const history = sessions ? await settle((await sessions.session(threadKey)).load()) : [];
+      const held = await heldIds(threadKey);
+      input = newInput(input, history, (id) => held.has(id));
+    }
+    const runId = randomUUID();
+    const job: RunJobData = { runId, agent: req.agent, sessionId: threadKey, input };
+    const ids = typeof input === 'string' ? [] : input.flatMap((i) => (i.type === 'tool_result' ? [] : [i.id]));
+    const fields = ['principal', req.principal, 'agent', req.agent, 'thread', threadKey, 'job', JSON.stringify(job)];
+    const empty = typeof input !== 'string' && input.length === 0;
+    if (empty && ifBusy !== 'steer')
+      throw new ConfigurationError('input', 'holds no item the thread does not already hold');
+    const admit = empty
+      ? ['busy-check']
+      : await redis.lcAdmit(keys.ns, runId, threadKey, ifBusy, ...fields, 'ids', JSON.stringify(ids));
+    if (admit[0] === 'start') {
+      await bullQueue.add('run', job, jobOptions(runId));
+      return { runId };
+    }
+    if (admit[0] === 'pending') {
+      if (ifBusy === 'interrupt' || ifBusy === 'rollback') {
+        const reason = { type: ifBusy === 'interrupt' ? 'interrupted' : 'rolled_back', by: runId };
+        await sendCancel(admit[1]!, reason, ifBusy);
+      }
+      return { runId };
+    }
+    const live = admit[0] === 'busy' ? admit[1]! : ((await redis.hget(keys.thread(threadKey), 'live')) ?? '');
+    if (ifBusy === 'reject') throw new ThreadBusyError(req.threadId, live);
+    const items = steeringItems(input);
+    if (live === '') throw new ConfigurationError('input', 'holds no item the thread does not already hold');
+    try {
+      const steered = await steerInto(live, items);
+      return { runId: live, steeringId: steered[steered.length - 1]! };
+    } catch (error) {
+      // The active run ended meanwhile: the thread is free, so this is a start again.
+      if (isInstance(error, RunNotLiveError) && attempt < 3) return start(req, attempt + 1);
+      throw error;
+    }
+  }
+
+  return {
+    start: (req) => start(req),
+
+    events(runId, opts): Observable<RunEvent> {
+      return defer(() => {
+        const afterSeq = opts?.afterSeq;
+        if (afterSeq !== undefined && (!Number.isInteger(afterSeq) || afterSeq < -1)) {
+          return throwError(() => new ConfigurationError('afterSeq', 'must be an integer ≥ -1'));
+        }
+        return from(find(runId, opts?.principal)).pipe(
+          switchMap(() => readEvents(redis, channels, keys, runId, afterSeq)),
+        );
+      });
+    },
+
+    async cancel(runId, reason, principal) {
+      const info = await find(runId, principal);
+      if (info.state === 'ended') return false;
+      const terminal = waitTerminal(redis, channels, keys, runId);
+      try {
+        await terminal.ready;
+        await sendCancel(runId, reason, 'cancel');
+        // A worker that died with no other worker to notice: its run ends worker_lost here, so cancel returns.
+        const watch = setInterval(() => void endIfLost(runId).catch(() => undefined), LOST_CHECK_MS);
+        try {
+          return (await terminal.type) === 'run_cancelled';
+        } finally {
+          clearInterval(watch);
+        }
+      } finally {
+        terminal.close();
+      }
+    },
+
+    async stop(runId, opts, principal) {
+      const info = await find(runId, principal);
+      const at = opts?.at;
+      if (at !== 'turn_end' && at !== 'tool_call_end') {
+        throw new ConfigurationError('at', "must be 'turn_end' or 'tool_call_end'");
+      }
+      const graceMs = opts.graceMs;
+      if (graceMs !== undefined && (typeof graceMs !== 'number' || !(graceMs >= 0))) {
+        throw new ConfigurationError('graceMs', 'must be a number ≥ 0');
+      }
+      if (info.state === 'ended') return false;
+      if (info.state !== 'running') {
+        throw new NotSupportedError('stop', 'a run no worker has started yet is not stopped gracefully: cancel it');
+      }
+      // The worker's run handle stops it (run control); no answer in time is the same unknown as for steering.
+      const request = { op: 'stop' as const, runId, at, ...(graceMs === undefined ? {} : { graceMs }) };
+      const reply = await requests.ask(info.owner, request, steerTimeoutMs);
+      if (reply === undefined) throw new MailboxUnavailableError(runId, steerTimeoutMs);
+      if (reply.ok) return reply.stopped === true;
+      if (reply.why === 'not_supported') throw new NotImplementedError('stop');
+      return false; // it ended there meanwhile
+    },
+
+    async steer(runId, text, principal) {
+      const info = await find(runId, principal);
+      if (typeof text !== 'string') throw new ConfigurationError('text', 'must be a string');
+      if (info.state === 'ended') throw new RunNotLiveError(runId);
+      const [id] = await steerInto(runId, [{ id: randomUUID(), content: text }]);
+      return { id: id! };
+    },
+
+    async withdraw(runId, steeringId, principal) {
+      await find(runId, principal);
+      if (typeof steeringId !== 'string') return false;
+      const deadline = Date.now() + steerTimeoutMs;
+      for (;;) {
+        const routed = await redis.lcWithdrawQueued(keys.ns, runId, steeringId);
+        if (routed[0] !== 'live') return routed[0] === 'removed';
+        const left = deadline - Date.now();
+        const reply =
+          left > 0 ? await requests.ask(routed[1]!, { op: 'withdraw', runId, id: steeringId }, left) : undefined;
+        if (reply === undefined) throw new MailboxUnavailableError(runId, steerTimeoutMs);
+        if (reply.ok) return reply.removed === true;
+        await sleep(10);
+      }
+    },
+
+    async decide(runId, _callId, _decision, principal) {
+      await find(runId, principal);
+      throw new NotImplementedError('decide');
+    },
+
+    async close() {
+      requests.close();
+      channels.close();
+      await bullQueue.close().catch(() => undefined);
+      await redis.quit().catch(() => undefined);
+    },
+  };
+}
+
+/** The steering a start on a busy thread pushes: the text, or each user Item keeping its id. */
+function steeringItems(input: string | readonly Item[]): WireItem[] {
+  if (typeof input === 'string') return [{ id: randomUUID(), content: input }];
+  if (input.length === 0) throw new ConfigurationError('input', 'holds no item the thread does not already hold');
+  const other = input.find((item) => item.type !== 'user');
+  if (other) throw new ConfigurationError('input', `only user messages can steer a live run, not a ${other.type} item`);
+  return input.flatMap((item) => (item.type === 'user' ? [{ id: item.id, content: item.text }] : []));
+}
+
+/** JSON text of an event built here (a cancel reason with no JSON form is described). */
+function jsonOf(event: { reason: unknown }): string {
+  try {
+    return JSON.stringify(event);
+  } catch {
+    return JSON.stringify({ ...event, reason: '[unprintable reason]' });
+  }
+}

@@ -1,0 +1,65 @@
+import type { Item } from '../items.js';
+import { toJsonText, isInstance } from '../describe.js';
+import type { RunEvent } from '../events.js';
+import { ConcurrentRunError } from '../errors.js';
+import type { LocalRunsSessionStore } from '../runs/thread.js';
+import type { Lease, LeaseOptions, Session } from '../session/session.js';
+import { toLastValue } from '../last-value.js';
+import { lastValueFrom } from 'rxjs';
+
+/** What a run's BullMQ job carries (job id: the run id). */
+export interface RunJobData {
+  readonly runId: string;
+  readonly agent: string;
+  /** The session id of the thread (the thread's key). */
+  readonly sessionId: string;
+  readonly input: string | readonly Item[];
+}
+
+/** The prefix of loopctl's keys and of BullMQ's own when none is given. */
+export const DEFAULT_PREFIX = 'loopctl';
+/** How long a finished run's events stay readable (ms): 24 h. */
+export const DEFAULT_RETAIN_FINISHED_MS = 86_400_000;
+
+/** An event as the JSON text stored in the stream; a value with no JSON form is described (never thrown on). */
+export function eventJson(event: RunEvent): string {
+  const json = toJsonText(event);
+  return json.ok ? json.text : JSON.stringify({ ...event, reason: '[unprintable reason]' });
+}
+
+/** Options of the BullMQ jobs loopctl adds: the run id as job id, nothing kept once done. */
+export const jobOptions = (runId: string) =>
+  ({ jobId: runId, removeOnComplete: true, removeOnFail: true, attempts: 1 }) as const;
+
+/**
+ * The session `id` of `store`, resolved when first used. With `patientMs`, `acquire` waits (retrying every
+ * 250 ms, up to that long) while another holder's lease is live: a rerun after a lost worker waits for the
+ * dead worker's lease to expire ("a dead holder's lease expires") instead of failing at once.
+ */
+export function lazySession(store: LocalRunsSessionStore, id: string, patientMs = 0): Session {
+  let session: Promise<Session> | undefined;
+  const get = (): Promise<Session> => (session ??= Promise.resolve().then(() => store.session(id)));
+  return {
+    load: () => get().then(async (s) => (await lastValueFrom(toLastValue(s.load()))) as readonly Item[]),
+    append: (items, options) =>
+      get().then(async (s) => void (await lastValueFrom(toLastValue(s.append(items, options))))),
+    acquire: (runId: string, options: LeaseOptions): Promise<Lease> =>
+      get().then(async (s) => {
+        if (typeof s.acquire !== 'function') return noLease(runId, options.ttlMs);
+        const until = Date.now() + patientMs;
+        for (;;) {
+          try {
+            return (await lastValueFrom(toLastValue(s.acquire(runId, options)))) as Lease;
+          } catch (error) {
+            if (!isInstance(error, ConcurrentRunError) || Date.now() >= until) throw error;
+            await new Promise((resolve) => setTimeout(resolve, 250));
+          }
+        }
+      }),
+  };
+}
+
+/** The lease of a session that has none (one process): renewing and releasing do nothing. */
+function noLease(runId: string, ttlMs: number): Lease {
+  return { runId, ttlMs, renew: () => Promise.resolve(), release: () => Promise.resolve() };
+}

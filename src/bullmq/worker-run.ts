@@ -1,0 +1,225 @@
+import { randomUUID } from 'node:crypto';
+import type { Agent, RunHandle, RunOptions } from '../engine/types.js';
+import { start } from '../engine/start.js';
+import { isTerminalEvent, type RunEvent, type TerminalEvent } from '../events.js';
+import { ZERO_USAGE } from '../items.js';
+import type { LocalRunsSessionStore } from '../runs/thread.js';
+import { commitPartial } from '../session/commit-partial.js';
+import type { Session } from '../session/session.js';
+import type { Keys } from './keys.js';
+import { MirroredMailbox } from './mirrored-mailbox.js';
+import { answer, type CancelMode, type WireItem, type WorkerRequest } from './requests.js';
+import type { ScriptedRedis } from './scripts.js';
+import { eventJson, lazySession, type RunJobData } from './shared.js';
+
+/** A run this worker has taken: claiming it, running it, or watching the worker that owns it. */
+export interface LocalRun {
+  readonly runId: string;
+  handle?: RunHandle;
+  mailbox?: MirroredMailbox;
+  /** A cancel that came before the run was started here (applied at its start). */
+  cancel?: { readonly reason: unknown };
+  mode: CancelMode;
+  /** Requests that came while the run was being claimed, answered once it runs. */
+  readonly waiting: (WorkerRequest & { reqId?: string; replyTo?: string })[];
+  /** The terminal event was emitted (steering now answers `not_live`). */
+  ended: boolean;
+  readonly done: Promise<void>;
+  settle(): void;
+}
+
+/** What running a run needs of its worker. */
+export interface RunContext {
+  readonly redis: ScriptedRedis;
+  readonly keys: Keys;
+  readonly workerId: string;
+  readonly agents: Readonly<Record<string, Agent<any>>>;
+  readonly sessions: LocalRunsSessionStore | undefined;
+  readonly runOptions: Omit<RunOptions<any>, 'mailbox' | 'session' | 'steer$' | 'idGenerator'>;
+  readonly retainMs: number;
+  /** How long a rerun's lease waits for a dead worker's lease to expire (ms). */
+  readonly leasePatienceMs: number;
+  /** Adds the BullMQ job of a run that became the thread's next (its job data as stored). */
+  enqueue(runId: string, jobJson: string): Promise<void>;
+}
+
+export function newLocalRun(runId: string): LocalRun {
+  let settle!: () => void;
+  const done = new Promise<void>((resolve) => (settle = resolve));
+  return { runId, mode: 'cancel', waiting: [], ended: false, done, settle };
+}
+
+/**
+ * Runs a claimed run to its terminal event: the engine's `start()` with a mailbox mirrored into Redis, each
+ * event appended to the run's stream, the terminal one by the script that refuses a second. `seqBase` > 0 is a
+ * rerun after a lost worker: its `run_started` is left out and its events continue after the stored ones.
+ */
+export async function execute(
+  ctx: RunContext,
+  local: LocalRun,
+  data: RunJobData,
+  claimed: readonly WireItem[],
+  seqBase: number,
+): Promise<void> {
+  const { redis, keys } = ctx;
+  const mailbox = new MirroredMailbox(redis, keys.mailbox(local.runId), claimed);
+  local.mailbox = mailbox;
+  const agent = Object.hasOwn(ctx.agents, data.agent) ? ctx.agents[data.agent] : undefined;
+  const unknown = { name: 'AgentNotFoundError', message: `no agent ${JSON.stringify(data.agent)} on this worker` };
+  if (agent === undefined) return failAtStart(ctx, local, data, mailbox, unknown);
+  const session: Session | undefined = ctx.sessions
+    ? lazySession(ctx.sessions, data.sessionId, seqBase > 0 ? ctx.leasePatienceMs : 0)
+    : undefined;
+  const ids = (kind: 'run' | 'item'): string => (kind === 'run' ? local.runId : randomUUID());
+  let handle: RunHandle;
+  try {
+    handle = start(agent, data.input, {
+      ...ctx.runOptions,
+      replay: 'compact',
+      mailbox,
+      ...(session ? { session } : {}),
+      idGenerator: ids,
+    });
+  } catch (error) {
+    // A ConfigurationError before anything ran (an input or option the engine refuses): the run fails here.
+    const {
+      name = 'Error',
+      message = String(error),
+      field,
+    } = error as { name?: string; message?: string; field?: string };
+    return failAtStart(ctx, local, data, mailbox, { name, message, ...(field ? { field } : {}) });
+  }
+  local.handle = handle;
+  if (local.cancel) handle.cancel(local.cancel.reason);
+  for (const request of local.waiting.splice(0)) onRequest(ctx, local, request);
+  await new Promise<void>((resolve) => {
+    let chain = Promise.resolve();
+    handle.events$.subscribe((original) => {
+      let event = original;
+      if (seqBase > 0) {
+        if (event.type === 'run_started') return;
+        event = { ...event, seq: seqBase + event.seq - 1 } as RunEvent;
+      }
+      if (!isTerminalEvent(event)) {
+        redis.lcAppend(keys.ns, local.runId, String(event.seq), eventJson(event)).then(
+          ([stored]) => {
+            // The run has its terminal already (it was declared lost elsewhere): stop working on it.
+            if (stored === -1 && !local.ended) handle.cancel(RUN_ENDED_ELSEWHERE);
+          },
+          () => undefined,
+        );
+        return;
+      }
+      local.ended = true;
+      const terminal = event;
+      chain = chain
+        .then(() => finish(ctx, local, terminal, session, mailbox))
+        .then(() => (seqBase === 0 ? compact(ctx, local.runId, handle) : undefined))
+        .then(resolve, resolve);
+    });
+  });
+}
+
+/** Stores the terminal event (after `commitPartial` for an interrupted run); the thread's next run is queued. */
+async function finish(
+  ctx: RunContext,
+  local: LocalRun,
+  terminal: TerminalEvent,
+  session: Session | undefined,
+  mailbox: MirroredMailbox,
+): Promise<void> {
+  if (terminal.type === 'run_cancelled' && local.mode === 'interrupt' && session) {
+    // ifBusy 'interrupt': the run's consistent prefix stays; the steering it holds is delivered with it.
+    await commitPartial(session, terminal, mailbox).catch(() => undefined);
+  }
+  const back = mailbox.peek().map((t) => JSON.stringify({ id: t.id, content: t.content }));
+  const { redis, keys } = ctx;
+  const args = [keys.ns, local.runId, String(terminal.seq), eventJson(terminal), 'running', ctx.workerId];
+  const result = await redis.lcTerminal(...args, String(ctx.retainMs), '0', '', ...back);
+  await next(ctx, result);
+}
+
+/**
+ * Trimming at the terminal: the finished run's stream is rewritten with the handle's compact replay (its text
+ * deltas of one model attempt as one event), so a finished run costs about its text in Redis.
+ */
+async function compact(ctx: RunContext, runId: string, handle: RunHandle): Promise<void> {
+  const pairs: string[] = [];
+  let deltas = 0;
+  handle.events$.subscribe((event) => {
+    if (event.type === 'text_delta' && event.fromSeq !== undefined && event.fromSeq < event.seq) deltas++;
+    pairs.push(String(event.seq), eventJson(event));
+  });
+  if (deltas === 0) return; // nothing to merge
+  await ctx.redis.lcCompact(ctx.keys.ns, runId, ...pairs).catch(() => undefined);
+}
+
+/** Queues the thread's next run when the terminal script made one the thread's. */
+export async function next(ctx: Pick<RunContext, 'enqueue'>, result: (number | string)[]): Promise<void> {
+  const [, runId, job] = result;
+  if (typeof runId === 'string' && runId !== '' && typeof job === 'string' && job !== '') {
+    await ctx.enqueue(runId, job);
+  }
+}
+
+/** The reason a worker cancels a run whose terminal another process stored (it was declared lost). */
+export const RUN_ENDED_ELSEWHERE = Object.freeze({ type: 'run_ended_elsewhere' as const });
+
+/**
+ * A job this worker cannot start (no such agent, an input the engine refuses): `run_failed`
+ * (`configuration_error`) without a model call.
+ */
+async function failAtStart(
+  ctx: RunContext,
+  local: LocalRun,
+  data: RunJobData,
+  mailbox: MirroredMailbox,
+  error: { name: string; message: string; field?: string },
+) {
+  const at = Date.now();
+  const base = { runId: local.runId, turn: 0, at };
+  const started = { type: 'run_started', ...base, seq: 0, agent: data.agent };
+  const undelivered = mailbox.peek().map((t) => ({ id: t.id, content: t.content }));
+  const failed = { type: 'run_failed', ...base, seq: 1, error, stopReason: 'configuration_error', partial: [] };
+  const json = JSON.stringify({ ...failed, undelivered, usage: ZERO_USAGE });
+  const { redis, keys } = ctx;
+  const back = undelivered.map((u) => JSON.stringify(u));
+  const args = [keys.ns, local.runId, '1', json, 'running', ctx.workerId, String(ctx.retainMs), '0'];
+  await next(ctx, await redis.lcTerminal(...args, JSON.stringify(started), ...back));
+}
+
+/** A request on this worker's channel for a run it has (cancel, steer, withdraw). */
+export function onRequest(
+  ctx: RunContext,
+  local: LocalRun,
+  request: WorkerRequest & { reqId?: string; replyTo?: string },
+) {
+  const { handle, mailbox } = local;
+  if (handle === undefined || mailbox === undefined) {
+    if (request.op === 'cancel') {
+      local.cancel = { reason: request.reason };
+      local.mode = request.mode;
+    } else local.waiting.push(request);
+    return;
+  }
+  switch (request.op) {
+    case 'cancel':
+      if (!local.ended) local.mode = request.mode;
+      handle.cancel(request.reason);
+      return;
+    case 'steer': {
+      if (local.ended) return void answer(ctx.redis, request, { ok: false, why: 'not_live' });
+      const ids = request.items.map((item) => mailbox.pushItem(item.content, item.id).id);
+      return void answer(ctx.redis, request, { ok: true, ids });
+    }
+    case 'stop': {
+      if (local.ended) return void answer(ctx.redis, request, { ok: false, why: 'not_live' });
+      const options = request.graceMs === undefined ? { at: request.at } : { at: request.at, graceMs: request.graceMs };
+      return void answer(ctx.redis, request, { ok: true, stopped: handle.stop(options) });
+    }
+    case 'withdraw': {
+      if (local.ended) return void answer(ctx.redis, request, { ok: false, why: 'not_live' });
+      return void answer(ctx.redis, request, { ok: true, removed: mailbox.removeById(request.id) });
+    }
+  }
+}

@@ -1,0 +1,249 @@
+import { randomUUID } from 'node:crypto';
+import { Queue, Worker, type Job } from 'bullmq';
+import type { Agent, RunHandle, RunOptions } from '../engine/types.js';
+import { ConfigurationError } from '../errors.js';
+import type { LocalRunsSessionStore } from '../runs/thread.js';
+import { DEFAULTS } from '../defaults.js';
+import { Channels } from './channels.js';
+import { openRedis, redisOptions, type RedisConnection } from './connection.js';
+import { keysOf } from './keys.js';
+import type { WorkerRequest } from './requests.js';
+import { withScripts } from './scripts.js';
+import { DEFAULT_PREFIX, DEFAULT_RETAIN_FINISHED_MS, jobOptions, type RunJobData } from './shared.js';
+import { execute, newLocalRun, onRequest, type LocalRun, type RunContext } from './worker-run.js';
+import { failLost } from './worker-lost.js';
+import { checkMs, checkName } from './checks.js';
+
+/** Options of {@link startWorker}. Times in ms. */
+export interface StartWorkerOptions {
+  /** Redis: a `redis://` URL or ioredis options. */
+  readonly connection: RedisConnection;
+  /** The BullMQ queue's name (the same as `queueRuns`'). */
+  readonly queue: string;
+  /** The agents this worker runs, by the name `start({ agent })` gives. */
+  readonly agents: Readonly<Record<string, Agent<any>>>;
+  /** Where threads keep their history (shared with the API processes: Postgres, for one). Default: none. */
+  readonly sessions?: LocalRunsSessionStore;
+  /** Key prefix of loopctl's and BullMQ's keys (the same as `queueRuns`'). Default `'loopctl'`. */
+  readonly prefix?: string;
+  /** Runs at once in this process. Default 10. */
+  readonly concurrency?: number;
+  /** BullMQ's job lock, and the worker's heartbeat: a worker silent this long is lost. Default 30 000. */
+  readonly lockDurationMs?: number;
+  /** How often stalled jobs are looked for. Default 30 000. */
+  readonly stalledIntervalMs?: number;
+  /** SIGTERM drain (`close()`): how long runs may go on before they are cancelled. Default 25 000. */
+  readonly shutdownGraceMs?: number;
+  /** A run whose worker died: `'fail'` (`run_failed`, `worker_lost`) or `'retry_once'` (rerun from the last commit). */
+  readonly onWorkerLost?: 'fail' | 'retry_once';
+  /** Redis unreachable mid-run: events are buffered this long, then the runs are cancelled. Default 10 000. */
+  readonly eventStoreOutageMs?: number;
+  /** How long a finished run's events stay in Redis. Default 86 400 000 (24 h). */
+  readonly retainFinishedMs?: number;
+  /** Options every run starts with (deadlines, hooks, retry…); the mailbox, session and ids are the worker's. */
+  readonly runOptions?: Omit<RunOptions<any>, 'mailbox' | 'session' | 'steer$' | 'idGenerator'>;
+}
+
+/** A running worker (see {@link startWorker}). */
+export interface QueueWorker {
+  /** This worker's id (a run's `owner` in Redis). */
+  readonly id: string;
+  /** Runs live in this process now. */
+  readonly live: number;
+  /**
+   * Graceful shutdown (SIGTERM): stops taking jobs; each live run gets `stop({ at: 'turn_end', graceMs })`
+   * where the handle has it (run control), else it goes on and is cancelled (reason `{ type: 'worker_shutdown' }`)
+   * after `shutdownGraceMs`; resolves once every run's terminal event is stored and the connections are closed.
+   */
+  close(): Promise<void>;
+}
+
+/** How long after `shutdownGraceMs` a draining worker cancels a run that a graceful stop did not end (ms). */
+const STOP_BACKSTOP_MS = 1000;
+
+/** The reason a draining worker cancels the runs still live after `shutdownGraceMs`. */
+export const WORKER_SHUTDOWN_REASON = Object.freeze({ type: 'worker_shutdown' as const });
+/** The reason runs are cancelled with when Redis stayed unreachable for `eventStoreOutageMs`. */
+export const EVENT_STORE_UNAVAILABLE_REASON = Object.freeze({ type: 'event_store_unavailable' as const });
+
+/**
+ * Starts a worker process's part of `loopctl/bullmq` (docs/scale-out.md): takes run jobs off the BullMQ queue,
+ * runs them with the engine, appends each event to the run's Redis stream (the terminal one by a script that
+ * refuses a second: "exactly one terminal event"), and answers cancel and steering requests for its runs on its
+ * own pub/sub channel. A job whose worker died (stalled, heartbeat expired) ends `run_failed` (`worker_lost`)
+ * or is rerun once (`onWorkerLost: 'retry_once'`). Resolves once it listens and takes jobs.
+ * @throws {ConfigurationError} for a bad option, naming it.
+ */
+export async function startWorker(options: StartWorkerOptions): Promise<QueueWorker> {
+  if (options === null || typeof options !== 'object') throw new ConfigurationError('options', 'must be an object');
+  const connection = redisOptions(options.connection, 'options.connection');
+  const queue = checkName(options.queue, 'options.queue');
+  const prefix = checkName(options.prefix ?? DEFAULT_PREFIX, 'options.prefix');
+  const { agents, sessions } = options;
+  if (agents === null || typeof agents !== 'object')
+    throw new ConfigurationError('options.agents', 'must be an object');
+  if (sessions !== undefined && typeof sessions?.session !== 'function') {
+    throw new ConfigurationError('options.sessions.session', 'must be a function');
+  }
+  const concurrency = checkMs(options.concurrency ?? 10, 'options.concurrency', 1);
+  const lockDurationMs = checkMs(options.lockDurationMs ?? 30_000, 'options.lockDurationMs', 1);
+  const stalledIntervalMs = checkMs(options.stalledIntervalMs ?? 30_000, 'options.stalledIntervalMs', 1);
+  const shutdownGraceMs = checkMs(options.shutdownGraceMs ?? 25_000, 'options.shutdownGraceMs', 0);
+  const outageMs = checkMs(options.eventStoreOutageMs ?? 10_000, 'options.eventStoreOutageMs', 0);
+  const retainMs = checkMs(options.retainFinishedMs ?? DEFAULT_RETAIN_FINISHED_MS, 'options.retainFinishedMs', 1);
+  const onWorkerLost = options.onWorkerLost ?? 'fail';
+  if (onWorkerLost !== 'fail' && onWorkerLost !== 'retry_once') {
+    throw new ConfigurationError('options.onWorkerLost', "must be 'fail' or 'retry_once'");
+  }
+  const id = randomUUID();
+  const keys = keysOf(prefix, queue);
+  const redis = withScripts(openRedis(connection, `loopctl-worker-${id}`));
+  const channels = new Channels(connection, `loopctl-worker-sub-${id}`);
+  const bullQueue = new Queue(queue, { connection, prefix });
+  bullQueue.on('error', () => undefined);
+  const live = new Map<string, LocalRun>();
+  const ctx: RunContext = {
+    redis,
+    keys,
+    workerId: id,
+    agents,
+    sessions,
+    runOptions: options.runOptions ?? {},
+    retainMs,
+    leasePatienceMs: DEFAULTS.session.leaseTtlMs + lockDurationMs,
+    enqueue: async (runId, job) => void (await bullQueue.add('run', JSON.parse(job) as RunJobData, jobOptions(runId))),
+  };
+
+  // Heartbeat: a worker whose key expired is lost (its runs' jobs stalled, nobody renews them).
+  const beat = () => redis.set(keys.alive(id), '1', 'PX', lockDurationMs).catch(() => undefined);
+  await beat();
+  const heartbeat = setInterval(beat, Math.max(1, Math.floor(lockDurationMs / 3)));
+
+  // Redis unreachable: events wait in the client's queue; past eventStoreOutageMs the live runs are cancelled.
+  let outage: ReturnType<typeof setTimeout> | undefined;
+  redis.on('close', () => {
+    outage ??= setTimeout(() => {
+      if (redis.status === 'ready') return;
+      for (const run of live.values()) cancelRun(run, EVENT_STORE_UNAVAILABLE_REASON);
+    }, outageMs);
+  });
+  redis.on('ready', () => {
+    clearTimeout(outage);
+    outage = undefined;
+  });
+
+  await channels.listen(keys.workerChannel(id), (message) => {
+    let request: WorkerRequest & { reqId?: string; replyTo?: string };
+    try {
+      request = JSON.parse(message);
+    } catch {
+      return;
+    }
+    const run = live.get(request.runId);
+    if (run !== undefined) return onRequest(ctx, run, request);
+    if (request.op !== 'cancel' && request.replyTo) {
+      redis
+        .publish(request.replyTo, JSON.stringify({ ok: false, why: 'not_live', reqId: request.reqId }))
+        .catch(() => 0);
+    }
+  });
+
+  const process = async (job: Job<RunJobData>): Promise<void> => {
+    const data = job.data;
+    const mine = live.get(data.runId);
+    if (mine !== undefined) return mine.done; // this worker's own job, picked up again after a stall
+    const run = newLocalRun(data.runId);
+    live.set(data.runId, run);
+    try {
+      await claimAndRun(run, data);
+    } finally {
+      live.delete(data.runId);
+      run.settle();
+    }
+  };
+
+  async function claimAndRun(run: LocalRun, data: RunJobData): Promise<void> {
+    for (;;) {
+      const claim = await redis.lcClaim(keys.ns, data.runId, id);
+      if (claim[0] === 'claimed') {
+        const items = claim.slice(1).map((json) => JSON.parse(json) as { id: string; content: string });
+        return execute(ctx, run, data, items, 0);
+      }
+      if (claim[0] !== 'owned') return;
+      const owner = claim[1]!;
+      // Another worker runs it: wait while it lives (its lock may have lapsed in a Redis outage).
+      const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+      // Lost: no heartbeat and nobody on its channel, seen twice a heartbeat apart (after an outage the owner
+      // needs a moment to beat again).
+      const gone = async () =>
+        (await redis.exists(keys.alive(owner))) === 0 &&
+        Number(((await redis.pubsub('NUMSUB', keys.workerChannel(owner))) as [string, number])[1]) === 0;
+      while ((await redis.hget(keys.run(data.runId), 'state')) === 'running') {
+        if ((await gone()) && (await pause(lockDurationMs / 2), await gone())) break;
+        await pause(Math.min(250, lockDurationMs));
+      }
+      if ((await redis.hget(keys.run(data.runId), 'state')) !== 'running') return;
+      const retries = Number((await redis.hget(keys.run(data.runId), 'retries')) ?? 0);
+      if (onWorkerLost === 'retry_once' && retries < 1) {
+        const [requeued, lastSeq] = await redis.lcRequeue(keys.ns, data.runId, owner);
+        if (requeued !== 1) continue;
+        const again = await redis.lcClaim(keys.ns, data.runId, id);
+        if (again[0] !== 'claimed') continue;
+        const items = again.slice(1).map((json) => JSON.parse(json) as { id: string; content: string });
+        return execute(ctx, run, data, items, (lastSeq ?? -1) + 1);
+      }
+      return failLost(ctx, data.runId, owner);
+    }
+  }
+
+  const worker = new Worker<RunJobData>(queue, process, {
+    connection,
+    prefix,
+    concurrency,
+    lockDuration: lockDurationMs,
+    stalledInterval: stalledIntervalMs,
+    maxStalledCount: 2,
+    autorun: false,
+  });
+  worker.on('error', () => undefined); // a lock lost in an outage: the run's state in Redis decides
+  worker.on('failed', () => undefined);
+  void worker.run().catch(() => undefined);
+  await worker.waitUntilReady();
+
+  function cancelRun(run: LocalRun, reason: unknown): void {
+    if (run.handle) run.handle.cancel(reason);
+    else run.cancel ??= { reason };
+  }
+
+  let closing: Promise<void> | undefined;
+  return {
+    id,
+    get live() {
+      return live.size;
+    },
+    close() {
+      closing ??= (async () => {
+        const closed = worker.close(); // takes no new job; waits for the active ones
+        const timers: ReturnType<typeof setTimeout>[] = [];
+        for (const run of live.values()) {
+          // Run control's graceful stop at the end of the turn (it cancels itself after graceMs, reason
+          // stop_timeout); the cancel below is the backstop for a run not started yet (no handle).
+          run.handle?.stop({ at: 'turn_end', graceMs: shutdownGraceMs });
+          const after = run.handle ? shutdownGraceMs + STOP_BACKSTOP_MS : shutdownGraceMs;
+          const timer = setTimeout(() => cancelRun(run, WORKER_SHUTDOWN_REASON), after);
+          timers.push(timer);
+          void run.done.then(() => clearTimeout(timer));
+        }
+        await closed;
+        timers.forEach(clearTimeout);
+        clearInterval(heartbeat);
+        clearTimeout(outage);
+        await redis.del(keys.alive(id)).catch(() => undefined);
+        channels.close();
+        await bullQueue.close().catch(() => undefined);
+        await redis.quit().catch(() => undefined);
+      })();
+      return closing;
+    },
+  };
+}

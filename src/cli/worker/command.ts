@@ -1,0 +1,74 @@
+import type { CliOptions } from '../args.js';
+import { cliAgent, header } from '../agent.js';
+import { selectModel } from '../model.js';
+import { runDeadlines } from '../run-options.js';
+import type { CliIO } from '../run-agent.js';
+import { sanitizeLine } from '../sanitize.js';
+import { exitCodeFor, StopSignals, type StopSignal } from '../signals.js';
+import { startWorker } from '../../bullmq/worker.js';
+import { cliQueueName } from './queue-name.js';
+
+/**
+ * `loopctl worker --queue redis://…`: a `loopctl/bullmq` worker serving the CLI's agent (the offline model
+ * unless `OPENAI_API_KEY` or `--base-url` name a real one, the workspace tools of `--cwd`) for `loopctl serve
+ * --queue` on the same Redis. Prints its id, then runs jobs until a stop: the first SIGINT or SIGTERM drains
+ * (no new job; runs may end within the grace, then are cancelled; every terminal event stored) and resolves
+ * with 0; a second stop exits at once with the signal's code. Redis unreachable at the start: 1.
+ */
+export async function runWorker(
+  options: CliOptions,
+  queue: string,
+  env: NodeJS.ProcessEnv,
+  io: CliIO,
+): Promise<number> {
+  const stops = io.stops ?? new StopSignals();
+  let stopped: StopSignal | undefined;
+  let onStop: (signal: StopSignal) => void = () => undefined;
+  const release = stops.handle((signal) => {
+    if (stopped !== undefined) return void io.exit(exitCodeFor(signal));
+    stopped = signal;
+    onStop(signal);
+  });
+  const whenStopped = new Promise<StopSignal>((resolve) => {
+    onStop = resolve;
+    if (stopped !== undefined) resolve(stopped);
+  });
+  const model = await selectModel(options, env);
+  try {
+    const agent = cliAgent(options, model);
+    const worker = await Promise.race([
+      startWorker({
+        connection: queue,
+        queue: cliQueueName(queue),
+        agents: { [agent.name]: agent },
+        runOptions: { deadlines: runDeadlines(options) },
+      }),
+      whenStopped.then(() => undefined),
+    ]);
+    if (worker === undefined) return exitCodeFor(stopped!);
+    io.stderr.write(`[loopctl worker] ${header(agent, options, model)}\n`);
+    io.stdout.write(sanitizeLine(`loopctl worker ${worker.id}: taking runs from ${redacted(queue)}`) + '\n');
+    const signal = await whenStopped;
+    io.stderr.write(
+      sanitizeLine(`[loopctl worker] ${signal}: draining (no new runs; live runs end or are cancelled)`) + '\n',
+    );
+    await worker.close();
+    io.stderr.write('[loopctl worker] drained: every run it had has its ending stored\n');
+    return 0;
+  } finally {
+    release();
+    stops.handle((signal) => io.exit(exitCodeFor(signal)));
+    await model.close();
+  }
+}
+
+/** The URL without its password. */
+export function redacted(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return url;
+  }
+}

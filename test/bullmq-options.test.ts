@@ -1,0 +1,54 @@
+/**
+ * loopctl/bullmq refuses bad options before it opens anything: a ConfigurationError naming the field (the
+ * services specs run it against Redis).
+ */
+import { describe, expect, it } from 'vitest';
+import { queueRuns, startWorker } from '../src/bullmq/index.js';
+import { ConfigurationError } from '../src/index.js';
+
+const field = (fn: () => unknown) => {
+  try {
+    fn();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigurationError);
+    return (error as ConfigurationError).field;
+  }
+  throw new Error('did not throw');
+};
+
+describe('queueRuns options', () => {
+  it('names the bad field', () => {
+    expect(field(() => queueRuns(null as never))).toBe('options');
+    expect(field(() => queueRuns({ connection: 'http://x', queue: 'q' }))).toBe('options.connection');
+    expect(field(() => queueRuns({ connection: 'not a url', queue: 'q' }))).toBe('options.connection');
+    expect(field(() => queueRuns({ connection: 42 as never, queue: 'q' }))).toBe('options.connection');
+    expect(field(() => queueRuns({ connection: 'redis://h', queue: 'a:b' }))).toBe('options.queue');
+    expect(field(() => queueRuns({ connection: 'redis://h', queue: '' }))).toBe('options.queue');
+    expect(field(() => queueRuns({ connection: 'redis://h', queue: 'q', prefix: 'x:y' }))).toBe('options.prefix');
+    expect(field(() => queueRuns({ connection: 'redis://h', queue: 'q', sessions: {} as never }))).toBe(
+      'options.sessions.session',
+    );
+    expect(field(() => queueRuns({ connection: 'redis://h', queue: 'q', agents: 'a' as never }))).toBe('options.agents');
+    expect(field(() => queueRuns({ connection: 'redis://h', queue: 'q', steerTimeoutMs: 0 }))).toBe(
+      'options.steerTimeoutMs',
+    );
+    expect(field(() => queueRuns({ connection: 'redis://h/x', queue: 'q' }))).toBe('options.connection');
+  });
+});
+
+describe('startWorker options', () => {
+  const ok = { connection: 'redis://127.0.0.1:1', queue: 'q', agents: {} };
+  it.each([
+    [{ ...ok, connection: 'ftp://x' }, 'options.connection'],
+    [{ ...ok, queue: 'a:b' }, 'options.queue'],
+    [{ ...ok, agents: null }, 'options.agents'],
+    [{ ...ok, concurrency: 0 }, 'options.concurrency'],
+    [{ ...ok, lockDurationMs: 1.5 }, 'options.lockDurationMs'],
+    [{ ...ok, stalledIntervalMs: -1 }, 'options.stalledIntervalMs'],
+    [{ ...ok, shutdownGraceMs: 'soon' }, 'options.shutdownGraceMs'],
+    [{ ...ok, eventStoreOutageMs: -5 }, 'options.eventStoreOutageMs'],
+    [{ ...ok, onWorkerLost: 'retry' }, 'options.onWorkerLost'],
+  ])('%# rejects naming %s', async (options, name) => {
+    await expect(startWorker(options as never)).rejects.toMatchObject({ name: 'ConfigurationError', field: name });
+  });
+});

@@ -1,0 +1,111 @@
+/**
+ * The agent the queue specs' worker processes run: a model driven by directives in the run's input, so a test
+ * in another process decides what each run does. The directive is the last user Item starting with `!`:
+ * - `!stream N D`: N text chunks `wK ` D ms apart, then the answer ends with the steering it saw;
+ * - `!tool MS`: a `wait` tool call of MS ms (cancellable), then `done`;
+ * - `!turns N MS`: N turns of `wait` MS ms each, then `done`;
+ * - `!backoff MS`: a retryable error asking to retry after MS ms, then `done`;
+ * - `!hold`: one chunk, then a stream that never ends;
+ * - anything else: `echo: ` and every user text (directives left out), `|`-separated.
+ * Every answer ends with ` [seen: …]`: the user texts (steering included) the model saw, in order.
+ */
+import { Observable, concat, defer, of, timer, NEVER, map, throwError } from 'rxjs';
+import { z } from 'zod';
+import {
+  defineAgent,
+  ModelCallError,
+  tool,
+  type ModelEvent,
+  type ModelProvider,
+  type ModelRequest,
+} from '../../../src/index.js';
+
+const userTexts = (request: ModelRequest) =>
+  request.items.flatMap((i) => (i.type === 'user' && !i.text.startsWith('!') ? [i.text] : []));
+
+const answer = (text: string, request: ModelRequest): ModelEvent => ({
+  type: 'response',
+  response: { text: `${text} [seen: ${userTexts(request).join('|')}]`, toolCalls: [], finishReason: 'stop' },
+});
+
+/** How many results of tool calls the request's history holds after its directive. */
+function toolResultsSinceDirective(request: ModelRequest): number {
+  let count = 0;
+  for (let i = request.items.length - 1; i >= 0; i--) {
+    const item = request.items[i]!;
+    if (item.type === 'user' && item.text.startsWith('!')) break;
+    if (item.type === 'tool_result') count++;
+  }
+  return count;
+}
+
+let calls = 0;
+const retried = new Set<string>();
+
+export const directiveModel: ModelProvider = {
+  id: 'directive',
+  stream: true,
+  call(request) {
+    return defer((): Observable<ModelEvent> => {
+      const directive = [...request.items].reverse().find((i) => i.type === 'user' && i.text.startsWith('!'));
+      const words = directive?.type === 'user' ? directive.text.split(' ') : ['echo'];
+      const n = (k: number, d: number) => (words[k] !== undefined ? Number(words[k]) : d);
+      const call = ++calls;
+      switch (words[0]) {
+        case '!stream': {
+          const count = n(1, 10);
+          const delay = n(2, 0);
+          const chunks = Array.from({ length: count }, (_, k) =>
+            (delay > 0 ? timer(delay) : of(0)).pipe(map((): ModelEvent => ({ type: 'text_delta', delta: `w${k} ` }))),
+          );
+          return concat(...chunks, of(answer('streamed', request)));
+        }
+        case '!hold':
+          return concat(of<ModelEvent>({ type: 'text_delta', delta: 'holding ' }), NEVER);
+        case '!tool':
+        case '!turns': {
+          const turns = words[0] === '!tool' ? 1 : n(1, 2);
+          const ms = words[0] === '!tool' ? n(1, 1000) : n(2, 100);
+          if (toolResultsSinceDirective(request) >= turns) return of(answer('done', request));
+          const toolCall = { callId: `call-${call}`, name: 'wait', arguments: JSON.stringify({ ms }) };
+          return of<ModelEvent>({
+            type: 'response',
+            response: { text: '', toolCalls: [toolCall], finishReason: 'tool_calls' },
+          });
+        }
+        case '!backoff': {
+          // The first call of this directive fails retryably, asking for a retry after MS ms; the retry answers.
+          const id = directive?.type === 'user' ? directive.id : '';
+          if (retried.has(id)) return of(answer('done', request));
+          retried.add(id);
+          return throwError(
+            () => new ModelCallError('busy', { status: 503, retryable: true, retryAfterMs: n(1, 5000) }),
+          );
+        }
+        default:
+          return of(answer('echo:', request));
+      }
+    });
+  },
+};
+
+const wait = tool({
+  name: 'wait',
+  description: 'Waits ms milliseconds',
+  parameters: z.object({ ms: z.number() }),
+  execute: ({ ms }, ctx) =>
+    new Promise<string>((resolve, reject) => {
+      const t = setTimeout(() => resolve(`waited ${ms}`), ms);
+      ctx.signal.addEventListener('abort', () => {
+        clearTimeout(t);
+        reject(ctx.signal.reason);
+      });
+    }),
+});
+
+export const queueAgent = defineAgent({
+  name: 'queue-agent',
+  instructions: 'Follow the directive.',
+  model: directiveModel,
+  tools: [wait],
+});
