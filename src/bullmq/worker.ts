@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Queue, Worker, type Job } from 'bullmq';
-import type { Agent, RunHandle, RunOptions } from '../engine/types.js';
+import type { Agent, RunOptions } from '../engine/types.js';
 import { ConfigurationError } from '../errors.js';
 import type { LocalRunsSessionStore } from '../runs/thread.js';
 import { DEFAULTS } from '../defaults.js';
