@@ -17,6 +17,7 @@ import {
 import { checkStart } from '../runs/local-runs.js';
 import { newInput, settle } from '../runs/new-input.js';
 import type { LocalRunsSessionStore } from '../runs/thread.js';
+import { traceCarrierOf } from '../runs/trace-carrier.js';
 import type { Runs, StartedRun } from '../runs/types.js';
 import { isInstance } from '../describe.js';
 import { Channels } from './channels.js';
@@ -69,7 +70,9 @@ export interface QueueRuns extends Runs {
  * the worker through loopctl's Redis pub/sub; a run still queued is cancelled here (`run_started`,
  * `run_cancelled{phase:'turn_entry'}`), never reaching a model. `stop` asks the run's worker to stop it
  * gracefully (`NotImplementedError` where the engine has no run control; `NotSupportedError` for a run no
- * worker started yet); `decide`: `NotImplementedError`.
+ * worker started yet); `decide`: `NotImplementedError`. `start({ trace })` (the `traceparent` the HTTP handler
+ * read, or the one `instrumentRuns` passes) goes with the job: the worker's run joins the caller's trace
+ * (docs/telemetry.md, "Context").
  * @throws {ConfigurationError} for a bad option, naming it.
  */
 export function queueRuns(options: QueueRunsOptions): QueueRuns {
@@ -208,7 +211,9 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
       input = newInput(input, history, (id) => held.has(id));
     }
     const runId = randomUUID();
-    const job: RunJobData = { runId, agent: req.agent, sessionId: threadKey, input };
+    // The caller's trace context rides with the job (an invalid one is ignored whole, as the W3C asks).
+    const trace = traceCarrierOf(req.trace?.traceparent, req.trace?.tracestate);
+    const job: RunJobData = { runId, agent: req.agent, sessionId: threadKey, input, ...(trace ? { trace } : {}) };
     const ids = typeof input === 'string' ? [] : input.flatMap((i) => (i.type === 'tool_result' ? [] : [i.id]));
     const fields = ['principal', req.principal, 'agent', req.agent, 'thread', threadKey, 'job', JSON.stringify(job)];
     const empty = typeof input !== 'string' && input.length === 0;

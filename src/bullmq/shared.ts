@@ -3,6 +3,7 @@ import { toJsonText, isInstance } from '../describe.js';
 import type { RunEvent } from '../events.js';
 import { ConcurrentRunError } from '../errors.js';
 import type { LocalRunsSessionStore } from '../runs/thread.js';
+import type { TraceCarrier } from '../runs/trace-carrier.js';
 import type { Lease, LeaseOptions, Session } from '../session/session.js';
 import { toLastValue } from '../last-value.js';
 import { lastValueFrom } from 'rxjs';
@@ -14,6 +15,8 @@ export interface RunJobData {
   /** The session id of the thread (the thread's key). */
   readonly sessionId: string;
   readonly input: string | readonly Item[];
+  /** The caller's W3C trace context (`Runs.start({ trace })`): the worker's run joins that trace. */
+  readonly trace?: TraceCarrier;
 }
 
 /** The prefix of loopctl's keys and of BullMQ's own when none is given. */

@@ -4,6 +4,7 @@ import { start } from '../engine/start.js';
 import { isTerminalEvent, type RunEvent, type TerminalEvent } from '../events.js';
 import { ZERO_USAGE } from '../items.js';
 import type { LocalRunsSessionStore } from '../runs/thread.js';
+import { traceCarrierOf } from '../runs/trace-carrier.js';
 import { commitPartial } from '../session/commit-partial.js';
 import type { Session } from '../session/session.js';
 import type { Keys } from './keys.js';
@@ -35,7 +36,7 @@ export interface RunContext {
   readonly workerId: string;
   readonly agents: Readonly<Record<string, Agent<any>>>;
   readonly sessions: LocalRunsSessionStore | undefined;
-  readonly runOptions: Omit<RunOptions<any>, 'mailbox' | 'session' | 'steer$' | 'idGenerator'>;
+  readonly runOptions: Omit<RunOptions<any>, 'mailbox' | 'session' | 'steer$' | 'idGenerator' | 'trace'>;
   readonly retainMs: number;
   /** How long a rerun's lease waits for a dead worker's lease to expire (ms). */
   readonly leasePatienceMs: number;
@@ -73,8 +74,11 @@ export async function execute(
   const ids = (kind: 'run' | 'item'): string => (kind === 'run' ? local.runId : randomUUID());
   let handle: RunHandle;
   try {
+    // The caller's trace context from the job (an invalid one is ignored whole): the run's telemetry joins it.
+    const trace = traceCarrierOf(data.trace?.traceparent, data.trace?.tracestate);
     handle = start(agent, data.input, {
       ...ctx.runOptions,
+      ...(trace ? { trace } : {}),
       replay: 'compact',
       mailbox,
       ...(session ? { session } : {}),

@@ -40,8 +40,12 @@ export interface StartWorkerOptions {
   readonly eventStoreOutageMs?: number;
   /** How long a finished run's events stay in Redis. Default 86 400 000 (24 h). */
   readonly retainFinishedMs?: number;
-  /** Options every run starts with (deadlines, hooks, retry…); the mailbox, session and ids are the worker's. */
-  readonly runOptions?: Omit<RunOptions<any>, 'mailbox' | 'session' | 'steer$' | 'idGenerator'>;
+  /**
+   * Options every run starts with (deadlines, hooks, retry…); the mailbox, session and ids are the worker's, and
+   * `trace` is the job's (the caller's W3C trace context): with `telemetry: withTelemetry()` of `loopctl/otel`
+   * each run's `invoke_agent` span joins the trace of the request that started it (docs/telemetry.md, "Context").
+   */
+  readonly runOptions?: Omit<RunOptions<any>, 'mailbox' | 'session' | 'steer$' | 'idGenerator' | 'trace'>;
 }
 
 /** A running worker (see {@link startWorker}). */
@@ -95,6 +99,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<QueueWor
   if (onWorkerLost !== 'fail' && onWorkerLost !== 'retry_once') {
     throw new ConfigurationError('options.onWorkerLost', "must be 'fail' or 'retry_once'");
   }
+  const runOptions = checkRunOptions(options.runOptions);
   const id = randomUUID();
   const keys = keysOf(prefix, queue);
   const redis = withScripts(openRedis(connection, `loopctl-worker-${id}`));
@@ -108,7 +113,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<QueueWor
     workerId: id,
     agents,
     sessions,
-    runOptions: options.runOptions ?? {},
+    runOptions,
     retainMs,
     leasePatienceMs: DEFAULTS.session.leaseTtlMs + lockDurationMs,
     enqueue: async (runId, job) => void (await bullQueue.add('run', JSON.parse(job) as RunJobData, jobOptions(runId))),
@@ -246,4 +251,24 @@ export async function startWorker(options: StartWorkerOptions): Promise<QueueWor
       return closing;
     },
   };
+}
+
+/**
+ * `runOptions` checked where a mistake would otherwise fail every run: an object; `telemetry` a `RunTelemetry`
+ * (`withTelemetry()`); no `trace` (each job carries its caller's). The engine checks the rest at each start.
+ */
+function checkRunOptions(value: StartWorkerOptions['runOptions']): NonNullable<StartWorkerOptions['runOptions']> {
+  if (value === undefined) return {};
+  if (value === null || typeof value !== 'object') {
+    throw new ConfigurationError('options.runOptions', 'must be an object');
+  }
+  const { telemetry } = value;
+  if (telemetry !== undefined && typeof (telemetry as { open?: unknown } | null)?.open !== 'function') {
+    const why = 'must be a RunTelemetry (with open(), e.g. withTelemetry())';
+    throw new ConfigurationError('options.runOptions.telemetry', why);
+  }
+  if ((value as { trace?: unknown }).trace !== undefined) {
+    throw new ConfigurationError('options.runOptions.trace', "is each job's own (the caller's trace context)");
+  }
+  return value;
 }

@@ -32,7 +32,8 @@ export function createRun<C>(
       const { runId, mailbox } = rc;
       const { name, model } = agent;
       const parent = own.parent ? { parent: own.parent } : {};
-      const run = { runId, agent: name, model: model.id, input, mailbox, ...parent };
+      const trace = options.trace !== undefined ? { trace: options.trace } : {};
+      const run = { runId, agent: name, model: model.id, input, mailbox, ...parent, ...trace };
       openTelemetry(telemetry, run, own);
     }
     // "Arrival order": what is queued now was queued before this run started (a push from a

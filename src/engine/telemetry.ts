@@ -2,6 +2,7 @@ import type { RunEvent } from '../events.js';
 import type { Item, ToolCall } from '../items.js';
 import type { Mailbox } from '../mailbox/mailbox.js';
 import type { ModelRequest } from '../model/types.js';
+import type { TraceCarrier } from '../runs/trace-carrier.js';
 
 /**
  * The `telemetry` run option (docs/telemetry.md): a layer that watches runs and runs their code
@@ -29,6 +30,8 @@ export interface TelemetryRun {
   readonly mailbox: Mailbox;
   /** Set for a sub-run (an agent used as a tool): the run and the tool call it runs in. */
   readonly parent?: { readonly runId: string; readonly callId: string };
+  /** The `trace` run option: the caller's W3C trace context (a run started for another process). */
+  readonly trace?: TraceCarrier;
 }
 
 /** What a model request is, for {@link RunObserver.model}. */

@@ -9,6 +9,7 @@ import type { Mailbox } from '../mailbox/mailbox.js';
 import type { JsonSchema, ModelProvider, ModelRequest } from '../model/types.js';
 import type { Session } from '../session/session.js';
 import type { Tool } from '../tools/tool.js';
+import type { TraceCarrier } from '../runs/trace-carrier.js';
 import type { RunTelemetry } from './telemetry.js';
 
 /**
@@ -244,6 +245,13 @@ export interface RunOptions<C = unknown> {
    * {@link RunTelemetry}. Sub-runs (agents as tools) inherit it. Default: none (nothing is watched).
    */
   readonly telemetry?: RunTelemetry;
+  /**
+   * The caller's W3C trace context, for a run whose caller is in another process (docs/telemetry.md,
+   * "Context"): `loopctl/bullmq`'s worker passes the one its job carries. Told to `telemetry`, which
+   * starts the run's span under it unless a span is active where the run is subscribed. A
+   * `traceparent` that is not a valid W3C one is a `ConfigurationError`. Not inherited by sub-runs.
+   */
+  readonly trace?: TraceCarrier;
   /**
    * Run control beyond a hard cancel (docs/run-control.md): `control.stop()` (a graceful stop at a
    * boundary) and `control.cancelToolCall()` (one tool call) act on this run while it lives. One live run

@@ -4,6 +4,7 @@ import { isInstance, isObservableTotal, readProp } from '../describe.js';
 import { ConfigurationError } from '../errors.js';
 import { ItemSchema, type Item } from '../items.js';
 import { Mailbox } from '../mailbox/mailbox.js';
+import { parseTraceparent } from '../runs/trace-carrier.js';
 import type { Hooks, ReplayMode, RunOptions, StartOptions } from './types.js';
 
 const UNREADABLE = Symbol('unreadable');
@@ -102,6 +103,7 @@ export function validateRunArgs(input: unknown, options: RunOptions<any>): reado
   checkControl(o.control);
   if (o.telemetry !== undefined && typeof (o.telemetry as { open?: unknown } | null)?.open !== 'function')
     throw new ConfigurationError('options.telemetry', 'must be a RunTelemetry (with open(), e.g. withTelemetry())');
+  if (o.trace !== undefined) checkTrace(o.trace);
   return input as readonly Item[] | string;
 }
 
@@ -148,4 +150,17 @@ export function checkReplay(options: StartOptions<any>): ReplayMode {
     throw new ConfigurationError('options.replay', `must be 'all' or 'compact' (got ${String(replay)})`);
   }
   return replay;
+}
+
+/** The `trace` option: `{ traceparent, tracestate? }`, a valid W3C `traceparent` and a string `tracestate`. */
+function checkTrace(trace: unknown): void {
+  checkObject(trace, 'options.trace');
+  const traceparent = read<unknown>(trace as object, 'traceparent', 'options.trace.traceparent');
+  const tracestate = read<unknown>(trace as object, 'tracestate', 'options.trace.tracestate');
+  if (parseTraceparent(traceparent) === undefined) {
+    const why = 'must be a W3C traceparent (00-<trace id>-<span id>-<flags>)';
+    throw new ConfigurationError('options.trace.traceparent', why);
+  }
+  if (tracestate !== undefined && typeof tracestate !== 'string')
+    throw new ConfigurationError('options.trace.tracestate', 'must be a string');
 }

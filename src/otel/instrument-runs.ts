@@ -1,5 +1,5 @@
 import {
-  SpanKind, context as otelContext, trace, type Attributes, type Context, type Tracer,
+  SpanKind, context as otelContext, trace, type Attributes, type Context, type SpanContext, type Tracer,
 } from '@opentelemetry/api';
 import { describeValue } from '../describe.js';
 import { ConfigurationError } from '../errors.js';
@@ -17,7 +17,9 @@ import { parentContext, traceparentOf } from './trace-context.js';
  * is its child where the context reaches it (an AsyncLocalStorage context manager carries it
  * across `localRuns`' awaits). `start` runs in the caller's trace: the active span, else
  * `req.trace` (the `traceparent` the HTTP handler read); it answers `traceparent`, the start's own,
- * which the handler writes back. `events` is passed through. `captureContent` adds steering text.
+ * which the handler writes back, and passes it on as `req.trace` (so `queueRuns` carries it to the
+ * worker, where the run's span is the child of `runs.start`). `events` is passed through.
+ * `captureContent` adds steering text.
  *
  * @throws {ConfigurationError} naming the field for bad options or a `runs` without a method.
  */
@@ -28,14 +30,15 @@ export function instrumentRuns(runs: Runs, options?: TelemetryOptions): Runs {
   const { tracerProvider, maxChars } = resolveOptions(options, 'options');
   let tracer: Tracer | undefined;
   const traced = <T>(
-    name: string, attributes: Attributes, parent: Context, call: () => Promise<T>, ok: (value: T) => Attributes,
+    name: string, attributes: Attributes, parent: Context, call: (own: SpanContext) => Promise<T>,
+    ok: (value: T) => Attributes,
   ): { result: Promise<T>; traceparent: string | undefined } => {
     tracer ??= (tracerProvider ?? trace.getTracerProvider()).getTracer('loopctl');
     const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes }, parent);
     const end = (how: SpanEnd) => endSpan(span, how);
     let result: Promise<T>;
     try {
-      result = otelContext.with(trace.setSpan(parent, span), call);
+      result = otelContext.with(trace.setSpan(parent, span), call, undefined, span.spanContext());
     } catch (error) {
       result = Promise.reject(error);
     }
@@ -61,7 +64,9 @@ export function instrumentRuns(runs: Runs, options?: TelemetryOptions): Runs {
       const steered = (s: { steeringId?: string }) =>
         s.steeringId !== undefined ? { [C.ATTR_LOOPCTL_STEERING_ID]: s.steeringId } : {};
       const name = `runs.start ${String(req?.agent)}`;
-      const started = traced(name, attributes, parentContext(req?.trace), () => runs.start(req),
+      // The start's own context goes on as `trace`: a queue carries it to the worker that runs the run.
+      const call = (own: SpanContext) => runs.start(withTrace(req, own));
+      const started = traced(name, attributes, parentContext(req?.trace), call,
         (s) => ({ ...runId(s.runId), ...steered(s) }));
       const { traceparent } = started;
       return started.result.then((s) => (traceparent === undefined ? s : { ...s, traceparent }));
@@ -92,4 +97,12 @@ export function instrumentRuns(runs: Runs, options?: TelemetryOptions): Runs {
       return traced('runs.decide', attributes, here(), call, result).result;
     },
   };
+}
+
+/** `req` with `trace` set to the W3C trace context of `span` (as it was when `span` is not valid). */
+function withTrace(req: Parameters<Runs['start']>[0], span: SpanContext): Parameters<Runs['start']>[0] {
+  const traceparent = traceparentOf(span);
+  if (traceparent === undefined || req === null || typeof req !== 'object') return req;
+  const tracestate = span.traceState?.serialize();
+  return { ...req, trace: tracestate ? { traceparent, tracestate } : { traceparent } };
 }

@@ -1,15 +1,17 @@
-import { context as otelContext, trace, type Context, type Tracer } from '@opentelemetry/api';
+import { trace, type Context, type Tracer } from '@opentelemetry/api';
 import type { RunObserver, RunTelemetry, TelemetryRun } from '../engine/telemetry.js';
 import { InstrumentCache } from './instruments.js';
 import { resolveOptions, type TelemetryOptions } from './options.js';
 import { RunTrace, type Shared } from './run-trace.js';
+import { parentContext } from './trace-context.js';
 
 /**
  * OpenTelemetry traces and metrics of runs, as the `telemetry` run option (docs/telemetry.md):
  * `run(agent, input, { telemetry: withTelemetry() })`. Each run gets an `invoke_agent {agent}` span
- * (a child of the span active where the run is subscribed; a sub-run's is a child of its
- * `execute_tool` span), a `chat {model}` span per model attempt, an `execute_tool {tool}` span per
- * tool call and a `tools/call {tool}` span per MCP request, named and attributed after the GenAI
+ * (a child of the span active where the run is subscribed, else of the remote span of its `trace`
+ * run option; a sub-run's is a child of its `execute_tool` span), a `chat {model}` span per model
+ * attempt, an `execute_tool {tool}` span per tool call and a `tools/call {tool}` span per MCP
+ * request, named and attributed after the GenAI
  * semantic conventions; tools, hooks, model and MCP requests run with their span active, so a
  * user's own instrumentation nests under it. Records the GenAI client metrics and loopctl's
  * `loopctl.cancel.duration` and `loopctl.runs.ended`. Content capture is off unless
@@ -36,7 +38,10 @@ export function withTelemetry(options?: TelemetryOptions): RunTelemetry {
   };
 }
 
-/** A sub-run's parent is the `execute_tool` span of the call it runs in; any other run's, the active span. */
+/**
+ * A sub-run's parent is the `execute_tool` span of the call it runs in; any other run's, the active span, else
+ * the remote span of its `trace` option (a queue worker's run: the caller's in the API process).
+ */
 function parentOf(run: TelemetryRun, calls: Shared['calls']): Context {
   const parent = run.parent;
   if (parent !== undefined) {
@@ -45,5 +50,5 @@ function parentOf(run: TelemetryRun, calls: Shared['calls']): Context {
       if (call.runId === parent.runId && call.callId === parent.callId) return call.context;
     }
   }
-  return otelContext.active();
+  return parentContext(run.trace);
 }
