@@ -4,10 +4,10 @@
  * `Runs` answers; `instrumentRuns` starts the run inside the caller's trace, and the run's
  * `invoke_agent` span (telemetry in the run options) is a child of `runs.start`.
  */
-import { context } from '@opentelemetry/api';
+import { context, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { defineAgent, localRuns } from '../src/index.js';
+import { defineAgent, localRuns, run, start } from '../src/index.js';
 import { createHandler } from '../src/http/index.js';
 import { instrumentRuns } from '../src/otel/index.js';
 import { parseTraceparent, traceCarrierOf } from '../src/runs/trace-carrier.js';
@@ -123,5 +123,38 @@ describe('the HTTP handler and instrumentRuns', () => {
     expect(cancel.attributes).toEqual({
       'loopctl.run.id': runId, 'loopctl.cancel.reason': '{"by":"user"}', 'loopctl.runs.result': true,
     });
+  });
+});
+
+describe("the trace run option (a run for another process's caller: the queue worker's)", () => {
+  const valid = `00-${TRACE}-${CALLER}-01`;
+  it("the run's invoke_agent span is the remote caller's child, in its trace; an active span wins", async () => {
+    const h = otelHarness();
+    const agent = defineAgent({ name: 'helper', instructions: '', model: scriptedModel(['a', 'b']) });
+    await start(agent, 'hi', { telemetry: h.telemetry, trace: { traceparent: valid, tracestate: 'vendor=1' } }).result;
+    const [span] = h.finished().filter((s) => s.name === 'invoke_agent helper');
+    expect(span!.spanContext().traceId).toBe(TRACE);
+    expect(span!.parentSpanContext).toMatchObject({ traceId: TRACE, spanId: CALLER, isRemote: true });
+    expect(span!.spanContext().traceState?.get('vendor')).toBe('1');
+    h.reset();
+    const outer = h.tracerProvider.getTracer('test').startSpan('outer');
+    await context.with(trace.setSpan(context.active(), outer), () =>
+      start(agent, 'hi', { telemetry: h.telemetry, trace: { traceparent: valid } }).result);
+    outer.end();
+    const [inner] = h.finished().filter((s) => s.name === 'invoke_agent helper');
+    expect(inner!.parentSpanContext?.spanId).toBe(outer.spanContext().spanId);
+  });
+
+  it('a bad trace is a ConfigurationError naming the field', () => {
+    const agent = defineAgent({ name: 'helper', instructions: '', model: scriptedModel(['a']) });
+    const cases = [
+      ['x', 'options.trace'],
+      [{ traceparent: 'garbage' }, 'options.trace.traceparent'],
+      [{ traceparent: `00-${'0'.repeat(32)}-${CALLER}-01` }, 'options.trace.traceparent'],
+      [{ traceparent: valid, tracestate: 1 }, 'options.trace.tracestate'],
+    ] as const;
+    for (const [value, field] of cases) {
+      expect(() => run(agent, 'hi', { trace: value as never })).toThrow(expect.objectContaining({ field }));
+    }
   });
 });
