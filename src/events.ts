@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SuspendedSchema } from './control/suspended.js';
 import { ItemSchema, UsageSchema } from './items.js';
 
 /**
@@ -22,19 +23,22 @@ export const CancelPhaseSchema = z.enum([
   'tool_call',
   'backoff',
   'dispatch',
+  'approval',
 ]);
 /** See {@link CancelPhaseSchema}. */
 export type CancelPhase = z.infer<typeof CancelPhaseSchema>;
 
 /**
  * Why a run ended: the `stopReason` of every terminal event (docs/events.md, "Stop reasons").
- * `completed` is `run_completed`'s, `cancelled` is `run_cancelled`'s; the others are failures
+ * `completed` and `needs_approval` (a run suspended for approval, which commits nothing) are
+ * `run_completed`'s, `cancelled` is `run_cancelled`'s; the others are failures
  * (`run_failed`). `session_error`: the session failed the run: its lease failed or was lost, its load
  * failed or gave what is not an array of Items, or the write of a completed run failed or passed
  * `deadlines.commitMs`.
  */
 export const StopReasonSchema = z.enum([
   'completed',
+  'needs_approval',
   'cancelled',
   'max_turns',
   'model_error',
@@ -123,6 +127,17 @@ export const ToolCallFailedSchema = ev('tool_call_failed', {
   interrupted: z.boolean(),
 });
 /**
+ * `tool_approval_requested`: A call of a tool with `needsApproval` waits for a decision (after every
+ * `beforeToolCall` hook of its batch allowed it; `arguments`: the raw JSON text). No
+ * `tool_call_started` comes before it is approved; a rejection is a `tool_call_failed`
+ * (`ToolCallRejectedError`).
+ */
+export const ToolApprovalRequestedSchema = ev('tool_approval_requested', {
+  callId: z.string(),
+  name: z.string(),
+  arguments: z.string(),
+});
+/**
  * `retry_scheduled`: A transient model error will be retried after `delayMs` ms; `attempt` is the
  * attempt that comes ("retry transient errors only").
  */
@@ -138,13 +153,16 @@ export const TurnCompletedSchema = ev('turn_completed', {});
 /**
  * `run_completed`: Terminal: the run completed (`stopReason: 'completed'`) with `output` and
  * `finishReason`; its session write (if any) is done. `undelivered`: steering still queued.
+ * `stopReason: 'needs_approval'`: the run suspended for approval (`approvals: 'suspend'`): `output`
+ * is '', nothing was committed, and `suspended` is what `resume()` continues from.
  */
 export const RunCompletedSchema = ev('run_completed', {
-  stopReason: z.literal('completed'),
+  stopReason: z.enum(['completed', 'needs_approval']),
   output: z.string(),
   usage: UsageSchema,
   finishReason: FinishReasonSchema,
   undelivered: z.array(UndeliveredSchema).readonly(),
+  suspended: SuspendedSchema.optional(),
 });
 /**
  * `run_cancelled`: Terminal: the run was cancelled (`stopReason: 'cancelled'`; `reason` exactly as
@@ -165,7 +183,7 @@ export const RunCancelledSchema = ev('run_cancelled', {
  */
 export const RunFailedSchema = ev('run_failed', {
   error: SerializedErrorSchema,
-  stopReason: StopReasonSchema.exclude(['completed', 'cancelled']),
+  stopReason: StopReasonSchema.exclude(['completed', 'needs_approval', 'cancelled']),
   partial: z.array(ItemSchema).readonly(),
   undelivered: z.array(UndeliveredSchema).readonly(),
   usage: UsageSchema,
@@ -189,6 +207,7 @@ export const RunEventSchema: z.ZodType<RunEvent> = z.lazy(() =>
     ToolCallProgressSchema,
     ToolCallCompletedSchema,
     ToolCallFailedSchema,
+    ToolApprovalRequestedSchema,
     RetryScheduledSchema,
     FallbackActivatedSchema,
     SubrunEventSchema,
@@ -219,6 +238,8 @@ export type ToolCallProgress = z.infer<typeof ToolCallProgressSchema>;
 export type ToolCallCompleted = z.infer<typeof ToolCallCompletedSchema>;
 /** A `tool_call_failed` event (see {@link ToolCallFailedSchema}). */
 export type ToolCallFailed = z.infer<typeof ToolCallFailedSchema>;
+/** A `tool_approval_requested` event (see {@link ToolApprovalRequestedSchema}). */
+export type ToolApprovalRequested = z.infer<typeof ToolApprovalRequestedSchema>;
 /** A `retry_scheduled` event (see {@link RetryScheduledSchema}). */
 export type RetryScheduled = z.infer<typeof RetryScheduledSchema>;
 /** A `fallback_activated` event (see {@link FallbackActivatedSchema}). */
@@ -257,6 +278,7 @@ export type RunEvent =
   | ToolCallProgress
   | ToolCallCompleted
   | ToolCallFailed
+  | ToolApprovalRequested
   | RetryScheduled
   | FallbackActivated
   | SubrunEvent

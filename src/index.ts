@@ -20,6 +20,13 @@ export type {
 } from './engine/telemetry.js';
 export { DEFAULTS } from './defaults.js';
 
+// Run control (docs/run-control.md)
+export { RunControl } from './control/run-control.js';
+export { resume } from './engine/resume.js';
+export {
+  SuspendedSchema, ToolDecisionSchema, type Suspended, type ApprovalDecision,
+} from './control/suspended.js';
+
 // Cancelling and steering
 export { CancelSignal, DEFAULT_CANCEL_REASON, type CancelListener } from './cancel/cancel-signal.js';
 export { UNREADABLE_REASON } from './cancel/abort-reason.js';
@@ -27,7 +34,9 @@ export { DEADLINE_REASON } from './engine/link-cancel.js';
 export { Mailbox, type MailboxToken, type MailboxOptions } from './mailbox/mailbox.js';
 
 // Tools and models
-export { tool, type Tool, type ToolContext, type ToolReturn } from './tools/tool.js';
+export {
+  tool, type Tool, type ToolContext, type ToolReturn, type NeedsApproval, type ApprovalContext,
+} from './tools/tool.js';
 export type { ModelProvider, ModelRequest, ModelResponse, ModelEvent, ToolSpec, JsonSchema } from './model/types.js';
 export {
   openaiChat, openaiResponses, type OpenAIChatOptions, type OpenAIResponsesOptions, type OpenAIProviderOptions,
@@ -59,7 +68,8 @@ export {
   RunStartedSchema, TurnStartedSchema, UserMessageInjectedSchema, ModelRequestStartedSchema, TextDeltaSchema,
   ModelResponseCompletedSchema, ToolCallStartedSchema, ToolCallProgressSchema, ToolCallCompletedSchema,
   ToolCallFailedSchema, RetryScheduledSchema, FallbackActivatedSchema, SubrunEventSchema, TurnCompletedSchema,
-  RunCompletedSchema, RunCancelledSchema, RunFailedSchema, AttemptCauseSchema, isTerminalEvent,
+  RunCompletedSchema, RunCancelledSchema, RunFailedSchema, AttemptCauseSchema, ToolApprovalRequestedSchema,
+  isTerminalEvent, type ToolApprovalRequested,
   type RunEvent, type RunEventType, type TerminalEvent, type CancelPhase, type StopReason, type FinishReason,
   type Undelivered, type RunStarted, type TurnStarted, type UserMessageInjected, type ModelRequestStarted,
   type TextDelta, type ModelResponseCompleted, type ToolCallStarted, type ToolCallProgress, type ToolCallCompleted,
@@ -70,7 +80,8 @@ export {
 // Errors
 export {
   LoopctlError, ConfigurationError, ConcurrentRunError, ModelCallError, ModelOutputError, ToolExecutionError,
-  TimeoutError, MaxTurnsError, HookError, UnknownToolError, RunCancelledError, RunFailedError,
+  TimeoutError, MaxTurnsError, HookError, UnknownToolError, RunCancelledError, RunFailedError, ToolCallRejectedError,
+  ResumeError, isResumeError, isToolCallRejectedError, type ResumeErrorCode,
   isLoopctlError, isConfigurationError, isConcurrentRunError, isModelCallError, isModelOutputError,
   isToolExecutionError, isTimeoutError, isMaxTurnsError, isHookError, isUnknownToolError, isRunFailedError,
   isCancellation, serializeError, describeReason,

@@ -116,6 +116,9 @@ export class AgUiMapper {
         this.#closeText(out, base);
         this.#closeStep(out, base);
         break;
+      case 'tool_approval_requested':
+        custom(LOOPCTL_EVENTS.approvalRequested, { callId: event.callId, name: event.name, arguments: event.arguments });
+        break;
       case 'subrun_event':
         break;
       default:
@@ -129,7 +132,14 @@ export class AgUiMapper {
     this.#closeStep(out, base);
     const run = { threadId: this.threadId, runId: event.runId };
     const usage = tokenUsage(event.usage);
-    if (event.type === 'run_completed') {
+    if (event.type === 'run_completed' && event.suspended !== undefined) {
+      // Suspended for approval: AG-UI's interrupt outcome, the suspension as its payload.
+      out.push({ type: EventType.CUSTOM, ...base, name: LOOPCTL_EVENTS.suspended, value: { suspended: event.suspended } });
+      const interrupts = event.suspended.pending.map((c) => ({
+        id: c.callId, reason: 'tool_approval', toolCallId: c.callId, metadata: { name: c.name, arguments: c.arguments },
+      }));
+      out.push({ type: EventType.RUN_FINISHED, ...base, ...run, outcome: { type: 'interrupt', interrupts }, ...usage });
+    } else if (event.type === 'run_completed') {
       const result = { output: event.output, finishReason: event.finishReason, undelivered: event.undelivered };
       out.push({ type: EventType.RUN_FINISHED, ...base, ...run, result, outcome: { type: 'success' }, ...usage });
     } else if (event.type === 'run_cancelled') {

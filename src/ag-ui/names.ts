@@ -20,11 +20,14 @@ export const LOOPCTL_EVENTS = Object.freeze({
    * drops that message.
    */
   answerRestarted: 'loopctl.answer_restarted',
-  /** Reserved (run control): `{ callId, name, arguments }`, a tool call waits for approval. */
+  /** `{ callId, name, arguments }`: a tool call waits for approval (`tool_approval_requested`). */
   approvalRequested: 'loopctl.approval_requested',
   /** Reserved (run control): `{ at, graceMs? }`, a graceful stop was requested. */
   stopRequested: 'loopctl.stop_requested',
-  /** Reserved (run control): `{ suspended }`, the run ended waiting for decisions (RUN_FINISHED: interrupt). */
+  /**
+   * `{ suspended }`: the run suspended for approval (`stopReason: 'needs_approval'`); `RUN_FINISHED` follows
+   * with the `interrupt` outcome, one interrupt per pending call (`id` and `toolCallId`: the call id).
+   */
   suspended: 'loopctl.suspended',
 });
 

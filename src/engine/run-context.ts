@@ -1,6 +1,8 @@
 import type { SchedulerLike } from 'rxjs';
 import type { CancelSignal } from '../cancel/cancel-signal.js';
-import { isConfigurationError, isModelCallError, isModelOutputError, isTimeoutError } from '../errors.js';
+import type { Approvals } from '../control/approvals.js';
+import type { Suspended } from '../control/suspended.js';
+import { isConfigurationError, isResumeError, isModelCallError, isModelOutputError, isTimeoutError } from '../errors.js';
 import type { FinishReason, RunEventDraft, RunFailed } from '../events.js';
 import type { Usage } from '../items.js';
 import type { Mailbox } from '../mailbox/mailbox.js';
@@ -20,7 +22,9 @@ export type Outcome =
       /** Usage of failed attempts that returned a response, not yet carried by an event. */
       readonly billed?: Usage;
     }
-  | { readonly kind: 'cancelled'; readonly reason: unknown };
+  | { readonly kind: 'cancelled'; readonly reason: unknown }
+  /** Suspended for approval (`approvals: 'suspend'`): ends `run_completed` with `needs_approval`, commits nothing. */
+  | { readonly kind: 'suspended'; readonly suspended: Suspended; readonly finishReason: FinishReason };
 
 /**
  * What the stages of a run see of it (the controller implements it): who and what it runs, its
@@ -39,6 +43,8 @@ export interface RunContext<C = unknown> {
   /** Stage hops ("cancel wins at a stage start"). */
   readonly hopScheduler: SchedulerLike;
   readonly waits: Waits;
+  /** The run's calls awaiting approval (docs/run-control.md, "Approvals"); the `control` option reaches them. */
+  readonly approvals: Approvals;
   /** The run's lease on its session: taken by the loop at its start, renewed and released by the controller. */
   readonly lease: SessionLease;
   readonly totals: Readonly<RunTotals>;
@@ -55,6 +61,6 @@ export interface RunContext<C = unknown> {
 /** The stop reason of a run that failed with `error` (docs/events.md, "Stop reasons"). */
 export function stopReasonOf(error: unknown): RunFailed['stopReason'] {
   if (isModelCallError(error) || isTimeoutError(error) || isModelOutputError(error)) return 'model_error';
-  if (isConfigurationError(error)) return 'configuration_error';
+  if (isConfigurationError(error) || isResumeError(error)) return 'configuration_error';
   return 'internal_error';
 }

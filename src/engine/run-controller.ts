@@ -3,6 +3,8 @@ import {
   type Unsubscribable,
 } from 'rxjs';
 import { CancelSignal } from '../cancel/cancel-signal.js';
+import { Approvals } from '../control/approvals.js';
+import { attachApprovals } from '../control/run-control.js';
 import { DEFAULTS } from '../defaults.js';
 import { ConcurrentRunError, TimeoutError, serializeError } from '../errors.js';
 import type { CancelPhase, RunEvent, RunEventDraft, TerminalEvent, Undelivered } from '../events.js';
@@ -47,6 +49,7 @@ export class RunController<C = unknown> implements RunContext<C>, Unsubscribable
   readonly scheduler: SchedulerLike;
   readonly hopScheduler: SchedulerLike;
   readonly waits = new Waits();
+  readonly approvals = new Approvals();
   readonly totals: RunTotals;
   readonly lease: SessionLease;
   #seq = 0;
@@ -73,7 +76,9 @@ export class RunController<C = unknown> implements RunContext<C>, Unsubscribable
     this.hopScheduler = opts.scheduler ?? asapScheduler;
     this.token = internals.token ?? opts.cancel?.child() ?? new CancelSignal();
     this.mailbox = opts.mailbox ?? new Mailbox({ idGenerator: () => this.#ids('item') });
-    this.totals = new RunTotals(initialItems(input, () => this.nextId()));
+    const { resume } = internals;
+    // A resumed run goes on from the suspended run's Items as they are (its open batch included).
+    this.totals = resume ? RunTotals.resumed(resume.suspended.items) : new RunTotals(initialItems(input, () => this.nextId()));
     // A lost lease fails the run; once the outcome is decided (a completed run committing) it is
     // left alone: "the commit cannot be cancelled".
     const lost = (error: unknown): void => this.end({ kind: 'failed', stopReason: 'session_error', error });
@@ -125,6 +130,8 @@ export class RunController<C = unknown> implements RunContext<C>, Unsubscribable
       return this.end({ kind: 'failed', stopReason: 'configuration_error', error: this.#busyError });
     }
     linkCancelSources(this, this.#links);
+    const { control } = this.opts;
+    if (control !== undefined) this.#links.add(attachApprovals(control, this.approvals));
     if (this.token.isCancelled) {
       this.emit(started);
       return this.end({ kind: 'cancelled', reason: this.token.reason }); // checkpoint 1: turn entry; nothing starts
@@ -135,6 +142,9 @@ export class RunController<C = unknown> implements RunContext<C>, Unsubscribable
     this.#links.add(this.token.onCancel((reason) => this.end({ kind: 'cancelled', reason })));
     this.emit(started);
     if (this.#decided) return;
+    // A resumed run goes on in the turn its suspension was in (its run_started is turn 0, as always).
+    const { resume } = this.internals;
+    if (resume !== undefined) this.totals.turn = resume.suspended.turn;
     this.#body.add(
       loop(this).subscribe({
         next: (outcome) => this.end(outcome),
@@ -158,7 +168,7 @@ export class RunController<C = unknown> implements RunContext<C>, Unsubscribable
   end(outcome: Outcome): void {
     if (this.#decided) return;
     this.#decided = true;
-    this.#tap?.ending(outcome.kind);
+    this.#tap?.ending(outcome.kind === 'suspended' ? 'completed' : outcome.kind);
     // Read before the cleanup leaves every wait: where the run was when it saw the cancel.
     const phase = this.waits.innermost;
     if (outcome.kind === 'failed' && outcome.billed !== undefined) {
@@ -190,7 +200,8 @@ export class RunController<C = unknown> implements RunContext<C>, Unsubscribable
       this.#settle(outcome, 'turn_entry');
     };
     const failed = (error: unknown): Outcome => ({ kind: 'failed', stopReason: 'session_error', error });
-    const options = { runId: this.runId, signal: controller.signal };
+    const suspensionId = this.internals.resume?.suspended.suspensionId;
+    const options = { runId: this.runId, signal: controller.signal, ...(suspensionId ? { suspensionId } : {}) };
     const write$ = defer(() => toLastValue(session.append(this.totals.scratch.items, options)));
     // Not unsubscribed at the deadline: a write that has begun finishes, and its landing is heard.
     write$.subscribe({
@@ -226,9 +237,14 @@ export class RunController<C = unknown> implements RunContext<C>, Unsubscribable
     // (guarantee 5: one cancel, one cancelled run).
     if (outcome.kind === 'cancelled' && cancel?.isCancelled) cancel.reset();
     const onSettled = this.internals.onSettled;
+    this.approvals.close(); // nothing awaits a decision any more: a late approve() answers false
     if (outcome.kind === 'completed') {
       this.mailbox.markDelivered(drained);
       onSettled?.({ items: scratch.items });
+    } else if (outcome.kind === 'suspended') {
+      // The steering it drained is inside `suspended.items`: not given back ("suspend mode").
+      this.mailbox.markDelivered(drained);
+      onSettled?.({ items: [], suspended: outcome.suspended });
     } else {
       this.mailbox.giveBack(drained);
       if (outcome.kind === 'failed') onSettled?.({ error: outcome.error });
@@ -256,9 +272,14 @@ export class RunController<C = unknown> implements RunContext<C>, Unsubscribable
     const { runId } = this;
     const base = { runId, seq: this.#seq, turn: this.totals.turn, at: this.scheduler.now(), undelivered, usage };
     switch (outcome.kind) {
-      case 'completed':
+      case 'completed': {
         const { output, finishReason } = outcome;
         return { type: 'run_completed', ...base, stopReason: 'completed', output, finishReason };
+      }
+      case 'suspended': {
+        const { finishReason, suspended } = outcome;
+        return { type: 'run_completed', ...base, stopReason: 'needs_approval', output: '', finishReason, suspended };
+      }
       case 'cancelled': {
         const partial = scratch.partial(() => this.nextId());
         return { type: 'run_cancelled', ...base, stopReason: 'cancelled', reason: outcome.reason, phase, partial };

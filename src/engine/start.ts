@@ -1,10 +1,12 @@
 import { CancelSignal } from '../cancel/cancel-signal.js';
+import { RunControl } from '../control/run-control.js';
+import type { Suspended } from '../control/suspended.js';
 import { RunCancelledError, RunFailedError } from '../errors.js';
 import type { Item } from '../items.js';
 import { Mailbox } from '../mailbox/mailbox.js';
 import { createRun } from './create-run.js';
 import { defineAgent } from './define-agent.js';
-import type { Settled } from './internals.js';
+import type { RunInternals, Settled } from './internals.js';
 import { EventLog } from './replay.js';
 import type { Agent, RunHandle, RunResult, StartOptions } from './types.js';
 import { checkReplay, validateRunArgs } from './validate.js';
@@ -18,6 +20,9 @@ import { checkReplay, validateRunArgs } from './validate.js';
  * caller's. `result` resolves with the {@link RunResult} or rejects with `RunCancelledError` /
  * `RunFailedError` (an unobserved rejection is not reported as unhandled), always after the
  * terminal event was delivered to `events$`.
+ * `handle.approve(callId)` / `handle.reject(callId, reason)` decide calls awaiting approval (through
+ * `options.control` when given, else a `RunControl` of the handle's own). A run suspended for
+ * approval (`approvals: 'suspend'`) resolves `result` with `suspended` set.
  * Throws `ConfigurationError` like `run()` (and for an unknown `options.replay`).
  *
  * @example
@@ -30,21 +35,36 @@ export function start<C = unknown>(
   input: string | readonly Item[],
   options: StartOptions<C> = {},
 ): RunHandle {
+  return startRun(agent, input, options, {});
+}
+
+/**
+ * Internal: `start()` with what only the package passes (`resume()` passes the suspension it continues).
+ */
+export function startRun<C>(
+  agent: Agent<C>,
+  input: string | readonly Item[],
+  options: StartOptions<C>,
+  internals: Pick<RunInternals, 'resume'>,
+): RunHandle {
   const defined = defineAgent(agent);
   validateRunArgs(input, options); // before anything is made: bad options fail with the field named, as in run()
   const replay = checkReplay(options);
+  const control = options.control ?? new RunControl();
   const token = options.cancel ? options.cancel.child() : new CancelSignal();
   let committed: readonly Item[] = [];
+  let suspended: Suspended | undefined;
   let failure: unknown;
   const onSettled = (settled: Settled): void => {
     committed = settled.items ?? committed;
+    suspended = settled.suspended;
     failure = settled.error;
   };
   let events$;
   let mailbox: Mailbox;
   try {
     mailbox = options.mailbox ?? ownMailbox(options.idGenerator);
-    events$ = createRun(defined, input, { ...options, mailbox }, { token, onSettled });
+    events$ = createRun(defined, input, { ...options, mailbox, control }, { ...internals, token, onSettled });
   } catch (err) {
     token.dispose();
     throw err;
@@ -60,7 +80,8 @@ export function start<C = unknown>(
         if (event.type === 'run_completed') {
           // The new Items are what the run committed; `partial` covers the other outcomes.
           const { output, finishReason, usage, undelivered } = event;
-          resolve({ runId: event.runId, output, finishReason, usage, items: committed, undelivered });
+          const result: RunResult = { runId: event.runId, output, finishReason, usage, items: committed, undelivered };
+          resolve(suspended === undefined ? result : { ...result, suspended });
         } else if (event.type === 'run_cancelled') {
           reject(new RunCancelledError(event)); // its message describes the reason totally
         } else if (event.type === 'run_failed') {
@@ -72,7 +93,7 @@ export function start<C = unknown>(
     });
   });
   result.catch(() => {});
-  return handleOf(runId, log, mailbox, result, token);
+  return handleOf(runId, log, mailbox, result, token, control);
 }
 
 /** The mailbox of a run given none, its ids from the run's `idGenerator` (a closure that keeps nothing else). */
@@ -91,6 +112,15 @@ function handleOf(
   mailbox: Mailbox,
   result: Promise<RunResult>,
   token: CancelSignal,
+  control: RunControl,
 ): RunHandle {
-  return { runId, events$: log.events$, mailbox, result, cancel: (reason?: unknown) => token.cancel(reason) };
+  return {
+    runId,
+    events$: log.events$,
+    mailbox,
+    result,
+    cancel: (reason?: unknown) => token.cancel(reason),
+    approve: (callId: string) => control.approve(callId),
+    reject: (callId: string, reason: string) => control.reject(callId, reason),
+  };
 }

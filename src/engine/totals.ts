@@ -37,8 +37,13 @@ export class RunTotals {
   readonly drained: MailboxToken[] = [];
   readonly scratch: Scratchpad;
 
-  constructor(input: readonly Item[]) {
-    this.scratch = new Scratchpad(input);
+  constructor(input: readonly Item[], scratch?: Scratchpad) {
+    this.scratch = scratch ?? new Scratchpad(input);
+  }
+
+  /** The totals of a resumed run: its Items are the suspended run's, its open batch restored. */
+  static resumed(items: readonly Item[]): RunTotals {
+    return new RunTotals(items, Scratchpad.resumed(items));
   }
 
   fold(draft: RunEventDraft, fact: Fact | undefined): void {

@@ -1,6 +1,8 @@
 import type { Observable, SchedulerLike } from 'rxjs';
 import type { z } from 'zod';
 import type { CancelSignal } from '../cancel/cancel-signal.js';
+import type { RunControl } from '../control/run-control.js';
+import type { Suspended } from '../control/suspended.js';
 import type { FinishReason, RunEvent, TerminalEvent, Undelivered } from '../events.js';
 import type { Item, ToolCall, ToolResultItem, Usage } from '../items.js';
 import type { Mailbox } from '../mailbox/mailbox.js';
@@ -91,6 +93,11 @@ export interface Deadlines {
   readonly runMs?: number | false;
   /** The session write of a completed run; when it passes, `run_failed` (`session_error`). Default 30 000. */
   readonly commitMs?: number | false;
+  /**
+   * The wait for a decision on a tool call that needs approval (`approvals: 'wait'`); when it passes,
+   * the call is rejected (`ToolCallRejectedError`, a tool error for the model). Default 3 600 000.
+   */
+  readonly approvalMs?: number | false;
 }
 
 /**
@@ -224,6 +231,18 @@ export interface RunOptions<C = unknown> {
    * {@link RunTelemetry}. Sub-runs (agents as tools) inherit it. Default: none (nothing is watched).
    */
   readonly telemetry?: RunTelemetry;
+  /**
+   * Controls the run from outside (docs/run-control.md): `control.approve(callId)` /
+   * `control.reject(callId, reason)` decide calls awaiting approval. One control may serve many runs.
+   */
+  readonly control?: RunControl;
+  /**
+   * What a call that needs approval does (docs/run-control.md, "Approvals"): `'wait'` (the default)
+   * waits in memory at the `approval` checkpoint; `'suspend'` ends the run `run_completed` with
+   * `stopReason: 'needs_approval'` and a JSON-serialisable `suspended` value, committing nothing;
+   * `resume()` continues it later.
+   */
+  readonly approvals?: 'wait' | 'suspend';
 }
 
 /**
@@ -239,8 +258,13 @@ export interface StartOptions<C = unknown> extends RunOptions<C> {
   readonly replay?: ReplayMode;
 }
 
-/** What a completed run resolves `handle.result` with. `items` are the run's new Items (what it committed). */
+/**
+ * What a completed run resolves `handle.result` with. `items` are the run's new Items (what it committed).
+ * `suspended`: set when the run suspended for approval (`stopReason: 'needs_approval'`, `output` ''; it
+ * committed nothing and `items` is empty): pass it to `resume()`.
+ */
 export interface RunResult {
+  readonly suspended?: Suspended;
   readonly runId: string;
   readonly output: string;
   readonly finishReason: FinishReason;
@@ -263,4 +287,8 @@ export interface RunHandle {
   readonly mailbox: Mailbox;
   readonly result: Promise<RunResult>;
   cancel(reason?: unknown): void;
+  /** Approves a call awaiting approval (its `RunControl`'s `approve`); true if it was awaiting one. */
+  approve(callId: string): boolean;
+  /** Rejects a call awaiting approval with `reason` (its `RunControl`'s `reject`); true if it was awaiting one. */
+  reject(callId: string, reason: string): boolean;
 }

@@ -1,5 +1,6 @@
 import { CancelSignal } from '../cancel/cancel-signal.js';
 import { isInstance, isObservableTotal, readProp } from '../describe.js';
+import { RunControl } from '../control/run-control.js';
 import { ConfigurationError } from '../errors.js';
 import { ItemSchema, type Item } from '../items.js';
 import { Mailbox } from '../mailbox/mailbox.js';
@@ -86,7 +87,7 @@ export function validateRunArgs(input: unknown, options: RunOptions<any>): reado
   }
   if (o.deadlines !== undefined) {
     checkObject(o.deadlines, 'options.deadlines');
-    for (const key of ['firstEventMs', 'idleMs', 'requestMs', 'toolMs', 'runMs', 'commitMs'] as const) {
+    for (const key of ['firstEventMs', 'idleMs', 'requestMs', 'toolMs', 'runMs', 'commitMs', 'approvalMs'] as const) {
       const v = read(o.deadlines, key, `options.deadlines.${key}`);
       // `false` turns a deadline off (its default included); absent takes the default.
       if (v !== undefined && v !== false) checkMs(v, `options.deadlines.${key}`, false, ', or false for none');
@@ -100,6 +101,9 @@ export function validateRunArgs(input: unknown, options: RunOptions<any>): reado
   if (o.random !== undefined && typeof o.random !== 'function') throw new ConfigurationError('options.random', 'must be a function returning [0, 1)');
   if (o.telemetry !== undefined && typeof (o.telemetry as { open?: unknown } | null)?.open !== 'function')
     throw new ConfigurationError('options.telemetry', 'must be a RunTelemetry (with open(), e.g. withTelemetry())');
+  if (o.control !== undefined && !isInstance(o.control, RunControl)) refuse('control', 'must be a RunControl');
+  if (o.approvals !== undefined && o.approvals !== 'wait' && o.approvals !== 'suspend')
+    refuse('approvals', `must be 'wait' or 'suspend' (got ${String(o.approvals)})`);
   return input as readonly Item[] | string;
 }
 
@@ -125,7 +129,7 @@ function checkInput(input: unknown): void {
 }
 
 const OPTION_KEYS = ['cancel', 'cancel$', 'signal', 'mailbox', 'steer$', 'session', 'hooks', 'retry', 'deadlines',
-  'stream', 'scheduler', 'idGenerator', 'random'] as const;
+  'stream', 'scheduler', 'idGenerator', 'random', 'control', 'approvals'] as const;
 const RETRY_KEYS = ['maxRetries', 'initialDelayMs', 'maxDelayMs', 'multiplier', 'maxRetryAfterMs'] as const;
 
 /** `keys` of `obj`, each read once (totally) into a plain copy; `field` names `obj` in the error. */
