@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ItemSchema, ToolCallSchema } from '../items.js';
+import { ItemSchema, ToolCallSchema, UsageSchema } from '../items.js';
 
 /**
  * A decision on a tool call awaiting approval ("approvals", docs/run-control.md): approve it, or reject
@@ -28,6 +28,9 @@ export type ApprovalDecision = z.infer<typeof ToolDecisionSchema>;
  * - `pending`: the calls awaiting a decision, in call order.
  * - `decisions`: decisions given (through `control`) after a call's `tool_approval_requested` and
  *   before the run suspended; `resume` applies them as given.
+ * - `usage`: the usage of the run so far (its own, plus that of the suspensions it was resumed from):
+ *   the resumed run's terminal usage starts from it, so the last run of a chain reports the usage of
+ *   the whole, as the waiting path does (add up only the last run's, not every run's).
  * Steering still queued is never in it: it stays in the mailbox.
  */
 export const SuspendedSchema = z
@@ -41,6 +44,7 @@ export const SuspendedSchema = z
     items: z.array(ItemSchema).readonly(),
     pending: z.array(ToolCallSchema).readonly(),
     decisions: z.record(z.string(), ToolDecisionSchema),
+    usage: UsageSchema,
   })
   .readonly();
 /** See {@link SuspendedSchema}. */

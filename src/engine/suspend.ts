@@ -32,7 +32,8 @@ export function suspendOrRun$(
 function suspensionOf(rc: RunContext<any>, history: readonly Item[], pending: Suspended['pending']): Suspended {
   return {
     version: 1,
-    suspensionId: rc.nextId(),
+    // Random, never from `idGenerator`: it names the suspension across processes ("already resumed").
+    suspensionId: globalThis.crypto.randomUUID(),
     runId: rc.runId,
     agent: rc.agent.name,
     sessionHead: sessionHead(history),
@@ -40,6 +41,7 @@ function suspensionOf(rc: RunContext<any>, history: readonly Item[], pending: Su
     items: rc.totals.scratch.suspendedItems(),
     pending: pending.map(({ callId, name, arguments: args }) => ({ callId, name, arguments: args })),
     decisions: rc.approvals.decisions(),
+    usage: rc.totals.usage,
   };
 }
 

@@ -41,9 +41,11 @@ export class RunTotals {
     this.scratch = scratch ?? new Scratchpad(input);
   }
 
-  /** The totals of a resumed run: its Items are the suspended run's, its open batch restored. */
-  static resumed(items: readonly Item[]): RunTotals {
-    return new RunTotals(items, Scratchpad.resumed(items));
+  /** The totals of a resumed run: its Items are the suspended run's, its open batch restored; its usage goes on. */
+  static resumed(items: readonly Item[], usage: Usage): RunTotals {
+    const totals = new RunTotals(items, Scratchpad.resumed(items));
+    totals.usage = usage;
+    return totals;
   }
 
   fold(draft: RunEventDraft, fact: Fact | undefined): void {
