@@ -123,7 +123,11 @@ export const ToolCallFailedSchema = ev('tool_call_failed', {
   callId: z.string(),
   name: z.string(),
   error: SerializedErrorSchema,
-  /** Always false today: a call cut short by a cancel gets no event (it is paired as interrupted in `partial`). Kept for UIs that render both. */
+  /**
+   * True for a call cancelled on its own while the run goes on (`ToolCallCancelledError`, e.g. a call awaiting
+   * approval cancelled through `RunControl`); a call cut short by the run's cancel gets no event (it is paired
+   * as interrupted in `partial`).
+   */
   interrupted: z.boolean(),
 });
 /**

@@ -107,6 +107,26 @@ describe('suspend mode', () => {
   });
 });
 
+describe('wait mode through a handle', () => {
+  it("a sub-run's call awaiting approval is decided through the parent's control (handle.approve)", async () => {
+    const inner = defineAgent({
+      name: 'inner', instructions: '', tools: [gated],
+      model: scriptedModel([{ toolCalls: [{ name: 'gated', callId: 'inner_g' }] }, 'inner done']),
+    });
+    const outer = defineAgent({
+      name: 'outer', instructions: '', tools: [inner.asTool({ name: 'helper', description: 'h' })],
+      model: scriptedModel([{ toolCalls: [{ name: 'helper', callId: 'h1', arguments: { input: 'x' } }] }, 'outer done']),
+    });
+    const handle = start(outer, 'go');
+    handle.events$.subscribe((e) => {
+      if (e.type === 'subrun_event' && e.event.type === 'tool_approval_requested') {
+        expect(handle.approve(e.event.callId)).toBe(true);
+      }
+    });
+    expect((await handle.result).output).toBe('outer done');
+  });
+});
+
 describe('ResumeError: every code', () => {
   const codeOf = (fn: () => unknown): string | undefined => {
     try {

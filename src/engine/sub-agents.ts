@@ -8,8 +8,11 @@ import type { RunOptions } from './types.js';
 export interface ParentRun {
   /** Relays one of the sub-run's events (a nested sub-run's with its `path` below this tool) as `subrun_event`. */
   relay(path: readonly string[], event: RunEvent): void;
-  /** The parent's time, id and jitter sources and its telemetry, inherited by the sub-run unless it sets its own. */
-  readonly inherited: Pick<RunOptions<unknown>, 'scheduler' | 'idGenerator' | 'random' | 'telemetry'>;
+  /**
+   * The parent's time, id and jitter sources, its telemetry and its `control` (so a sub-run's call awaiting
+   * approval is decided through the parent's), inherited by the sub-run unless it sets its own.
+   */
+  readonly inherited: Pick<RunOptions<unknown>, 'scheduler' | 'idGenerator' | 'random' | 'telemetry' | 'control'>;
   /** The parent's context propagation, inherited by the sub-run. */
   readonly wrap: RunWrap | undefined;
 }

@@ -156,14 +156,14 @@ function value$(rc: RunContext<any>, call: ToolCall, tool: Tool, args: unknown, 
 
 /** This run as the parent of a sub-agent call: its events relayed with the tool's name first in `path`. */
 function parentRun(rc: RunContext<any>, call: ToolCall): ParentRun {
-  const { scheduler, idGenerator, random, telemetry } = rc.opts;
+  const { scheduler, idGenerator, random, telemetry, control } = rc.opts;
   return {
     relay: (path: readonly string[], event: RunEvent) => {
       const full = [call.name];
       for (const name of path) full.push(name);
       rc.emit({ type: 'subrun_event', path: full, event });
     },
-    inherited: { scheduler, idGenerator, random, telemetry },
+    inherited: { scheduler, idGenerator, random, telemetry, control },
     wrap: rc.internals.wrap,
   };
 }
