@@ -5,7 +5,8 @@ import { TestScheduler } from 'rxjs/testing';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
-  CancelSignal, Mailbox, MemorySession, ModelCallError, RunCancelledError, RunEventSchema, defineAgent, run, tool,
+  CancelSignal, Mailbox, MemorySession, ModelCallError, RunCancelledError, RunControl, RunEventSchema, defineAgent, run,
+  tool,
   type Item, type MailboxToken, type RunEvent, type TerminalEvent,
 } from '../src/index.js';
 import { unpairedToolCalls } from '../src/items.js';
@@ -21,7 +22,7 @@ import { otelHarness } from './support/otel.js';
  * its seed and path: replay with FC_SEED=<seed> FC_PATH=<path> npx vitest run test/properties.test.ts
  */
 const NUM_RUNS = Number(process.env.FC_RUNS ?? 2000);
-const TOOL_KINDS = ['fast', 'slow', 'ignore', 'throw', 'empty', 'selfcancel', 'hostile'] as const;
+const TOOL_KINDS = ['fast', 'slow', 'ignore', 'throw', 'empty', 'selfcancel', 'hostile', 'gated'] as const;
 const SOURCES = ['token', 'cancel$', 'signal', 'unsubscribe', 'deadline', 'tool', 'hook'] as const;
 
 /**
@@ -71,6 +72,11 @@ const scenarioArb = fc.record({
   /** What the 'hostile' tool returns (or throws, when `hostileThrows`). */
   hostileResult: fc.constantFrom(...HOSTILE_KINDS),
   hostileThrows: fc.boolean(),
+  /** How a `t_gated` call (needsApproval) is decided, and how many frames after its tool_approval_requested. */
+  approval: fc.record({
+    decision: fc.constantFrom('approve', 'reject', 'none'),
+    after: fc.nat(4),
+  }),
 });
 type Scenario = typeof scenarioArb extends fc.Arbitrary<infer S> ? S : never;
 
@@ -148,6 +154,7 @@ function executeRun(s: Scenario): Omit<Outcome, 'unhandled'> {
         name: `t_${kind}`,
         description: kind,
         parameters: params,
+        ...(kind === 'gated' ? { needsApproval: true } : {}),
         execute: (_a, ctx): string | Observable<string> => {
           executions++;
           ctx.signal.addEventListener('abort', () => log.push(`abort:${ctx.callId}`), { once: true });
@@ -173,6 +180,8 @@ function executeRun(s: Scenario): Omit<Outcome, 'unhandled'> {
               if (s.hostileThrows) throw value;
               return value as string;
             }
+            case 'gated':
+              return 'gated';
           }
         },
       });
@@ -192,7 +201,10 @@ function executeRun(s: Scenario): Omit<Outcome, 'unhandled'> {
     const runEnded: TerminalEvent[] = [];
     let actionsAtTerminal = -1;
     let queuedAtTerminal: string[] = [];
+    const control = new RunControl();
+    const approvalMs = 6; // 'none': no decision, the deadline rejects the call
     const sub = run(agent, 'go', {
+      control,
       cancel: caller,
       cancel$,
       signal: controller.signal,
@@ -201,7 +213,7 @@ function executeRun(s: Scenario): Omit<Outcome, 'unhandled'> {
       retry: { maxRetries: 1, initialDelayMs: 2 },
       random: () => 0.5,
       telemetry: otel.telemetry,
-      ...(s.source === 'deadline' && s.cancelAt !== undefined ? { deadlines: { runMs: s.cancelAt + 1 } } : {}),
+      deadlines: { approvalMs, ...(s.source === 'deadline' && s.cancelAt !== undefined ? { runMs: s.cancelAt + 1 } : {}) },
       hooks: {
         beforeToolCall: ({ call, cancel }) => {
           const hookCancels = s.source === 'hook' && s.cancelAt !== undefined && ts.now() >= s.cancelAt;
@@ -214,6 +226,12 @@ function executeRun(s: Scenario): Omit<Outcome, 'unhandled'> {
       },
     }).subscribe({ error: () => void (errored = true), next: (e) => {
       events.push(e);
+      if (e.type === 'tool_approval_requested' && s.approval.decision !== 'none') {
+        const { callId } = e;
+        later(s.approval.after, () =>
+          s.approval.decision === 'approve' ? control.approve(callId) : control.reject(callId, 'no'),
+        );
+      }
       if (e.type === 'run_completed' || e.type === 'run_cancelled' || e.type === 'run_failed') {
         log.push('terminal');
         actionsAtTerminal = ts.actions.length - toolOwned - harness;
