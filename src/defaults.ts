@@ -10,6 +10,7 @@
  * - `retry`: "retry transient errors only" with full-jitter backoff (ms);
  *   a `retry-after` above `maxRetryAfterMs` fails at once.
  * - `maxTurns`: turns before `run_failed` with `stopReason: 'max_turns'`.
+ * - `outputRetries`: repair turns after an invalid structured answer (docs/run-control.md).
  * - `breaker`: "fallback behind a breaker" (`cooldownMs` in ms).
  * - `session.leaseTtlMs`: the lease a run takes on a session that has `acquire` ("one run per
  *   mailbox and session", across processes), renewed every third of it (ms).
@@ -18,6 +19,7 @@ export const DEFAULTS = deepFreeze({
   deadlines: { firstEventMs: 60_000, idleMs: 30_000, requestMs: 300_000, commitMs: 30_000, approvalMs: 3_600_000 },
   retry: { maxRetries: 2, initialDelayMs: 500, maxDelayMs: 8_000, multiplier: 2, maxRetryAfterMs: 60_000 },
   maxTurns: 20,
+  outputRetries: 1,
   breaker: { failureThreshold: 3, cooldownMs: 30_000 },
   session: { leaseTtlMs: 30_000 },
 } as const);

@@ -88,6 +88,19 @@ export class ModelOutputError extends LoopctlError {
   }
 }
 
+/**
+ * The final answer of an agent with an `output` schema was still not valid after `outputRetries`
+ * repair turns (docs/run-control.md, "Structured output"): the run fails with
+ * `stopReason: 'output_invalid'`, the raw text on `run_failed.output`. `message` says why the last
+ * answer was refused (not JSON, or the schema's issues); `attempts` counts the answers checked.
+ */
+export class OutputValidationError extends LoopctlError {
+  override readonly name: string = 'OutputValidationError';
+  constructor(message: string, readonly attempts: number, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
 /** A tool threw or its Observable ended empty; fed back to the model as a tool error. */
 export class ToolExecutionError extends LoopctlError {
   override readonly name: string = 'ToolExecutionError';
@@ -222,10 +235,20 @@ export class RunFailedError extends RunEndedError {
   override readonly name: string = 'RunFailedError';
   readonly stopReason: RunFailed['stopReason'];
   readonly error: SerializedError;
-  constructor(init: RunRemains & { stopReason: RunFailed['stopReason']; error: SerializedError; cause?: unknown }) {
+  /** The raw text of the last answer, as on `run_failed.output` (set for `output_invalid` only). */
+  readonly output?: string;
+  constructor(
+    init: RunRemains & {
+      stopReason: RunFailed['stopReason'];
+      error: SerializedError;
+      output?: string;
+      cause?: unknown;
+    },
+  ) {
     super(`run failed (${init.stopReason}): ${init.error.message}`, init, { cause: init.cause });
     this.stopReason = init.stopReason;
     this.error = init.error;
+    if (init.output !== undefined) this.output = init.output;
   }
 }
 
@@ -296,6 +319,8 @@ export const isModelCallError = (e: unknown): e is ModelCallError => isInstance(
 export const isModelOutputError = (e: unknown): e is ModelOutputError => isInstance(e, ModelOutputError);
 /** @returns true when `e` is a {@link ToolExecutionError}. */
 export const isToolExecutionError = (e: unknown): e is ToolExecutionError => isInstance(e, ToolExecutionError);
+/** @returns true when `e` is an {@link OutputValidationError}. */
+export const isOutputValidationError = (e: unknown): e is OutputValidationError => isInstance(e, OutputValidationError);
 /** @returns true when `e` is a {@link TimeoutError}. */
 export const isTimeoutError = (e: unknown): e is TimeoutError => isInstance(e, TimeoutError);
 /** @returns true when `e` is a {@link MaxTurnsError}. */

@@ -34,7 +34,8 @@ export type CancelPhase = z.infer<typeof CancelPhaseSchema>;
  * `run_completed`'s, `cancelled` is `run_cancelled`'s; the others are failures
  * (`run_failed`). `session_error`: the session failed the run: its lease failed or was lost, its load
  * failed or gave what is not an array of Items, or the write of a completed run failed or passed
- * `deadlines.commitMs`.
+ * `deadlines.commitMs`. `output_invalid`: the final answer did not match the agent's `output` schema
+ * after its repair turns (docs/run-control.md, "Structured output").
  */
 export const StopReasonSchema = z.enum([
   'completed',
@@ -45,6 +46,7 @@ export const StopReasonSchema = z.enum([
   'configuration_error',
   'internal_error',
   'session_error',
+  'output_invalid',
 ]);
 /** See {@link StopReasonSchema}. */
 export type StopReason = z.infer<typeof StopReasonSchema>;
@@ -105,6 +107,13 @@ export const TextDeltaSchema = ev('text_delta', {
   fromSeq: z.number().int().nonnegative().optional(),
   offsets: z.array(z.number().int().nonnegative()).readonly().optional(),
 });
+/**
+ * `output_delta`: For an agent with an `output` schema, after every `text_delta`: `value` is the
+ * answer of this model attempt so far, parsed as partial JSON (an unfinished string, array or object
+ * as far as it goes; `undefined` while nothing parses). Not validated: the schema checks the whole
+ * answer only (docs/run-control.md, "Structured output").
+ */
+export const OutputDeltaSchema = ev('output_delta', { value: z.unknown() });
 /** `model_response_completed`: The model's response is in: `finishReason`, this call's `usage`, and `refusal` / `reasoning` when the model gave them. */
 export const ModelResponseCompletedSchema = ev('model_response_completed', {
   finishReason: FinishReasonSchema,
@@ -155,14 +164,17 @@ export const FallbackActivatedSchema = ev('fallback_activated', { from: z.string
 /** `turn_completed`: The turn's model response and tool calls are done. */
 export const TurnCompletedSchema = ev('turn_completed', {});
 /**
- * `run_completed`: Terminal: the run completed (`stopReason: 'completed'`) with `output` and
- * `finishReason`; its session write (if any) is done. `undelivered`: steering still queued.
- * `stopReason: 'needs_approval'`: the run suspended for approval (`approvals: 'suspend'`): `output`
- * is '', nothing was committed, and `suspended` is what `resume()` continues from.
+ * `run_completed`: Terminal: the run completed (`stopReason: 'completed'`) with `output` (the raw
+ * text of the final answer) and `finishReason`; its session write (if any) is done. `undelivered`:
+ * steering still queued. `value`: for an agent with an `output` schema, the answer parsed and
+ * validated by it (absent otherwise). `stopReason: 'needs_approval'`: the run suspended for approval
+ * (`approvals: 'suspend'`): `output` is '', nothing was committed, and `suspended` is what `resume()`
+ * continues from.
  */
 export const RunCompletedSchema = ev('run_completed', {
   stopReason: z.enum(['completed', 'needs_approval']),
   output: z.string(),
+  value: z.unknown().optional(),
   usage: UsageSchema,
   finishReason: FinishReasonSchema,
   undelivered: z.array(UndeliveredSchema).readonly(),
@@ -184,10 +196,12 @@ export const RunCancelledSchema = ev('run_cancelled', {
 /**
  * `run_failed`: Terminal: the run failed (`error` serialised; `stopReason` any {@link StopReason} but
  * `completed` and `cancelled`). The session is unchanged by the run; `partial` as for `run_cancelled`.
+ * `output`: with `stopReason: 'output_invalid'` only, the raw text of the last (refused) answer.
  */
 export const RunFailedSchema = ev('run_failed', {
   error: SerializedErrorSchema,
   stopReason: StopReasonSchema.exclude(['completed', 'needs_approval', 'cancelled']),
+  output: z.string().optional(),
   partial: z.array(ItemSchema).readonly(),
   undelivered: z.array(UndeliveredSchema).readonly(),
   usage: UsageSchema,
@@ -206,6 +220,7 @@ export const RunEventSchema: z.ZodType<RunEvent> = z.lazy(() =>
     UserMessageInjectedSchema,
     ModelRequestStartedSchema,
     TextDeltaSchema,
+    OutputDeltaSchema,
     ModelResponseCompletedSchema,
     ToolCallStartedSchema,
     ToolCallProgressSchema,
@@ -232,6 +247,8 @@ export type UserMessageInjected = z.infer<typeof UserMessageInjectedSchema>;
 export type ModelRequestStarted = z.infer<typeof ModelRequestStartedSchema>;
 /** A `text_delta` event (see {@link TextDeltaSchema}). */
 export type TextDelta = z.infer<typeof TextDeltaSchema>;
+/** An `output_delta` event (see {@link OutputDeltaSchema}). */
+export type OutputDelta = z.infer<typeof OutputDeltaSchema>;
 /** A `model_response_completed` event (see {@link ModelResponseCompletedSchema}). */
 export type ModelResponseCompleted = z.infer<typeof ModelResponseCompletedSchema>;
 /** A `tool_call_started` event (see {@link ToolCallStartedSchema}). */
@@ -277,6 +294,7 @@ export type RunEvent =
   | UserMessageInjected
   | ModelRequestStarted
   | TextDelta
+  | OutputDelta
   | ModelResponseCompleted
   | ToolCallStarted
   | ToolCallProgress

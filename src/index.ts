@@ -37,9 +37,12 @@ export { Mailbox, type MailboxToken, type MailboxOptions } from './mailbox/mailb
 export {
   tool, type Tool, type ToolContext, type ToolReturn, type NeedsApproval, type ApprovalContext,
 } from './tools/tool.js';
-export type { ModelProvider, ModelRequest, ModelResponse, ModelEvent, ToolSpec, JsonSchema } from './model/types.js';
+export type {
+  ModelProvider, ModelRequest, ModelResponse, ModelEvent, ToolSpec, JsonSchema, OutputSpec,
+} from './model/types.js';
 export {
   openaiChat, openaiResponses, type OpenAIChatOptions, type OpenAIResponsesOptions, type OpenAIProviderOptions,
+  type StructuredOutputsMode,
 } from './model/openai/index.js';
 export { mcpTools, type McpToolsOptions, type McpCallOptions } from './mcp/index.js';
 
@@ -68,23 +71,23 @@ export {
   RunStartedSchema, TurnStartedSchema, UserMessageInjectedSchema, ModelRequestStartedSchema, TextDeltaSchema,
   ModelResponseCompletedSchema, ToolCallStartedSchema, ToolCallProgressSchema, ToolCallCompletedSchema,
   ToolCallFailedSchema, RetryScheduledSchema, FallbackActivatedSchema, SubrunEventSchema, TurnCompletedSchema,
-  RunCompletedSchema, RunCancelledSchema, RunFailedSchema, AttemptCauseSchema, ToolApprovalRequestedSchema,
-  isTerminalEvent, type ToolApprovalRequested,
+  RunCompletedSchema, RunCancelledSchema, RunFailedSchema, AttemptCauseSchema, OutputDeltaSchema,
+  ToolApprovalRequestedSchema, isTerminalEvent, type ToolApprovalRequested,
   type RunEvent, type RunEventType, type TerminalEvent, type CancelPhase, type StopReason, type FinishReason,
   type Undelivered, type RunStarted, type TurnStarted, type UserMessageInjected, type ModelRequestStarted,
   type TextDelta, type ModelResponseCompleted, type ToolCallStarted, type ToolCallProgress, type ToolCallCompleted,
   type ToolCallFailed, type RetryScheduled, type FallbackActivated, type SubrunEvent, type TurnCompleted,
-  type RunCompleted, type RunCancelled, type RunFailed, type AttemptCause,
+  type RunCompleted, type RunCancelled, type RunFailed, type AttemptCause, type OutputDelta,
 } from './events.js';
 
 // Errors
 export {
   LoopctlError, ConfigurationError, ConcurrentRunError, ModelCallError, ModelOutputError, ToolExecutionError,
-  TimeoutError, MaxTurnsError, HookError, UnknownToolError, RunCancelledError, RunFailedError, ToolCallRejectedError,
-  ResumeError, isResumeError, isToolCallRejectedError, type ResumeErrorCode,
+  TimeoutError, MaxTurnsError, HookError, UnknownToolError, RunCancelledError, RunFailedError, OutputValidationError,
+  ToolCallRejectedError, ResumeError, isResumeError, isToolCallRejectedError, type ResumeErrorCode,
   isLoopctlError, isConfigurationError, isConcurrentRunError, isModelCallError, isModelOutputError,
   isToolExecutionError, isTimeoutError, isMaxTurnsError, isHookError, isUnknownToolError, isRunFailedError,
-  isCancellation, serializeError, describeReason,
+  isOutputValidationError, isCancellation, serializeError, describeReason,
   type SerializedError, type TimeoutKind, type RunRemains,
 } from './errors.js';
 export { describeValue, toJsonText, type JsonTextResult } from './describe.js';

@@ -82,6 +82,38 @@ describe('toAgUi: the mapping of each RunEvent', () => {
     });
   });
 
+  it('a structured answer: CUSTOM loopctl.output_delta after each content, value in RUN_FINISHED.result', async () => {
+    const model = scriptedModel([{ text: ['{"n": 4', '2, "s": "a', '"}'] }]);
+    const agent = defineAgent({ name: 'a', instructions: 'i', model, output: z.object({ n: z.number(), s: z.string() }) });
+    const events = await collectEvents(run(agent, 'hi', { idGenerator: sequentialIds(), random: () => 0 }));
+    const agui = await mapAll(events);
+    await checkAgUiStream(agui);
+    expect(agui.map(label)).toEqual([
+      'RUN_STARTED',
+      'STEP_STARTED turn 1',
+      `TEXT_MESSAGE_START ${m(2)}`,
+      `CONTENT ${m(2)} "{\\"n\\": 4"`,
+      `CUSTOM ${LOOPCTL_EVENTS.outputDelta}`,
+      `CONTENT ${m(2)} "2, \\"s\\": \\"a"`,
+      `CUSTOM ${LOOPCTL_EVENTS.outputDelta}`,
+      `CONTENT ${m(2)} "\\"}"`,
+      `CUSTOM ${LOOPCTL_EVENTS.outputDelta}`,
+      `TEXT_MESSAGE_END ${m(2)}`,
+      'STEP_FINISHED turn 1',
+      'RUN_FINISHED',
+    ]);
+    const values = agui.flatMap((e) => (e.type === 'CUSTOM' ? [e.value] : []));
+    expect(values).toEqual([
+      { messageId: m(2), value: { n: 4 } },
+      { messageId: m(2), value: { n: 42, s: 'a' } },
+      { messageId: m(2), value: { n: 42, s: 'a' } },
+    ]);
+    expect(agui.at(-1)).toMatchObject({
+      type: 'RUN_FINISHED',
+      result: { output: '{"n": 42, "s": "a"}', value: { n: 42, s: 'a' }, finishReason: 'stop', undelivered: [] },
+    });
+  });
+
   it("a tool turn: TOOL_CALL_START/ARGS/END under the response's message, then TOOL_CALL_RESULT", async () => {
     const echo = tool({
       name: 'echo',

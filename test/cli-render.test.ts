@@ -7,6 +7,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { RunEvent } from '../src/events.js';
 import { TerminalRenderer, type Output } from '../src/cli/render.js';
+import { toJsonLine } from '../src/cli/json-line.js';
 
 const base = { runId: 'r', seq: 0, turn: 1, at: 0 };
 const usage = { inputTokens: 3, outputTokens: 2, totalTokens: 5, reported: true };
@@ -48,6 +49,34 @@ describe('TerminalRenderer', () => {
       '[tool] read_file {"path":"a"} · 1.5s · ok\n' +
         '[loopctl] completed · 2 turns · 1 tool call · usage 3 in + 2 out = 5 tokens\n',
     );
+  });
+
+  it('a structured answer: plain mode writes the raw text (output_delta adds nothing); --json lines carry value', () => {
+    const out = fake(false);
+    const err = fake(false);
+    const r = new TerminalRenderer(out, err, () => 0);
+    const value = { city: 'Paris' };
+    const done = ev({ type: 'run_completed', output: '{"city": "Paris"}', value, usage, finishReason: 'stop', undelivered: [] });
+    for (const e of [
+      ev({ type: 'turn_started' }),
+      started(),
+      ev({ type: 'text_delta', delta: '{"city": "Pa' }),
+      ev({ type: 'output_delta', value: { city: 'Pa' } }),
+      ev({ type: 'text_delta', delta: 'ris"}' }),
+      ev({ type: 'output_delta', value }),
+      responded(),
+      done,
+    ]) r.on(e);
+    expect(out.text).toBe('{"city": "Paris"}\n');
+    expect(err.text).toBe('[loopctl] completed · 1 turn · 0 tool calls · usage 3 in + 2 out = 5 tokens\n');
+    expect(JSON.parse(toJsonLine(done))).toMatchObject({ type: 'run_completed', output: '{"city": "Paris"}', value });
+    const failed = fake(false);
+    const r2 = new TerminalRenderer(fake(false), failed, () => 0);
+    r2.on(ev({
+      type: 'run_failed', stopReason: 'output_invalid', output: 'nope', partial: [], undelivered: [], usage,
+      error: { name: 'OutputValidationError', message: 'the answer is not valid JSON: Unexpected token' },
+    }));
+    expect(failed.text).toContain('[loopctl] failed (output_invalid): ');
   });
 
   it('on a TTY: the status line is redrawn in place while the tool runs, and a cancel marks it interrupted', () => {

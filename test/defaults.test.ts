@@ -19,6 +19,7 @@ describe('DEFAULTS', () => {
       deadlines: { firstEventMs: 60_000, idleMs: 30_000, requestMs: 300_000, commitMs: 30_000, approvalMs: 3_600_000 },
       retry: { maxRetries: 2, initialDelayMs: 500, maxDelayMs: 8_000, multiplier: 2, maxRetryAfterMs: 60_000 },
       maxTurns: 20,
+      outputRetries: 1,
       breaker: { failureThreshold: 3, cooldownMs: 30_000 },
       session: { leaseTtlMs: 30_000 },
     });

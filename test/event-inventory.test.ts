@@ -45,7 +45,7 @@ const sorted = (xs: readonly string[]) => [...xs].sort();
 describe('RunEventSchema is the single inventory', () => {
   it('the schema has the 18 event types the engine emits', () => {
     expect(eventTypes()).toEqual([
-      'run_started', 'turn_started', 'user_message_injected', 'model_request_started', 'text_delta',
+      'run_started', 'turn_started', 'user_message_injected', 'model_request_started', 'text_delta', 'output_delta',
       'model_response_completed', 'tool_call_started', 'tool_call_progress', 'tool_call_completed', 'tool_call_failed',
       'tool_approval_requested', 'retry_scheduled', 'fallback_activated', 'subrun_event', 'turn_completed', 'run_completed', 'run_cancelled', 'run_failed',
     ]);

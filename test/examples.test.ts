@@ -70,6 +70,18 @@ describe.concurrent('examples/ run as documented', () => {
     expect(await lines('examples/abort-signal.ts')).toEqual(['cancelled at tool_call by TimeoutError']);
   });
 
+  it('structured-output.ts: a refused answer gets a repair turn; the second streams partial values', async () => {
+    expect(await lines('examples/structured-output.ts')).toEqual([
+      'turn 1',
+      'turn 2',
+      'partial: {"city":"Oslo"}',
+      'partial: {"city":"Oslo","highC":9}',
+      'partial: {"city":"Oslo","highC":9,"summary":"Grey, light rain"}',
+      'repair turn: Your answer was refused: the answer does not match the schema:',
+      'Oslo: 9 °C, Grey, light rain',
+    ]);
+  });
+
   it('commit-partial.ts: the partial is committed and the steering withdrawn', async () => {
     const out = await lines('examples/commit-partial.ts');
     expect(out.slice(0, 2)).toEqual(['session before commit: 0 items', 'committed 3 items; withdrawn from the mailbox: 1']);

@@ -38,6 +38,9 @@ describe('every recording has a test', () => {
       'compat-vllm-length', 'responses-compat-lmstudio-tool-call', 'responses-error-event', 'responses-function-call',
       'responses-text-then-function-call', 'responses-text',
       'chat-finish-then-disconnect', // hand-written; replayed in wire-finish-then-disconnect.test.ts
+      // hand-written structured-output streams; replayed in structured-output.test.ts
+      'chat-structured-output', 'chat-structured-output-invalid', 'responses-structured-output',
+      'responses-structured-output-invalid',
     ].map((n) => `${n}.sse`);
     expect(readdirSync(FIXTURES_DIR).filter((f) => f.endsWith('.sse')).sort()).toEqual(covered.sort());
   });

@@ -14,7 +14,7 @@ describe('RunEvent', () => {
         >();
         expectTypeOf(event.reason).toEqualTypeOf<unknown>();
       }
-      if (event.type === 'run_failed') expectTypeOf(event.stopReason).toEqualTypeOf<'max_turns' | 'model_error' | 'configuration_error' | 'internal_error' | 'session_error'>();
+      if (event.type === 'run_failed') expectTypeOf(event.stopReason).toEqualTypeOf<'max_turns' | 'model_error' | 'configuration_error' | 'internal_error' | 'session_error' | 'output_invalid'>();
       if (event.type === 'run_completed') expectTypeOf(event.stopReason).toEqualTypeOf<'completed' | 'needs_approval'>();
       if (event.type === 'run_cancelled') expectTypeOf(event.stopReason).toEqualTypeOf<'cancelled'>();
       if (event.type === 'tool_call_started') expectTypeOf(event).toHaveProperty('callId').toEqualTypeOf<string>();
@@ -29,6 +29,17 @@ describe('RunEvent', () => {
     const agent = defineAgent({ name: 'a', instructions: '', model: scriptedModel([]) });
     expectTypeOf(run(agent, 'x')).toEqualTypeOf<Observable<RunEvent>>();
     expectTypeOf(start(agent, 'x').result).toEqualTypeOf<Promise<RunResult>>();
+  });
+
+  it("an agent's output schema types RunResult.value (docs/run-control.md, \"Structured output\")", () => {
+    const output = z.object({ city: z.string(), population: z.number() });
+    const agent = defineAgent({ name: 'a', instructions: '', model: scriptedModel([]), output });
+    expectTypeOf(agent.output).toEqualTypeOf<z.ZodType<{ city: string; population: number }> | undefined>();
+    expectTypeOf(start(agent, 'x').result).toEqualTypeOf<Promise<RunResult<{ city: string; population: number }>>>();
+    void start(agent, 'x').result.then((r) => {
+      expectTypeOf(r.value).toEqualTypeOf<{ city: string; population: number } | undefined>();
+    });
+    expectTypeOf(run(agent, 'x')).toEqualTypeOf<Observable<RunEvent>>();
   });
 });
 

@@ -61,6 +61,11 @@ export class AgUiMapper {
         out.push({ type: EventType.TEXT_MESSAGE_CONTENT, ...base, messageId, delta: event.delta });
         break;
       }
+      case 'output_delta': {
+        const messageId = (this.#messageId ??= assistantMessageId(event.runId, event.seq));
+        custom(LOOPCTL_EVENTS.outputDelta, { messageId, value: jsonValue(event.value) });
+        break;
+      }
       case 'model_response_completed':
         this.#closeText(out, base);
         this.#streamed = undefined;
@@ -140,7 +145,12 @@ export class AgUiMapper {
       }));
       out.push({ type: EventType.RUN_FINISHED, ...base, ...run, outcome: { type: 'interrupt', interrupts }, ...usage });
     } else if (event.type === 'run_completed') {
-      const result = { output: event.output, finishReason: event.finishReason, undelivered: event.undelivered };
+      const result = {
+        output: event.output,
+        ...('value' in event ? { value: jsonValue(event.value) } : {}),
+        finishReason: event.finishReason,
+        undelivered: event.undelivered,
+      };
       out.push({ type: EventType.RUN_FINISHED, ...base, ...run, result, outcome: { type: 'success' }, ...usage });
     } else if (event.type === 'run_cancelled') {
       // "cancelled is not failed" (guarantee 4): AG-UI's own cancelled outcome, not RUN_ERROR.

@@ -20,6 +20,12 @@ export const LOOPCTL_EVENTS = Object.freeze({
    * drops that message.
    */
   answerRestarted: 'loopctl.answer_restarted',
+  /**
+   * `{ messageId, value }`: the structured answer so far (`output_delta`), `value` the partial JSON value of
+   * the text of message `messageId` (`null` while nothing parses). A CUSTOM event, not STATE_DELTA: it is
+   * one answer's preview, replaced when the answer starts over, not state shared with the client.
+   */
+  outputDelta: 'loopctl.output_delta',
   /** `{ callId, name, arguments }`: a tool call waits for approval (`tool_approval_requested`). */
   approvalRequested: 'loopctl.approval_requested',
   /** Reserved (run control): `{ at, graceMs? }`, a graceful stop was requested. */

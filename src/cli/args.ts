@@ -7,10 +7,9 @@ import { helpText, SUBCOMMANDS } from './help.js';
 import { nameProblem } from './store/names.js';
 import { checkServeArgs, servePort } from './serve/args.js';
 
-/** A command line the CLI refuses; `main` prints the message and exits with code 2. */
-export class UsageError extends Error {
-  override readonly name = 'UsageError';
-}
+import { UsageError } from './usage-error.js';
+
+export { UsageError };
 
 /**
  * How the command runs: `once` (the task given on the command line, then

@@ -156,6 +156,8 @@ export class TerminalRenderer {
         this.#finish(event);
         break;
       // Shown through the events above: a turn's end, progress and a sub-run's own events add no line.
+      // The answer's text is shown as it streams; its partial value adds nothing (`--json` has it).
+      case 'output_delta':
       case 'run_started':
       case 'turn_completed':
       case 'tool_call_progress':

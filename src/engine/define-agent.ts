@@ -1,6 +1,7 @@
 import { DEFAULTS } from '../defaults.js';
 import { ConfigurationError } from '../errors.js';
 import { validateTool } from '../tools/tool.js';
+import { checkOutputOptions } from './output.js';
 import { agentAsTool } from './as-tool.js';
 import type { Agent, AgentDefinition, AsToolOptions } from './types.js';
 import { checkPositiveInt, checkHooks, checkObject } from './validate.js';
@@ -10,15 +11,19 @@ const defined = new WeakSet<object>();
 
 /**
  * Validates and freezes an agent definition. Defaults:
- * `tools: []`, `maxTurns: DEFAULTS.maxTurns` (20), sequential tool dispatch.
+ * `tools: []`, `maxTurns: DEFAULTS.maxTurns` (20), sequential tool dispatch,
+ * `outputRetries: DEFAULTS.outputRetries` (1). `O`, the structured answer's type, is inferred
+ * from `output` (docs/run-control.md, "Structured output").
  * Throws `ConfigurationError` naming the field (e.g. `agent.tools[1].name`,
- * `agent.maxTurns`) for anything invalid, and for two tools with one name.
+ * `agent.maxTurns`, `agent.output`, `agent.outputRetries`) for anything invalid, and for two
+ * tools with one name.
  *
  * @example
  * const agent = defineAgent({ name: 'analyst', instructions: 'You analyse logs.', model, tools: [readLog] });
+ * const typed = defineAgent({ name: 'grader', instructions: '…', model, output: z.object({ score: z.number() }) });
  */
-export function defineAgent<C = unknown>(definition: AgentDefinition<C>): Agent<C> {
-  if (defined.has(definition as object)) return definition as Agent<C>;
+export function defineAgent<C = unknown, O = unknown>(definition: AgentDefinition<C, O>): Agent<C, O> {
+  if (defined.has(definition as object)) return definition as Agent<C, O>;
   checkObject(definition, 'agent');
   if (typeof definition.name !== 'string' || definition.name.length === 0)
     throw new ConfigurationError('agent.name', 'must be a non-empty string');
@@ -48,8 +53,10 @@ export function defineAgent<C = unknown>(definition: AgentDefinition<C>): Agent<
       throw new ConfigurationError('agent.breaker.cooldownMs', 'must be a number of ms >= 0');
   }
   if (definition.hooks !== undefined) checkHooks(definition.hooks, 'agent.hooks');
+  const outputRetries = checkOutputOptions(definition.output, definition.outputRetries);
   const asTool = (o: AsToolOptions<any, C>) => agentAsTool(agent, o);
-  const agent: Agent<C> = Object.freeze({ ...definition, tools: Object.freeze([...tools]), maxTurns, asTool });
+  const frozen = { ...definition, tools: Object.freeze([...tools]), maxTurns, outputRetries, asTool };
+  const agent: Agent<C, O> = Object.freeze(frozen);
   defined.add(agent);
   return agent;
 }

@@ -26,7 +26,7 @@ export function runLoop$(rc: RunContext<any>, queuedBefore: ReadonlySet<MailboxT
   const turns$ = (history: readonly Item[]): Observable<Decision> => {
     // A resumed run goes on in its suspended turn; its input was repaired by the run that suspended.
     const firstTurn = resume ? undefined : repairedInput(rc, history);
-    const turns: Turns = { rc, history, models, queuedBefore, firstTurn };
+    const turns: Turns = { rc, history, models, queuedBefore, firstTurn, repairs: 0 };
     const first$ = resume ? resumeTurn$(rc, history, resume) : turn$(turns, 1);
     return first$.pipe(expand((d: Decision) => (d === NEXT_TURN ? turn$(turns, rc.turn + 1) : EMPTY)));
   };

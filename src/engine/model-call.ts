@@ -29,7 +29,9 @@ export class ModelCalls {
 
   constructor(rc: RunContext<any>) {
     const { model: primary, fallbackModel: fallback, breaker } = rc.agent;
-    const options = { deadlines: rc.opts.deadlines, stream: rc.opts.stream, wrap: rc.internals.wrap?.model };
+    const structured = rc.agent.output !== undefined;
+    const { deadlines, stream } = rc.opts;
+    const options = { deadlines, stream, wrap: rc.internals.wrap?.model, structured };
     const policy = retryPolicy(rc.opts.retry);
     const random = rc.opts.random ?? Math.random;
     const chain = (provider: ModelProvider, whenOpen: WhenOpen): Attempts => {

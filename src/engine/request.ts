@@ -2,6 +2,7 @@ import { toJsonSchema } from '../tools/tool.js';
 import type { Item } from '../items.js';
 import type { ModelRequest, ToolSpec } from '../model/types.js';
 import { attemptDeadlines } from './deadlines.js';
+import { outputSpec } from './output.js';
 import type { RunContext } from './run-context.js';
 import type { Agent } from './types.js';
 
@@ -21,7 +22,8 @@ function toolSpecs(agent: Agent<any>): readonly ToolSpec[] {
 
 /**
  * A turn's model request: the instructions, the loaded history followed by the run's Items so far,
- * the tools, and whether and how long of the primary model's default kind (each attempt sets its own).
+ * the tools, and whether and how long of the primary model's default kind (each attempt sets its own);
+ * for an agent with `output`, its `OutputSpec`.
  */
 export function buildRequest(rc: RunContext<any>, history: readonly Item[]): ModelRequest {
   const stream = rc.opts.stream ?? rc.agent.model.stream ?? true;
@@ -33,5 +35,7 @@ export function buildRequest(rc: RunContext<any>, history: readonly Item[]): Mod
     items: history.length === 0 ? items.slice() : history.concat(items),
     tools: toolSpecs(rc.agent),
   };
+  const output = outputSpec(rc.agent);
+  if (output !== undefined) Object.assign(request, { output });
   return timeoutMs === undefined ? request : Object.assign(request, { timeoutMs });
 }

@@ -2,7 +2,9 @@ import type { SchedulerLike } from 'rxjs';
 import type { CancelSignal } from '../cancel/cancel-signal.js';
 import type { Approvals } from '../control/approvals.js';
 import type { Suspended } from '../control/suspended.js';
-import { isConfigurationError, isResumeError, isModelCallError, isModelOutputError, isTimeoutError } from '../errors.js';
+import {
+  isConfigurationError, isModelCallError, isModelOutputError, isOutputValidationError, isResumeError, isTimeoutError,
+} from '../errors.js';
 import type { FinishReason, RunEventDraft, RunFailed } from '../events.js';
 import type { Usage } from '../items.js';
 import type { Mailbox } from '../mailbox/mailbox.js';
@@ -14,11 +16,19 @@ import type { Waits } from './waits.js';
 
 /** How a run ends: the value its loop emits once, or the cancel the controller sees. */
 export type Outcome =
-  | { readonly kind: 'completed'; readonly output: string; readonly finishReason: FinishReason }
+  | {
+      readonly kind: 'completed';
+      readonly output: string;
+      readonly finishReason: FinishReason;
+      /** The structured answer (an agent with `output`); the key is absent otherwise. */
+      readonly value?: unknown;
+    }
   | {
       readonly kind: 'failed';
       readonly stopReason: RunFailed['stopReason'];
       readonly error: unknown;
+      /** `output_invalid`: the raw text of the refused answer. */
+      readonly output?: string;
       /** Usage of failed attempts that returned a response, not yet carried by an event. */
       readonly billed?: Usage;
     }
@@ -62,5 +72,6 @@ export interface RunContext<C = unknown> {
 export function stopReasonOf(error: unknown): RunFailed['stopReason'] {
   if (isModelCallError(error) || isTimeoutError(error) || isModelOutputError(error)) return 'model_error';
   if (isConfigurationError(error) || isResumeError(error)) return 'configuration_error';
+  if (isOutputValidationError(error)) return 'output_invalid';
   return 'internal_error';
 }

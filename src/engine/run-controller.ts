@@ -274,7 +274,8 @@ export class RunController<C = unknown> implements RunContext<C>, Unsubscribable
     switch (outcome.kind) {
       case 'completed': {
         const { output, finishReason } = outcome;
-        return { type: 'run_completed', ...base, stopReason: 'completed', output, finishReason };
+        const completed = { type: 'run_completed', ...base, stopReason: 'completed', output, finishReason } as const;
+        return 'value' in outcome ? { ...completed, value: outcome.value } : completed;
       }
       case 'suspended': {
         const { finishReason, suspended } = outcome;
@@ -287,7 +288,9 @@ export class RunController<C = unknown> implements RunContext<C>, Unsubscribable
       case 'failed': {
         const partial = scratch.partial(() => this.nextId());
         const { stopReason } = outcome;
-        return { type: 'run_failed', ...base, error: serializeError(outcome.error), stopReason, partial };
+        const error = serializeError(outcome.error);
+        const failed = { type: 'run_failed', ...base, error, stopReason, partial } as const;
+        return outcome.output === undefined ? failed : { ...failed, output: outcome.output };
       }
     }
   }

@@ -30,23 +30,23 @@ import { checkReplay, validateRunArgs } from './validate.js';
  * handle.mailbox.push('focus on errors');
  * const { output } = await handle.result;
  */
-export function start<C = unknown>(
-  agent: Agent<C>,
+export function start<C = unknown, O = unknown>(
+  agent: Agent<C, O>,
   input: string | readonly Item[],
   options: StartOptions<C> = {},
-): RunHandle {
+): RunHandle<O> {
   return startRun(agent, input, options, {});
 }
 
 /**
  * Internal: `start()` with what only the package passes (`resume()` passes the suspension it continues).
  */
-export function startRun<C>(
-  agent: Agent<C>,
+export function startRun<C, O = unknown>(
+  agent: Agent<C, O>,
   input: string | readonly Item[],
   options: StartOptions<C>,
   internals: Pick<RunInternals, 'resume'>,
-): RunHandle {
+): RunHandle<O> {
   const defined = defineAgent(agent);
   validateRunArgs(input, options); // before anything is made: bad options fail with the field named, as in run()
   const replay = checkReplay(options);
@@ -71,7 +71,7 @@ export function startRun<C>(
   }
   const log = new EventLog(replay);
   let runId = '';
-  const result = new Promise<RunResult>((resolve, reject) => {
+  const result = new Promise<RunResult<O>>((resolve, reject) => {
     events$.subscribe({
       next: (event) => {
         if (event.type === 'run_started') runId = event.runId;
@@ -80,8 +80,9 @@ export function startRun<C>(
         if (event.type === 'run_completed') {
           // The new Items are what the run committed; `partial` covers the other outcomes.
           const { output, finishReason, usage, undelivered } = event;
-          const result: RunResult = { runId: event.runId, output, finishReason, usage, items: committed, undelivered };
-          resolve(suspended === undefined ? result : { ...result, suspended });
+          const done: RunResult<O> = { runId: event.runId, output, finishReason, usage, items: committed, undelivered };
+          const valued = 'value' in event ? { ...done, value: event.value as O } : done;
+          resolve(suspended === undefined ? valued : { ...valued, suspended });
         } else if (event.type === 'run_cancelled') {
           reject(new RunCancelledError(event)); // its message describes the reason totally
         } else if (event.type === 'run_failed') {
@@ -106,14 +107,14 @@ function ownMailbox(ids: ((kind: 'run' | 'item') => string) | undefined): Mailbo
  * else of `start()` (the run's Observable, its agent and options), so a kept handle holds what it
  * replays and little more ("start() memory on long runs").
  */
-function handleOf(
+function handleOf<O>(
   runId: string,
   log: EventLog,
   mailbox: Mailbox,
-  result: Promise<RunResult>,
+  result: Promise<RunResult<O>>,
   token: CancelSignal,
   control: RunControl,
-): RunHandle {
+): RunHandle<O> {
   return {
     runId,
     events$: log.events$,

@@ -1,5 +1,7 @@
 import { isTerminalEvent, type RunEventDraft } from '../events.js';
-import { ZERO_USAGE, addUsage, type AssistantItem, type Item, type ToolResultItem, type Usage } from '../items.js';
+import {
+  ZERO_USAGE, addUsage, type AssistantItem, type Item, type ToolResultItem, type Usage, type UserItem,
+} from '../items.js';
 import type { MailboxToken } from '../mailbox/mailbox.js';
 import { Scratchpad } from './scratchpad.js';
 
@@ -21,6 +23,8 @@ export interface Fact {
   readonly billed?: Usage;
   /** The first `turn_started` after a session load: the input, its call ids kept apart from the history's. */
   readonly input?: readonly Item[];
+  /** `turn_completed`: the `user` Item of a repair turn (an answer refused by the agent's `output` schema). */
+  readonly repair?: UserItem;
   /** `text_delta`: the whole text of a response that streamed none; not streamed text, so not kept for `partial`. */
   readonly whole?: true;
 }
@@ -79,6 +83,7 @@ export class RunTotals {
         return;
       case 'turn_completed':
         this.scratch.endBatch();
+        if (fact?.repair !== undefined) this.scratch.add(fact.repair);
         return;
       case 'subrun_event':
         // A direct sub-run's terminal usage already holds its own sub-runs' (nested ones are relayed too).

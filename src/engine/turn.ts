@@ -1,8 +1,8 @@
 import { EMPTY, concat, concatMap, defer, type Observable } from 'rxjs';
 import { stage } from '../cancel/stage.js';
-import { MaxTurnsError } from '../errors.js';
+import { MaxTurnsError, OutputValidationError } from '../errors.js';
 import type { ModelResponseCompleted } from '../events.js';
-import { ZERO_USAGE, addUsage, type Item, type ToolCall } from '../items.js';
+import { ZERO_USAGE, addUsage, type Item, type ToolCall, type UserItem } from '../items.js';
 import type { MailboxToken } from '../mailbox/mailbox.js';
 import type { ModelResponse } from '../model/types.js';
 import { batch$, prepare$ } from './dispatch.js';
@@ -10,6 +10,7 @@ import { drain$ } from './drain.js';
 import { callHooks$, hasHooks } from './hooks.js';
 import type { ModelCalls } from './model-call.js';
 import { markRefused, repairResponseCalls, takenIds } from './repair.js';
+import { checkOutput, repairMessage, type OutputCheck } from './output.js';
 import { buildRequest } from './request.js';
 import { suspendOrRun$ } from './suspend.js';
 import type { Outcome, RunContext } from './run-context.js';
@@ -30,6 +31,8 @@ export interface Turns {
   readonly queuedBefore: ReadonlySet<MailboxToken>;
   /** The first turn's `turn_started` fact: the input repaired against the loaded history, when it had to be. */
   readonly firstTurn: Fact | undefined;
+  /** Repair turns given so far for an invalid structured answer (docs/run-control.md, "Structured output"). */
+  repairs: number;
 }
 
 const TURN_STARTED = Object.freeze({ type: 'turn_started' as const });
@@ -70,8 +73,11 @@ function model$(turns: Turns): Observable<ModelResponse> {
  * What follows the response (checkpoint 10: dispatch): it is recorded (`model_response_completed`)
  * while the run waits at `dispatch`; then either its tool calls are prepared (a stage) and run as a
  * batch, the turn completes and the next one starts (or `max_turns` fails the run), or, for a final
- * answer, the turn completes and "the final-answer check" (a stage) decides: pending steering gets
- * one more turn within `maxTurns`, else the run completes.
+ * answer, the turn completes and "the final-answer check" (a stage) decides: an answer refused by
+ * the agent's `output` schema gets a repair turn while `outputRetries` and `maxTurns` allow (its
+ * `user` Item with the validation error rides on `turn_completed`), else fails the run
+ * `output_invalid`; pending steering gets one more turn within `maxTurns`, else the run completes
+ * (with the answer's `value` when the agent has `output`).
  */
 function respond$(turns: Turns, n: number, response: ModelResponse): Observable<Decision> {
   const { rc } = turns;
@@ -79,10 +85,18 @@ function respond$(turns: Turns, n: number, response: ModelResponse): Observable<
   if (response.toolCalls.length === 0) {
     return defer(() => {
       record(turns, response);
-      rc.emit(TURN_COMPLETED);
+      const schema = rc.agent.output;
+      const checked = schema === undefined ? undefined : checkOutput(schema, response.text);
+      const repair = checked?.ok === false && turns.repairs < rc.agent.outputRetries && n < maxTurns;
+      if (repair) turns.repairs++;
+      rc.emit(TURN_COMPLETED, repair ? { repair: repairItem(rc.nextId(), checked.error) } : undefined);
       return stage(rc.token, (): Decision[] => {
+        if (repair) return [NEXT_TURN];
+        if (checked?.ok === false) return [outputInvalid(turns, n, checked.error, response.text)];
         if (rc.mailbox.size > 0 && n < maxTurns) return [NEXT_TURN];
-        return [{ kind: 'completed', output: response.text, finishReason: response.finishReason }];
+        const { text: output, finishReason } = response;
+        if (checked === undefined) return [{ kind: 'completed', output, finishReason }];
+        return [completed(output, finishReason, checked)];
       }, rc.hopScheduler);
     }).pipe(waitingAt(rc.waits, 'dispatch'));
   }
@@ -103,6 +117,23 @@ export function afterBatch$(rc: RunContext<any>, n: number): Observable<Decision
     if (n < rc.agent.maxTurns) return [NEXT_TURN];
     return [{ kind: 'failed', stopReason: 'max_turns', error: new MaxTurnsError(rc.agent.maxTurns) }];
   });
+}
+
+function repairItem(id: string, error: string): UserItem {
+  return { type: 'user', id, text: repairMessage(error) };
+}
+
+function completed(output: string, finishReason: ModelResponse['finishReason'], checked: OutputCheck): Decision {
+  return { kind: 'completed', output, finishReason, value: checked.ok ? checked.value : undefined };
+}
+
+/** The run's end for an answer refused once the repairs (`outputRetries`) or the turns (`maxTurns`) are spent. */
+function outputInvalid(turns: Turns, n: number, error: string, output: string): Decision {
+  const { maxTurns, outputRetries } = turns.rc.agent;
+  const noTurn = turns.repairs < outputRetries && n >= maxTurns;
+  const message = noTurn ? `${error}; no turn left for a repair (maxTurns ${maxTurns})` : error;
+  const failure = new OutputValidationError(message, turns.repairs + 1);
+  return { kind: 'failed', stopReason: 'output_invalid', error: failure, output };
 }
 
 /**

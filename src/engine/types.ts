@@ -112,8 +112,11 @@ export interface BreakerOptions {
   readonly cooldownMs?: number;
 }
 
-/** What {@link defineAgent} takes. */
-export interface AgentDefinition<C = unknown> {
+/**
+ * What {@link defineAgent} takes. `C` is the type of `RunOptions.context`; `O` the type of the
+ * structured answer (`output`'s output type; `unknown` without one).
+ */
+export interface AgentDefinition<C = unknown, O = unknown> {
   readonly name: string;
   /** The system instructions. */
   readonly instructions: string;
@@ -126,12 +129,27 @@ export interface AgentDefinition<C = unknown> {
   /** loopctl's dispatch concurrency (not OpenAI's `parallel_tool_calls`). Default: sequential. */
   readonly parallelToolCalls?: { readonly maxConcurrency: number };
   readonly hooks?: Hooks<C>;
+  /**
+   * The schema of the final answer (a zod 4 schema; docs/run-control.md, "Structured output"). The
+   * answer is parsed as JSON and validated by it; `run_completed.value` and `RunResult.value` carry
+   * the result (`output` stays the raw text). A provider is asked for JSON of this schema. Must be
+   * synchronous (no async refinements).
+   */
+  readonly output?: z.ZodType<O>;
+  /**
+   * Repair turns after an invalid answer: each gives the model the validation error and counts toward
+   * `maxTurns`; once they are spent the run fails with `stopReason: 'output_invalid'`. Default 1;
+   * only with `output`.
+   */
+  readonly outputRetries?: number;
 }
 
 /** A validated, frozen agent. */
-export interface Agent<C = unknown> extends AgentDefinition<C> {
+export interface Agent<C = unknown, O = unknown> extends AgentDefinition<C, O> {
   readonly tools: readonly Tool<any, any, C>[];
   readonly maxTurns: number;
+  /** `DEFAULTS.outputRetries` (1) when not given. */
+  readonly outputRetries: number;
   /**
    * This agent as a tool for another agent, the one way to make a sub-agent tool (guarantee 12:
    * sub-runs on a child token): each call is a sub-run of this agent with its own mailbox and
@@ -260,13 +278,16 @@ export interface StartOptions<C = unknown> extends RunOptions<C> {
 
 /**
  * What a completed run resolves `handle.result` with. `items` are the run's new Items (what it committed).
- * `suspended`: set when the run suspended for approval (`stopReason: 'needs_approval'`, `output` ''; it
- * committed nothing and `items` is empty): pass it to `resume()`.
+ * `output` is the final answer's raw text; `value` its parsed and validated form, for an agent with an
+ * `output` schema (absent otherwise). `suspended`: set when the run suspended for approval
+ * (`stopReason: 'needs_approval'`, `output` ''; it committed nothing and `items` is empty): pass it to
+ * `resume()`.
  */
-export interface RunResult {
+export interface RunResult<O = unknown> {
   readonly suspended?: Suspended;
   readonly runId: string;
   readonly output: string;
+  readonly value?: O;
   readonly finishReason: FinishReason;
   readonly usage: Usage;
   readonly items: readonly Item[];
@@ -281,11 +302,11 @@ export interface RunResult {
  * `result` resolves with the {@link RunResult} or rejects with
  * `RunCancelledError` / `RunFailedError`.
  */
-export interface RunHandle {
+export interface RunHandle<O = unknown> {
   readonly runId: string;
   readonly events$: Observable<RunEvent>;
   readonly mailbox: Mailbox;
-  readonly result: Promise<RunResult>;
+  readonly result: Promise<RunResult<O>>;
   cancel(reason?: unknown): void;
   /** Approves a call awaiting approval (its `RunControl`'s `approve`); true if it was awaiting one. */
   approve(callId: string): boolean;

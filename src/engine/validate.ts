@@ -129,7 +129,7 @@ function checkInput(input: unknown): void {
 }
 
 const OPTION_KEYS = ['cancel', 'cancel$', 'signal', 'mailbox', 'steer$', 'session', 'hooks', 'retry', 'deadlines',
-  'stream', 'scheduler', 'idGenerator', 'random', 'control', 'approvals'] as const;
+  'stream', 'scheduler', 'idGenerator', 'random', 'telemetry', 'control', 'approvals'] as const;
 const RETRY_KEYS = ['maxRetries', 'initialDelayMs', 'maxDelayMs', 'multiplier', 'maxRetryAfterMs'] as const;
 
 /** `keys` of `obj`, each read once (totally) into a plain copy; `field` names `obj` in the error. */

@@ -13,6 +13,18 @@ export interface ToolSpec {
 }
 
 /**
+ * The schema an agent's final answer must match (an agent's `output`, docs/run-control.md,
+ * "Structured output"), as a provider sends it: `name` matches `^[a-zA-Z0-9_-]{1,64}$`, `schema` is
+ * the JSON Schema of the answer, `strict` is true when the schema keeps OpenAI's strict-mode rules
+ * (every object closed, every property required), so a provider may ask for strict decoding.
+ */
+export interface OutputSpec {
+  readonly name: string;
+  readonly schema: JsonSchema;
+  readonly strict: boolean;
+}
+
+/**
  * One model request, provider-neutral. `items` always has every tool call
  * paired with a result. `timeoutMs` is the whole-request deadline the engine
  * enforces; adapters pass it to their SDK per request so the SDK's own
@@ -24,6 +36,11 @@ export interface ModelRequest {
   readonly tools: readonly ToolSpec[];
   readonly stream: boolean;
   readonly timeoutMs?: number;
+  /**
+   * Set when the agent wants a structured final answer: a provider asks for JSON matching it (natively or
+   * by instructions); a provider that cannot ignores it (the engine validates the answer either way).
+   */
+  readonly output?: OutputSpec;
 }
 
 /** The complete answer of one model call. `usage`: the counts the server reported; absent when it sent none. */

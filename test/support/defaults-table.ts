@@ -16,6 +16,10 @@ const ROWS: Record<string, { unit: string; meaning: string }> = {
   'retry.multiplier': { unit: 'factor', meaning: 'the growth of the ceiling from one retry to the next' },
   'retry.maxRetryAfterMs': { unit: 'ms', meaning: "the longest server-requested wait (`retry-after`) honoured; a longer one fails at once" },
   maxTurns: { unit: 'turns', meaning: "turns before `run_failed` with `stopReason: 'max_turns'`" },
+  outputRetries: {
+    unit: 'repair turns',
+    meaning: "repair turns after an invalid structured answer, before `stopReason: 'output_invalid'`",
+  },
   'breaker.failureThreshold': { unit: 'failed attempts', meaning: 'consecutive failed attempts that open the breaker' },
   'breaker.cooldownMs': { unit: 'ms', meaning: 'how long an open breaker stays open' },
   'session.leaseTtlMs': {

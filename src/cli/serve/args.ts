@@ -1,4 +1,4 @@
-import { UsageError } from '../args.js';
+import { UsageError } from '../usage-error.js';
 
 /** The port `loopctl serve` listens on when `--port` is not given. */
 export const DEFAULT_PORT = 7347;

@@ -5,6 +5,7 @@ import type { ModelRequestStarted, RunEventDraft } from '../../events.js';
 import { ZERO_USAGE, addUsage } from '../../items.js';
 import type { ModelProvider, ModelResponse } from '../../model/types.js';
 import { attemptDeadlines, modelDeadlines } from '../deadlines.js';
+import { partialValue } from '../output.js';
 import type { RunWrap } from '../internals.js';
 import type { Deadlines } from '../types.js';
 import { StreamBroke, billedFact, type AttemptCause, type Attempts, type RecoveryContext } from './types.js';
@@ -14,6 +15,8 @@ export interface AttemptOptions {
   readonly deadlines: Deadlines | undefined;
   readonly stream: boolean | undefined;
   readonly wrap: RunWrap['model'] | undefined;
+  /** The agent has an `output` schema: every `text_delta` is followed by an `output_delta`. */
+  readonly structured?: boolean;
 }
 
 const WHOLE = Object.freeze({ whole: true as const });
@@ -22,8 +25,9 @@ const WHOLE = Object.freeze({ whole: true as const });
  * One request to `provider` (checkpoint 2: model request; checkpoint 3: model stream), the base of
  * every recovery operator. Not a stage: the operator that starts it polls first. It emits
  * `model_request_started` (its `cause` and `error` from `why`), then the answer's `text_delta`s
- * (a response that streamed no text gives its text as one delta), and emits the response as its
- * value. The request runs under the model deadlines of its kind (a rescue is not streamed, so it
+ * (a response that streamed no text gives its text as one delta), each followed, for a structured
+ * agent, by `output_delta` with the attempt's text so far parsed as partial JSON, and emits the
+ * response as its value. The request runs under the model deadlines of its kind (a rescue is not streamed, so it
  * gets the request deadline). From a streamed response's first event on, the run waits at
  * `model_stream`. A streamed attempt's failure after its first event (or one its adapter marked
  * `streamStarted`) is wrapped in {@link StreamBroke} for "rescue once" (unusable output, a
@@ -41,6 +45,13 @@ export function requestAttempts(ctx: RecoveryContext, provider: ModelProvider, o
       let response: ModelResponse | undefined;
       let started = false;
       let sawText = false;
+      let text = ''; // the attempt's text so far, for output_delta
+      const delta = (piece: string, fact?: typeof WHOLE): void => {
+        ctx.emit({ type: 'text_delta', delta: piece }, fact);
+        if (!options.structured) return;
+        text += piece;
+        ctx.emit({ type: 'output_delta', value: partialValue(text) });
+      };
       // The defaults are per attempt: a rescue is not streamed, so it gets the request deadline.
       const limits = attemptDeadlines(options.deadlines, stream);
       const request = Object.assign({}, call.request, { stream, timeoutMs: limits.requestMs });
@@ -54,7 +65,7 @@ export function requestAttempts(ctx: RecoveryContext, provider: ModelProvider, o
               started = true;
               if (event.type === 'text_delta') {
                 sawText = true;
-                ctx.emit({ type: 'text_delta', delta: event.delta });
+                delta(event.delta);
               } else if (event.type === 'response') response = event.response;
             },
             error: (err) => {
@@ -70,7 +81,7 @@ export function requestAttempts(ctx: RecoveryContext, provider: ModelProvider, o
                 const message = `${provider.id} ended its response without a result`;
                 return subscriber.error(new ModelOutputError(message, { code: 'no_result' }));
               }
-              if (!sawText && response.text !== '') ctx.emit({ type: 'text_delta', delta: response.text }, WHOLE);
+              if (!sawText && response.text !== '') delta(response.text, WHOLE);
               subscriber.next(response);
               subscriber.complete();
             },

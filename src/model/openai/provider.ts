@@ -3,6 +3,7 @@ import { Observable } from 'rxjs';
 import { ConfigurationError, ModelCallError, ModelOutputError } from '../../errors.js';
 import type { ModelEvent, ModelRequest, ModelResponse } from '../types.js';
 import { isConnectionFailure, toModelCallError } from './errors.js';
+import type { StructuredOutputsMode } from './structured.js';
 import { isEventStream, wholeBodyResponse, type JsonAnswer } from './whole-body.js';
 
 /** Options of `openaiChat` and `openaiResponses`. */
@@ -24,6 +25,11 @@ export interface OpenAIProviderOptions {
   readonly timeoutMs?: number;
   /** Extra body fields (e.g. `temperature`, `parallel_tool_calls`); they cannot override model, input/messages, tools or stream. */
   readonly request?: Readonly<Record<string, unknown>>;
+  /**
+   * How a request with `output` (an agent's structured answer) asks for JSON: `'native'`,
+   * `'instructions'` or `'auto'` (default; see {@link StructuredOutputsMode}).
+   */
+  readonly structuredOutputs?: StructuredOutputsMode;
 }
 
 /** The SDK timeout used when neither the request nor the options give one (the SDK's own default), in ms. */
@@ -44,6 +50,7 @@ export interface SdkRequestOptions {
  * no `OPENAI_API_KEY` throws `ConfigurationError` naming `apiKey`. The client
  * (`maxRetries: 0`, `dangerouslyAllowBrowser: true`: the core is isomorphic)
  * is built on the first call. @throws ConfigurationError (`model`, `timeoutMs`, `apiKey`).
+ * (`structuredOutputs` is checked by each provider: `checkStructuredOutputs`.)
  */
 export function clientFactory(options: OpenAIProviderOptions): () => OpenAI {
   if (typeof options.model !== 'string' || options.model === '') {

@@ -1,0 +1,4 @@
+/** A command line the CLI refuses; `main` prints the message and exits with code 2. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
