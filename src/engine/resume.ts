@@ -36,12 +36,12 @@ const claimed = new Set<string>();
  * // … hours later …
  * const handle = resume(agent, JSON.parse(saved), { [callId]: { approve: true } }, { session });
  */
-export function resume<C = unknown>(
-  agent: Agent<C>,
+export function resume<C = unknown, O = unknown>(
+  agent: Agent<C, O>,
   suspended: Suspended,
   decisions: Readonly<Record<string, ApprovalDecision>>,
   options: StartOptions<C> = {},
-): RunHandle {
+): RunHandle<O> {
   const s = checkSuspended(suspended);
   const verdicts = verdictsOf(s, decisions);
   if (claimed.has(s.suspensionId)) {
