@@ -48,7 +48,8 @@ const agent = agentWith('I did not deploy: it is Friday.');
 const session = new MemorySession();
 const first = await start(agent, 'Deploy the api', { approvals: 'suspend', session }).result;
 const saved = JSON.stringify(first.suspended);
-console.log(`suspended: ${first.suspended!.pending.map((c) => c.name).join(', ')}; session items: ${session.items.length}`);
+const pendingNames = first.suspended!.pending.map((c) => c.name).join(', ');
+console.log(`suspended: ${pendingNames}; session items: ${session.items.length}`);
 
 // … hours later, maybe in another process:
 const suspended = JSON.parse(saved);

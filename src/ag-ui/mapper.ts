@@ -122,7 +122,11 @@ export class AgUiMapper {
         this.#closeStep(out, base);
         break;
       case 'tool_approval_requested':
-        custom(LOOPCTL_EVENTS.approvalRequested, { callId: event.callId, name: event.name, arguments: event.arguments });
+        custom(LOOPCTL_EVENTS.approvalRequested, {
+          callId: event.callId,
+          name: event.name,
+          arguments: event.arguments,
+        });
         break;
       case 'subrun_event':
         break;
@@ -139,7 +143,8 @@ export class AgUiMapper {
     const usage = tokenUsage(event.usage);
     if (event.type === 'run_completed' && event.suspended !== undefined) {
       // Suspended for approval: AG-UI's interrupt outcome, the suspension as its payload.
-      out.push({ type: EventType.CUSTOM, ...base, name: LOOPCTL_EVENTS.suspended, value: { suspended: event.suspended } });
+      const value = { suspended: event.suspended };
+      out.push({ type: EventType.CUSTOM, ...base, name: LOOPCTL_EVENTS.suspended, value });
       const interrupts = event.suspended.pending.map((c) => ({
         id: c.callId, reason: 'tool_approval', toolCallId: c.callId, metadata: { name: c.name, arguments: c.arguments },
       }));

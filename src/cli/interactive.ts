@@ -162,7 +162,8 @@ export class InteractiveLoop {
       ...approvalOptions(runDeadlines(this.#options), this.#confirm),
     };
     const { telemetry } = this.#io;
-    const sinks = { renderer: live.renderer, json: jsonSink(this.#options, this.#io), telemetry, watch: this.#confirm?.watch };
+    const json = jsonSink(this.#options, this.#io);
+    const sinks = { renderer: live.renderer, json, telemetry, watch: this.#confirm?.watch };
     void this.#conversation
       .hold(
         (reason) => live.cancel.cancel(reason),

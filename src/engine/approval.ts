@@ -25,8 +25,12 @@ export interface Runnable {
  * `needsApproval` that throws or rejects refuses the call with a tool error (it fails closed).
  * Emits the runnables, each marked with `approval`.
  */
-export function requestApprovals$(rc: RunContext<any>, runnables: readonly Runnable[]): Observable<readonly Runnable[]> {
-  if (!runnables.some((r) => r.tool.needsApproval !== undefined && r.tool.needsApproval !== false)) return of(runnables);
+export function requestApprovals$(
+  rc: RunContext<any>,
+  runnables: readonly Runnable[],
+): Observable<readonly Runnable[]> {
+  const asks = (r: Runnable): boolean => r.tool.needsApproval !== undefined && r.tool.needsApproval !== false;
+  if (!runnables.some(asks)) return of(runnables);
   return defer(() => {
     const out: Runnable[] = [];
     const asked$ = from(runnables).pipe(
@@ -94,16 +98,25 @@ export function approval$(rc: RunContext<any>, r: Runnable): Observable<Runnable
     subscriber.add(rc.waits.enter('approval'));
     const { callId } = r.call;
     const ms = approvalDeadline(rc.opts.deadlines);
-    if (ms !== undefined) subscriber.add(rc.scheduler.schedule(() => void rc.approvals.settle(callId, { kind: 'expired', ms }), ms));
+    if (ms !== undefined) {
+      const expire = (): void => void rc.approvals.settle(callId, { kind: 'expired', ms });
+      subscriber.add(rc.scheduler.schedule(expire, ms));
+    }
     const decided$ = rc.approvals.verdict$(callId).pipe(
-      concatMap((verdict) => stage(rc.token, () => (verdict.kind === 'approved' ? [r] : refuseVerdict(rc, r, verdict)), rc.hopScheduler)),
+      concatMap((verdict) =>
+        stage(rc.token, () => (verdict.kind === 'approved' ? [r] : refuseVerdict(rc, r, verdict)), rc.hopScheduler),
+      ),
     );
     decided$.subscribe(subscriber);
   });
 }
 
 /** The `tool_call_failed` of a call that was not approved (its verdict says why). */
-function refuseVerdict(rc: RunContext<any>, r: Runnable, verdict: Exclude<Verdict, { kind: 'approved' }>): Observable<never> {
+function refuseVerdict(
+  rc: RunContext<any>,
+  r: Runnable,
+  verdict: Exclude<Verdict, { kind: 'approved' }>,
+): Observable<never> {
   const { call } = r;
   if (verdict.kind === 'cancelled') {
     const message = `cancelled by the user: ${describeValue(verdict.reason, 'reason')}`;
@@ -122,6 +135,7 @@ function refuseCall(
   rc: RunContext<any>, call: ToolCall, error: ReturnType<typeof serializeError>, message: string,
 ): Observable<never> {
   const { callId, name } = call;
-  rc.emit({ type: 'tool_call_failed', callId, name, error, interrupted: false }, { result: errorResult(callId, message) });
+  const result = errorResult(callId, message);
+  rc.emit({ type: 'tool_call_failed', callId, name, error, interrupted: false }, { result });
   return EMPTY;
 }

@@ -32,12 +32,14 @@ export function resumeTurn$(rc: RunContext<any>, history: readonly Item[], resum
         const message = tool === undefined ? `unknown tool "${call.name}"` : parsed!.ok ? '' : parsed!.message;
         const { callId, name } = call;
         const error = { name: 'ToolExecutionError', message };
-        rc.emit({ type: 'tool_call_failed', callId, name, error, interrupted: false }, { result: errorResult(callId, message) });
+        const result = errorResult(callId, message);
+        rc.emit({ type: 'tool_call_failed', callId, name, error, interrupted: false }, { result });
         continue;
       }
       const verdict = verdicts.get(call.callId);
       if (verdict !== undefined) rc.approvals.open(call, verdict);
-      runnables.push(verdict === undefined ? { call, tool, args: parsed.args } : { call, tool, args: parsed.args, approval: true });
+      const runnable = { call, tool, args: parsed.args };
+      runnables.push(verdict === undefined ? runnable : { ...runnable, approval: true });
     }
     return concat(batch$(rc, runnables), afterBatch$(rc, rc.turn));
   });
@@ -51,6 +53,7 @@ function checkSession(history: readonly Item[], items: readonly Item[], head: st
   }
   const now = sessionHead(history);
   if (now !== head) {
-    throw new ResumeError('stale_session', `the session moved on since the suspension (its last Item is ${now ?? 'none'}, not ${head ?? 'none'})`);
+    const why = `its last Item is ${now ?? 'none'}, not ${head ?? 'none'}`;
+    throw new ResumeError('stale_session', `the session moved on since the suspension (${why})`);
   }
 }

@@ -62,7 +62,8 @@ function checkSuspended(value: unknown): Suspended {
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const path = issue?.path.join('.') ?? '';
-    throw new ResumeError('version', `not a suspension of version 1: suspended.${path}: ${issue?.message ?? 'invalid'}`);
+    const why = `suspended.${path}: ${issue?.message ?? 'invalid'}`;
+    throw new ResumeError('version', `not a suspension of version 1: ${why}`);
   }
   return parsed.data;
 }
@@ -79,7 +80,8 @@ function verdictsOf(s: Suspended, decisions: unknown): Map<string, Verdict> {
     if (!pending.has(callId)) throw new ResumeError('unknown_call', `call ${callId} is not pending`, callId);
     const parsed = ToolDecisionSchema.safeParse(decision);
     if (!parsed.success) {
-      throw new ConfigurationError(`decisions.${callId}`, 'must be { approve: true } or { approve: false, reason: string }');
+      const rule = 'must be { approve: true } or { approve: false, reason: string }';
+      throw new ConfigurationError(`decisions.${callId}`, rule);
     }
     verdicts.set(callId, verdictOf(parsed.data));
   }

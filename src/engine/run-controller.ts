@@ -78,7 +78,9 @@ export class RunController<C = unknown> implements RunContext<C>, Unsubscribable
     this.mailbox = opts.mailbox ?? new Mailbox({ idGenerator: () => this.#ids('item') });
     const { resume } = internals;
     // A resumed run goes on from the suspended run's Items as they are (its open batch included).
-    this.totals = resume ? RunTotals.resumed(resume.suspended.items, resume.suspended.usage) : new RunTotals(initialItems(input, () => this.nextId()));
+    this.totals = resume
+      ? RunTotals.resumed(resume.suspended.items, resume.suspended.usage)
+      : new RunTotals(initialItems(input, () => this.nextId()));
     // A lost lease fails the run; once the outcome is decided (a completed run committing) it is
     // left alone: "the commit cannot be cancelled".
     const lost = (error: unknown): void => this.end({ kind: 'failed', stopReason: 'session_error', error });

@@ -60,8 +60,9 @@ const IF_BUSY = new Set(['reject', 'enqueue', 'interrupt', 'rollback', 'steer'])
  * "give back to the front") and one Session, and at most one live run ("one run per mailbox and session").
  * `ifBusy`: `'steer'` (default) and `'reject'`; the others reject with `NotSupportedError`. `stop` rejects
  * with `NotImplementedError` until graceful stop lands. `decide` approves or rejects a call awaiting
- * approval in the run ("approvals", docs/run-control.md): `true` when it was awaiting one. Runs are started with `start()`, so
- * they run whether or not anyone reads their events, until they end or are cancelled.
+ * approval in the run ("approvals", docs/run-control.md): `true` when it was awaiting one. Runs are
+ * started with `start()`, so they run whether or not anyone reads their events, until they end or are
+ * cancelled.
  *
  * @example
  * const runs = localRuns({ agents: { helper: agent } });
@@ -188,11 +189,14 @@ export function localRuns(options: LocalRunsOptions): Runs {
 
     async decide(runId, callId, decision, principal) {
       const record = find(runId, principal);
-      if (typeof callId !== 'string' || callId === '') throw new ConfigurationError('callId', 'must be a non-empty string');
+      if (typeof callId !== 'string' || callId === '') {
+        throw new ConfigurationError('callId', 'must be a non-empty string');
+      }
       const parsed = ToolDecisionSchema.safeParse(decision);
       if (!parsed.success) {
         const approve = (decision as { approve?: unknown } | null)?.approve;
-        throw new ConfigurationError(approve === false ? 'reason' : 'approve', 'must be { approve: true } or { approve: false, reason }');
+        const rule = 'must be { approve: true } or { approve: false, reason }';
+        throw new ConfigurationError(approve === false ? 'reason' : 'approve', rule);
       }
       if (record.terminal) return false;
       const d = parsed.data;

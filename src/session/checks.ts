@@ -64,7 +64,9 @@ export function suspensionKey(options: AppendOptions | undefined): string | unde
   const id = options?.suspensionId;
   if (id === undefined) return undefined;
   checkId(id, 'options.suspensionId');
-  if (options?.runId === undefined) throw new ConfigurationError('options.runId', 'is required with options.suspensionId');
+  if (options?.runId === undefined) {
+    throw new ConfigurationError('options.runId', 'is required with options.suspensionId');
+  }
   const key = `suspension:${id}`;
   checkId(key, 'options.suspensionId');
   return key;
@@ -72,7 +74,8 @@ export function suspensionKey(options: AppendOptions | undefined): string | unde
 
 /** The error a store rejects a second commit of one suspension with ("already resumed"). */
 export function alreadyResumed(options: AppendOptions | undefined): ResumeError {
-  return new ResumeError('already_resumed', `suspension ${String(options?.suspensionId)} was resumed and committed before`);
+  const id = String(options?.suspensionId);
+  return new ResumeError('already_resumed', `suspension ${id} was resumed and committed before`);
 }
 
 /** Orders ids by code point, as SQLite and Postgres (`COLLATE "C"`) compare UTF-8 text. */

@@ -89,7 +89,8 @@ export class MemorySession implements Session {
 
   /**
    * Adds `items` at the end, unless `options.runId` was stored already. Synchronous: `signal` is not
-   * needed. Throws `ResumeError` (`already_resumed`) for a second commit of one `options.suspensionId`. Throws `ConfigurationError` naming the field (`items[2].text`, `options.runId`) for
+   * needed. Throws `ResumeError` (`already_resumed`) for a second commit of one `options.suspensionId`.
+   * Throws `ConfigurationError` naming the field (`items[2].text`, `options.runId`) for
    * anything that is not an Item or a run id, storing nothing.
    */
   append(items: readonly Item[], options?: AppendOptions): void {

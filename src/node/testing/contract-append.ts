@@ -154,7 +154,8 @@ export function appendContract({ describe, it, expect }: ContractFramework, make
         const s = store.session('suspension');
         await append(s, userItems('first', 2), { runId: 'resume-1', suspensionId: 'susp-1' });
         const err = await rejection(append(s, userItems('second', 3), { runId: 'resume-2', suspensionId: 'susp-1' }));
-        expect({ name: err.name, code: (err as { code?: unknown }).code }).toEqual({ name: 'ResumeError', code: 'already_resumed' });
+        const code = (err as { code?: unknown }).code;
+        expect({ name: err.name, code }).toEqual({ name: 'ResumeError', code: 'already_resumed' });
         expect(await load(s)).toEqual(userItems('first', 2));
         // The refused run id was not used up by what stored nothing: a plain append of it stores.
         await append(s, userItems('third', 1), { runId: 'resume-3' });
@@ -167,7 +168,8 @@ export function appendContract({ describe, it, expect }: ContractFramework, make
         await append(s, userItems('a', 1), { runId: 'resume-a', suspensionId: 'susp-a' });
         await append(s, userItems('a', 1), { runId: 'resume-a', suspensionId: 'susp-a' });
         expect(await load(s)).toEqual(userItems('a', 1));
-        await append(store.session('suspension-other'), userItems('b', 1), { runId: 'resume-b', suspensionId: 'susp-a' });
+        const other = store.session('suspension-other');
+        await append(other, userItems('b', 1), { runId: 'resume-b', suspensionId: 'susp-a' });
         expect(await load(store.session('suspension-other'))).toEqual(userItems('b', 1));
       }));
 
