@@ -33,10 +33,12 @@ function setup(options: { parallel?: boolean; approvalMs?: number } = {}) {
       return ts.createColdObservable('-----x|', { x: 'F' });
     },
   });
-  const calls = options.parallel ? [{ name: 'gated', callId: 'g' }, { name: 'free', callId: 'f' }] : [{ name: 'gated', callId: 'g' }];
+  const calls = [{ name: 'gated', callId: 'g' }, ...(options.parallel ? [{ name: 'free', callId: 'f' }] : [])];
   const model = scriptedModel([{ toolCalls: calls, delayMs: 1 }, { text: 'done', delayMs: 1 }]);
   const parallelToolCalls = options.parallel ? { maxConcurrency: 2 } : undefined;
-  const agent = defineAgent({ name: 'a', instructions: '', model, tools: [gated, free], ...(parallelToolCalls ? { parallelToolCalls } : {}) });
+  const agent = defineAgent({
+    name: 'a', instructions: '', model, tools: [gated, free], ...(parallelToolCalls ? { parallelToolCalls } : {}),
+  });
   const cancel = new CancelSignal();
   const control = new RunControl();
   const log: string[] = [];
@@ -53,7 +55,7 @@ function setup(options: { parallel?: boolean; approvalMs?: number } = {}) {
 }
 
 describe('marbles: the approval wait (checkpoint 13)', () => {
-  it('tool_approval_requested after the response, no tool_call_started before approval; approve starts the call', () => {
+  it('tool_approval_requested after the response, no tool_call_started before approval; approve starts it', () => {
     ts.run(() => {
       const s = setup();
       let answered: boolean | undefined;
@@ -81,10 +83,13 @@ describe('marbles: the approval wait (checkpoint 13)', () => {
       expect(s.started).toEqual([]);
       expect(s.failed()).toMatchObject({
         at: 5, interrupted: false,
-        error: { name: 'ToolCallRejectedError', message: 'the call was rejected: too risky', callId: 'g', toolName: 'gated' },
+        error: {
+          name: 'ToolCallRejectedError', message: 'the call was rejected: too risky', callId: 'g', toolName: 'gated',
+        },
       });
       const result = s.model.requests[1]!.items.find((i) => i.type === 'tool_result');
-      expect(result).toEqual({ type: 'tool_result', callId: 'g', output: 'Error: the call was rejected: too risky', isError: true });
+      const output = 'Error: the call was rejected: too risky';
+      expect(result).toEqual({ type: 'tool_result', callId: 'g', output, isError: true });
       expect(s.terminal().type).toBe('run_completed');
     });
   });
@@ -93,13 +98,14 @@ describe('marbles: the approval wait (checkpoint 13)', () => {
     ts.run(() => {
       const s = setup({ approvalMs: 10 });
       ts.flush();
-      expect(s.failed()).toMatchObject({ at: 11, error: { name: 'ToolCallRejectedError', message: 'the call was rejected: no decision within 10 ms' } });
+      const message = 'the call was rejected: no decision within 10 ms';
+      expect(s.failed()).toMatchObject({ at: 11, error: { name: 'ToolCallRejectedError', message } });
       expect(s.started).toEqual([]);
       expect(s.control.approve('g')).toBe(false);
     });
   });
 
-  it('a cancel during the wait: run_cancelled phase approval, the call paired as interrupted, nothing left scheduled', () => {
+  it('a cancel during the wait: phase approval, the call paired as interrupted, nothing left scheduled', () => {
     ts.run(() => {
       const s = setup();
       ts.schedule(() => s.cancel.cancel('stop'), 4);
@@ -194,8 +200,11 @@ describe('marbles: the approval wait (checkpoint 13)', () => {
   it('a decision from the tool_approval_requested handler counts (the call is opened before the event)', () => {
     ts.run(() => {
       const control = new RunControl();
-      const t = tool({ name: 'gated', description: '', parameters: z.object({}), needsApproval: () => true, execute: () => 'G' });
-      const agent = defineAgent({ name: 'a', instructions: '', model: scriptedModel([{ toolCalls: [{ name: 'gated', callId: 'g' }] }, 'ok']), tools: [t] });
+      const t = tool({
+        name: 'gated', description: '', parameters: z.object({}), needsApproval: () => true, execute: () => 'G',
+      });
+      const model = scriptedModel([{ toolCalls: [{ name: 'gated', callId: 'g' }] }, 'ok']);
+      const agent = defineAgent({ name: 'a', instructions: '', model, tools: [t] });
       const labels: string[] = [];
       run(agent, 'go', { control, scheduler: ts }).subscribe((e) => {
         labels.push(eventLabel(e));

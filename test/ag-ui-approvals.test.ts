@@ -7,10 +7,12 @@ import { LOOPCTL_EVENTS, toAgUi } from '../src/ag-ui/index.js';
 import { collectEvents, scriptedModel, sequentialIds } from '../src/testing/index.js';
 import { checkAgUiStream } from './support/ag-ui.js';
 
-/** Approvals on the AG-UI wire (docs/ui.md, "Event mapping"): the approval request, and a suspension as an interrupt. */
+/** Approvals on the AG-UI wire (docs/ui.md, "Event mapping"): the request, and a suspension as an interrupt. */
 describe('AG-UI: approvals', () => {
-  it('tool_approval_requested → CUSTOM loopctl.approval_requested; a suspended run → loopctl.suspended, RUN_FINISHED interrupt', async () => {
-    const deploy = tool({ name: 'deploy', description: 'd', parameters: z.object({}), needsApproval: true, execute: () => 'ok' });
+  it('tool_approval_requested → CUSTOM; a suspended run → loopctl.suspended, RUN_FINISHED interrupt', async () => {
+    const deploy = tool({
+      name: 'deploy', description: 'd', parameters: z.object({}), needsApproval: true, execute: () => 'ok',
+    });
     const model = scriptedModel([{ toolCalls: [{ name: 'deploy', callId: 'call_d' }] }]);
     const agent = defineAgent({ name: 'a', instructions: '', model, tools: [deploy] });
     const handle = start(agent, 'ship', { approvals: 'suspend', idGenerator: sequentialIds() });

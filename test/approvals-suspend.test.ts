@@ -15,12 +15,17 @@ import {
  * leaves a JSON value; resuming it gives the waiting path's events and history; steering pushed while
  * suspended is delivered once, after the resume; every ResumeError code.
  */
-const gated = tool({ name: 'gated', description: 'g', parameters: z.object({}), needsApproval: true, execute: () => 'G' });
+const gated = tool({
+  name: 'gated', description: 'g', parameters: z.object({}), needsApproval: true, execute: () => 'G',
+});
 const free = tool({ name: 'free', description: 'f', parameters: z.object({}), execute: () => 'F' });
 const agentOf = () =>
   defineAgent({
     name: 'susp', instructions: '', tools: [gated, free],
-    model: scriptedModel([{ toolCalls: [{ name: 'free', callId: 'f1' }, { name: 'gated', callId: 'g1' }] }, 'finished']),
+    model: scriptedModel([
+      { toolCalls: [{ name: 'free', callId: 'f1' }, { name: 'gated', callId: 'g1' }] },
+      'finished',
+    ]),
   });
 
 async function suspendOnce(session = new MemorySession(), mailbox = new Mailbox()) {
@@ -35,7 +40,9 @@ describe('suspend mode', () => {
   it('ends run_completed needs_approval with output \'\', commits nothing, and a versioned JSON value', async () => {
     const { session, events, result, suspended } = await suspendOnce();
     const terminal = events.at(-1) as RunCompleted;
-    expect(terminal).toMatchObject({ type: 'run_completed', stopReason: 'needs_approval', output: '', finishReason: 'tool_calls' });
+    expect(terminal).toMatchObject({
+      type: 'run_completed', stopReason: 'needs_approval', output: '', finishReason: 'tool_calls',
+    });
     expect(RunEventSchema.parse(terminal)).toEqual(terminal);
     expect(events.map((e) => e.type)).toEqual([
       'run_started', 'turn_started', 'model_request_started', 'text_delta', 'model_response_completed',
@@ -50,7 +57,10 @@ describe('suspend mode', () => {
         { type: 'user', id: expect.any(String), text: 'go' },
         {
           type: 'assistant', id: expect.any(String), text: '',
-          toolCalls: [{ callId: 'f1', name: 'free', arguments: '{}' }, { callId: 'g1', name: 'gated', arguments: '{}' }],
+          toolCalls: [
+            { callId: 'f1', name: 'free', arguments: '{}' },
+            { callId: 'g1', name: 'gated', arguments: '{}' },
+          ],
         },
       ],
       pending: [{ callId: 'g1', name: 'gated', arguments: '{}' }],
@@ -92,18 +102,20 @@ describe('suspend mode', () => {
     });
   });
 
-  it('steering pushed while suspended is delivered after the resume, exactly once; queued steering is never in suspended', async () => {
+  it('steering pushed while suspended is delivered after the resume, once; suspended never holds it', async () => {
     const mailbox = new Mailbox();
     const { agent, session, suspended } = await suspendOnce(new MemorySession(), mailbox);
     expect(JSON.stringify(suspended)).not.toContain('while suspended');
     const token = mailbox.push('while suspended');
     const model = agent.model as ReturnType<typeof scriptedModel>;
-    const events = await collectEvents(resume(agent, suspended, { g1: { approve: true } }, { session, mailbox }).events$);
+    const resumed = resume(agent, suspended, { g1: { approve: true } }, { session, mailbox });
+    const events = await collectEvents(resumed.events$);
     const injected = events.filter((e) => e.type === 'user_message_injected');
     expect(injected).toMatchObject([{ id: token.id, content: 'while suspended', turn: 2 }]);
     expect(session.items.filter((i) => i.type === 'user' && i.text === 'while suspended')).toHaveLength(1);
     expect(mailbox.size).toBe(0);
-    expect(model.requests.at(-1)!.items.filter((i) => i.type === 'user' && i.text === 'while suspended')).toHaveLength(1);
+    const sent = model.requests.at(-1)!.items;
+    expect(sent.filter((i) => i.type === 'user' && i.text === 'while suspended')).toHaveLength(1);
   });
 });
 
@@ -115,7 +127,10 @@ describe('wait mode through a handle', () => {
     });
     const outer = defineAgent({
       name: 'outer', instructions: '', tools: [inner.asTool({ name: 'helper', description: 'h' })],
-      model: scriptedModel([{ toolCalls: [{ name: 'helper', callId: 'h1', arguments: { input: 'x' } }] }, 'outer done']),
+      model: scriptedModel([
+        { toolCalls: [{ name: 'helper', callId: 'h1', arguments: { input: 'x' } }] },
+        'outer done',
+      ]),
     });
     const handle = start(outer, 'go');
     handle.events$.subscribe((e) => {
@@ -140,14 +155,16 @@ describe('ResumeError: every code', () => {
 
   it('version: not version 1, or not a suspension at all', async () => {
     const { agent, suspended } = await suspendOnce();
-    expect(codeOf(() => resume(agent, { ...suspended, version: 2 } as unknown as Suspended, { g1: { approve: true } }))).toBe('version');
+    const approve = { g1: { approve: true } } as const;
+    expect(codeOf(() => resume(agent, { ...suspended, version: 2 } as unknown as Suspended, approve))).toBe('version');
     expect(codeOf(() => resume(agent, null as unknown as Suspended, {}))).toBe('version');
-    expect(codeOf(() => resume(agent, { ...suspended, items: 'x' } as unknown as Suspended, { g1: { approve: true } }))).toBe('version');
+    expect(codeOf(() => resume(agent, { ...suspended, items: 'x' } as unknown as Suspended, approve))).toBe('version');
   });
 
   it('unknown_call and missing_decision name the call', async () => {
     const { agent, suspended } = await suspendOnce();
-    expect(codeOf(() => resume(agent, suspended, { g1: { approve: true }, f1: { approve: true } }))).toBe('unknown_call');
+    const extra = { g1: { approve: true }, f1: { approve: true } } as const;
+    expect(codeOf(() => resume(agent, suspended, extra))).toBe('unknown_call');
     expect(codeOf(() => resume(agent, suspended, {}))).toBe('missing_decision');
     try {
       resume(agent, suspended, {});
@@ -156,7 +173,7 @@ describe('ResumeError: every code', () => {
     }
   });
 
-  it('already_resumed: in this process without a session; given back when the resumed run did not complete', async () => {
+  it('already_resumed: within the process without a session; given back by a run that did not complete', async () => {
     const { agent, suspended } = await suspendOnce();
     const cancelled = resume(agent, suspended, { g1: { approve: true } });
     cancelled.cancel('changed my mind');
@@ -166,14 +183,16 @@ describe('ResumeError: every code', () => {
     expect(codeOf(() => resume(agent, suspended, { g1: { approve: true } }))).toBe('already_resumed');
   });
 
-  it('already_resumed through the session: another process (a copy of the value) sees the session hold its Items', async () => {
+  it('already_resumed through the session: another process sees the session hold the Items', async () => {
     const { agent, session, suspended } = await suspendOnce();
     await resume(agent, suspended, { g1: { approve: true } }, { session }).result;
     // A second process has its own memory: simulated by a suspension with another id but the same Items.
     const other = { ...suspended, suspensionId: 'elsewhere' };
     const failed = await resume(agent, other, { g1: { approve: true } }, { session }).result.catch((e: unknown) => e);
     expect(failed).toBeInstanceOf(RunFailedError);
-    expect(failed).toMatchObject({ stopReason: 'configuration_error', error: { name: 'ResumeError', code: 'already_resumed' } });
+    expect(failed).toMatchObject({
+      stopReason: 'configuration_error', error: { name: 'ResumeError', code: 'already_resumed' },
+    });
     expect((failed as RunFailedError).cause).toBeInstanceOf(ResumeError);
   });
 
@@ -188,7 +207,7 @@ describe('ResumeError: every code', () => {
     expect(session.writes).toBe(writes);
   });
 
-  it('a session refusing a second commit of one suspension fails that run session_error (already_resumed)', async () => {
+  it('a session refusing a second commit of one suspension fails the run session_error (already_resumed)', async () => {
     const { agent, session, suspended } = await suspendOnce();
     // The store saw this suspension committed (say by another process whose Items differ): it refuses.
     session.append([], { runId: 'elsewhere', suspensionId: suspended.suspensionId });
@@ -204,10 +223,14 @@ describe('ResumeError: every code', () => {
 });
 
 describe('suspend → JSON → resume gives the waiting path (property over random schedules)', () => {
+  const callArb = fc.record({
+    tool: fc.constantFrom('gated' as const, 'maybe' as const, 'free' as const),
+    ask: fc.boolean(),
+  });
   const scriptArb: fc.Arbitrary<ApprovalScript> = fc
     .record({
       turns: fc.array(
-        fc.array(fc.record({ tool: fc.constantFrom('gated', 'maybe', 'free') as fc.Arbitrary<'gated' | 'maybe' | 'free'>, ask: fc.boolean() }), {
+        fc.array(callArb, {
           minLength: 1, maxLength: 3,
         }),
         { minLength: 1, maxLength: 3 },
@@ -230,7 +253,9 @@ describe('suspend → JSON → resume gives the waiting path (property over rand
         const suspended = await suspendPath(script);
         expect(normalizedIds(suspended.history)).toEqual(normalizedIds(waiting.history));
         expect(waiting.events.at(-1)).toMatchObject({ type: 'run_completed', stopReason: 'completed' });
-        const asking = script.turns.filter((calls) => calls.some((c) => c.tool === 'gated' || (c.tool === 'maybe' && c.ask)));
+        type Call = ApprovalScript['turns'][number][number];
+        const asks = (c: Call) => c.tool === 'gated' || (c.tool === 'maybe' && c.ask);
+        const asking = script.turns.filter((calls) => calls.some(asks));
         expect(suspended.suspensions).toBe(asking.length); // one suspension per batch with a call to decide
         // Each steering item delivered exactly once, after the resume.
         for (const id of suspended.steered) {

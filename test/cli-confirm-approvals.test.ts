@@ -9,7 +9,10 @@ import { scriptedModel } from '../src/testing/index.js';
 describe('--confirm: approvals', () => {
   const writes: string[] = [];
   const tools = withApprovals([
-    tool({ name: 'write_file', description: 'w', parameters: z.object({ path: z.string() }), execute: ({ path }) => void writes.push(path) }),
+    tool({
+      name: 'write_file', description: 'w', parameters: z.object({ path: z.string() }),
+      execute: ({ path }) => void writes.push(path),
+    }),
     tool({ name: 'read_file', description: 'r', parameters: z.object({}), execute: () => 'text' }),
   ]);
 
@@ -21,7 +24,12 @@ describe('--confirm: approvals', () => {
       return answers.shift() ?? false;
     });
     const model = scriptedModel([
-      { toolCalls: [{ name: 'write_file', callId: 'w1', arguments: { path: 'a' } }, { name: 'read_file', callId: 'r1' }] },
+      {
+        toolCalls: [
+          { name: 'write_file', callId: 'w1', arguments: { path: 'a' } },
+          { name: 'read_file', callId: 'r1' },
+        ],
+      },
       { toolCalls: [{ name: 'write_file', callId: 'w2', arguments: { path: 'b' } }] },
       'done',
     ]);
@@ -36,7 +44,7 @@ describe('--confirm: approvals', () => {
     expect(tools.map((t) => [t.name, t.needsApproval ?? false])).toEqual([['write_file', true], ['read_file', false]]);
   });
 
-  it('a refusal reaches the model as tool_call_failed (ToolCallRejectedError, "refused by the user"); a yes runs the call', async () => {
+  it('a refusal reaches the model as tool_call_failed (ToolCallRejectedError); a yes runs the call', async () => {
     const { events, asked, model } = await runWith([false, true]);
     expect(asked).toEqual(['write_file {"path":"a"}', 'write_file {"path":"b"}']);
     expect(writes).toEqual(['b']);
@@ -54,7 +62,8 @@ describe('--confirm: approvals', () => {
   });
 
   it('the question waits for the user: no approval deadline with --confirm', () => {
-    expect(approvalOptions({ idleMs: 5 }, confirmApprovals(async () => true)).deadlines).toEqual({ idleMs: 5, approvalMs: false });
+    const confirm = confirmApprovals(async () => true);
+    expect(approvalOptions({ idleMs: 5 }, confirm).deadlines).toEqual({ idleMs: 5, approvalMs: false });
     expect(approvalOptions({ idleMs: 5 }, undefined)).toEqual({ deadlines: { idleMs: 5 } });
   });
 });

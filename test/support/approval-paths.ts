@@ -34,11 +34,14 @@ export function makeAgent(script: ApprovalScript): Agent {
   const args = z.object({ ask: z.boolean() });
   const tools = [
     tool({ name: 'gated', description: 'gated', parameters: args, needsApproval: true, execute: () => 'G' }),
-    tool({ name: 'maybe', description: 'maybe', parameters: args, needsApproval: async ({ ask }) => ask, execute: () => 'M' }),
+    tool({
+      name: 'maybe', description: 'maybe', parameters: args, needsApproval: async ({ ask }) => ask, execute: () => 'M',
+    }),
     tool({ name: 'free', description: 'free', parameters: args, execute: () => 'F' }),
   ];
   const parallel = script.parallel ? { parallelToolCalls: { maxConcurrency: 2 } } : {};
-  return defineAgent({ name: 'approver', instructions: '', model: scriptedModel(steps), tools, maxTurns: 50, ...parallel });
+  const model = scriptedModel(steps);
+  return defineAgent({ name: 'approver', instructions: '', model, tools, maxTurns: 50, ...parallel });
 }
 
 const decisionOf = (script: ApprovalScript, id: string): ApprovalDecision =>
