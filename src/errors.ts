@@ -166,6 +166,19 @@ export class ResumeError extends LoopctlError {
   }
 }
 
+/**
+ * One tool call was cancelled on its own (`RunControl.cancelToolCall`, docs/run-control.md, "Per-call
+ * cancel"): the call's `ctx.signal` aborts with this error, and the model gets it as the call's tool
+ * error ("cancelled by the user: <reason>", or "cancelled by the user" without one). `reason` is the
+ * caller's value exactly as given (`undefined` when none was). Not a cancel of the run: the run goes on.
+ */
+export class ToolCallCancelledError extends LoopctlError {
+  override readonly name: string = 'ToolCallCancelledError';
+  constructor(readonly toolName: string, readonly callId: string, readonly reason: unknown) {
+    super(reason === undefined ? 'cancelled by the user' : `cancelled by the user: ${describeValue(reason, 'reason')}`);
+  }
+}
+
 /** Which deadline expired (docs/recovery.md, "Deadlines"). */
 export type TimeoutKind = 'first_event' | 'idle' | 'request' | 'tool' | 'run' | 'commit';
 
@@ -329,6 +342,13 @@ export const isMaxTurnsError = (e: unknown): e is MaxTurnsError => isInstance(e,
 export const isHookError = (e: unknown): e is HookError => isInstance(e, HookError);
 /** @returns true when `e` is an {@link UnknownToolError}. */
 export const isUnknownToolError = (e: unknown): e is UnknownToolError => isInstance(e, UnknownToolError);
+/** @returns true when `e` is a {@link ToolCallCancelledError}. */
+export const isToolCallCancelledError = (e: unknown): e is ToolCallCancelledError =>
+  isInstance(e, ToolCallCancelledError);
+/** @returns true for a {@link ResumeError}. */
+export const isResumeError = (e: unknown): e is ResumeError => isInstance(e, ResumeError);
+/** @returns true for a {@link ToolCallRejectedError}. */
+export const isToolCallRejectedError = (e: unknown): e is ToolCallRejectedError => isInstance(e, ToolCallRejectedError);
 /** @returns true when `e` is a {@link RunFailedError}. */
 export const isRunFailedError = (e: unknown): e is RunFailedError => isInstance(e, RunFailedError);
 /**
@@ -336,8 +356,4 @@ export const isRunFailedError = (e: unknown): e is RunFailedError => isInstance(
  * Decided by identity, never by `name`: a {@link TimeoutError} is not a cancellation
  * (guarantee 4: cancelled is not failed).
  */
-/** @returns true for a {@link ResumeError}. */
-export const isResumeError = (e: unknown): e is ResumeError => isInstance(e, ResumeError);
-/** @returns true for a {@link ToolCallRejectedError}. */
-export const isToolCallRejectedError = (e: unknown): e is ToolCallRejectedError => isInstance(e, ToolCallRejectedError);
 export const isCancellation = (e: unknown): e is RunCancelledError => isInstance(e, RunCancelledError);

@@ -30,8 +30,9 @@ export type CancelPhase = z.infer<typeof CancelPhaseSchema>;
 
 /**
  * Why a run ended: the `stopReason` of every terminal event (docs/events.md, "Stop reasons").
- * `completed` and `needs_approval` (a run suspended for approval, which commits nothing) are
- * `run_completed`'s, `cancelled` is `run_cancelled`'s; the others are failures
+ * `completed`, `stopped` (a graceful stop reached its boundary) and `needs_approval` (a run suspended
+ * for approval, which commits nothing) are `run_completed`'s, `cancelled` is `run_cancelled`'s; the
+ * others are failures
  * (`run_failed`). `session_error`: the session failed the run: its lease failed or was lost, its load
  * failed or gave what is not an array of Items, or the write of a completed run failed or passed
  * `deadlines.commitMs`. `output_invalid`: the final answer did not match the agent's `output` schema
@@ -39,6 +40,7 @@ export type CancelPhase = z.infer<typeof CancelPhaseSchema>;
  */
 export const StopReasonSchema = z.enum([
   'completed',
+  'stopped',
   'needs_approval',
   'cancelled',
   'max_turns',
@@ -50,6 +52,24 @@ export const StopReasonSchema = z.enum([
 ]);
 /** See {@link StopReasonSchema}. */
 export type StopReason = z.infer<typeof StopReasonSchema>;
+
+/**
+ * Where a graceful stop lands (`stop({ at })`, `stop_requested.stopAt`; docs/run-control.md, "Stop"): `'turn_end'` lets
+ * the current turn finish (its model response and every tool call it requested) and starts no further
+ * model request; `'tool_call_end'` lets running tool calls finish, starts no further call, and pairs
+ * every unstarted call with a tool error result "not run: the run was stopped".
+ */
+export const StopAtSchema = z.enum(['turn_end', 'tool_call_end']);
+/** See {@link StopAtSchema}. */
+export type StopAt = z.infer<typeof StopAtSchema>;
+
+/**
+ * The cancel reason (`run_cancelled.reason`) of a graceful stop whose `graceMs` expired before the
+ * run reached its boundary: `{ type: 'stop_timeout', graceMs }` (docs/run-control.md, "Stop").
+ */
+export const StopTimeoutReasonSchema = z.object({ type: z.literal('stop_timeout'), graceMs: z.number() }).readonly();
+/** See {@link StopTimeoutReasonSchema}. */
+export type StopTimeoutReason = z.infer<typeof StopTimeoutReasonSchema>;
 
 /** OpenAI's finish reasons, plus `other` for anything a compatible server invents. */
 export const FinishReasonSchema = z.enum(['stop', 'length', 'tool_calls', 'content_filter', 'other']);
@@ -127,15 +147,20 @@ export const ToolCallStartedSchema = ev('tool_call_started', { callId: z.string(
 export const ToolCallProgressSchema = ev('tool_call_progress', { callId: z.string(), name: z.string(), progress: z.unknown() });
 /** `tool_call_completed`: A tool call finished; `output` is the text the model sees. */
 export const ToolCallCompletedSchema = ev('tool_call_completed', { callId: z.string(), name: z.string(), output: z.string() });
-/** `tool_call_failed`: A tool call ended in a tool error the model sees (thrown, timed out, denied, invalid arguments, unknown tool). A call cut short by a cancel gets no event: `partial` pairs it as interrupted. */
+/**
+ * `tool_call_failed`: A tool call ended in a tool error the model sees (thrown, timed out, denied, invalid
+ * arguments, unknown tool, not run because of a graceful stop, cancelled on its own with
+ * `RunControl.cancelToolCall`). A call cut short by a cancel of the run gets no event: `partial` pairs it
+ * as interrupted.
+ */
 export const ToolCallFailedSchema = ev('tool_call_failed', {
   callId: z.string(),
   name: z.string(),
   error: SerializedErrorSchema,
   /**
-   * True for a call cancelled on its own while the run goes on (`ToolCallCancelledError`, e.g. a call awaiting
-   * approval cancelled through `RunControl`); a call cut short by the run's cancel gets no event (it is paired
-   * as interrupted in `partial`).
+   * True for a call cancelled on its own while the run goes on (`cancelToolCall` on a running call or a
+   * call awaiting approval, error name `ToolCallCancelledError`); false for every other tool error. A call
+   * cut short by a cancel of the run gets no event (it is paired as interrupted in `partial`).
    */
   interrupted: z.boolean(),
 });
@@ -161,18 +186,27 @@ export const RetryScheduledSchema = ev('retry_scheduled', {
 });
 /** `fallback_activated`: The model call moved from `from` to `to` (the fallback model), because of `reason` (an error, or `circuit_open`). */
 export const FallbackActivatedSchema = ev('fallback_activated', { from: z.string(), to: z.string(), reason: z.string() });
+/**
+ * `stop_requested`: a graceful stop was asked for (`RunControl.stop({ at, graceMs })`), once per run:
+ * the run ends at the boundary `stopAt` (the `at` it was given; every event's own `at` is its time)
+ * with `run_completed` (`stopReason: 'stopped'`), or is cancelled with a `stop_timeout` reason when
+ * `graceMs` (only when given) passes first.
+ */
+export const StopRequestedSchema = ev('stop_requested', { stopAt: StopAtSchema, graceMs: z.number().optional() });
 /** `turn_completed`: The turn's model response and tool calls are done. */
 export const TurnCompletedSchema = ev('turn_completed', {});
 /**
- * `run_completed`: Terminal: the run completed (`stopReason: 'completed'`) with `output` (the raw
- * text of the final answer) and `finishReason`; its session write (if any) is done. `undelivered`:
- * steering still queued. `value`: for an agent with an `output` schema, the answer parsed and
- * validated by it (absent otherwise). `stopReason: 'needs_approval'`: the run suspended for approval
+ * `run_completed`: Terminal: the run completed with `output` (the raw text of the final answer) and
+ * `finishReason`; its session write (if any) is done. `undelivered`: steering still queued. `value`:
+ * for an agent with an `output` schema, the answer parsed and validated by it (absent otherwise).
+ * `stopReason`: `'completed'` (a final answer); `'stopped'` (a graceful stop reached its boundary:
+ * `output` is the text of the run's last assistant Item, '' if none, `finishReason` that of its last
+ * model response, `'stop'` if none, and no `value`); `'needs_approval'`: the run suspended for approval
  * (`approvals: 'suspend'`): `output` is '', nothing was committed, and `suspended` is what `resume()`
  * continues from.
  */
 export const RunCompletedSchema = ev('run_completed', {
-  stopReason: z.enum(['completed', 'needs_approval']),
+  stopReason: z.enum(['completed', 'stopped', 'needs_approval']),
   output: z.string(),
   value: z.unknown().optional(),
   usage: UsageSchema,
@@ -200,7 +234,7 @@ export const RunCancelledSchema = ev('run_cancelled', {
  */
 export const RunFailedSchema = ev('run_failed', {
   error: SerializedErrorSchema,
-  stopReason: StopReasonSchema.exclude(['completed', 'needs_approval', 'cancelled']),
+  stopReason: StopReasonSchema.exclude(['completed', 'stopped', 'needs_approval', 'cancelled']),
   output: z.string().optional(),
   partial: z.array(ItemSchema).readonly(),
   undelivered: z.array(UndeliveredSchema).readonly(),
@@ -230,6 +264,7 @@ export const RunEventSchema: z.ZodType<RunEvent> = z.lazy(() =>
     RetryScheduledSchema,
     FallbackActivatedSchema,
     SubrunEventSchema,
+    StopRequestedSchema,
     TurnCompletedSchema,
     RunCompletedSchema,
     RunCancelledSchema,
@@ -265,6 +300,8 @@ export type ToolApprovalRequested = z.infer<typeof ToolApprovalRequestedSchema>;
 export type RetryScheduled = z.infer<typeof RetryScheduledSchema>;
 /** A `fallback_activated` event (see {@link FallbackActivatedSchema}). */
 export type FallbackActivated = z.infer<typeof FallbackActivatedSchema>;
+/** A `stop_requested` event (see {@link StopRequestedSchema}). */
+export type StopRequested = z.infer<typeof StopRequestedSchema>;
 /** A `turn_completed` event (see {@link TurnCompletedSchema}). */
 export type TurnCompleted = z.infer<typeof TurnCompletedSchema>;
 /** A `run_completed` event (see {@link RunCompletedSchema}). */
@@ -304,6 +341,7 @@ export type RunEvent =
   | RetryScheduled
   | FallbackActivated
   | SubrunEvent
+  | StopRequested
   | TurnCompleted
   | TerminalEvent;
 

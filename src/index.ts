@@ -20,8 +20,9 @@ export type {
 } from './engine/telemetry.js';
 export { DEFAULTS } from './defaults.js';
 
-// Run control (docs/run-control.md)
+// Run control: graceful stop, per-call cancel, approvals (docs/run-control.md)
 export { RunControl } from './control/run-control.js';
+export { stopTimeoutReason, type RunStopOptions } from './control/stop.js';
 export { resume } from './engine/resume.js';
 export {
   SuspendedSchema, ToolDecisionSchema, type Suspended, type ApprovalDecision,
@@ -71,13 +72,14 @@ export {
   RunStartedSchema, TurnStartedSchema, UserMessageInjectedSchema, ModelRequestStartedSchema, TextDeltaSchema,
   ModelResponseCompletedSchema, ToolCallStartedSchema, ToolCallProgressSchema, ToolCallCompletedSchema,
   ToolCallFailedSchema, RetryScheduledSchema, FallbackActivatedSchema, SubrunEventSchema, TurnCompletedSchema,
-  RunCompletedSchema, RunCancelledSchema, RunFailedSchema, AttemptCauseSchema, OutputDeltaSchema,
-  ToolApprovalRequestedSchema, isTerminalEvent, type ToolApprovalRequested,
+  RunCompletedSchema, RunCancelledSchema, RunFailedSchema, AttemptCauseSchema, OutputDeltaSchema, StopRequestedSchema,
+  StopAtSchema, StopTimeoutReasonSchema, ToolApprovalRequestedSchema, isTerminalEvent, type ToolApprovalRequested,
   type RunEvent, type RunEventType, type TerminalEvent, type CancelPhase, type StopReason, type FinishReason,
   type Undelivered, type RunStarted, type TurnStarted, type UserMessageInjected, type ModelRequestStarted,
   type TextDelta, type ModelResponseCompleted, type ToolCallStarted, type ToolCallProgress, type ToolCallCompleted,
   type ToolCallFailed, type RetryScheduled, type FallbackActivated, type SubrunEvent, type TurnCompleted,
-  type RunCompleted, type RunCancelled, type RunFailed, type AttemptCause, type OutputDelta,
+  type RunCompleted, type RunCancelled, type RunFailed, type AttemptCause, type OutputDelta, type StopRequested,
+  type StopAt, type StopTimeoutReason,
 } from './events.js';
 
 // Errors
@@ -85,6 +87,7 @@ export {
   LoopctlError, ConfigurationError, ConcurrentRunError, ModelCallError, ModelOutputError, ToolExecutionError,
   TimeoutError, MaxTurnsError, HookError, UnknownToolError, RunCancelledError, RunFailedError, OutputValidationError,
   ToolCallRejectedError, ResumeError, isResumeError, isToolCallRejectedError, type ResumeErrorCode,
+  ToolCallCancelledError, isToolCallCancelledError,
   isLoopctlError, isConfigurationError, isConcurrentRunError, isModelCallError, isModelOutputError,
   isToolExecutionError, isTimeoutError, isMaxTurnsError, isHookError, isUnknownToolError, isRunFailedError,
   isOutputValidationError, isCancellation, serializeError, describeReason,

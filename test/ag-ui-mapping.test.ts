@@ -5,6 +5,7 @@ import { z } from 'zod';
 import {
   CancelSignal,
   ModelCallError,
+  RunControl,
   defineAgent,
   run,
   start,
@@ -79,6 +80,32 @@ describe('toAgUi: the mapping of each RunEvent', () => {
       result: { output: 'Hello', finishReason: 'stop', undelivered: [] },
       outcome: { type: 'success' },
       usage: [{ inputTokens: 10, outputTokens: 5, totalTokens: 15 }],
+    });
+  });
+
+  it('a graceful stop: CUSTOM loopctl.stop_requested { at, graceMs }, then RUN_FINISHED with result.stopReason', async () => {
+    const echo = tool({ name: 'echo', description: 'echo', parameters: z.object({}), execute: () => 'ok' });
+    const control = new RunControl();
+    const model = scriptedModel([{ text: 'Step.', toolCalls: [{ name: 'echo', callId: 'c1' }] }, 'never']);
+    const agent = defineAgent({ name: 'a', instructions: 'i', model, tools: [echo] });
+    const events: RunEvent[] = [];
+    await new Promise<void>((resolve) =>
+      run(agent, 'hi', { control, idGenerator: sequentialIds() }).subscribe({
+        next: (e) => {
+          events.push(e);
+          if (e.type === 'turn_started') control.stop({ at: 'turn_end', graceMs: 60_000 });
+        },
+        complete: resolve,
+      }),
+    );
+    const agui = await mapAll(events);
+    await checkAgUiStream(agui);
+    const stop = agui.find((e) => e.type === 'CUSTOM');
+    expect(stop).toMatchObject({ name: LOOPCTL_EVENTS.stopRequested, value: { at: 'turn_end', graceMs: 60_000 } });
+    expect(agui.at(-1)).toMatchObject({
+      type: 'RUN_FINISHED',
+      outcome: { type: 'success' },
+      result: { output: 'Step.', finishReason: 'tool_calls', undelivered: [], stopReason: 'stopped' },
     });
   });
 

@@ -26,6 +26,27 @@ function fake(isTTY: boolean): Output & { text: string } {
 afterEach(() => vi.useRealTimers());
 
 describe('TerminalRenderer', () => {
+  it('run control: a stop is a note, a cancelled call is interrupted, a stopped run says stopped', () => {
+    const out = fake(false);
+    const err = fake(false);
+    let now = 0;
+    const r = new TerminalRenderer(out, err, () => now);
+    r.on(ev({ type: 'turn_started' }));
+    r.on(started());
+    r.on(responded());
+    r.on(ev({ type: 'tool_call_started', callId: 'c', name: 'fetch', arguments: '{}' }));
+    r.on(ev({ type: 'stop_requested', stopAt: 'turn_end', graceMs: 30_000 }));
+    now = 500;
+    const error = { name: 'ToolCallCancelledError', message: 'cancelled by the user: slow' };
+    r.on(ev({ type: 'tool_call_failed', callId: 'c', name: 'fetch', error, interrupted: true }));
+    r.on(ev({ type: 'run_completed', stopReason: 'stopped', output: '', usage, finishReason: 'tool_calls', undelivered: [] }));
+    expect(err.text).toBe(
+      '[loopctl] stopping at the end of this turn (cancelled if not there within 30 s)\n' +
+        '[tool] fetch {} · 0.5s · interrupted: cancelled by the user: slow\n' +
+        '[loopctl] stopped (a graceful stop reached its boundary) · 1 turn · 1 tool call · usage 3 in + 2 out = 5 tokens\n',
+    );
+  });
+
   it('off a TTY: each response on stdout once complete, one line per tool on stderr, then the stop reason', () => {
     const out = fake(false);
     const err = fake(false);

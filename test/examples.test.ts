@@ -70,6 +70,25 @@ describe.concurrent('examples/ run as documented', () => {
     expect(await lines('examples/abort-signal.ts')).toEqual(['cancelled at tool_call by TimeoutError']);
   });
 
+  it('stop-after-step.ts: a graceful stop lets the step finish, then the run ends stopped and saved', async () => {
+    expect(await lines('examples/stop-after-step.ts')).toEqual([
+      'stop requested at turn_end',
+      'migrated users',
+      'migrated orders',
+      'stopped: Migrating users and orders first.',
+      '4 items saved',
+    ]);
+  });
+
+  it('cancel-tool-call.ts: one call is cancelled before cancelToolCall() returns; the run goes on', async () => {
+    expect(await lines('examples/cancel-tool-call.ts')).toEqual([
+      'archive: ToolCallCancelledError: cancelled by the user: taking too long (interrupted: true)',
+      'cancelToolCall returned true',
+      'web: results from web',
+      'completed: Answered from the web results; the archive search was cancelled.',
+    ]);
+  });
+
   it('structured-output.ts: a refused answer gets a repair turn; the second streams partial values', async () => {
     expect(await lines('examples/structured-output.ts')).toEqual([
       'turn 1',

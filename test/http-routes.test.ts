@@ -250,13 +250,14 @@ describe('the run routes', () => {
     ]);
   });
 
-  it('stop and decide: a bad body → 400 naming the field; stop → 501 until graceful stop lands; decide → { decided }', async () => {
+  it('stop and decide: a bad body → 400 naming the field; stop → { stopped: true } once, then false; decide → { decided }', async () => {
     const { url, hold } = await setup();
     const runId = await liveRun(url);
     const post = (path: string, body: unknown) => request(`${url}/runs/${runId}${path}`, { principal: 'alice', body });
     expect(await post('/stop', { at: 'soon' })).toMatchObject(error(400, 'bad_request', 'at'));
     expect(await post('/stop', { at: 'turn_end', graceMs: -1 })).toMatchObject(error(400, 'bad_request', 'graceMs'));
-    expect(await post('/stop', { at: 'turn_end', graceMs: 100 })).toMatchObject(error(501, 'not_implemented'));
+    expect(await post('/stop', { at: 'turn_end', graceMs: 60_000 })).toMatchObject({ status: 200, body: { stopped: true } });
+    expect(await post('/stop', { at: 'tool_call_end' })).toMatchObject({ status: 200, body: { stopped: false } });
     expect(await post('/tool-calls/c1/decision', { approve: false })).toMatchObject(
       error(400, 'bad_request', 'reason'),
     );

@@ -105,7 +105,7 @@ describe('the HTTP handler and instrumentRuns', () => {
     expect(res.headers.get('traceparent')).toBe(`00-${start!.spanContext().traceId}-${start!.spanContext().spanId}-01`);
   });
 
-  it('cancel, steer and withdraw get spans of their own; a rejected operation is an error span', async () => {
+  it('cancel, steer, withdraw and stop get spans of their own; a rejected operation is an error span', async () => {
     const h = otelHarness();
     const model = scriptedModel([{ text: 'x', delayMs: 60_000 }]);
     const agent = defineAgent({ name: 'helper', instructions: '', model });
@@ -114,9 +114,10 @@ describe('the HTTP handler and instrumentRuns', () => {
     const { id } = await runs.steer(runId, 'more', 'p');
     expect(await runs.withdraw(runId, id, 'p')).toBe(true);
     expect(await runs.cancel(runId, { by: 'user' }, 'p')).toBe(true);
-    await expect(runs.stop(runId, { at: 'turn_end' }, 'p')).rejects.toThrow();
+    expect(await runs.stop(runId, { at: 'turn_end' }, 'p')).toBe(false); // the run has ended
+    await expect(runs.stop(runId, { at: 'soon' as never }, 'p')).rejects.toThrow();
     expect(h.shape()).toEqual([
-      'runs.start helper', 'runs.steer', 'runs.withdraw', 'runs.cancel', 'runs.stop !ERROR(NotImplementedError)',
+      'runs.start helper', 'runs.steer', 'runs.withdraw', 'runs.cancel', 'runs.stop', 'runs.stop !ERROR(ConfigurationError)',
     ]);
     const cancel = h.tree().find((n) => n.name === 'runs.cancel')!;
     expect(cancel.attributes).toEqual({

@@ -6,8 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
   CancelSignal, Mailbox, MemorySession, ModelCallError, RunCancelledError, RunControl, RunEventSchema, defineAgent, run,
-  tool,
-  type Item, type MailboxToken, type RunEvent, type TerminalEvent,
+  tool, type Item, type MailboxToken, type RunEvent, type TerminalEvent,
 } from '../src/index.js';
 import { unpairedToolCalls } from '../src/items.js';
 import { scriptedModel, type ScriptedStep } from '../src/testing/index.js';
@@ -16,8 +15,9 @@ import { otelHarness } from './support/otel.js';
 
 /**
  * The guarantees of docs/cancellation.md as properties: random agents, tools, hooks, steering and
- * cancel moments, each run in virtual time (TestScheduler run mode), then
- * guarantees 1–9 and 11 checked, and the run's telemetry (loopctl/otel on an in-memory SDK): every
+ * cancel moments, graceful stops, per-call cancels and approvals decided or expiring
+ * (docs/run-control.md), each run in virtual time
+ * (TestScheduler run mode), then guarantees 1–9 and 11 checked, and the run's telemetry (loopctl/otel on an in-memory SDK): every
  * span ended exactly once, one run span that says how the run ended. FC_RUNS raises the count; a failure prints
  * its seed and path: replay with FC_SEED=<seed> FC_PATH=<path> npx vitest run test/properties.test.ts
  */
@@ -77,6 +77,17 @@ const scenarioArb = fc.record({
     decision: fc.constantFrom('approve', 'reject', 'none'),
     after: fc.nat(4),
   }),
+  /** A graceful stop (docs/run-control.md): when, at which boundary, with or without graceMs. */
+  stop: fc.option(
+    fc.record({
+      at: fc.integer({ min: 0, max: 16 }),
+      boundary: fc.constantFrom('turn_end', 'tool_call_end'),
+      graceMs: fc.option(fc.integer({ min: 0, max: 6 }), { nil: undefined }),
+    }),
+    { nil: undefined },
+  ),
+  /** A per-call cancel: when, and which of the calls running then (by index, modulo their count). */
+  cancelCall: fc.option(fc.record({ at: fc.integer({ min: 0, max: 16 }), pick: fc.nat(3) }), { nil: undefined }),
 });
 type Scenario = typeof scenarioArb extends fc.Arbitrary<infer S> ? S : never;
 
@@ -108,6 +119,13 @@ interface Outcome {
   unhandled: unknown[];
   /** Every tool result text the model was sent. */
   toolOutputs: string[];
+  /** Model requests and tool executions when the terminal event was delivered. */
+  atTerminal: { requests: number; executions: number };
+  /** What `control.stop()` answered, twice (a second stop is refused), and the frame it was taken at. */
+  stopAnswers?: boolean[];
+  stopTakenAt?: number;
+  /** The per-call cancel: the call, what it answered, and whether its tool_call_failed was delivered before. */
+  callCancel?: { callId: string; answered: boolean; settledBefore: boolean };
 }
 
 /** Runs {@link executeRun} with rxjs's unhandled errors collected into the outcome. */
@@ -201,6 +219,7 @@ function executeRun(s: Scenario): Omit<Outcome, 'unhandled'> {
     const runEnded: TerminalEvent[] = [];
     let actionsAtTerminal = -1;
     let queuedAtTerminal: string[] = [];
+    let atTerminal = { requests: -1, executions: -1 };
     const control = new RunControl();
     const approvalMs = 6; // 'none': no decision, the deadline rejects the call
     const sub = run(agent, 'go', {
@@ -236,6 +255,7 @@ function executeRun(s: Scenario): Omit<Outcome, 'unhandled'> {
         log.push('terminal');
         actionsAtTerminal = ts.actions.length - toolOwned - harness;
         queuedAtTerminal = mailbox.peek().map((t) => t.id);
+        atTerminal = { requests: model.requests.length, executions };
       }
     } });
     const pushed: Outcome['pushed'] = [];
@@ -260,8 +280,36 @@ function executeRun(s: Scenario): Omit<Outcome, 'unhandled'> {
         if (s.source !== 'unsubscribe' && raisedAt?.beforeTerminal) settledInCancel = done();
       });
     }
+    let stopAnswers: boolean[] | undefined;
+    let stopTakenAt: number | undefined;
+    if (s.stop !== undefined) {
+      const { at, boundary, graceMs } = s.stop;
+      later(at, () => {
+        const first = control.stop(graceMs === undefined ? { at: boundary } : { at: boundary, graceMs });
+        if (first) stopTakenAt = ts.now();
+        stopAnswers = [first, control.stop({ at: 'turn_end' })];
+      });
+    }
+    let callCancel: Outcome['callCancel'];
+    if (s.cancelCall !== undefined) {
+      const { at, pick } = s.cancelCall;
+      later(at, () => {
+        const settled = new Set<string>();
+        const started: string[] = [];
+        for (const e of events) {
+          if (e.type === 'tool_call_started') started.push(e.callId);
+          if (e.type === 'tool_call_completed' || e.type === 'tool_call_failed') settled.add(e.callId);
+        }
+        const running = started.filter((id) => !settled.has(id));
+        const callId = running.length > 0 ? running[pick % running.length]! : 'no-such-call';
+        const answered = control.cancelToolCall(callId, reason);
+        const settledBefore = events.some((e) => e.type === 'tool_call_failed' && e.callId === callId && e.interrupted);
+        callCancel = { callId, answered, settledBefore };
+      });
+    }
     ts.flush();
     outcome = {
+      stopAnswers, stopTakenAt, callCancel, atTerminal,
       events, log, raisedAt, final: { requests: model.requests.length, executions }, actionsAtTerminal, queuedAtTerminal, settledInCancel, pushed, mailbox,
       session, initial, caller, controller, listenersBefore, runEnded, reason, errored,
       toolOutputs: model.requests.flatMap((r) => r.items).flatMap((i) => (i.type === 'tool_result' ? [i.output] : [])),
@@ -304,7 +352,9 @@ function check(s: Scenario, o: Outcome): void {
   // 5 and 8. re-armed when the caller's token was the one seen; the library never fires the caller's tokens
   if (s.source !== 'token') expect(o.caller.isCancelled).toBe(false);
   if (s.source !== 'signal') expect(o.controller.signal.aborted).toBe(false);
-  if (s.source === 'token' && terminal.type === 'run_cancelled') expect(o.caller.isCancelled).toBe(false);
+  // (a stop's grace that cancelled the run first leaves a later caller cancel for the next run)
+  const timedOut = terminal.type === 'run_cancelled' && isStopTimeout(terminal.reason);
+  if (s.source === 'token' && terminal.type === 'run_cancelled' && !timedOut) expect(o.caller.isCancelled).toBe(false);
   // 6. scratchpad: only a completed run commits, once; others carry a consistent partial
   if (terminal.type === 'run_completed') {
     expect(o.session.writes).toBe(1);
@@ -343,9 +393,12 @@ function check(s: Scenario, o: Outcome): void {
   for (const e of o.events) RunEventSchema.parse(e);
   if (terminal.type === 'run_cancelled') {
     const carriesReason = ['token', 'cancel$', 'signal', 'tool', 'hook'].includes(s.source);
-    if (o.raisedAt && carriesReason) expect(terminal.reason === o.reason).toBe(true);
+    if (o.raisedAt && carriesReason && !timedOut) expect(terminal.reason === o.reason).toBe(true);
     expect(typeof new RunCancelledError({ ...terminal }).message).toBe('string');
   }
+  // Nothing starts once the terminal event is out, whatever ended the run (a stop's grace included).
+  if (!unsubscribed) expect(o.final).toEqual(o.atTerminal);
+  checkRunControl(s, o, terminal, timedOut);
   // Telemetry: every span ended exactly once, by the terminal event; one run span, the root of all of
   // them, saying how the run ended ("cancelled is not failed").
   expect(otel.endings()).toMatchObject({ open: [], twice: [] });
@@ -361,6 +414,55 @@ function check(s: Scenario, o: Outcome): void {
     expect(text).not.toContain('[object Object]');
     expect(text).not.toContain("return 'source'");
   }
+}
+
+/** `{ type: 'stop_timeout', graceMs }`, read totally (a cancel source's reason may be hostile). */
+function isStopTimeout(reason: unknown): boolean {
+  try {
+    return typeof reason === 'object' && reason !== null && (reason as { type?: unknown }).type === 'stop_timeout';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Graceful stop and per-call cancel (docs/run-control.md) under the same random schedules: a stop is taken
+ * once; after it no turn starts (and under tool_call_end no call); a stopped run committed a paired history
+ * and reports its last assistant text; a stop's grace cancels exactly graceMs after it; a per-call cancel
+ * that answered true had delivered its interrupted tool_call_failed before returning, and that call never
+ * completed.
+ */
+function checkRunControl(s: Scenario, o: Outcome, terminal: TerminalEvent, timedOut: boolean): void {
+  const stops = o.events.filter((e) => e.type === 'stop_requested');
+  expect(stops.length).toBe(o.stopTakenAt === undefined ? 0 : 1);
+  if (o.stopAnswers) expect(o.stopAnswers[1]).toBe(false);
+  const stop = stops[0];
+  if (stop !== undefined && stop.type === 'stop_requested') {
+    const after = o.events.filter((e) => e.seq > stop.seq);
+    expect(after.some((e) => e.type === 'turn_started')).toBe(false);
+    if (stop.stopAt === 'tool_call_end') expect(after.some((e) => e.type === 'tool_call_started')).toBe(false);
+    const graceMs = s.stop?.graceMs;
+    if (timedOut) expect(terminal.at - o.stopTakenAt!).toBe(graceMs);
+    else if (graceMs !== undefined) expect(terminal.at - o.stopTakenAt!).toBeLessThanOrEqual(graceMs);
+  } else {
+    expect(timedOut).toBe(false);
+  }
+  if (terminal.type === 'run_completed') {
+    expect(unpairedToolCalls(o.session.items)).toEqual([]);
+    if (terminal.stopReason === 'stopped') {
+      expect(stop).toBeDefined();
+      const assistants = o.session.items.slice(o.initial.length).filter((i) => i.type === 'assistant');
+      expect(terminal.output).toBe(assistants.at(-1)?.text ?? '');
+    }
+  }
+  const cc = o.callCancel;
+  if (cc?.answered) {
+    expect(cc.settledBefore).toBe(true);
+    expect(o.events.some((e) => e.type === 'tool_call_completed' && e.callId === cc.callId)).toBe(false);
+    const failed = o.events.filter((e) => e.type === 'tool_call_failed' && e.callId === cc.callId);
+    expect(failed).toMatchObject([{ interrupted: true, error: { name: 'ToolCallCancelledError' } }]);
+  }
+  if (cc !== undefined && cc.callId === 'no-such-call') expect(cc.answered).toBe(false);
 }
 
 describe('DESIGN.md §4 guarantees under random schedules', () => {

@@ -254,12 +254,13 @@ describe('localRuns: a live run', () => {
     expect(await runs.withdraw(runId, kept.id, 'alice')).toBe(false); // delivered
   });
 
-  it('stop rejects with NotImplementedError (graceful stop has not landed)', async () => {
+  it("stop is the run's graceful stop (true once, then false)", async () => {
     const { hold, runs } = heldRun();
     const { runId } = await runs.start({ agent: 'helper', threadId: 't', input: 'start', principal: 'alice' });
-    await expect(runs.stop(runId, { at: 'turn_end' }, 'alice')).rejects.toEqual(new NotImplementedError('stop'));
+    await expect(runs.stop(runId, { at: 'turn_end' }, 'alice')).resolves.toBe(true);
+    await expect(runs.stop(runId, { at: 'turn_end' }, 'alice')).resolves.toBe(false);
     hold.open();
-    await events(runs, runId);
+    expect((await events(runs, runId)).at(-1)).toMatchObject({ type: 'run_completed', stopReason: 'completed' });
   });
 
   it('decide approves or rejects a call awaiting approval ("approvals"): true once, false after; bad decisions name the field', async () => {

@@ -17,9 +17,10 @@ const agentOf = (steps: Parameters<typeof scriptedModel>[0], extra: Partial<Para
 const terminal = async (events: Promise<unknown[]>): Promise<TerminalEvent> => (await events).at(-1) as TerminalEvent;
 
 describe('stopReason on every terminal event', () => {
-  it('the stop reasons are exactly: completed, needs_approval, cancelled, the five failures, output_invalid', () => {
+  it('the stop reasons are exactly: completed, stopped, needs_approval, cancelled, the five failures, output_invalid', () => {
     expect(StopReasonSchema.options).toEqual([
-      'completed', 'needs_approval', 'cancelled', 'max_turns', 'model_error', 'configuration_error', 'internal_error',
+      'completed', 'stopped', 'needs_approval', 'cancelled', 'max_turns', 'model_error', 'configuration_error',
+      'internal_error',
       'session_error', 'output_invalid',
     ]);
   });

@@ -15,7 +15,7 @@ describe('RunEvent', () => {
         expectTypeOf(event.reason).toEqualTypeOf<unknown>();
       }
       if (event.type === 'run_failed') expectTypeOf(event.stopReason).toEqualTypeOf<'max_turns' | 'model_error' | 'configuration_error' | 'internal_error' | 'session_error' | 'output_invalid'>();
-      if (event.type === 'run_completed') expectTypeOf(event.stopReason).toEqualTypeOf<'completed' | 'needs_approval'>();
+      if (event.type === 'run_completed') expectTypeOf(event.stopReason).toEqualTypeOf<'completed' | 'stopped' | 'needs_approval'>();
       if (event.type === 'run_cancelled') expectTypeOf(event.stopReason).toEqualTypeOf<'cancelled'>();
       if (event.type === 'tool_call_started') expectTypeOf(event).toHaveProperty('callId').toEqualTypeOf<string>();
       if (event.type === 'subrun_event') expectTypeOf(event.event).toEqualTypeOf<RunEvent>();

@@ -198,6 +198,15 @@ describe('web app state: events by hand (run control, retries, failures)', () =>
     });
   });
 
+  it('a graceful stop that reached its boundary (RUN_FINISHED result.stopReason stopped) is a stopped outcome', () => {
+    let s = started();
+    s = reduce(s, frame('5', { type: 'CUSTOM', name: 'loopctl.stop_requested', value: { at: 'turn_end' } }));
+    const result = { output: 'step one', finishReason: 'tool_calls', undelivered: [], stopReason: 'stopped' };
+    s = reduce(s, frame('9', { type: 'RUN_FINISHED', threadId: THREAD, runId: 'r1', result, outcome: { type: 'success' } }));
+    expect(s.run).toBeUndefined();
+    expect(s.entries.at(-1)).toEqual({ kind: 'outcome', id: 'r1', outcome: 'stopped' });
+  });
+
   it('progress shows on the card; a retry and a graceful stop become notes; RUN_ERROR a failed outcome', () => {
     let s = started();
     s = reduce(s, frame('2:0', { type: 'TOOL_CALL_START', toolCallId: 'c1', toolCallName: 'scan' }));

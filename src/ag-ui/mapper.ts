@@ -128,6 +128,12 @@ export class AgUiMapper {
           arguments: event.arguments,
         });
         break;
+      case 'stop_requested':
+        // The payload reserved for it: `{ at, graceMs? }` (`at` is the boundary, as `stop()` takes it).
+        custom(LOOPCTL_EVENTS.stopRequested, event.graceMs === undefined
+          ? { at: event.stopAt }
+          : { at: event.stopAt, graceMs: event.graceMs });
+        break;
       case 'subrun_event':
         break;
       default:
@@ -155,6 +161,8 @@ export class AgUiMapper {
         ...('value' in event ? { value: jsonValue(event.value) } : {}),
         finishReason: event.finishReason,
         undelivered: event.undelivered,
+        // a graceful stop reached its boundary
+        ...(event.stopReason === 'stopped' ? { stopReason: 'stopped' } : {}),
       };
       out.push({ type: EventType.RUN_FINISHED, ...base, ...run, result, outcome: { type: 'success' }, ...usage });
     } else if (event.type === 'run_cancelled') {

@@ -28,7 +28,7 @@ export const LOOPCTL_EVENTS = Object.freeze({
   outputDelta: 'loopctl.output_delta',
   /** `{ callId, name, arguments }`: a tool call waits for approval (`tool_approval_requested`). */
   approvalRequested: 'loopctl.approval_requested',
-  /** Reserved (run control): `{ at, graceMs? }`, a graceful stop was requested. */
+  /** `{ at, graceMs? }`: a graceful stop was requested (`stop_requested`; `at` is its boundary). */
   stopRequested: 'loopctl.stop_requested',
   /**
    * `{ suspended }`: the run suspended for approval (`stopReason: 'needs_approval'`); `RUN_FINISHED` follows

@@ -122,7 +122,9 @@ export class TerminalRenderer {
         this.#toolEnded(event.callId, 'ok');
         break;
       case 'tool_call_failed': {
-        const outcome = event.interrupted ? 'interrupted' : `failed: ${clip(String(event.error.message), 120)}`;
+        // interrupted: cancelled on its own (RunControl.cancelToolCall); the run goes on.
+        const message = clip(String(event.error.message), 120);
+        const outcome = event.interrupted ? `interrupted: ${message}` : `failed: ${message}`;
         // A call that never started (unknown tool, bad arguments, denied by a hook) gets its line here.
         if (this.#running.has(event.callId)) this.#toolEnded(event.callId, outcome);
         else this.line(`[tool] ${sanitizeLine(event.name)} · ${outcome}`);
@@ -147,6 +149,12 @@ export class TerminalRenderer {
             `${sanitizeLine(event.reason)}${this.#startsOver()}`,
         );
         break;
+      case 'stop_requested': {
+        const where = event.stopAt === 'turn_end' ? 'the end of this turn' : 'the end of the running tool calls';
+        const grace = event.graceMs === undefined ? '' : ` (cancelled if not there within ${seconds(event.graceMs)})`;
+        this.note(`stopping at ${where}${grace}`);
+        break;
+      }
       case 'run_completed':
         if (!this.#textThisTurn && event.output) this.#write(sanitize(event.output));
         this.#finish(event);
@@ -293,7 +301,7 @@ export class TerminalRenderer {
 }
 
 /**
- * The stop reason as the summary line shows it: `completed`, `cancelled (reason: …, phase: …)` or
+ * The stop reason as the summary line shows it: `completed`, `stopped (…)`, `cancelled (reason: …, phase: …)` or
  * `failed (<stopReason>): <cause>`; a `session_error` adds that nothing of the run was saved. Total: a hostile
  * cancel reason is described, never thrown on ("foreign values are never trusted").
  */
@@ -304,6 +312,7 @@ export function stopReason(event: TerminalEvent, context: { readonly baseURL?: s
         const n = event.suspended?.pending.length ?? 0;
         return `needs_approval (suspended: ${n} call${n === 1 ? '' : 's'} awaiting a decision; nothing was saved)`;
       }
+      if (event.stopReason === 'stopped') return 'stopped (a graceful stop reached its boundary)';
       return event.finishReason === 'stop' || event.finishReason === 'tool_calls'
         ? 'completed'
         : `completed (finish reason: ${event.finishReason})`;

@@ -6,6 +6,7 @@ import type { Item } from '../items.js';
 import type { JsonSchema } from '../model/types.js';
 import { tool, type Tool, type ToolContext } from '../tools/tool.js';
 import { createRun } from './create-run.js';
+import { callCancelOf } from './running-calls.js';
 import { registerSubAgent, type ParentRun, type SubAgentRun } from './sub-agents.js';
 import type { Agent, AsToolOptions, RunOptions, SubRunOptions } from './types.js';
 
@@ -75,7 +76,9 @@ function subRun$<C>(
     try {
       const options = { ...definedOnly(parent?.inherited), ...runOptions, context: ctx.context } as RunOptions<C>;
       const link = { runId: ctx.runId, callId: ctx.callId };
-      const internals = parent ? { token, wrap: parent.wrap, parent: link } : { token };
+      const internals = parent
+        ? { token, wrap: parent.wrap, parent: link, adoptApprovals: parent.adoptApprovals }
+        : { token };
       sub = createRun(agent, input, options, internals).subscribe({ next: onEvent });
     } catch (err) {
       token.dispose();
@@ -85,7 +88,9 @@ function subRun$<C>(
     return () => {
       // Torn down mid-run (the parent cancelled, or the call's deadline expired): the child is cancelled on its own
       // token first, so its cleanup runs now, inner first, and its run_cancelled (with its usage) reaches the parent.
-      if (!ended) token.cancel(ctx.cancel.isCancelled ? ctx.cancel.reason : ABANDONED);
+      // A call cancelled on its own (cancelToolCall) cancels the sub-run with that call's reason.
+      const own = callCancelOf(ctx);
+      if (!ended) token.cancel(ctx.cancel.isCancelled ? ctx.cancel.reason : own ? own.reason : ABANDONED);
       sub.unsubscribe();
       token.dispose();
     };

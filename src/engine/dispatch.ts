@@ -8,6 +8,7 @@ import { approval$, requestApprovals$, type Runnable } from './approval.js';
 import { callHooks$, hasHooks } from './hooks.js';
 import { refusedFor } from './repair.js';
 import type { RunContext } from './run-context.js';
+import { notRun, stopsBeforeCall } from './stop.js';
 import { toolCall$ } from './tool-call.js';
 import { errorResult, parseArguments } from './tool-result.js';
 
@@ -43,6 +44,7 @@ export function prepare$(rc: RunContext<any>, calls: readonly ToolCall[]): Obser
         if (!tool) return refuseUnknown(rc, call, [...byName.keys()]);
         const parsed = parseArguments(tool, call);
         if (!parsed.ok) return refuse(rc, call, 'InvalidArgumentsError', parsed.message);
+        if (stopsBeforeCall(rc)) return notRun(rc, call); // no hook for a call that will not run ("Stop")
         if (!hooked) {
           runnables.push({ call, tool, args: parsed.args });
           return EMPTY;
@@ -74,7 +76,9 @@ export function prepare$(rc: RunContext<any>, calls: readonly ToolCall[]): Obser
  * Results enter the history in call order when the turn completes; on cancel, finished calls keep
  * their results and the rest are paired as interrupted in `partial`. A call awaiting approval waits
  * at `approval` first (`approval$`), outside the pool: one pending approval does not hold up the
- * other calls of a parallel batch; a call not approved never takes a slot.
+ * other calls of a parallel batch; a call not approved never takes a slot. Under a graceful stop at
+ * `tool_call_end` a call whose start comes is paired with "not run: the run was stopped" instead
+ * (also an approved call whose approval was pending when the stop came: "Stop and approvals").
  */
 export function batch$(rc: RunContext<any>, runnables: readonly Runnable[]): Observable<never> {
   if (runnables.length === 0) return EMPTY;
@@ -89,6 +93,8 @@ export function batch$(rc: RunContext<any>, runnables: readonly Runnable[]): Obs
     const start = (r: Runnable): Observable<never> =>
       stage(rc.token, () => {
         dequeue();
+        // A graceful stop at tool_call_end: no further call starts; each is paired "not run" ("Stop").
+        if (stopsBeforeCall(rc)) return notRun(rc, r.call);
         return toolCall$(rc, r.call, r.tool, r.args);
       }, rc.hopScheduler);
     // A call not approved leaves the queue when its tool_call_failed is out.

@@ -1,5 +1,5 @@
 import type { CancelSignal } from '../cancel/cancel-signal.js';
-import type { Verdict } from '../control/approvals.js';
+import type { Approvals, Verdict } from '../control/approvals.js';
 import type { Suspended } from '../control/suspended.js';
 import type { RunEvent } from '../events.js';
 import type { Item, ToolCall } from '../items.js';
@@ -52,6 +52,11 @@ export interface RunInternals {
   readonly tap?: RunTap;
   /** A sub-run's parent: the run and the tool call it runs in (told to the `telemetry` option). */
   readonly parent?: { readonly runId: string; readonly callId: string };
+  /**
+   * A sub-run's link to its root run's approvals: the sub-run's calls awaiting approval are decided (and
+   * cancelled) through the root run's `RunControl`. Returns the unlink.
+   */
+  readonly adoptApprovals?: (approvals: Approvals) => () => void;
   /** A resumed run (`resume()`): the suspension it continues and the verdict of each call decided. */
   readonly resume?: ResumeState;
 }

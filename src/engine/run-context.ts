@@ -7,8 +7,10 @@ import {
 } from '../errors.js';
 import type { FinishReason, RunEventDraft, RunFailed } from '../events.js';
 import type { Usage } from '../items.js';
+import type { StopRequest } from '../control/stop.js';
 import type { Mailbox } from '../mailbox/mailbox.js';
 import type { RunInternals } from './internals.js';
+import type { RunningCalls } from './running-calls.js';
 import type { SessionLease } from './session-lease.js';
 import type { Fact, RunTotals } from './totals.js';
 import type { Agent, RunOptions } from './types.js';
@@ -20,6 +22,8 @@ export type Outcome =
       readonly kind: 'completed';
       readonly output: string;
       readonly finishReason: FinishReason;
+      /** A graceful stop reached its boundary: `stopReason: 'stopped'` (docs/run-control.md, "Stop"). */
+      readonly stopped?: true;
       /** The structured answer (an agent with `output`); the key is absent otherwise. */
       readonly value?: unknown;
     }
@@ -55,6 +59,11 @@ export interface RunContext<C = unknown> {
   readonly waits: Waits;
   /** The run's calls awaiting approval (docs/run-control.md, "Approvals"); the `control` option reaches them. */
   readonly approvals: Approvals;
+  /**
+   * Links a sub-run's approvals to this run's, so this run's control reaches the sub-run's calls awaiting
+   * approval (a sub-run's own link goes on to its root). Returns the unlink.
+   */
+  adoptApprovals(approvals: Approvals): () => void;
   /** The run's lease on its session: taken by the loop at its start, renewed and released by the controller. */
   readonly lease: SessionLease;
   readonly totals: Readonly<RunTotals>;
@@ -62,6 +71,10 @@ export interface RunContext<C = unknown> {
   readonly turn: number;
   /** True once the outcome is decided. */
   readonly decided: boolean;
+  /** The graceful stop requested (`RunControl.stop()`), once; undefined while none was. */
+  readonly stopping: StopRequest | undefined;
+  /** The tool calls that execute now, for `RunControl.cancelToolCall()`. */
+  readonly calls: RunningCalls;
   /** A fresh Item id from the run's id source. */
   nextId(): string;
   /** Stamps and delivers one event; `fact` rides with it into the totals and never reaches a subscriber. */

@@ -4,7 +4,9 @@ import {
 } from 'rxjs';
 import { CancelSignal } from '../cancel/cancel-signal.js';
 import { Approvals } from '../control/approvals.js';
-import { attachApprovals } from '../control/run-control.js';
+import { attachRun, detachRun, type ControlledRun } from '../control/run-control.js';
+import { stopTimeoutReason, type StopRequest } from '../control/stop.js';
+import type { ApprovalDecision } from '../control/suspended.js';
 import { DEFAULTS } from '../defaults.js';
 import { ConcurrentRunError, TimeoutError, serializeError } from '../errors.js';
 import type { CancelPhase, RunEvent, RunEventDraft, TerminalEvent, Undelivered } from '../events.js';
@@ -19,6 +21,7 @@ import { linkCancelSources } from './link-cancel.js';
 import { repairHistory } from './repair.js';
 import { stopReasonOf, type Outcome, type RunContext } from './run-context.js';
 import { SessionLease } from './session-lease.js';
+import { RunningCalls } from './running-calls.js';
 import { RunTotals, type Fact } from './totals.js';
 import type { Agent, RunOptions } from './types.js';
 import { Waits } from './waits.js';
@@ -42,7 +45,7 @@ function defaultIds(): string {
  * synchronously: guarantee 3: terminal before cancel() returns), or the subscriber unsubscribing
  * (the same cancel path, nothing delivered). Where the run waits is `waits` (the phase by structure).
  */
-export class RunController<C = unknown> implements RunContext<C>, Unsubscribable {
+export class RunController<C = unknown> implements RunContext<C>, ControlledRun, Unsubscribable {
   readonly runId: string;
   readonly token: CancelSignal;
   readonly mailbox: Mailbox;
@@ -50,9 +53,13 @@ export class RunController<C = unknown> implements RunContext<C>, Unsubscribable
   readonly hopScheduler: SchedulerLike;
   readonly waits = new Waits();
   readonly approvals = new Approvals();
+  /** The approvals of live sub-runs (any depth) under this root run: its control reaches them. */
+  readonly #adopted = new Set<Approvals>();
   readonly totals: RunTotals;
   readonly lease: SessionLease;
+  readonly calls = new RunningCalls();
   #seq = 0;
+  #stop: StopRequest | undefined;
   #decided = false;
   #ended = false;
   #unsubscribed = false;
@@ -101,6 +108,64 @@ export class RunController<C = unknown> implements RunContext<C>, Unsubscribable
     return this.#decided;
   }
 
+  /** The graceful stop requested, once (docs/run-control.md, "Stop"). */
+  get stopping(): StopRequest | undefined {
+    return this.#stop;
+  }
+
+  /**
+   * `RunControl.stop()` on this run (docs/run-control.md, "Stop"): taken once, while the outcome is
+   * open. Emits `stop_requested` at once; the stages read `stopping` at their boundaries and end the
+   * run there, never synchronously from here, so a cancel in the same tick wins ("cancel beats stop in a
+   * tie"). `graceMs` arms a timer on the run's scheduler (dropped with the run's links) that cancels
+   * the run with `{ type: 'stop_timeout', graceMs }`.
+   */
+  stop(request: StopRequest): boolean {
+    if (this.#decided || this.#stop !== undefined) return false;
+    this.#stop = request;
+    const { at: stopAt, graceMs } = request;
+    const type = 'stop_requested';
+    this.emit(graceMs === undefined ? { type, stopAt } : { type, stopAt, graceMs });
+    if (graceMs !== undefined && !this.#decided) {
+      const reason = stopTimeoutReason(graceMs);
+      this.#links.add(this.scheduler.schedule(() => this.token.cancel(reason), graceMs));
+    }
+    return true;
+  }
+
+  /**
+   * `RunControl.cancelToolCall()` on this run (docs/run-control.md, "Per-call cancel"): a running call,
+   * else a call awaiting approval.
+   */
+  cancelToolCall(callId: string, reason: unknown): boolean {
+    if (this.#decided) return false;
+    return this.calls.cancel(callId, reason) || this.cancelAwaitingApproval(callId, reason);
+  }
+
+  /** `RunControl.approve()` / `reject()` on this run or one of its sub-runs ("Approvals", docs/run-control.md). */
+  decide(callId: string, decision: ApprovalDecision): boolean {
+    if (this.#decided) return false;
+    if (this.approvals.decide(callId, decision)) return true;
+    for (const adopted of this.#adopted) if (adopted.decide(callId, decision)) return true;
+    return false;
+  }
+
+  /** `RunControl.cancelAwaitingApproval()` on this run or one of its sub-runs: a call awaiting approval only. */
+  cancelAwaitingApproval(callId: string, reason: unknown): boolean {
+    if (this.#decided) return false;
+    if (this.approvals.cancel(callId, reason)) return true;
+    for (const adopted of this.#adopted) if (adopted.cancel(callId, reason)) return true;
+    return false;
+  }
+
+  /** Links a sub-run's approvals to its root run's (this run's, or on to this run's own root). */
+  adoptApprovals(approvals: Approvals): () => void {
+    const up = this.internals.adoptApprovals;
+    if (up !== undefined) return up(approvals);
+    this.#adopted.add(approvals);
+    return () => void this.#adopted.delete(approvals);
+  }
+
   /**
    * The one route of every event: folds the draft (and its fact) into the totals, then stamps
    * `runId`, `seq`, `turn`, `at` and delivers it. Once the outcome is decided nothing more is
@@ -122,9 +187,13 @@ export class RunController<C = unknown> implements RunContext<C>, Unsubscribable
   /** Starts the run: links cancel sources, emits `run_started`, then subscribes the loop, which emits the outcome. */
   start(loop: (rc: RunController<C>) => Observable<Outcome>): void {
     this.#tap = this.internals.tap;
-    const { session } = this.opts;
+    const { session, control } = this.opts;
     if (session && busy.has(session)) this.#busyError = new ConcurrentRunError('options.session', 'another run is using this session');
-    else if (!this.mailbox.acquire(this)) this.#busyError = new ConcurrentRunError('options.mailbox', 'another run is using this mailbox');
+    else if (control && !attachRun(control, this)) {
+      this.#busyError = new ConcurrentRunError('options.control', 'another run is using this RunControl');
+    } else if (!this.mailbox.acquire(this)) {
+      this.#busyError = new ConcurrentRunError('options.mailbox', 'another run is using this mailbox');
+    }
     else if (session) busy.set(session, this);
     const started = { type: 'run_started', agent: this.agent.name } as const;
     if (this.#busyError) {
@@ -132,8 +201,8 @@ export class RunController<C = unknown> implements RunContext<C>, Unsubscribable
       return this.end({ kind: 'failed', stopReason: 'configuration_error', error: this.#busyError });
     }
     linkCancelSources(this, this.#links);
-    const { control } = this.opts;
-    if (control !== undefined) this.#links.add(attachApprovals(control, this.approvals));
+    const adopt = this.internals.adoptApprovals;
+    if (adopt !== undefined) this.#links.add(adopt(this.approvals));
     if (this.token.isCancelled) {
       this.emit(started);
       return this.end({ kind: 'cancelled', reason: this.token.reason }); // checkpoint 1: turn entry; nothing starts
@@ -233,7 +302,7 @@ export class RunController<C = unknown> implements RunContext<C>, Unsubscribable
 
   #settle(outcome: Outcome, phase: CancelPhase): void {
     if (this.#ended) return;
-    const { cancel, session } = this.opts;
+    const { cancel, session, control } = this.opts;
     const { drained, scratch } = this.totals;
     // Re-arm the caller's token that this run saw fire, before the terminal event
     // (guarantee 5: one cancel, one cancelled run).
@@ -254,6 +323,7 @@ export class RunController<C = unknown> implements RunContext<C>, Unsubscribable
     // A run refused as busy never owned the mailbox's queue: nothing of it is this run's to report.
     const undelivered: Undelivered[] = this.#busyError ? [] : this.mailbox.peek().map((t) => ({ id: t.id, content: t.content }));
     this.#links.unsubscribe();
+    if (control) detachRun(control, this); // only if this run holds it (a run refused as busy does not)
     if (!this.#busyError) {
       this.mailbox.release(this);
       if (session && busy.get(session) === this) busy.delete(session);
@@ -276,7 +346,8 @@ export class RunController<C = unknown> implements RunContext<C>, Unsubscribable
     switch (outcome.kind) {
       case 'completed': {
         const { output, finishReason } = outcome;
-        const completed = { type: 'run_completed', ...base, stopReason: 'completed', output, finishReason } as const;
+        const stopReason = outcome.stopped ? ('stopped' as const) : ('completed' as const);
+        const completed = { type: 'run_completed', ...base, stopReason, output, finishReason } as const;
         return 'value' in outcome ? { ...completed, value: outcome.value } : completed;
       }
       case 'suspended': {

@@ -17,12 +17,14 @@ import { checkReplay, validateRunArgs } from './validate.js';
  * still gets the terminal event; `options.replay: 'compact'` keeps consecutive `text_delta`s of
  * one model attempt as one (see `sliceAfterSeq`), so a long streamed answer costs about its text.
  * `handle.cancel(reason)` fires a token the run owns (a child of `options.cancel`), never the
- * caller's. `result` resolves with the {@link RunResult} or rejects with `RunCancelledError` /
+ * caller's. `handle.stop()`, `handle.cancelToolCall()`, `handle.approve()` and `handle.reject()`
+ * delegate to `handle.control` (`options.control`, or a `RunControl` of the handle's own;
+ * docs/run-control.md). `result`
+ * resolves with the {@link RunResult} or rejects with `RunCancelledError` /
  * `RunFailedError` (an unobserved rejection is not reported as unhandled), always after the
  * terminal event was delivered to `events$`.
- * `handle.approve(callId)` / `handle.reject(callId, reason)` decide calls awaiting approval (through
- * `options.control` when given, else a `RunControl` of the handle's own). A run suspended for
- * approval (`approvals: 'suspend'`) resolves `result` with `suspended` set.
+ * `handle.approve(callId)` / `handle.reject(callId, reason)` decide calls awaiting approval. A run
+ * suspended for approval (`approvals: 'suspend'`) resolves `result` with `suspended` set.
  * Throws `ConfigurationError` like `run()` (and for an unknown `options.replay`).
  *
  * @example
@@ -79,8 +81,9 @@ export function startRun<C, O = unknown>(
         log.push(event);
         if (event.type === 'run_completed') {
           // The new Items are what the run committed; `partial` covers the other outcomes.
-          const { output, finishReason, usage, undelivered } = event;
-          const done: RunResult<O> = { runId: event.runId, output, finishReason, usage, items: committed, undelivered };
+          const { stopReason, output, finishReason, usage, undelivered } = event;
+          const { runId } = event;
+          const done: RunResult<O> = { runId, stopReason, output, finishReason, usage, items: committed, undelivered };
           const valued = 'value' in event ? { ...done, value: event.value as O } : done;
           resolve(suspended === undefined ? valued : { ...valued, suspended });
         } else if (event.type === 'run_cancelled') {
@@ -120,7 +123,10 @@ function handleOf<O>(
     events$: log.events$,
     mailbox,
     result,
+    control,
     cancel: (reason?: unknown) => token.cancel(reason),
+    stop: (options) => control.stop(options),
+    cancelToolCall: (callId, reason) => control.cancelToolCall(callId, reason),
     approve: (callId: string) => control.approve(callId),
     reject: (callId: string, reason: string) => control.reject(callId, reason),
   };

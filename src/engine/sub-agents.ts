@@ -1,4 +1,5 @@
 import type { Observable } from 'rxjs';
+import type { Approvals } from '../control/approvals.js';
 import type { RunEvent } from '../events.js';
 import type { Tool, ToolContext } from '../tools/tool.js';
 import type { RunWrap } from './internals.js';
@@ -8,11 +9,13 @@ import type { RunOptions } from './types.js';
 export interface ParentRun {
   /** Relays one of the sub-run's events (a nested sub-run's with its `path` below this tool) as `subrun_event`. */
   relay(path: readonly string[], event: RunEvent): void;
+  /** The parent's time, id and jitter sources and its telemetry, inherited by the sub-run unless it sets its own. */
+  readonly inherited: Pick<RunOptions<unknown>, 'scheduler' | 'idGenerator' | 'random' | 'telemetry'>;
   /**
-   * The parent's time, id and jitter sources, its telemetry and its `control` (so a sub-run's call awaiting
-   * approval is decided through the parent's), inherited by the sub-run unless it sets its own.
+   * Links the sub-run's approvals to the parent's root run, so a sub-run's call awaiting approval is decided
+   * (or cancelled) through the root run's `RunControl` (the sub-run does not inherit the `control` option).
    */
-  readonly inherited: Pick<RunOptions<unknown>, 'scheduler' | 'idGenerator' | 'random' | 'telemetry' | 'control'>;
+  adoptApprovals(approvals: Approvals): () => void;
   /** The parent's context propagation, inherited by the sub-run. */
   readonly wrap: RunWrap | undefined;
 }

@@ -1,6 +1,6 @@
-import { Observable, defer, throwError, timeout, type Unsubscribable } from 'rxjs';
+import { Observable, defer, throwError, timeout, type Subscription, type Unsubscribable } from 'rxjs';
 import { describeValue } from '../describe.js';
-import { TimeoutError, ToolExecutionError, serializeError } from '../errors.js';
+import { TimeoutError, ToolCallCancelledError, ToolExecutionError, serializeError } from '../errors.js';
 import type { RunEvent } from '../events.js';
 import type { ToolCall, ToolResultItem } from '../items.js';
 import { bindMcpWrap } from '../tools/call-wrap.js';
@@ -8,6 +8,7 @@ import type { Tool, ToolContext } from '../tools/tool.js';
 import { optionalDeadline } from './deadlines.js';
 import { callHooks$, hasHooks } from './hooks.js';
 import type { RunContext } from './run-context.js';
+import { markCallCancelled } from './running-calls.js';
 import { subAgentOf, type ParentRun } from './sub-agents.js';
 import { errorResult, outputText, toolResult$ } from './tool-result.js';
 
@@ -84,6 +85,9 @@ class CallContext implements ToolContext, Unsubscribable {
  * then runs `afterToolCall`. A cancel tears it down: the tool is abandoned (never awaited, a late
  * result or rejection ignored) and its `ctx.signal` aborts with the cancel reason. The per-tool
  * timeout aborts `ctx.signal` with a `TimeoutError` and becomes a tool error for the model, not a cancel.
+ * While it executes the call can be cancelled on its own (`RunControl.cancelToolCall`): `ctx.signal`
+ * aborts with a `ToolCallCancelledError`, the tool is abandoned, and `tool_call_failed { interrupted: true }`
+ * is emitted at once; the batch and the run go on.
  */
 export function toolCall$(rc: RunContext<any>, call: ToolCall, tool: Tool, args: unknown): Observable<never> {
   return new Observable<never>((subscriber) => {
@@ -93,15 +97,16 @@ export function toolCall$(rc: RunContext<any>, call: ToolCall, tool: Tool, args:
     // Added before the tool runs: a tool that cancels its own run synchronously (ctx.cancel inside
     // execute) still gets its signal aborted before the run's terminal.
     subscriber.add(ctx);
-    rc.emit({ type: 'tool_call_started', callId: call.callId, name: call.name, arguments: call.arguments });
-    if (subscriber.closed) return; // a cancel in its handler: the tool never runs
-    const settle = (item: ToolResultItem, error: unknown): void => {
+    let tool$: Subscription | undefined;
+    let cancelled = false;
+    const settle = (item: ToolResultItem, error: unknown, interrupted = false): void => {
       ctx.settled = true;
       running.unsubscribe(); // the call is over: a cancel from here on is seen where the batch now waits
+      leave();
       const { callId, name } = call;
       const fact = { result: item };
       const failed = item.isError ? serializeError(error) : undefined;
-      if (failed) rc.emit({ type: 'tool_call_failed', callId, name, error: failed, interrupted: false }, fact);
+      if (failed) rc.emit({ type: 'tool_call_failed', callId, name, error: failed, interrupted }, fact);
       else rc.emit({ type: 'tool_call_completed', callId, name, output: item.output }, fact);
       if (subscriber.closed) return;
       if (!hasHooks(rc, 'afterToolCall')) return subscriber.complete();
@@ -110,20 +115,37 @@ export function toolCall$(rc: RunContext<any>, call: ToolCall, tool: Tool, args:
         complete: () => subscriber.complete(),
       }));
     };
-    subscriber.add(
-      value$(rc, call, tool, args, ctx).subscribe({
-        next: (value) => {
-          const text = outputText(value);
-          const { callId } = call;
-          if (text.ok) return settle({ type: 'tool_result', callId, output: text.text, isError: false }, undefined);
-          // Never "[object Object]" or a function's source: the model is told why there is no result.
-          const why = `the result of tool ${tool.name} cannot be sent to the model: ${text.reason}`;
-          const error = new ToolExecutionError(tool.name, call.callId, why);
-          settle(errorResult(call.callId, why), error);
-        },
-        error: (err) => settle(errorResult(call.callId, describeValue(err, 'thrown value')), err),
-      }),
-    );
+    // Per-call cancel (docs/run-control.md): the call is settled as cancelled at once, its tool abandoned
+    // (signal aborted, Observable unsubscribed, a sub-run cancelled on its own token with `reason`), so its
+    // tool_call_failed is out before cancelToolCall() returns, whatever the tool does with its signal.
+    const leave = rc.calls.add(call.callId, (reason) => {
+      if (ctx.settled) return false;
+      cancelled = true;
+      const error = new ToolCallCancelledError(call.name, call.callId, reason);
+      markCallCancelled(ctx, reason);
+      ctx.abort(error);
+      tool$?.unsubscribe();
+      settle({ ...errorResult(call.callId, error.message), interrupted: true }, error, true);
+      return true;
+    });
+    subscriber.add(leave);
+    rc.emit({ type: 'tool_call_started', callId: call.callId, name: call.name, arguments: call.arguments });
+    // A cancel of the run, or of this call, in its handler: the tool never runs.
+    if (subscriber.closed || cancelled) return;
+    tool$ = value$(rc, call, tool, args, ctx).subscribe({
+      next: (value) => {
+        const text = outputText(value);
+        const { callId } = call;
+        if (text.ok) return settle({ type: 'tool_result', callId, output: text.text, isError: false }, undefined);
+        // Never "[object Object]" or a function's source: the model is told why there is no result.
+        const why = `the result of tool ${tool.name} cannot be sent to the model: ${text.reason}`;
+        const error = new ToolExecutionError(tool.name, call.callId, why);
+        settle(errorResult(call.callId, why), error);
+      },
+      error: (err) => settle(errorResult(call.callId, describeValue(err, 'thrown value')), err),
+    });
+    if (cancelled) tool$.unsubscribe(); // cancelled while it was being subscribed
+    else subscriber.add(tool$);
   });
 }
 
@@ -156,14 +178,15 @@ function value$(rc: RunContext<any>, call: ToolCall, tool: Tool, args: unknown, 
 
 /** This run as the parent of a sub-agent call: its events relayed with the tool's name first in `path`. */
 function parentRun(rc: RunContext<any>, call: ToolCall): ParentRun {
-  const { scheduler, idGenerator, random, telemetry, control } = rc.opts;
+  const { scheduler, idGenerator, random, telemetry } = rc.opts;
   return {
     relay: (path: readonly string[], event: RunEvent) => {
       const full = [call.name];
       for (const name of path) full.push(name);
       rc.emit({ type: 'subrun_event', path: full, event });
     },
-    inherited: { scheduler, idGenerator, random, telemetry, control },
+    inherited: { scheduler, idGenerator, random, telemetry },
     wrap: rc.internals.wrap,
+    adoptApprovals: (approvals) => rc.adoptApprovals(approvals),
   };
 }

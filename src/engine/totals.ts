@@ -1,4 +1,4 @@
-import { isTerminalEvent, type RunEventDraft } from '../events.js';
+import { isTerminalEvent, type FinishReason, type RunEventDraft } from '../events.js';
 import {
   ZERO_USAGE, addUsage, type AssistantItem, type Item, type ToolResultItem, type Usage, type UserItem,
 } from '../items.js';
@@ -38,6 +38,8 @@ export interface Fact {
 export class RunTotals {
   turn = 0;
   usage: Usage = ZERO_USAGE;
+  /** The `finishReason` of the run's last model response (a stopped run's); undefined before the first. */
+  finishReason: FinishReason | undefined;
   readonly drained: MailboxToken[] = [];
   readonly scratch: Scratchpad;
 
@@ -75,6 +77,7 @@ export class RunTotals {
         return;
       case 'model_response_completed':
         this.usage = addUsage(this.usage, draft.usage);
+        this.finishReason = draft.finishReason;
         if (fact?.item !== undefined) this.scratch.addResponse(fact.item);
         return;
       case 'tool_call_completed':

@@ -14,6 +14,7 @@ import { checkOutput, repairMessage, type OutputCheck } from './output.js';
 import { buildRequest } from './request.js';
 import { suspendOrRun$ } from './suspend.js';
 import type { Outcome, RunContext } from './run-context.js';
+import { stoppedOutcome } from './stop.js';
 import type { Fact } from './totals.js';
 import { stageAt, waitingAt } from './waits.js';
 
@@ -44,21 +45,31 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 /**
  * One turn, assembled here (docs/architecture.md): its entry stage (checkpoint 1: turn entry,
- * `turn_started`), the `turnStarted` hooks, the mailbox drain ("drain after turnStarted"), the
- * request and `beforeModelCall`, the model call (its recovery in model-call.ts), then, with the
+ * `turn_started`; under a graceful stop the run ends there instead, `stopReason: 'stopped'`), the
+ * `turnStarted` hooks, the mailbox drain ("drain after turnStarted"), the request and
+ * `beforeModelCall`, the model call (its recovery in model-call.ts), then, with the
  * response: its tools (dispatch.ts) or the final-answer check. Emits the turn's decision.
  */
 export function turn$(turns: Turns, n: number): Observable<Decision> {
   const { rc } = turns;
-  return concat(
-    stageAt(rc, 'turn_entry', () => {
-      rc.emit(TURN_STARTED, n === 1 ? turns.firstTurn : undefined);
-      return EMPTY;
-    }),
+  let stopped = false;
+  const body$ = concat(
     callHooks$(rc, 'turnStarted'),
     drain$(rc, n === 1 ? turns.queuedBefore : NONE),
     defer(() => model$(turns)),
   ).pipe(concatMap((response) => respond$(turns, n, response as ModelResponse)));
+  return concat(
+    stageAt(rc, 'turn_entry', (): Decision[] => {
+      // A graceful stop ends the run at the turn entry: no turn starts (docs/run-control.md, "Stop").
+      if (rc.stopping !== undefined) {
+        stopped = true;
+        return [stoppedOutcome(rc)];
+      }
+      rc.emit(TURN_STARTED, n === 1 ? turns.firstTurn : undefined);
+      return [];
+    }),
+    defer(() => (stopped ? EMPTY : body$)),
+  );
 }
 
 /** The turn's request, `beforeModelCall`, then the model call (it stages its own requests). */
@@ -87,13 +98,17 @@ function respond$(turns: Turns, n: number, response: ModelResponse): Observable<
       record(turns, response);
       const schema = rc.agent.output;
       const checked = schema === undefined ? undefined : checkOutput(schema, response.text);
-      const repair = checked?.ok === false && turns.repairs < rc.agent.outputRetries && n < maxTurns;
+      // A repair turn is a further model request: a graceful stop allows none ("Stop"), the answer is judged as it is.
+      const canRepair = turns.repairs < rc.agent.outputRetries && n < maxTurns && rc.stopping === undefined;
+      const repair = checked?.ok === false && canRepair;
       if (repair) turns.repairs++;
       rc.emit(TURN_COMPLETED, repair ? { repair: repairItem(rc.nextId(), checked.error) } : undefined);
       return stage(rc.token, (): Decision[] => {
-        if (repair) return [NEXT_TURN];
+        const stopping = rc.stopping !== undefined;
+        if (repair && !stopping) return [NEXT_TURN];
         if (checked?.ok === false) return [outputInvalid(turns, n, checked.error, response.text)];
-        if (rc.mailbox.size > 0 && n < maxTurns) return [NEXT_TURN];
+        // Under a graceful stop pending steering starts no turn: it stays queued ("Stop").
+        if (rc.mailbox.size > 0 && n < maxTurns && !stopping) return [NEXT_TURN];
         const { text: output, finishReason } = response;
         if (checked === undefined) return [{ kind: 'completed', output, finishReason }];
         return [completed(output, finishReason, checked)];
@@ -114,7 +129,8 @@ function respond$(turns: Turns, n: number, response: ModelResponse): Observable<
 export function afterBatch$(rc: RunContext<any>, n: number): Observable<Decision> {
   return defer((): Decision[] => {
     rc.emit(TURN_COMPLETED);
-    if (n < rc.agent.maxTurns) return [NEXT_TURN];
+    // A graceful stop ends the run at the next turn's entry (a stage: a cancel in the same tick wins).
+    if (n < rc.agent.maxTurns || rc.stopping !== undefined) return [NEXT_TURN];
     return [{ kind: 'failed', stopReason: 'max_turns', error: new MaxTurnsError(rc.agent.maxTurns) }];
   });
 }

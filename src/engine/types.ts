@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import type { CancelSignal } from '../cancel/cancel-signal.js';
 import type { RunControl } from '../control/run-control.js';
 import type { Suspended } from '../control/suspended.js';
+import type { StopRequest } from '../control/stop.js';
 import type { FinishReason, RunEvent, TerminalEvent, Undelivered } from '../events.js';
 import type { Item, ToolCall, ToolResultItem, Usage } from '../items.js';
 import type { Mailbox } from '../mailbox/mailbox.js';
@@ -250,8 +251,10 @@ export interface RunOptions<C = unknown> {
    */
   readonly telemetry?: RunTelemetry;
   /**
-   * Controls the run from outside (docs/run-control.md): `control.approve(callId)` /
-   * `control.reject(callId, reason)` decide calls awaiting approval. One control may serve many runs.
+   * Run control beyond a hard cancel (docs/run-control.md): `control.stop()` (a graceful stop at a
+   * boundary), `control.cancelToolCall()` (one tool call), `control.approve(callId)` /
+   * `control.reject(callId, reason)` (calls awaiting approval) act on this run while it lives. One live run
+   * per control (a second one ends `run_failed`, `configuration_error`). Not inherited by sub-runs.
    */
   readonly control?: RunControl;
   /**
@@ -286,6 +289,11 @@ export interface StartOptions<C = unknown> extends RunOptions<C> {
 export interface RunResult<O = unknown> {
   readonly suspended?: Suspended;
   readonly runId: string;
+  /**
+   * `'completed'` (a final answer), `'stopped'` (a graceful stop reached its boundary) or
+   * `'needs_approval'` (suspended), as on `run_completed`.
+   */
+  readonly stopReason: 'completed' | 'stopped' | 'needs_approval';
   readonly output: string;
   readonly value?: O;
   readonly finishReason: FinishReason;
@@ -308,6 +316,12 @@ export interface RunHandle<O = unknown> {
   readonly mailbox: Mailbox;
   readonly result: Promise<RunResult<O>>;
   cancel(reason?: unknown): void;
+  /** The run's {@link RunControl}: `options.control` when given, else one of its own. */
+  readonly control: RunControl;
+  /** `control.stop(options)`: a graceful stop (docs/run-control.md, "Stop"); false if it took no effect. */
+  stop(options?: { readonly at?: StopRequest['at']; readonly graceMs?: number }): boolean;
+  /** `control.cancelToolCall(callId, reason)`: cancels one running call or one awaiting approval; false if none. */
+  cancelToolCall(callId: string, reason?: unknown): boolean;
   /** Approves a call awaiting approval (its `RunControl`'s `approve`); true if it was awaiting one. */
   approve(callId: string): boolean;
   /** Rejects a call awaiting approval with `reason` (its `RunControl`'s `reject`); true if it was awaiting one. */

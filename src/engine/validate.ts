@@ -1,6 +1,6 @@
 import { CancelSignal } from '../cancel/cancel-signal.js';
+import { checkControl } from '../control/run-control.js';
 import { isInstance, isObservableTotal, readProp } from '../describe.js';
-import { RunControl } from '../control/run-control.js';
 import { ConfigurationError } from '../errors.js';
 import { ItemSchema, type Item } from '../items.js';
 import { Mailbox } from '../mailbox/mailbox.js';
@@ -99,9 +99,9 @@ export function validateRunArgs(input: unknown, options: RunOptions<any>): reado
     refuse('scheduler', 'must be an RxJS SchedulerLike');
   if (o.idGenerator !== undefined && typeof o.idGenerator !== 'function') throw new ConfigurationError('options.idGenerator', 'must be a function');
   if (o.random !== undefined && typeof o.random !== 'function') throw new ConfigurationError('options.random', 'must be a function returning [0, 1)');
+  checkControl(o.control);
   if (o.telemetry !== undefined && typeof (o.telemetry as { open?: unknown } | null)?.open !== 'function')
     throw new ConfigurationError('options.telemetry', 'must be a RunTelemetry (with open(), e.g. withTelemetry())');
-  if (o.control !== undefined && !isInstance(o.control, RunControl)) refuse('control', 'must be a RunControl');
   if (o.approvals !== undefined && o.approvals !== 'wait' && o.approvals !== 'suspend')
     refuse('approvals', `must be 'wait' or 'suspend' (got ${String(o.approvals)})`);
   return input as readonly Item[] | string;

@@ -36,7 +36,7 @@ export interface LocalRunsOptions {
   /** Finished runs kept for `events()`, oldest forgotten first (then `RunNotFoundError`). Default 1 000. */
   readonly retainFinishedRuns?: number;
   /** Options every run starts with (deadlines, hooks, a shutdown `signal`…); the thread's mailbox and session win. */
-  readonly runOptions?: Omit<RunOptions<any>, 'mailbox' | 'session' | 'steer$'>;
+  readonly runOptions?: Omit<RunOptions<any>, 'mailbox' | 'session' | 'steer$' | 'control'>;
 }
 
 /**
@@ -58,9 +58,9 @@ const IF_BUSY = new Set(['reject', 'enqueue', 'interrupt', 'rollback', 'steer'])
 /**
  * {@link Runs} in this process: each principal's thread has one `Mailbox` (its steering, kept across runs:
  * "give back to the front") and one Session, and at most one live run ("one run per mailbox and session").
- * `ifBusy`: `'steer'` (default) and `'reject'`; the others reject with `NotSupportedError`. `stop` rejects
- * with `NotImplementedError` until graceful stop lands. `decide` approves or rejects a call awaiting
- * approval in the run ("approvals", docs/run-control.md): `true` when it was awaiting one. Runs are
+ * `ifBusy`: `'steer'` (default) and `'reject'`; the others reject with `NotSupportedError`. `stop` is the
+ * run's graceful stop (`handle.stop`, docs/run-control.md). `decide` approves or rejects a call awaiting
+ * approval in the run ("Approvals", docs/run-control.md): `true` when it was awaiting one. Runs are
  * started with `start()`, so they run whether or not anyone reads their events, until they end or are
  * cancelled.
  *
@@ -123,7 +123,9 @@ export function localRuns(options: LocalRunsOptions): Runs {
     if (typeof input !== 'string' && input.length === 0) {
       throw new ConfigurationError('input', 'holds no item the thread does not already hold');
     }
-    const handle = start(agent, input, { ...runOptions, ...REPLAY_OPTIONS, mailbox: thread.mailbox, session });
+    // Each run has a RunControl of its own (its handle's): `stop` acts on this run only.
+    const own = { mailbox: thread.mailbox, session, control: undefined };
+    const handle = start(agent, input, { ...runOptions, ...REPLAY_OPTIONS, ...own });
     const record: RunRecord = { runId: handle.runId, principal: req.principal, thread, handle };
     runs.set(record.runId, record);
     thread.began(record.runId, input);
@@ -170,9 +172,10 @@ export function localRuns(options: LocalRunsOptions): Runs {
       return terminal?.type === 'run_cancelled';
     },
 
-    async stop(runId, _opts, principal) {
-      find(runId, principal);
-      throw new NotImplementedError('stop');
+    async stop(runId, opts, principal) {
+      const record = find(runId, principal);
+      // Bad input is refused naming the field (`at`, `graceMs`) also for a run that has ended.
+      return record.handle.stop(opts);
     },
 
     async steer(runId, text, principal) {

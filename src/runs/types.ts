@@ -49,7 +49,12 @@ export interface Runs {
    * (a completion already being committed is not undone).
    */
   cancel(runId: string, reason: unknown, principal: string): Promise<boolean>;
-  /** Graceful stop at a boundary (run control). `NotImplementedError` until run control lands. */
+  /**
+   * Graceful stop at a boundary (docs/run-control.md, "Stop"): `true` when the live run took it (it emits
+   * `stop_requested` and ends `run_completed` with `stopReason: 'stopped'`, or is cancelled with a
+   * `stop_timeout` reason once `graceMs` passes); `false` when the run has ended, its outcome is decided,
+   * or a stop was taken before. `ConfigurationError` naming `at` or `graceMs` for a bad value.
+   */
   stop(
     runId: string,
     opts: { at: 'turn_end' | 'tool_call_end'; graceMs?: number },

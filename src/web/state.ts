@@ -43,12 +43,15 @@ export interface NoteEntry {
   readonly text: string;
 }
 
-/** How a run ended: completed, cancelled (with phase and reason), failed (with reason and stop reason), suspended. */
+/**
+ * How a run ended: completed, stopped (a graceful stop reached its boundary), cancelled (with phase and reason),
+ * failed (with reason and stop reason), suspended.
+ */
 export interface OutcomeEntry {
   readonly kind: 'outcome';
   /** The run id. */
   readonly id: string;
-  readonly outcome: 'completed' | 'cancelled' | 'failed' | 'suspended';
+  readonly outcome: 'completed' | 'stopped' | 'cancelled' | 'failed' | 'suspended';
   readonly phase?: string;
   readonly reason?: string;
   /** The stop reason of a failed run (`max_turns`, `model_error`, …). */
@@ -206,7 +209,10 @@ function applyEvent(state: ChatState, event: AGUIEvent): ChatState {
       return applyCustom(state, event.name, isRecord(event.value) ? event.value : {});
     case 'RUN_FINISHED': {
       const type = event.outcome?.type ?? 'success';
-      const outcome = type === 'success' ? 'completed' : type === 'interrupt' ? 'suspended' : 'cancelled';
+      // A graceful stop (Stop after this step) that reached its boundary: a success with result.stopReason 'stopped'.
+      const stopped = isRecord(event.result) && event.result['stopReason'] === 'stopped';
+      const success = stopped ? 'stopped' : 'completed';
+      const outcome = type === 'success' ? success : type === 'interrupt' ? 'suspended' : 'cancelled';
       return ended(state, { kind: 'outcome', id: event.runId, outcome });
     }
     case 'RUN_ERROR':

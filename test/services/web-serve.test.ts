@@ -2,8 +2,8 @@
  * The web app in Chromium against `loopctl serve` (the built bin), with a local OpenAI-compatible model
  * server that holds its next chunk until released, until the socket closes, or for 10 s: a task streams into
  * the page; Stop mid-stream; steering queued → injected, reaching the next model request; withdraw; reload
- * mid-run; two browsers as two principals; refused requests; Stop after this step while run control has not
- * landed; a port in use; Ctrl-C. A failing spec leaves a screenshot in test/services/output. No wall-clock
+ * mid-run; two browsers as two principals; refused requests; Stop after this step (a graceful stop); a port in
+ * use; Ctrl-C. A failing spec leaves a screenshot in test/services/output. No wall-clock
  * assertion (click-to-close latency is in `npm run bench -- http`).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -259,23 +259,22 @@ describe('loopctl serve in Chromium', () => {
     });
   });
 
-  it('Stop after this step: not available yet (501), the run goes on; Stop still stops it', async () => {
+  it('Stop after this step: the step finishes (its tool call too), the run ends stopped, no further request', async () => {
     const page = await openPage();
     await withScreenshot(page, 'stop-after-step', async () => {
       const n = model.requests.length;
-      model.enqueue({ chunks: ['Step one'], held: ' NEVER' });
+      const call = { id: 'call_step', name: 'read_file', args: { path: 'notes.md' } };
+      model.enqueue({ chunks: ['Step one'], toolCalls: [call], held: ' done.' });
       await send(page, 'two steps');
       await poll(() => answers(page)).toEqual(['Step one']);
       await page.getByRole('button', { name: 'Stop after this step' }).click();
-      await poll(() => page.getByRole('status').innerText()).toBe(
-        'Stop after this step is not available in this version of loopctl ' +
-          '(the server answered 501: stop is not implemented yet).',
-      );
-      expect(await page.getByRole('button', { name: 'Stop', exact: true }).isEnabled()).toBe(true);
-      await page.getByRole('button', { name: 'Stop', exact: true }).click();
-      await poll(() => outcomes(page)).toEqual(['cancelled · phase model_stream · reason: stopped by the user']);
-      await model.requests[n]!.done;
-      expect(model.requests[n]!.heldSent).toBe(false);
+      await poll(() => page.locator('[data-entry="note"]').allInnerTexts()).toContain('stopping after this step');
+      expect(await page.getByRole('button', { name: 'Stop after this step' }).isEnabled()).toBe(false);
+      model.release(n);
+      await poll(() => outcomes(page)).toEqual(['stopped']);
+      const card = page.getByRole('article', { name: 'Tool call read_file' });
+      expect(await card.locator('.tool-status').innerText()).toBe('done');
+      expect(model.requests).toHaveLength(n + 1); // no request after the step
     });
   });
 });

@@ -1,0 +1,40 @@
+import type { ToolContext } from '../tools/tool.js';
+
+/** How one running call is cancelled on its own: settles it as cancelled at once; false if it had settled. */
+export type CallCanceller = (reason: unknown) => boolean;
+
+/**
+ * The tool calls of a run that execute now, by call id (docs/run-control.md, "Per-call cancel"). A call
+ * registers itself when it starts and leaves when it settles or is torn down; `cancel` reaches it
+ * synchronously, so its `tool_call_failed` is delivered before `cancelToolCall()` returns.
+ */
+export class RunningCalls {
+  readonly #calls = new Map<string, CallCanceller>();
+
+  /** Registers a running call; the returned function removes it (idempotent, only this registration). */
+  add(callId: string, cancel: CallCanceller): () => void {
+    this.#calls.set(callId, cancel);
+    return () => {
+      if (this.#calls.get(callId) === cancel) this.#calls.delete(callId);
+    };
+  }
+
+  /** Cancels the running call `callId` with `reason`; false when none with that id runs. */
+  cancel(callId: string, reason: unknown): boolean {
+    const cancel = this.#calls.get(callId);
+    return cancel !== undefined && cancel(reason);
+  }
+}
+
+/** Why a call was cancelled on its own, by its context: a sub-run tool cancels its child token with it. */
+const cancelled = new WeakMap<ToolContext<any>, { readonly reason: unknown }>();
+
+/** Internal: marks `ctx`'s call as cancelled on its own with `reason` (before its tool is torn down). */
+export function markCallCancelled(ctx: ToolContext<any>, reason: unknown): void {
+  cancelled.set(ctx, { reason });
+}
+
+/** Internal: `{ reason }` when `ctx`'s call was cancelled on its own, else undefined. */
+export function callCancelOf(ctx: ToolContext<any>): { readonly reason: unknown } | undefined {
+  return cancelled.get(ctx);
+}
