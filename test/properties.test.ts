@@ -15,8 +15,8 @@ import { otelHarness } from './support/otel.js';
 
 /**
  * The guarantees of docs/cancellation.md as properties: random agents, tools, hooks, steering and
- * cancel moments, graceful stops, per-call cancels and approvals decided or expiring
- * (docs/run-control.md), each run in virtual time
+ * cancel moments, graceful stops, per-call cancels (of running calls and calls awaiting approval) and
+ * approvals decided or expiring (docs/run-control.md), each run in virtual time
  * (TestScheduler run mode), then guarantees 1–9 and 11 checked, and the run's telemetry (loopctl/otel on an in-memory SDK): every
  * span ended exactly once, one run span that says how the run ended. FC_RUNS raises the count; a failure prints
  * its seed and path: replay with FC_SEED=<seed> FC_PATH=<path> npx vitest run test/properties.test.ts
@@ -86,7 +86,10 @@ const scenarioArb = fc.record({
     }),
     { nil: undefined },
   ),
-  /** A per-call cancel: when, and which of the calls running then (by index, modulo their count). */
+  /**
+   * A per-call cancel: when, and which of the calls running or awaiting approval then (by index, modulo
+   * their count).
+   */
   cancelCall: fc.option(fc.record({ at: fc.integer({ min: 0, max: 16 }), pick: fc.nat(3) }), { nil: undefined }),
 });
 type Scenario = typeof scenarioArb extends fc.Arbitrary<infer S> ? S : never;
@@ -294,13 +297,15 @@ function executeRun(s: Scenario): Omit<Outcome, 'unhandled'> {
     if (s.cancelCall !== undefined) {
       const { at, pick } = s.cancelCall;
       later(at, () => {
+        // The calls cancelToolCall reaches: running ones and ones awaiting approval (requested, not started).
         const settled = new Set<string>();
-        const started: string[] = [];
+        const open: string[] = [];
         for (const e of events) {
-          if (e.type === 'tool_call_started') started.push(e.callId);
+          if (e.type === 'tool_call_started' && !open.includes(e.callId)) open.push(e.callId);
+          if (e.type === 'tool_approval_requested') open.push(e.callId);
           if (e.type === 'tool_call_completed' || e.type === 'tool_call_failed') settled.add(e.callId);
         }
-        const running = started.filter((id) => !settled.has(id));
+        const running = open.filter((id) => !settled.has(id));
         const callId = running.length > 0 ? running[pick % running.length]! : 'no-such-call';
         const answered = control.cancelToolCall(callId, reason);
         const settledBefore = events.some((e) => e.type === 'tool_call_failed' && e.callId === callId && e.interrupted);

@@ -5,13 +5,14 @@ import type { ApprovalDecision } from './suspended.js';
 /**
  * How a call's approval wait ended ("approvals", docs/run-control.md): approved; rejected (with the
  * reason the model reads); expired (`deadlines.approvalMs` passed, `ms`); or cancelled on its own
- * (`cancelToolCall`, with its reason).
+ * (`cancelToolCall`, with its reason; `delivered` when its `tool_call_failed` went out at the cancel,
+ * before the call's wait began).
  */
 export type Verdict =
   | { readonly kind: 'approved' }
   | { readonly kind: 'rejected'; readonly reason: string }
   | { readonly kind: 'expired'; readonly ms: number }
-  | { readonly kind: 'cancelled'; readonly reason: unknown };
+  | { readonly kind: 'cancelled'; readonly reason: unknown; readonly delivered?: boolean };
 
 interface Entry {
   readonly call: ToolCall;
@@ -34,7 +35,16 @@ export function verdictOf(decision: ApprovalDecision): Verdict {
  */
 export class Approvals {
   readonly #entries = new Map<string, Entry>();
+  readonly #deliverCancel: ((call: ToolCall, reason: unknown) => void) | undefined;
   #closed = false;
+
+  /**
+   * `deliverCancel`: emits the `tool_call_failed` of a call cancelled before its wait began (a later
+   * call of a sequential batch), so it is out before `cancelToolCall()` returns in that case too.
+   */
+  constructor(deliverCancel?: (call: ToolCall, reason: unknown) => void) {
+    this.#deliverCancel = deliverCancel;
+  }
 
   /** Opens `call`'s wait (or, for a resumed run, records the decision it already has). */
   open(call: ToolCall, verdict?: Verdict): void {
@@ -72,7 +82,16 @@ export class Approvals {
    * `tool_call_failed` is `ToolCallCancelledError`, `interrupted: true`). True if it was awaiting.
    */
   cancel(callId: string, reason: unknown): boolean {
-    return this.settle(callId, { kind: 'cancelled', reason });
+    const entry = this.#entries.get(callId);
+    if (this.#closed || entry === undefined || entry.verdict !== undefined) return false;
+    const deliver = this.#deliverCancel;
+    if (entry.listener !== undefined || deliver === undefined) {
+      return this.settle(callId, { kind: 'cancelled', reason });
+    }
+    // Nobody waits on it yet: its tool_call_failed goes out now; its wait, when it begins, emits nothing.
+    entry.verdict = { kind: 'cancelled', reason, delivered: true };
+    deliver(entry.call, reason);
+    return true;
   }
 
   /** The verdict of `callId`, once: at once when it is settled already, else when it is. */

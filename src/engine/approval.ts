@@ -2,7 +2,7 @@ import { EMPTY, Observable, concat, concatMap, defer, from, of } from 'rxjs';
 import { stage } from '../cancel/stage.js';
 import type { Verdict } from '../control/approvals.js';
 import { describeValue, isThenable } from '../describe.js';
-import { ToolCallRejectedError, ToolExecutionError, serializeError } from '../errors.js';
+import { ToolCallCancelledError, ToolCallRejectedError, ToolExecutionError, serializeError } from '../errors.js';
 import type { ToolCall } from '../items.js';
 import type { ApprovalContext, Tool } from '../tools/tool.js';
 import { approvalDeadline } from './deadlines.js';
@@ -89,9 +89,11 @@ function approvalContext(rc: RunContext<any>, call: ToolCall): ApprovalContext<a
  * A call's approval wait (checkpoint 13: approval): the run waits at `approval` from here until the
  * verdict's stage starts. The verdict is the first of `approve` / `reject` / `cancelToolCall` on the
  * run's control, or `deadlines.approvalMs` passing (a timer on the run's scheduler: it rejects the
- * call). Then one stage ("cancel wins at a stage start": a cancel in the same frame as a decision or
- * the deadline wins, whichever came first). Emits the runnable when approved; a rejection, expiry or
- * per-call cancel emits the call's `tool_call_failed` (its error result rides with it) and nothing.
+ * call). A decision or the deadline then takes one stage ("cancel wins at a stage start": a cancel in
+ * the same frame wins, whichever came first). A per-call cancel takes none: like a running call's
+ * ("Per-call cancel", docs/run-control.md), its `tool_call_failed { interrupted: true }` is delivered
+ * before `cancelToolCall()` returns. Emits the runnable when approved; a rejection, expiry or per-call
+ * cancel emits the call's `tool_call_failed` (its error result rides with it) and nothing.
  */
 export function approval$(rc: RunContext<any>, r: Runnable): Observable<Runnable> {
   return new Observable<Runnable>((subscriber) => {
@@ -103,28 +105,39 @@ export function approval$(rc: RunContext<any>, r: Runnable): Observable<Runnable
       subscriber.add(rc.scheduler.schedule(expire, ms));
     }
     const decided$ = rc.approvals.verdict$(callId).pipe(
-      concatMap((verdict) =>
-        stage(rc.token, () => (verdict.kind === 'approved' ? [r] : refuseVerdict(rc, r, verdict)), rc.hopScheduler),
-      ),
+      concatMap((verdict) => {
+        if (verdict.kind === 'cancelled') {
+          if (!verdict.delivered) emitCancelled(rc, r.call, verdict.reason);
+          return EMPTY;
+        }
+        const decided = (): Runnable[] | Observable<never> =>
+          verdict.kind === 'approved' ? [r] : refuseVerdict(rc, r, verdict);
+        return stage(rc.token, decided, rc.hopScheduler);
+      }),
     );
     decided$.subscribe(subscriber);
   });
 }
 
-/** The `tool_call_failed` of a call that was not approved (its verdict says why). */
+/**
+ * The `tool_call_failed` of a call cancelled while it awaited approval (`cancelToolCall`): error
+ * `ToolCallCancelledError` (the model reads "cancelled by the user: <reason>"), `interrupted: true`, the
+ * same as for a running call cancelled on its own.
+ */
+export function emitCancelled(rc: RunContext<any>, call: ToolCall, reason: unknown): void {
+  const error = new ToolCallCancelledError(call.name, call.callId, reason);
+  const result = { ...errorResult(call.callId, error.message), interrupted: true };
+  const { callId, name } = call;
+  rc.emit({ type: 'tool_call_failed', callId, name, error: serializeError(error), interrupted: true }, { result });
+}
+
+/** The `tool_call_failed` of a call that was rejected or whose wait expired (its verdict says why). */
 function refuseVerdict(
   rc: RunContext<any>,
   r: Runnable,
-  verdict: Exclude<Verdict, { kind: 'approved' }>,
+  verdict: Exclude<Verdict, { kind: 'approved' | 'cancelled' }>,
 ): Observable<never> {
   const { call } = r;
-  if (verdict.kind === 'cancelled') {
-    const message = `cancelled by the user: ${describeValue(verdict.reason, 'reason')}`;
-    const result = { ...errorResult(call.callId, message), interrupted: true };
-    const error = { name: 'ToolCallCancelledError', message };
-    rc.emit({ type: 'tool_call_failed', callId: call.callId, name: call.name, error, interrupted: true }, { result });
-    return EMPTY;
-  }
   const reason = verdict.kind === 'rejected' ? verdict.reason : `no decision within ${verdict.ms} ms`;
   const error = new ToolCallRejectedError(call.name, call.callId, reason);
   return refuseCall(rc, call, serializeError(error), error.message);

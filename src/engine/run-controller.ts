@@ -14,6 +14,7 @@ import { addUsage, type Item } from '../items.js';
 import { toLastValue } from '../last-value.js';
 import { Mailbox } from '../mailbox/mailbox.js';
 import type { Session } from '../session/session.js';
+import { emitCancelled } from './approval.js';
 import { commitDeadline } from './deadlines.js';
 import { runEndedHooks } from './hooks.js';
 import type { RunInternals, RunTap } from './internals.js';
@@ -52,7 +53,7 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
   readonly scheduler: SchedulerLike;
   readonly hopScheduler: SchedulerLike;
   readonly waits = new Waits();
-  readonly approvals = new Approvals();
+  readonly approvals = new Approvals((call, reason) => emitCancelled(this, call, reason));
   /** The approvals of live sub-runs (any depth) under this root run: its control reaches them. */
   readonly #adopted = new Set<Approvals>();
   readonly totals: RunTotals;
