@@ -139,6 +139,7 @@ const scenarios: Record<CancelPhase, (cold: Cold) => Scenario> = {
     const hooks = { turnStarted: () => cold('-----h|', { h: undefined }) };
     return { agent: { steps: ['never'], hooks }, cancel: 3 };
   },
+  approval: () => ({ agent: { steps: [{ toolCalls: [{ name: 'gated' }], delayMs: 1 }] }, cancel: 4 }),
 };
 
 describe('a cancel in every wait reports that wait (the real engine)', () => {
@@ -151,6 +152,7 @@ describe('a cancel in every wait reports that wait (the real engine)', () => {
           toolOf('a', () => cold('-x|', { x: 'A' })),
           toolOf('b', () => cold('-x|', { x: 'B' })),
           toolOf('slow', () => cold('-----x|', { x: 'S' })),
+          tool({ name: 'gated', description: 'gated', parameters: z.object({}), needsApproval: true, execute: () => 'G' }),
         ];
         const { steps: _steps, ...definition } = s.agent;
         const agent = defineAgent({ name: 'p', instructions: '', model, tools, ...definition });

@@ -135,6 +135,38 @@ export class UnknownToolError extends LoopctlError {
 }
 
 /**
+ * A tool call that needed approval ("approvals", docs/run-control.md) was rejected: `reject(callId,
+ * reason)`, or no decision came within `deadlines.approvalMs`. The call never starts; the model gets
+ * this error as the call's result (`tool_call_failed`, `interrupted: false`). `reason` is the reason
+ * given (for an expired wait: "no decision within N ms").
+ */
+export class ToolCallRejectedError extends LoopctlError {
+  override readonly name: string = 'ToolCallRejectedError';
+  constructor(readonly toolName: string, readonly callId: string, readonly reason: string) {
+    super(`the call was rejected: ${reason}`);
+  }
+}
+
+/** Why `resume()` refused a suspended run (see {@link ResumeError}). */
+export type ResumeErrorCode = 'unknown_call' | 'missing_decision' | 'stale_session' | 'already_resumed' | 'version';
+
+/**
+ * `resume(agent, suspended, decisions)` refused (docs/run-control.md, "Approvals"): `code` says why —
+ * `version`: `suspended.version` is not one this loopctl reads (1), or the value is not a suspension;
+ * `unknown_call`: a decision names a call that is not pending (`callId` set); `missing_decision`: a
+ * pending call has no decision (`callId` set); `stale_session`: the session's last Item is no longer
+ * `suspended.sessionHead`; `already_resumed`: this suspension was resumed before (through the session:
+ * its history holds the suspended Items, or a store refused a second commit with the same
+ * `suspensionId`; without a session, only within this process).
+ */
+export class ResumeError extends LoopctlError {
+  override readonly name: string = 'ResumeError';
+  constructor(readonly code: ResumeErrorCode, message: string, readonly callId?: string) {
+    super(`${code}: ${message}`);
+  }
+}
+
+/**
  * One tool call was cancelled on its own (`RunControl.cancelToolCall`, docs/run-control.md, "Per-call
  * cancel"): the call's `ctx.signal` aborts with this error, and the model gets it as the call's tool
  * error ("cancelled by the user: <reason>", or "cancelled by the user" without one). `reason` is the
@@ -313,6 +345,10 @@ export const isUnknownToolError = (e: unknown): e is UnknownToolError => isInsta
 /** @returns true when `e` is a {@link ToolCallCancelledError}. */
 export const isToolCallCancelledError = (e: unknown): e is ToolCallCancelledError =>
   isInstance(e, ToolCallCancelledError);
+/** @returns true for a {@link ResumeError}. */
+export const isResumeError = (e: unknown): e is ResumeError => isInstance(e, ResumeError);
+/** @returns true for a {@link ToolCallRejectedError}. */
+export const isToolCallRejectedError = (e: unknown): e is ToolCallRejectedError => isInstance(e, ToolCallRejectedError);
 /** @returns true when `e` is a {@link RunFailedError}. */
 export const isRunFailedError = (e: unknown): e is RunFailedError => isInstance(e, RunFailedError);
 /**

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SuspendedSchema } from './control/suspended.js';
 import { ItemSchema, UsageSchema } from './items.js';
 
 /**
@@ -22,14 +23,16 @@ export const CancelPhaseSchema = z.enum([
   'tool_call',
   'backoff',
   'dispatch',
+  'approval',
 ]);
 /** See {@link CancelPhaseSchema}. */
 export type CancelPhase = z.infer<typeof CancelPhaseSchema>;
 
 /**
  * Why a run ended: the `stopReason` of every terminal event (docs/events.md, "Stop reasons").
- * `completed` and `stopped` (a graceful stop reached its boundary) are `run_completed`'s, `cancelled`
- * is `run_cancelled`'s; the others are failures
+ * `completed`, `stopped` (a graceful stop reached its boundary) and `needs_approval` (a run suspended
+ * for approval, which commits nothing) are `run_completed`'s, `cancelled` is `run_cancelled`'s; the
+ * others are failures
  * (`run_failed`). `session_error`: the session failed the run: its lease failed or was lost, its load
  * failed or gave what is not an array of Items, or the write of a completed run failed or passed
  * `deadlines.commitMs`. `output_invalid`: the final answer did not match the agent's `output` schema
@@ -40,6 +43,7 @@ export type CancelPhase = z.infer<typeof CancelPhaseSchema>;
 export const StopReasonSchema = z.enum([
   'completed',
   'stopped',
+  'needs_approval',
   'cancelled',
   'max_turns',
   'model_error',
@@ -157,11 +161,22 @@ export const ToolCallFailedSchema = ev('tool_call_failed', {
   name: z.string(),
   error: SerializedErrorSchema,
   /**
-   * True for a call cancelled on its own (`cancelToolCall`, error name `ToolCallCancelledError`); false for
-   * every other tool error. A call cut short by a cancel of the run gets no event (it is paired as
-   * interrupted in `partial`).
+   * True for a call cancelled on its own while the run goes on (`cancelToolCall` on a running call or a
+   * call awaiting approval, error name `ToolCallCancelledError`); false for every other tool error. A call
+   * cut short by a cancel of the run gets no event (it is paired as interrupted in `partial`).
    */
   interrupted: z.boolean(),
+});
+/**
+ * `tool_approval_requested`: A call of a tool with `needsApproval` waits for a decision (after every
+ * `beforeToolCall` hook of its batch allowed it; `arguments`: the raw JSON text). No
+ * `tool_call_started` comes before it is approved; a rejection is a `tool_call_failed`
+ * (`ToolCallRejectedError`).
+ */
+export const ToolApprovalRequestedSchema = ev('tool_approval_requested', {
+  callId: z.string(),
+  name: z.string(),
+  arguments: z.string(),
 });
 /**
  * `retry_scheduled`: A transient model error will be retried after `delayMs` ms; `attempt` is the
@@ -187,17 +202,20 @@ export const TurnCompletedSchema = ev('turn_completed', {});
  * `run_completed`: Terminal: the run completed with `output` (the raw text of the final answer) and
  * `finishReason`; its session write (if any) is done. `undelivered`: steering still queued. `value`:
  * for an agent with an `output` schema, the answer parsed and validated by it (absent otherwise).
- * `stopReason`: `'completed'` (a final answer) or `'stopped'` (a graceful stop reached its boundary:
+ * `stopReason`: `'completed'` (a final answer); `'stopped'` (a graceful stop reached its boundary:
  * `output` is the text of the run's last assistant Item, '' if none, `finishReason` that of its last
- * model response, `'stop'` if none, and no `value`).
+ * model response, `'stop'` if none, and no `value`); `'needs_approval'`: the run suspended for approval
+ * (`approvals: 'suspend'`): `output` is '', nothing was committed, and `suspended` is what `resume()`
+ * continues from.
  */
 export const RunCompletedSchema = ev('run_completed', {
-  stopReason: z.enum(['completed', 'stopped']),
+  stopReason: z.enum(['completed', 'stopped', 'needs_approval']),
   output: z.string(),
   value: z.unknown().optional(),
   usage: UsageSchema,
   finishReason: FinishReasonSchema,
   undelivered: z.array(UndeliveredSchema).readonly(),
+  suspended: SuspendedSchema.optional(),
 });
 /**
  * `run_cancelled`: Terminal: the run was cancelled (`stopReason: 'cancelled'`; `reason` exactly as
@@ -219,7 +237,7 @@ export const RunCancelledSchema = ev('run_cancelled', {
  */
 export const RunFailedSchema = ev('run_failed', {
   error: SerializedErrorSchema,
-  stopReason: StopReasonSchema.exclude(['completed', 'stopped', 'cancelled']),
+  stopReason: StopReasonSchema.exclude(['completed', 'stopped', 'needs_approval', 'cancelled']),
   output: z.string().optional(),
   partial: z.array(ItemSchema).readonly(),
   undelivered: z.array(UndeliveredSchema).readonly(),
@@ -245,6 +263,7 @@ export const RunEventSchema: z.ZodType<RunEvent> = z.lazy(() =>
     ToolCallProgressSchema,
     ToolCallCompletedSchema,
     ToolCallFailedSchema,
+    ToolApprovalRequestedSchema,
     RetryScheduledSchema,
     FallbackActivatedSchema,
     SubrunEventSchema,
@@ -278,6 +297,8 @@ export type ToolCallProgress = z.infer<typeof ToolCallProgressSchema>;
 export type ToolCallCompleted = z.infer<typeof ToolCallCompletedSchema>;
 /** A `tool_call_failed` event (see {@link ToolCallFailedSchema}). */
 export type ToolCallFailed = z.infer<typeof ToolCallFailedSchema>;
+/** A `tool_approval_requested` event (see {@link ToolApprovalRequestedSchema}). */
+export type ToolApprovalRequested = z.infer<typeof ToolApprovalRequestedSchema>;
 /** A `retry_scheduled` event (see {@link RetryScheduledSchema}). */
 export type RetryScheduled = z.infer<typeof RetryScheduledSchema>;
 /** A `fallback_activated` event (see {@link FallbackActivatedSchema}). */
@@ -319,6 +340,7 @@ export type RunEvent =
   | ToolCallProgress
   | ToolCallCompleted
   | ToolCallFailed
+  | ToolApprovalRequested
   | RetryScheduled
   | FallbackActivated
   | SubrunEvent

@@ -20,18 +20,24 @@ export type {
 } from './engine/telemetry.js';
 export { DEFAULTS } from './defaults.js';
 
+// Run control: graceful stop, per-call cancel, approvals (docs/run-control.md)
+export { RunControl } from './control/run-control.js';
+export { stopTimeoutReason, type RunStopOptions } from './control/stop.js';
+export { resume } from './engine/resume.js';
+export {
+  SuspendedSchema, ToolDecisionSchema, type Suspended, type ApprovalDecision,
+} from './control/suspended.js';
+
 // Cancelling and steering
 export { CancelSignal, DEFAULT_CANCEL_REASON, type CancelListener } from './cancel/cancel-signal.js';
 export { UNREADABLE_REASON } from './cancel/abort-reason.js';
 export { DEADLINE_REASON } from './engine/link-cancel.js';
 export { Mailbox, type MailboxToken, type MailboxOptions } from './mailbox/mailbox.js';
 
-// Run control: graceful stop and per-call cancel (docs/run-control.md)
-export { RunControl } from './control/run-control.js';
-export { stopTimeoutReason, type RunStopOptions } from './control/stop.js';
-
 // Tools and models
-export { tool, type Tool, type ToolContext, type ToolReturn } from './tools/tool.js';
+export {
+  tool, type Tool, type ToolContext, type ToolReturn, type NeedsApproval, type ApprovalContext,
+} from './tools/tool.js';
 export type {
   ModelProvider, ModelRequest, ModelResponse, ModelEvent, ToolSpec, JsonSchema, OutputSpec,
 } from './model/types.js';
@@ -67,7 +73,7 @@ export {
   ModelResponseCompletedSchema, ToolCallStartedSchema, ToolCallProgressSchema, ToolCallCompletedSchema,
   ToolCallFailedSchema, RetryScheduledSchema, FallbackActivatedSchema, SubrunEventSchema, TurnCompletedSchema,
   RunCompletedSchema, RunCancelledSchema, RunFailedSchema, AttemptCauseSchema, OutputDeltaSchema, StopRequestedSchema,
-  StopAtSchema, StopTimeoutReasonSchema, isTerminalEvent,
+  StopAtSchema, StopTimeoutReasonSchema, ToolApprovalRequestedSchema, isTerminalEvent, type ToolApprovalRequested,
   type RunEvent, type RunEventType, type TerminalEvent, type CancelPhase, type StopReason, type FinishReason,
   type Undelivered, type RunStarted, type TurnStarted, type UserMessageInjected, type ModelRequestStarted,
   type TextDelta, type ModelResponseCompleted, type ToolCallStarted, type ToolCallProgress, type ToolCallCompleted,
@@ -80,6 +86,7 @@ export {
 export {
   LoopctlError, ConfigurationError, ConcurrentRunError, ModelCallError, ModelOutputError, ToolExecutionError,
   TimeoutError, MaxTurnsError, HookError, UnknownToolError, RunCancelledError, RunFailedError, OutputValidationError,
+  ToolCallRejectedError, ResumeError, isResumeError, isToolCallRejectedError, type ResumeErrorCode,
   ToolCallCancelledError, isToolCallCancelledError,
   isLoopctlError, isConfigurationError, isConcurrentRunError, isModelCallError, isModelOutputError,
   isToolExecutionError, isTimeoutError, isMaxTurnsError, isHookError, isUnknownToolError, isRunFailedError,

@@ -16,7 +16,7 @@ const repoFile = (path: string): string => readFileSync(fileURLToPath(new URL(`.
 describe('DEFAULTS', () => {
   it('holds the library defaults', () => {
     expect(DEFAULTS).toEqual({
-      deadlines: { firstEventMs: 60_000, idleMs: 30_000, requestMs: 300_000, commitMs: 30_000 },
+      deadlines: { firstEventMs: 60_000, idleMs: 30_000, requestMs: 300_000, commitMs: 30_000, approvalMs: 3_600_000 },
       retry: { maxRetries: 2, initialDelayMs: 500, maxDelayMs: 8_000, multiplier: 2, maxRetryAfterMs: 60_000 },
       maxTurns: 20,
       outputRetries: 1,
@@ -66,12 +66,12 @@ describe('deadlines: number | false', () => {
   };
 
   it('false is accepted for every deadline', () => {
-    for (const key of ['firstEventMs', 'idleMs', 'requestMs', 'toolMs', 'runMs', 'commitMs'])
+    for (const key of ['firstEventMs', 'idleMs', 'requestMs', 'toolMs', 'runMs', 'commitMs', 'approvalMs'])
       expect(fieldOf({ deadlines: { [key]: false } }), key).toBeUndefined();
   });
 
   it('anything else but a positive number names the field', () => {
-    for (const key of ['firstEventMs', 'idleMs', 'requestMs', 'toolMs', 'runMs', 'commitMs'])
+    for (const key of ['firstEventMs', 'idleMs', 'requestMs', 'toolMs', 'runMs', 'commitMs', 'approvalMs'])
       for (const value of [true, 0, -1, Number.NaN, Number.POSITIVE_INFINITY, '100', null])
         expect(fieldOf({ deadlines: { [key]: value } }), `${key}: ${String(value)}`).toBe(`options.deadlines.${key}`);
   });

@@ -55,6 +55,17 @@ describe.concurrent('examples/ run as documented', () => {
     expect(out[2]).toMatch(/^the second model request ends with: \{"type":"user","id":"[^"]+","text":"Focus on the 5xx spike around 14:00."\}$/);
   });
 
+  it('approvals.ts: approved while the run waits; suspended, saved as JSON, resumed with a rejection', async () => {
+    expect(await lines('examples/approvals.ts')).toEqual([
+      'asked: deploy {"service":"api"}',
+      'result: api deployed',
+      'answer: The api is live.',
+      'suspended: deploy; session items: 0',
+      'rejected: the call was rejected: no deploys on Fridays',
+      'answer: I did not deploy: it is Friday.; session items: 4',
+    ]);
+  });
+
   it('abort-signal.ts: AbortSignal.timeout cancels the run', async () => {
     expect(await lines('examples/abort-signal.ts')).toEqual(['cancelled at tool_call by TimeoutError']);
   });

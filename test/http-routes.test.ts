@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { defineAgent, localRuns, type Runs } from '../src/index.js';
+import { filter, firstValueFrom, lastValueFrom, toArray } from 'rxjs';
+import { z } from 'zod';
+import { defineAgent, localRuns, tool, type Runs } from '../src/index.js';
 import { createHandler, type HandlerOptions } from '../src/http/index.js';
 import { gate, scriptedModel, type Gate } from '../src/testing/index.js';
 import { bearer, listen, readStream, request, type Listening } from './support/http.js';
@@ -248,7 +250,7 @@ describe('the run routes', () => {
     ]);
   });
 
-  it('stop: a bad body → 400 naming the field; { stopped: true } once, then false. decide: 501 until approvals land', async () => {
+  it('stop and decide: a bad body → 400 naming the field; stop → { stopped: true } once, then false; decide → { decided }', async () => {
     const { url, hold } = await setup();
     const runId = await liveRun(url);
     const post = (path: string, body: unknown) => request(`${url}/runs/${runId}${path}`, { principal: 'alice', body });
@@ -262,11 +264,29 @@ describe('the run routes', () => {
     expect(await post('/tool-calls/c1/decision', { approve: 'yes' })).toMatchObject(
       error(400, 'bad_request', 'approve'),
     );
-    expect(await post('/tool-calls/c1/decision', { approve: true })).toMatchObject(error(501, 'not_implemented'));
+    // No call of this run awaits approval: the decision takes no effect.
+    expect(await post('/tool-calls/c1/decision', { approve: true })).toMatchObject({ status: 200, body: { decided: false } });
     expect(await request(`${url}/runs/nope/stop`, { principal: 'alice', body: { at: 'turn_end' } })).toMatchObject(
       error(404, 'run_not_found'),
     );
     hold.open();
+  });
+
+  it('decide on a call awaiting approval → { decided: true }, the call runs; again → { decided: false }', async () => {
+    const deploy = tool({ name: 'deploy', description: 'd', parameters: z.object({}), needsApproval: true, execute: () => 'ok' });
+    const model = scriptedModel([{ toolCalls: [{ name: 'deploy', callId: 'call_d' }] }, 'shipped']);
+    const runs = localRuns({ agents: { helper: defineAgent({ name: 'helper', instructions: '', model, tools: [deploy] }) } });
+    server = await listen(createHandler({ runs, authorize: bearer }));
+    const { runId } = await runs.start({ agent: 'helper', threadId: 't1', input: 'ship', principal: 'alice' });
+    const events$ = runs.events(runId, { principal: 'alice' });
+    await firstValueFrom(events$.pipe(filter((e) => e.type === 'tool_approval_requested')));
+    const decide = (body: unknown) =>
+      request(`${server!.url}/runs/${runId}/tool-calls/call_d/decision`, { principal: 'alice', body });
+    expect(await decide({ approve: true })).toMatchObject({ status: 200, body: { decided: true } });
+    const all = await lastValueFrom(events$.pipe(toArray()));
+    expect(all.find((e) => e.type === 'tool_call_completed')).toMatchObject({ callId: 'call_d', output: 'ok' });
+    expect(all.at(-1)).toMatchObject({ type: 'run_completed', output: 'shipped' });
+    expect(await decide({ approve: false, reason: 'late' })).toMatchObject({ status: 200, body: { decided: false } });
   });
 
   it('steer → 201 { id }; withdraw → { withdrawn }; bad body → 400 (text); a finished run → 409', async () => {

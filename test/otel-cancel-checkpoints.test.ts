@@ -86,6 +86,9 @@ const scenarios: Record<CancelPhase, (cold: Cold) => Scenario> = {
     const hooks = { turnStarted: () => cold('-----h|', { h: undefined }) };
     return { agent: { steps: ['never'], hooks }, cancel: 3, spans: [] };
   },
+  approval: () => ({
+    agent: { steps: [{ toolCalls: [{ name: 'gated' }], delayMs: 1 }] }, cancel: 4, spans: ['  chat scripted'],
+  }),
 };
 
 describe('a run cancelled at each checkpoint: its spans', () => {
@@ -101,6 +104,7 @@ describe('a run cancelled at each checkpoint: its spans', () => {
           toolOf('a', () => cold('-x|', { x: 'A' })),
           toolOf('b', () => cold('-x|', { x: 'B' })),
           toolOf('slow', () => cold('-----x|', { x: 'S' })),
+          tool({ name: 'gated', description: 'gated', parameters: z.object({}), needsApproval: true, execute: () => 'G' }),
         ];
         const { steps: _steps, ...definition } = s.agent;
         const agent = defineAgent({ name: 'p', instructions: '', model, tools, ...definition });

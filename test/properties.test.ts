@@ -15,13 +15,14 @@ import { otelHarness } from './support/otel.js';
 
 /**
  * The guarantees of docs/cancellation.md as properties: random agents, tools, hooks, steering and
- * cancel moments, graceful stops and per-call cancels (docs/run-control.md), each run in virtual time
+ * cancel moments, graceful stops, per-call cancels (of running calls and calls awaiting approval) and
+ * approvals decided or expiring (docs/run-control.md), each run in virtual time
  * (TestScheduler run mode), then guarantees 1–9 and 11 checked, and the run's telemetry (loopctl/otel on an in-memory SDK): every
  * span ended exactly once, one run span that says how the run ended. FC_RUNS raises the count; a failure prints
  * its seed and path: replay with FC_SEED=<seed> FC_PATH=<path> npx vitest run test/properties.test.ts
  */
 const NUM_RUNS = Number(process.env.FC_RUNS ?? 2000);
-const TOOL_KINDS = ['fast', 'slow', 'ignore', 'throw', 'empty', 'selfcancel', 'hostile'] as const;
+const TOOL_KINDS = ['fast', 'slow', 'ignore', 'throw', 'empty', 'selfcancel', 'hostile', 'gated'] as const;
 const SOURCES = ['token', 'cancel$', 'signal', 'unsubscribe', 'deadline', 'tool', 'hook'] as const;
 
 /**
@@ -71,6 +72,11 @@ const scenarioArb = fc.record({
   /** What the 'hostile' tool returns (or throws, when `hostileThrows`). */
   hostileResult: fc.constantFrom(...HOSTILE_KINDS),
   hostileThrows: fc.boolean(),
+  /** How a `t_gated` call (needsApproval) is decided, and how many frames after its tool_approval_requested. */
+  approval: fc.record({
+    decision: fc.constantFrom('approve', 'reject', 'none'),
+    after: fc.nat(4),
+  }),
   /** A graceful stop (docs/run-control.md): when, at which boundary, with or without graceMs. */
   stop: fc.option(
     fc.record({
@@ -80,7 +86,10 @@ const scenarioArb = fc.record({
     }),
     { nil: undefined },
   ),
-  /** A per-call cancel: when, and which of the calls running then (by index, modulo their count). */
+  /**
+   * A per-call cancel: when, and which of the calls running or awaiting approval then (by index, modulo
+   * their count).
+   */
   cancelCall: fc.option(fc.record({ at: fc.integer({ min: 0, max: 16 }), pick: fc.nat(3) }), { nil: undefined }),
 });
 type Scenario = typeof scenarioArb extends fc.Arbitrary<infer S> ? S : never;
@@ -166,6 +175,7 @@ function executeRun(s: Scenario): Omit<Outcome, 'unhandled'> {
         name: `t_${kind}`,
         description: kind,
         parameters: params,
+        ...(kind === 'gated' ? { needsApproval: true } : {}),
         execute: (_a, ctx): string | Observable<string> => {
           executions++;
           ctx.signal.addEventListener('abort', () => log.push(`abort:${ctx.callId}`), { once: true });
@@ -191,6 +201,8 @@ function executeRun(s: Scenario): Omit<Outcome, 'unhandled'> {
               if (s.hostileThrows) throw value;
               return value as string;
             }
+            case 'gated':
+              return 'gated';
           }
         },
       });
@@ -212,6 +224,7 @@ function executeRun(s: Scenario): Omit<Outcome, 'unhandled'> {
     let queuedAtTerminal: string[] = [];
     let atTerminal = { requests: -1, executions: -1 };
     const control = new RunControl();
+    const approvalMs = 6; // 'none': no decision, the deadline rejects the call
     const sub = run(agent, 'go', {
       control,
       cancel: caller,
@@ -222,7 +235,7 @@ function executeRun(s: Scenario): Omit<Outcome, 'unhandled'> {
       retry: { maxRetries: 1, initialDelayMs: 2 },
       random: () => 0.5,
       telemetry: otel.telemetry,
-      ...(s.source === 'deadline' && s.cancelAt !== undefined ? { deadlines: { runMs: s.cancelAt + 1 } } : {}),
+      deadlines: { approvalMs, ...(s.source === 'deadline' && s.cancelAt !== undefined ? { runMs: s.cancelAt + 1 } : {}) },
       hooks: {
         beforeToolCall: ({ call, cancel }) => {
           const hookCancels = s.source === 'hook' && s.cancelAt !== undefined && ts.now() >= s.cancelAt;
@@ -235,6 +248,12 @@ function executeRun(s: Scenario): Omit<Outcome, 'unhandled'> {
       },
     }).subscribe({ error: () => void (errored = true), next: (e) => {
       events.push(e);
+      if (e.type === 'tool_approval_requested' && s.approval.decision !== 'none') {
+        const { callId } = e;
+        later(s.approval.after, () =>
+          s.approval.decision === 'approve' ? control.approve(callId) : control.reject(callId, 'no'),
+        );
+      }
       if (e.type === 'run_completed' || e.type === 'run_cancelled' || e.type === 'run_failed') {
         log.push('terminal');
         actionsAtTerminal = ts.actions.length - toolOwned - harness;
@@ -278,13 +297,15 @@ function executeRun(s: Scenario): Omit<Outcome, 'unhandled'> {
     if (s.cancelCall !== undefined) {
       const { at, pick } = s.cancelCall;
       later(at, () => {
+        // The calls cancelToolCall reaches: running ones and ones awaiting approval (requested, not started).
         const settled = new Set<string>();
-        const started: string[] = [];
+        const open: string[] = [];
         for (const e of events) {
-          if (e.type === 'tool_call_started') started.push(e.callId);
+          if (e.type === 'tool_call_started' && !open.includes(e.callId)) open.push(e.callId);
+          if (e.type === 'tool_approval_requested') open.push(e.callId);
           if (e.type === 'tool_call_completed' || e.type === 'tool_call_failed') settled.add(e.callId);
         }
-        const running = started.filter((id) => !settled.has(id));
+        const running = open.filter((id) => !settled.has(id));
         const callId = running.length > 0 ? running[pick % running.length]! : 'no-such-call';
         const answered = control.cancelToolCall(callId, reason);
         const settledBefore = events.some((e) => e.type === 'tool_call_failed' && e.callId === callId && e.interrupted);

@@ -12,11 +12,13 @@ import {
   ThreadBusyError,
   defineAgent,
   localRuns,
+  tool,
   type Item,
   type RunEvent,
   type Runs,
 } from '../src/index.js';
 import { collectEvents, gate, scriptedModel, type ScriptedStep } from '../src/testing/index.js';
+import { z } from 'zod';
 
 /** localRuns: the Runs contract in one process (docs/ui.md, "The Runs interface"). */
 
@@ -252,18 +254,42 @@ describe('localRuns: a live run', () => {
     expect(await runs.withdraw(runId, kept.id, 'alice')).toBe(false); // delivered
   });
 
-  it("stop is the run's graceful stop (true once, then false); decide rejects with NotImplementedError", async () => {
+  it("stop is the run's graceful stop (true once, then false)", async () => {
     const { hold, runs } = heldRun();
     const { runId } = await runs.start({ agent: 'helper', threadId: 't', input: 'start', principal: 'alice' });
     await expect(runs.stop(runId, { at: 'turn_end' }, 'alice')).resolves.toBe(true);
     await expect(runs.stop(runId, { at: 'turn_end' }, 'alice')).resolves.toBe(false);
-    await expect(runs.decide(runId, 'call_1', { approve: true }, 'alice')).rejects.toMatchObject({
-      name: 'NotImplementedError',
-      code: 'not_implemented',
-      feature: 'decide',
-    });
     hold.open();
     expect((await events(runs, runId)).at(-1)).toMatchObject({ type: 'run_completed', stopReason: 'completed' });
+  });
+
+  it('decide approves or rejects a call awaiting approval ("approvals"): true once, false after; bad decisions name the field', async () => {
+    const gated = tool({ name: 'deploy', description: 'd', parameters: z.object({}), needsApproval: true, execute: () => 'deployed' });
+    const model = scriptedModel([
+      { toolCalls: [{ name: 'deploy', callId: 'd1' }, { name: 'deploy', callId: 'd2' }] },
+      'finished',
+    ]);
+    const agent = defineAgent({ name: 'helper', instructions: '', model, tools: [gated] });
+    const runs = localRuns({ agents: { helper: agent } });
+    const { runId } = await runs.start({ agent: 'helper', threadId: 't', input: 'ship it', principal: 'alice' });
+    // Both calls await approval once the second one's tool_approval_requested is out.
+    await firstValueFrom(
+      runs.events(runId, { principal: 'alice' }).pipe(filter((e) => e.type === 'tool_approval_requested' && e.callId === 'd2')),
+    );
+    await expect(runs.decide(runId, 'd1', { approve: 'yes' } as never, 'alice')).rejects.toMatchObject({ field: 'approve' });
+    await expect(runs.decide(runId, 'd1', { approve: false } as never, 'alice')).rejects.toMatchObject({ field: 'reason' });
+    await expect(runs.decide(runId, 'd1', { approve: true }, 'bob')).rejects.toBeInstanceOf(RunNotFoundError);
+    expect(await runs.decide(runId, 'nope', { approve: true }, 'alice')).toBe(false);
+    expect(await runs.decide(runId, 'd1', { approve: true }, 'alice')).toBe(true);
+    expect(await runs.decide(runId, 'd1', { approve: false, reason: 'late' }, 'alice')).toBe(false); // decided already
+    expect(await runs.decide(runId, 'd2', { approve: false, reason: 'not on fridays' }, 'alice')).toBe(true);
+    const all = await events(runs, runId);
+    expect(all.filter((e) => e.type === 'tool_call_completed')).toMatchObject([{ callId: 'd1', output: 'deployed' }]);
+    expect(all.filter((e) => e.type === 'tool_call_failed')).toMatchObject([
+      { callId: 'd2', error: { name: 'ToolCallRejectedError', message: 'the call was rejected: not on fridays' } },
+    ]);
+    expect(all.at(-1)).toMatchObject({ type: 'run_completed', output: 'finished' });
+    expect(await runs.decide(runId, 'd1', { approve: true }, 'alice')).toBe(false); // the run has ended
   });
 });
 

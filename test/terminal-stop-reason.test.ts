@@ -17,10 +17,10 @@ const agentOf = (steps: Parameters<typeof scriptedModel>[0], extra: Partial<Para
 const terminal = async (events: Promise<unknown[]>): Promise<TerminalEvent> => (await events).at(-1) as TerminalEvent;
 
 describe('stopReason on every terminal event', () => {
-  it('the stop reasons are exactly: completed, stopped, cancelled, the five failures, output_invalid, worker_lost', () => {
+  it('the stop reasons are exactly: completed, stopped, needs_approval, cancelled, the five failures, output_invalid, worker_lost', () => {
     expect(StopReasonSchema.options).toEqual([
-      'completed', 'stopped', 'cancelled', 'max_turns', 'model_error', 'configuration_error', 'internal_error',
-      'session_error', 'output_invalid', 'worker_lost',
+      'completed', 'stopped', 'needs_approval', 'cancelled', 'max_turns', 'model_error', 'configuration_error',
+      'internal_error', 'session_error', 'output_invalid', 'worker_lost',
     ]);
   });
 

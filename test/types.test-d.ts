@@ -10,12 +10,12 @@ describe('RunEvent', () => {
       if (event.type === 'text_delta') expectTypeOf(event.delta).toEqualTypeOf<string>();
       if (event.type === 'run_cancelled') {
         expectTypeOf(event.phase).toEqualTypeOf<
-          'turn_entry' | 'hook' | 'session_load' | 'model_request' | 'model_stream' | 'stream_gate' | 'rescue' | 'between_tools' | 'wave_boundary' | 'tool_call' | 'backoff' | 'dispatch'
+          'turn_entry' | 'hook' | 'session_load' | 'model_request' | 'model_stream' | 'stream_gate' | 'rescue' | 'between_tools' | 'wave_boundary' | 'tool_call' | 'backoff' | 'dispatch' | 'approval'
         >();
         expectTypeOf(event.reason).toEqualTypeOf<unknown>();
       }
       if (event.type === 'run_failed') expectTypeOf(event.stopReason).toEqualTypeOf<'max_turns' | 'model_error' | 'configuration_error' | 'internal_error' | 'session_error' | 'output_invalid' | 'worker_lost'>();
-      if (event.type === 'run_completed') expectTypeOf(event.stopReason).toEqualTypeOf<'completed' | 'stopped'>();
+      if (event.type === 'run_completed') expectTypeOf(event.stopReason).toEqualTypeOf<'completed' | 'stopped' | 'needs_approval'>();
       if (event.type === 'run_cancelled') expectTypeOf(event.stopReason).toEqualTypeOf<'cancelled'>();
       if (event.type === 'tool_call_started') expectTypeOf(event).toHaveProperty('callId').toEqualTypeOf<string>();
       if (event.type === 'subrun_event') expectTypeOf(event.event).toEqualTypeOf<RunEvent>();

@@ -121,6 +121,13 @@ export class AgUiMapper {
         this.#closeText(out, base);
         this.#closeStep(out, base);
         break;
+      case 'tool_approval_requested':
+        custom(LOOPCTL_EVENTS.approvalRequested, {
+          callId: event.callId,
+          name: event.name,
+          arguments: event.arguments,
+        });
+        break;
       case 'stop_requested':
         // The payload reserved for it: `{ at, graceMs? }` (`at` is the boundary, as `stop()` takes it).
         custom(LOOPCTL_EVENTS.stopRequested, event.graceMs === undefined
@@ -140,7 +147,15 @@ export class AgUiMapper {
     this.#closeStep(out, base);
     const run = { threadId: this.threadId, runId: event.runId };
     const usage = tokenUsage(event.usage);
-    if (event.type === 'run_completed') {
+    if (event.type === 'run_completed' && event.suspended !== undefined) {
+      // Suspended for approval: AG-UI's interrupt outcome, the suspension as its payload.
+      const value = { suspended: event.suspended };
+      out.push({ type: EventType.CUSTOM, ...base, name: LOOPCTL_EVENTS.suspended, value });
+      const interrupts = event.suspended.pending.map((c) => ({
+        id: c.callId, reason: 'tool_approval', toolCallId: c.callId, metadata: { name: c.name, arguments: c.arguments },
+      }));
+      out.push({ type: EventType.RUN_FINISHED, ...base, ...run, outcome: { type: 'interrupt', interrupts }, ...usage });
+    } else if (event.type === 'run_completed') {
       const result = {
         output: event.output,
         ...('value' in event ? { value: jsonValue(event.value) } : {}),

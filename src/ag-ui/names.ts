@@ -26,11 +26,14 @@ export const LOOPCTL_EVENTS = Object.freeze({
    * one answer's preview, replaced when the answer starts over, not state shared with the client.
    */
   outputDelta: 'loopctl.output_delta',
-  /** Reserved (run control): `{ callId, name, arguments }`, a tool call waits for approval. */
+  /** `{ callId, name, arguments }`: a tool call waits for approval (`tool_approval_requested`). */
   approvalRequested: 'loopctl.approval_requested',
   /** `{ at, graceMs? }`: a graceful stop was requested (`stop_requested`; `at` is its boundary). */
   stopRequested: 'loopctl.stop_requested',
-  /** Reserved (run control): `{ suspended }`, the run ended waiting for decisions (RUN_FINISHED: interrupt). */
+  /**
+   * `{ suspended }`: the run suspended for approval (`stopReason: 'needs_approval'`); `RUN_FINISHED` follows
+   * with the `interrupt` outcome, one interrupt per pending call (`id` and `toolCallId`: the call id).
+   */
   suspended: 'loopctl.suspended',
 });
 

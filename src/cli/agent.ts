@@ -1,14 +1,18 @@
 import { defineAgent, type Agent, type Tool } from '../index.js';
 import { fsTools, shellTool } from '../node/index.js';
 import type { CliOptions } from './args.js';
+import { withApprovals } from './confirm.js';
 import type { SelectedModel } from './model.js';
 import { sanitizeLine } from './sanitize.js';
 
-/** The tools of a CLI run: the workspace tools of `loopctl/node`, and `run_shell` only with `--allow-shell`. */
+/**
+ * The tools of a CLI run: the workspace tools of `loopctl/node`, and `run_shell` only with `--allow-shell`;
+ * with `--confirm`, writes and shell commands need approval.
+ */
 export function cliTools(options: CliOptions): Tool[] {
   const tools: Tool[] = fsTools(options.cwd, { readOnly: options.readOnly });
   if (options.allowShell) tools.push(shellTool(options.cwd));
-  return tools;
+  return options.confirm ? withApprovals(tools) : tools;
 }
 
 /** The agent's instructions for the folder `cwd`. */

@@ -1,10 +1,10 @@
 import {
-  CancelSignal, describeValue, Mailbox, type Agent, type Hooks, type Session, type TerminalEvent,
+  CancelSignal, describeValue, Mailbox, type Agent, type Session, type TerminalEvent,
 } from '../index.js';
 import { isInstance } from '../describe.js';
 import type { CliOptions } from './args.js';
 import { cliAgent, header } from './agent.js';
-import { askApproval, confirmHooks, isYes } from './confirm.js';
+import { approvalOptions, askApproval, confirmApprovals, isYes, type ConfirmApprovals } from './confirm.js';
 import { LineInput } from './line-input.js';
 import type { SelectedModel } from './model.js';
 import type { TerminalRenderer } from './render.js';
@@ -73,7 +73,7 @@ export class InteractiveLoop {
   readonly #conversation: Conversation;
   readonly #mailbox = new Mailbox();
   readonly #input: LineInput;
-  readonly #hooks: Hooks | undefined;
+  readonly #confirm: ConfirmApprovals | undefined;
   readonly #untrap: () => void;
   #resolve!: (code: number) => void;
   #live: LiveRun | undefined;
@@ -88,7 +88,7 @@ export class InteractiveLoop {
     this.#options = options;
     this.#model = model;
     this.#agent = cliAgent(options, model);
-    this.#hooks = options.confirm ? confirmHooks((call) => this.#approve(call)) : undefined;
+    this.#confirm = options.confirm ? confirmApprovals((call) => this.#approve(call)) : undefined;
     this.#untrap = onStopSignals((signal) => (signal === 'SIGINT' ? this.#interrupt() : this.#quit(exitCodeFor(signal), signal)), io.stops);
     this.#input = new LineInput({ input: io.stdin ?? process.stdin, log: io.stderr });
     this.#input.onLine = (line) => this.#onLine(line);
@@ -159,10 +159,11 @@ export class InteractiveLoop {
       cancel: live.cancel,
       mailbox: this.#mailbox,
       session: this.#conversation.session,
-      deadlines: runDeadlines(this.#options),
-      ...(this.#hooks ? { hooks: this.#hooks } : {}),
+      ...approvalOptions(runDeadlines(this.#options), this.#confirm),
     };
-    const sinks = { renderer: live.renderer, json: jsonSink(this.#options, this.#io), telemetry: this.#io.telemetry };
+    const { telemetry } = this.#io;
+    const json = jsonSink(this.#options, this.#io);
+    const sinks = { renderer: live.renderer, json, telemetry, watch: this.#confirm?.watch };
     void this.#conversation
       .hold(
         (reason) => live.cancel.cancel(reason),

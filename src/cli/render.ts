@@ -130,6 +130,10 @@ export class TerminalRenderer {
         else this.line(`[tool] ${sanitizeLine(event.name)} · ${outcome}`);
         break;
       }
+      case 'tool_approval_requested':
+        // The question itself is asked by --confirm (`[confirm] name args` then `allow? [y/N]`): no line here.
+        this.#setWait(undefined);
+        break;
       case 'retry_scheduled':
         // The backoff replaces the abandoned attempt's wait before the line is written (which redraws the status).
         this.#setWait({ kind: 'backoff', since: this.#now(), until: this.#now() + event.delayMs });
@@ -304,6 +308,10 @@ export class TerminalRenderer {
 export function stopReason(event: TerminalEvent, context: { readonly baseURL?: string } = {}): string {
   switch (event.type) {
     case 'run_completed':
+      if (event.stopReason === 'needs_approval') {
+        const n = event.suspended?.pending.length ?? 0;
+        return `needs_approval (suspended: ${n} call${n === 1 ? '' : 's'} awaiting a decision; nothing was saved)`;
+      }
       if (event.stopReason === 'stopped') return 'stopped (a graceful stop reached its boundary)';
       return event.finishReason === 'stop' || event.finishReason === 'tool_calls'
         ? 'completed'

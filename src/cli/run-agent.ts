@@ -1,7 +1,7 @@
 import { CancelSignal } from '../index.js';
 import type { CliOptions } from './args.js';
 import { cliAgent, header } from './agent.js';
-import { askApproval, confirmHooks, isYes } from './confirm.js';
+import { approvalOptions, askApproval, confirmApprovals, isYes } from './confirm.js';
 import { LineInput, type LineSource } from './line-input.js';
 import type { SelectedModel } from './model.js';
 import type { LoadModule } from './otel.js';
@@ -72,15 +72,15 @@ export async function runAgent(
     input.onInterrupt = () => untrap.raise('SIGINT'); // Ctrl-C while readline holds the terminal
     return input;
   };
-  const hooks = options.confirm
-    ? confirmHooks(async (call) => isYes(await askApproval(call, answers(), (l) => renderer.line(l))))
+  const confirm = options.confirm
+    ? confirmApprovals(async (call) => isYes(await askApproval(call, answers(), (l) => renderer.line(l))))
     : undefined;
   renderer.note(header(agent, options, model));
   renderer.note(conversation.note);
   try {
     const { session } = conversation;
-    const runOptions = { cancel, session, deadlines: runDeadlines(options), ...(hooks ? { hooks } : {}) };
-    const sinks = { renderer, json: jsonSink(options, io), telemetry: io.telemetry };
+    const runOptions = { cancel, session, ...approvalOptions(runDeadlines(options), confirm) };
+    const sinks = { renderer, json: jsonSink(options, io), telemetry: io.telemetry, watch: confirm?.watch };
     const outcome = await conversation.hold(
       (reason) => cancel.cancel(reason),
       () => runTask(agent, options.task, runOptions, sinks),

@@ -1,5 +1,5 @@
 import {
-  isTerminalEvent, run, type Agent, type RunOptions, type RunTelemetry, type TerminalEvent,
+  isTerminalEvent, run, type Agent, type RunEvent, type RunOptions, type RunTelemetry, type TerminalEvent,
 } from '../index.js';
 import type { CliOptions } from './args.js';
 import { toJsonLine } from './json-line.js';
@@ -15,6 +15,8 @@ export interface TaskSinks {
   readonly json?: Output | undefined;
   /** `--otel`: the run's telemetry. */
   readonly telemetry?: RunTelemetry | undefined;
+  /** `--confirm`: told each event after the renderer (it asks about `tool_approval_requested`). */
+  readonly watch?: ((event: RunEvent) => void) | undefined;
 }
 
 /** Swallows what is written: the answer's place in `--json` mode (the events carry it). */
@@ -52,6 +54,7 @@ export function runTask(agent: Agent, task: string, options: RunOptions, sinks: 
     run(agent, task, telemetry === undefined ? options : { ...options, telemetry }).subscribe((event) => {
       sinks.json?.write(toJsonLine(event));
       sinks.renderer.on(event);
+      sinks.watch?.(event);
       if (isTerminalEvent(event)) resolve(event);
     });
   });

@@ -1,4 +1,5 @@
 import { ConfigurationError } from '../errors.js';
+import type { ApprovalDecision } from './suspended.js';
 import { checkStopOptions, type RunStopOptions, type StopRequest } from './stop.js';
 import { checkCallId } from './call-cancel.js';
 
@@ -9,23 +10,28 @@ import { checkCallId } from './call-cancel.js';
 export interface ControlledRun {
   /** A graceful stop (validated already); false when the run's outcome is decided or a stop was requested. */
   stop(request: StopRequest): boolean;
-  /** Cancels one running call; false when no call with that id is running. */
+  /** Cancels one running call or one call awaiting approval; false when no such call has that id. */
   cancelToolCall(callId: string, reason: unknown): boolean;
+  /** Decides one call awaiting approval; false when no call with that id awaits a decision. */
+  decide(callId: string, decision: ApprovalDecision): boolean;
+  /** Cancels one call awaiting approval; false when no call with that id awaits a decision. */
+  cancelAwaitingApproval(callId: string, reason: unknown): boolean;
 }
 
 /** The live run each control acts on (internal: a run attaches itself while it lives). */
 const attached = new WeakMap<RunControl, ControlledRun>();
 
 /**
- * Controls one live run beyond a hard cancel (docs/run-control.md): a graceful stop at a boundary and a
- * cancel of one tool call. Give it to `run()` or `start()` as `options.control`; a `RunHandle` has one of
- * its own (`options.control` when given) and its `stop` / `cancelToolCall` delegate to it. A control
- * acts on the run it was given to while that run lives: before that run starts and once it has ended
- * its methods answer `false`. One control serves one live run at a time: a second run given it while the
- * first lives ends `run_failed` (`configuration_error`, a `ConcurrentRunError` naming `options.control`).
+ * Controls one live run beyond a hard cancel (docs/run-control.md): a graceful stop at a boundary, a
+ * cancel of one tool call, and the decision on a call awaiting approval. Give it to `run()`, `start()`
+ * or `resume()` as `options.control`; a `RunHandle` has one of its own (`options.control` when given)
+ * and its `stop` / `cancelToolCall` / `approve` / `reject` delegate to it. A control acts on the run it
+ * was given to while that run lives: before that run starts and once it has ended its methods answer
+ * `false`. One control serves one live run at a time: a second run given it while the first lives ends
+ * `run_failed` (`configuration_error`, a `ConcurrentRunError` naming `options.control`).
  *
- * Bad input throws a `ConfigurationError` naming the field (`at`, `graceMs`, `callId`), also when no
- * run is live; a well-formed request that cannot take effect answers `false`.
+ * Bad input throws a `ConfigurationError` naming the field (`at`, `graceMs`, `callId`, `reason`), also
+ * when no run is live; a well-formed request that cannot take effect answers `false`.
  *
  * @example
  * const control = new RunControl();
@@ -40,6 +46,7 @@ export class RunControl {
    * `stop_requested { at, graceMs? }` at once and ends `run_completed` with `stopReason: 'stopped'` (or
    * `'completed'` when it was giving its final answer), committing its history. `graceMs` (no default)
    * bounds the wait: on expiry the run is cancelled with reason `{ type: 'stop_timeout', graceMs }`.
+   * A call awaiting approval has not reached the boundary: the stop waits for its decision (or `graceMs`).
    *
    * @returns true when the stop was taken; false when no run is live, its outcome is decided, or a stop
    *   was requested before (the first one stands).
@@ -52,14 +59,15 @@ export class RunControl {
   }
 
   /**
-   * Cancels one running tool call of the live run (docs/run-control.md, "Per-call cancel"): its
-   * `ctx.signal` aborts (an Observable tool is unsubscribed, a sub-run is cancelled on its own token with
-   * `reason`), and its `tool_call_failed { interrupted: true }` (error `ToolCallCancelledError`, the model
-   * reads "cancelled by the user: <reason>") is delivered before this returns, even when the tool ignores
-   * its signal. The other calls and the run go on.
+   * Cancels one tool call of the live run that is running or awaiting approval (docs/run-control.md,
+   * "Per-call cancel"): a running call's `ctx.signal` aborts (an Observable tool is unsubscribed, a sub-run
+   * is cancelled on its own token with `reason`); a call awaiting approval never starts. Its
+   * `tool_call_failed { interrupted: true }` (error `ToolCallCancelledError`, the model reads "cancelled
+   * by the user: <reason>") is delivered before this returns, even when the tool ignores its signal.
+   * The other calls and the run go on.
    *
-   * @returns true when the call was running; false for an id that names no running call (not started,
-   *   finished, unknown) or when no run is live.
+   * @returns true when the call was running or awaiting approval; false for an id that names neither
+   *   (not started, finished, unknown) or when no run is live.
    * @throws {ConfigurationError} naming `callId` when it is not a non-empty string.
    */
   cancelToolCall(callId: string, reason?: unknown): boolean {
@@ -67,6 +75,51 @@ export class RunControl {
     const live = attached.get(this);
     return live !== undefined && live.cancelToolCall(callId, reason);
   }
+
+  /**
+   * Approves the call `callId` awaiting approval ("Approvals", docs/run-control.md): it starts (its
+   * `tool_call_started` follows).
+   *
+   * @returns true when the call was awaiting a decision; false for an unknown id, a call decided already
+   *   (the first decision wins) or a run that has ended.
+   * @throws {ConfigurationError} naming `callId` when it is not a string.
+   */
+  approve(callId: string): boolean {
+    checkString(callId, 'callId');
+    const live = attached.get(this);
+    return live !== undefined && live.decide(callId, { approve: true });
+  }
+
+  /**
+   * Rejects the call `callId` awaiting approval with `reason`: it never runs; its `tool_call_failed`
+   * carries `ToolCallRejectedError` with `reason`, which the model reads.
+   *
+   * @returns true when the call was awaiting a decision (as {@link approve}).
+   * @throws {ConfigurationError} naming `callId` or `reason` when it is not a string.
+   */
+  reject(callId: string, reason: string): boolean {
+    checkString(callId, 'callId');
+    checkString(reason, 'reason');
+    const live = attached.get(this);
+    return live !== undefined && live.decide(callId, { approve: false, reason });
+  }
+
+  /**
+   * Cancels `callId` only if it awaits approval (the part of {@link cancelToolCall} that reaches such a
+   * call): its `tool_call_failed` is `ToolCallCancelledError`, `interrupted: true`, and the run goes on.
+   *
+   * @returns true if it was awaiting a decision.
+   * @throws {ConfigurationError} naming `callId` when it is not a non-empty string.
+   */
+  cancelAwaitingApproval(callId: string, reason?: unknown): boolean {
+    checkCallId(callId);
+    const live = attached.get(this);
+    return live !== undefined && live.cancelAwaitingApproval(callId, reason);
+  }
+}
+
+function checkString(value: unknown, field: string): void {
+  if (typeof value !== 'string') throw new ConfigurationError(field, `must be a string (got ${typeof value})`);
 }
 
 /**

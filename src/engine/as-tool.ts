@@ -76,7 +76,9 @@ function subRun$<C>(
     try {
       const options = { ...definedOnly(parent?.inherited), ...runOptions, context: ctx.context } as RunOptions<C>;
       const link = { runId: ctx.runId, callId: ctx.callId };
-      const internals = parent ? { token, wrap: parent.wrap, parent: link } : { token };
+      const internals = parent
+        ? { token, wrap: parent.wrap, parent: link, adoptApprovals: parent.adoptApprovals }
+        : { token };
       sub = createRun(agent, input, options, internals).subscribe({ next: onEvent });
     } catch (err) {
       token.dispose();

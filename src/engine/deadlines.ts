@@ -35,6 +35,11 @@ export function optionalDeadline(value: number | false | undefined): number | un
   return withDefault(value, undefined);
 }
 
+/** The approval deadline (`approvalMs`, default `DEFAULTS.deadlines.approvalMs`): its ms, or undefined for `false`. */
+export function approvalDeadline(deadlines: Deadlines | undefined): number | undefined {
+  return withDefault(deadlines?.approvalMs, DEFAULTS.deadlines.approvalMs);
+}
+
 /** The commit deadline (`commitMs`, default `DEFAULTS.deadlines.commitMs`): its ms, or undefined for `false`. */
 export function commitDeadline(deadlines: Deadlines | undefined): number | undefined {
   return withDefault(deadlines?.commitMs, DEFAULTS.deadlines.commitMs);

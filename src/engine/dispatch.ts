@@ -1,21 +1,16 @@
-import { EMPTY, Observable, concat, concatMap, defer, from, mergeMap } from 'rxjs';
+import { EMPTY, Observable, concat, concatMap, defer, from, mergeMap, of } from 'rxjs';
 import { stage } from '../cancel/stage.js';
 import { describeValue, readProp } from '../describe.js';
 import { HookError, UnknownToolError, serializeError } from '../errors.js';
 import type { ToolCall } from '../items.js';
 import type { Tool } from '../tools/tool.js';
+import { approval$, requestApprovals$, type Runnable } from './approval.js';
 import { callHooks$, hasHooks } from './hooks.js';
 import { refusedFor } from './repair.js';
 import type { RunContext } from './run-context.js';
 import { notRun, stopsBeforeCall } from './stop.js';
 import { toolCall$ } from './tool-call.js';
 import { errorResult, parseArguments } from './tool-result.js';
-
-interface Runnable {
-  readonly call: ToolCall;
-  readonly tool: Tool;
-  readonly args: unknown;
-}
 
 const tools = new WeakMap<readonly Tool[], ReadonlyMap<string, Tool>>();
 
@@ -30,8 +25,9 @@ function toolsByName(list: readonly Tool[]): ReadonlyMap<string, Tool> {
  * Prepares the tool calls of one model response (checkpoint 10: dispatch), in call order: each
  * call's arguments are validated (an unknown tool or bad arguments become a tool error for the
  * model) and every `beforeToolCall` hook runs (a deny becomes a tool error; a malformed verdict
- * fails the run), all before any tool starts (guarantee 2: nothing starts after a cancel). Emits
- * the calls that may run, as one array.
+ * fails the run), all before any tool starts (guarantee 2: nothing starts after a cancel). Then each
+ * call that may run is asked its tool's `needsApproval` ("approvals", `approval.ts`). Emits the calls
+ * that may run, as one array, those awaiting approval marked.
  */
 export function prepare$(rc: RunContext<any>, calls: readonly ToolCall[]): Observable<readonly Runnable[]> {
   return defer(() => {
@@ -68,7 +64,7 @@ export function prepare$(rc: RunContext<any>, calls: readonly ToolCall[]): Obser
         );
       }),
     );
-    return concat(prepared$, [runnables]);
+    return concat(prepared$, defer(() => requestApprovals$(rc, runnables)));
   });
 }
 
@@ -78,8 +74,11 @@ export function prepare$(rc: RunContext<any>, calls: readonly ToolCall[]): Obser
  * a poll). The batch waits at its boundary (`between_tools` / `wave_boundary`) while any of its
  * calls is queued, that is not started yet; while a call executes the run waits at `tool_call`.
  * Results enter the history in call order when the turn completes; on cancel, finished calls keep
- * their results and the rest are paired as interrupted in `partial`. Under a graceful stop at
- * `tool_call_end` a call whose start comes is paired with "not run: the run was stopped" instead.
+ * their results and the rest are paired as interrupted in `partial`. A call awaiting approval waits
+ * at `approval` first (`approval$`), outside the pool: one pending approval does not hold up the
+ * other calls of a parallel batch; a call not approved never takes a slot. Under a graceful stop at
+ * `tool_call_end` a call whose start comes is paired with "not run: the run was stopped" instead
+ * (also an approved call whose approval was pending when the stop came: "Stop and approvals").
  */
 export function batch$(rc: RunContext<any>, runnables: readonly Runnable[]): Observable<never> {
   if (runnables.length === 0) return EMPTY;
@@ -88,17 +87,44 @@ export function batch$(rc: RunContext<any>, runnables: readonly Runnable[]): Obs
     const boundary = rc.waits.enter(parallel ? 'wave_boundary' : 'between_tools');
     subscriber.add(boundary);
     let queued = runnables.length;
+    const dequeue = (): void => {
+      if (--queued === 0) boundary.unsubscribe();
+    };
     const start = (r: Runnable): Observable<never> =>
       stage(rc.token, () => {
-        if (--queued === 0) boundary.unsubscribe();
+        dequeue();
         // A graceful stop at tool_call_end: no further call starts; each is paired "not run" ("Stop").
         if (stopsBeforeCall(rc)) return notRun(rc, r.call);
         return toolCall$(rc, r.call, r.tool, r.args);
       }, rc.hopScheduler);
+    // A call not approved leaves the queue when its tool_call_failed is out.
+    const approved = (r: Runnable): Observable<Runnable> =>
+      r.approval ? approval$(rc, r).pipe(tapEnd(r, dequeue)) : of(r);
     const calls$ = from(runnables);
-    const run$ = parallel ? calls$.pipe(mergeMap(start, parallel.maxConcurrency)) : calls$.pipe(concatMap(start));
+    const run$ = parallel
+      ? calls$.pipe(mergeMap(approved), mergeMap(start, parallel.maxConcurrency))
+      : calls$.pipe(concatMap((r) => approved(r).pipe(concatMap(start))));
     run$.subscribe(subscriber);
   });
+}
+
+/** Calls `onRefused` when the approval wait completed without approving `r` (it emitted nothing). */
+function tapEnd(r: Runnable, onRefused: () => void) {
+  return (source: Observable<Runnable>): Observable<Runnable> =>
+    new Observable<Runnable>((subscriber) => {
+      let approved = false;
+      return source.subscribe({
+        next: (value) => {
+          approved = true;
+          subscriber.next(value);
+        },
+        error: (err) => subscriber.error(err),
+        complete: () => {
+          if (!approved && r.approval) onRefused();
+          subscriber.complete();
+        },
+      });
+    });
 }
 
 /** A call that never runs: its error result rides with its `tool_call_failed`. */

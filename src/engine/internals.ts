@@ -1,4 +1,6 @@
 import type { CancelSignal } from '../cancel/cancel-signal.js';
+import type { Approvals, Verdict } from '../control/approvals.js';
+import type { Suspended } from '../control/suspended.js';
 import type { RunEvent } from '../events.js';
 import type { Item, ToolCall } from '../items.js';
 import type { TelemetryAttempt, TelemetryMcpRequest } from './telemetry.js';
@@ -31,6 +33,7 @@ export interface RunTap {
 /** Internal: how a run settled, for `start()`: the Items a completed run committed, or a failed run's error. */
 export interface Settled {
   readonly items?: readonly Item[];
+  readonly suspended?: Suspended;
   readonly error?: unknown;
 }
 
@@ -49,4 +52,17 @@ export interface RunInternals {
   readonly tap?: RunTap;
   /** A sub-run's parent: the run and the tool call it runs in (told to the `telemetry` option). */
   readonly parent?: { readonly runId: string; readonly callId: string };
+  /**
+   * A sub-run's link to its root run's approvals: the sub-run's calls awaiting approval are decided (and
+   * cancelled) through the root run's `RunControl`. Returns the unlink.
+   */
+  readonly adoptApprovals?: (approvals: Approvals) => () => void;
+  /** A resumed run (`resume()`): the suspension it continues and the verdict of each call decided. */
+  readonly resume?: ResumeState;
+}
+
+/** Internal: what a resumed run continues from (docs/run-control.md, "Approvals"). */
+export interface ResumeState {
+  readonly suspended: Suspended;
+  readonly verdicts: ReadonlyMap<string, Verdict>;
 }

@@ -6,6 +6,7 @@ import { ModelCalls } from './model-call.js';
 import { callIdsOf, repairHistory } from './repair.js';
 import { stopReasonOf, type Outcome, type RunContext } from './run-context.js';
 import { SessionFailure } from './session-failure.js';
+import { resumeTurn$ } from './resume-turn.js';
 import { openSession$ } from './session-load.js';
 import type { Fact } from './totals.js';
 import { NEXT_TURN, turn$, type Decision, type Turns } from './turn.js';
@@ -21,10 +22,13 @@ const NO_HISTORY: readonly Item[] = Object.freeze([]);
 export function runLoop$(rc: RunContext<any>, queuedBefore: ReadonlySet<MailboxToken>): Observable<Outcome> {
   const models = new ModelCalls(rc);
   const { session } = rc.opts;
+  const { resume } = rc.internals;
   const turns$ = (history: readonly Item[]): Observable<Decision> => {
-    const firstTurn = repairedInput(rc, history);
+    // A resumed run goes on in its suspended turn; its input was repaired by the run that suspended.
+    const firstTurn = resume ? undefined : repairedInput(rc, history);
     const turns: Turns = { rc, history, models, queuedBefore, firstTurn, repairs: 0 };
-    return turn$(turns, 1).pipe(expand((d: Decision) => (d === NEXT_TURN ? turn$(turns, rc.turn + 1) : EMPTY)));
+    const first$ = resume ? resumeTurn$(rc, history, resume) : turn$(turns, 1);
+    return first$.pipe(expand((d: Decision) => (d === NEXT_TURN ? turn$(turns, rc.turn + 1) : EMPTY)));
   };
   // Without a session nothing is loaded: the turns start at once, with no operator kept alive between
   // (a concatMap over one value holds ≈ 1.6 KiB for the whole run: BENCHMARKS.md, memory).

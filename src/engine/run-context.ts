@@ -1,7 +1,9 @@
 import type { SchedulerLike } from 'rxjs';
 import type { CancelSignal } from '../cancel/cancel-signal.js';
+import type { Approvals } from '../control/approvals.js';
+import type { Suspended } from '../control/suspended.js';
 import {
-  isConfigurationError, isModelCallError, isModelOutputError, isOutputValidationError, isTimeoutError,
+  isConfigurationError, isModelCallError, isModelOutputError, isOutputValidationError, isResumeError, isTimeoutError,
 } from '../errors.js';
 import type { FinishReason, RunEventDraft, RunFailed } from '../events.js';
 import type { Usage } from '../items.js';
@@ -34,7 +36,9 @@ export type Outcome =
       /** Usage of failed attempts that returned a response, not yet carried by an event. */
       readonly billed?: Usage;
     }
-  | { readonly kind: 'cancelled'; readonly reason: unknown };
+  | { readonly kind: 'cancelled'; readonly reason: unknown }
+  /** Suspended for approval (`approvals: 'suspend'`): ends `run_completed` with `needs_approval`, commits nothing. */
+  | { readonly kind: 'suspended'; readonly suspended: Suspended; readonly finishReason: FinishReason };
 
 /**
  * What the stages of a run see of it (the controller implements it): who and what it runs, its
@@ -53,6 +57,13 @@ export interface RunContext<C = unknown> {
   /** Stage hops ("cancel wins at a stage start"). */
   readonly hopScheduler: SchedulerLike;
   readonly waits: Waits;
+  /** The run's calls awaiting approval (docs/run-control.md, "Approvals"); the `control` option reaches them. */
+  readonly approvals: Approvals;
+  /**
+   * Links a sub-run's approvals to this run's, so this run's control reaches the sub-run's calls awaiting
+   * approval (a sub-run's own link goes on to its root). Returns the unlink.
+   */
+  adoptApprovals(approvals: Approvals): () => void;
   /** The run's lease on its session: taken by the loop at its start, renewed and released by the controller. */
   readonly lease: SessionLease;
   readonly totals: Readonly<RunTotals>;
@@ -73,7 +84,7 @@ export interface RunContext<C = unknown> {
 /** The stop reason of a run that failed with `error` (docs/events.md, "Stop reasons"). */
 export function stopReasonOf(error: unknown): RunFailed['stopReason'] {
   if (isModelCallError(error) || isTimeoutError(error) || isModelOutputError(error)) return 'model_error';
-  if (isConfigurationError(error)) return 'configuration_error';
+  if (isConfigurationError(error) || isResumeError(error)) return 'configuration_error';
   if (isOutputValidationError(error)) return 'output_invalid';
   return 'internal_error';
 }

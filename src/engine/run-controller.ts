@@ -3,8 +3,10 @@ import {
   type Unsubscribable,
 } from 'rxjs';
 import { CancelSignal } from '../cancel/cancel-signal.js';
+import { Approvals } from '../control/approvals.js';
 import { attachRun, detachRun, type ControlledRun } from '../control/run-control.js';
 import { stopTimeoutReason, type StopRequest } from '../control/stop.js';
+import type { ApprovalDecision } from '../control/suspended.js';
 import { DEFAULTS } from '../defaults.js';
 import { ConcurrentRunError, TimeoutError, serializeError } from '../errors.js';
 import type { CancelPhase, RunEvent, RunEventDraft, TerminalEvent, Undelivered } from '../events.js';
@@ -12,6 +14,7 @@ import { addUsage, type Item } from '../items.js';
 import { toLastValue } from '../last-value.js';
 import { Mailbox } from '../mailbox/mailbox.js';
 import type { Session } from '../session/session.js';
+import { emitCancelled } from './approval.js';
 import { commitDeadline } from './deadlines.js';
 import { runEndedHooks } from './hooks.js';
 import type { RunInternals, RunTap } from './internals.js';
@@ -50,6 +53,9 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
   readonly scheduler: SchedulerLike;
   readonly hopScheduler: SchedulerLike;
   readonly waits = new Waits();
+  readonly approvals = new Approvals((call, reason) => emitCancelled(this, call, reason));
+  /** The approvals of live sub-runs (any depth) under this root run: its control reaches them. */
+  readonly #adopted = new Set<Approvals>();
   readonly totals: RunTotals;
   readonly lease: SessionLease;
   readonly calls = new RunningCalls();
@@ -78,7 +84,11 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
     this.hopScheduler = opts.scheduler ?? asapScheduler;
     this.token = internals.token ?? opts.cancel?.child() ?? new CancelSignal();
     this.mailbox = opts.mailbox ?? new Mailbox({ idGenerator: () => this.#ids('item') });
-    this.totals = new RunTotals(initialItems(input, () => this.nextId()));
+    const { resume } = internals;
+    // A resumed run goes on from the suspended run's Items as they are (its open batch included).
+    this.totals = resume
+      ? RunTotals.resumed(resume.suspended.items, resume.suspended.usage)
+      : new RunTotals(initialItems(input, () => this.nextId()));
     // A lost lease fails the run; once the outcome is decided (a completed run committing) it is
     // left alone: "the commit cannot be cancelled".
     const lost = (error: unknown): void => this.end({ kind: 'failed', stopReason: 'session_error', error });
@@ -124,9 +134,37 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
     return true;
   }
 
-  /** `RunControl.cancelToolCall()` on this run (docs/run-control.md, "Per-call cancel"). */
+  /**
+   * `RunControl.cancelToolCall()` on this run (docs/run-control.md, "Per-call cancel"): a running call,
+   * else a call awaiting approval.
+   */
   cancelToolCall(callId: string, reason: unknown): boolean {
-    return !this.#decided && this.calls.cancel(callId, reason);
+    if (this.#decided) return false;
+    return this.calls.cancel(callId, reason) || this.cancelAwaitingApproval(callId, reason);
+  }
+
+  /** `RunControl.approve()` / `reject()` on this run or one of its sub-runs ("Approvals", docs/run-control.md). */
+  decide(callId: string, decision: ApprovalDecision): boolean {
+    if (this.#decided) return false;
+    if (this.approvals.decide(callId, decision)) return true;
+    for (const adopted of this.#adopted) if (adopted.decide(callId, decision)) return true;
+    return false;
+  }
+
+  /** `RunControl.cancelAwaitingApproval()` on this run or one of its sub-runs: a call awaiting approval only. */
+  cancelAwaitingApproval(callId: string, reason: unknown): boolean {
+    if (this.#decided) return false;
+    if (this.approvals.cancel(callId, reason)) return true;
+    for (const adopted of this.#adopted) if (adopted.cancel(callId, reason)) return true;
+    return false;
+  }
+
+  /** Links a sub-run's approvals to its root run's (this run's, or on to this run's own root). */
+  adoptApprovals(approvals: Approvals): () => void {
+    const up = this.internals.adoptApprovals;
+    if (up !== undefined) return up(approvals);
+    this.#adopted.add(approvals);
+    return () => void this.#adopted.delete(approvals);
   }
 
   /**
@@ -164,6 +202,8 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
       return this.end({ kind: 'failed', stopReason: 'configuration_error', error: this.#busyError });
     }
     linkCancelSources(this, this.#links);
+    const adopt = this.internals.adoptApprovals;
+    if (adopt !== undefined) this.#links.add(adopt(this.approvals));
     if (this.token.isCancelled) {
       this.emit(started);
       return this.end({ kind: 'cancelled', reason: this.token.reason }); // checkpoint 1: turn entry; nothing starts
@@ -174,6 +214,9 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
     this.#links.add(this.token.onCancel((reason) => this.end({ kind: 'cancelled', reason })));
     this.emit(started);
     if (this.#decided) return;
+    // A resumed run goes on in the turn its suspension was in (its run_started is turn 0, as always).
+    const { resume } = this.internals;
+    if (resume !== undefined) this.totals.turn = resume.suspended.turn;
     this.#body.add(
       loop(this).subscribe({
         next: (outcome) => this.end(outcome),
@@ -197,7 +240,7 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
   end(outcome: Outcome): void {
     if (this.#decided) return;
     this.#decided = true;
-    this.#tap?.ending(outcome.kind);
+    this.#tap?.ending(outcome.kind === 'suspended' ? 'completed' : outcome.kind);
     // Read before the cleanup leaves every wait: where the run was when it saw the cancel.
     const phase = this.waits.innermost;
     if (outcome.kind === 'failed' && outcome.billed !== undefined) {
@@ -229,7 +272,8 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
       this.#settle(outcome, 'turn_entry');
     };
     const failed = (error: unknown): Outcome => ({ kind: 'failed', stopReason: 'session_error', error });
-    const options = { runId: this.runId, signal: controller.signal };
+    const suspensionId = this.internals.resume?.suspended.suspensionId;
+    const options = { runId: this.runId, signal: controller.signal, ...(suspensionId ? { suspensionId } : {}) };
     const write$ = defer(() => toLastValue(session.append(this.totals.scratch.items, options)));
     // Not unsubscribed at the deadline: a write that has begun finishes, and its landing is heard.
     write$.subscribe({
@@ -265,9 +309,14 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
     // (guarantee 5: one cancel, one cancelled run).
     if (outcome.kind === 'cancelled' && cancel?.isCancelled) cancel.reset();
     const onSettled = this.internals.onSettled;
+    this.approvals.close(); // nothing awaits a decision any more: a late approve() answers false
     if (outcome.kind === 'completed') {
       this.mailbox.markDelivered(drained);
       onSettled?.({ items: scratch.items });
+    } else if (outcome.kind === 'suspended') {
+      // The steering it drained is inside `suspended.items`: not given back ("suspend mode").
+      this.mailbox.markDelivered(drained);
+      onSettled?.({ items: [], suspended: outcome.suspended });
     } else {
       this.mailbox.giveBack(drained);
       if (outcome.kind === 'failed') onSettled?.({ error: outcome.error });
@@ -301,6 +350,10 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
         const stopReason = outcome.stopped ? ('stopped' as const) : ('completed' as const);
         const completed = { type: 'run_completed', ...base, stopReason, output, finishReason } as const;
         return 'value' in outcome ? { ...completed, value: outcome.value } : completed;
+      }
+      case 'suspended': {
+        const { finishReason, suspended } = outcome;
+        return { type: 'run_completed', ...base, stopReason: 'needs_approval', output: '', finishReason, suspended };
       }
       case 'cancelled': {
         const partial = scratch.partial(() => this.nextId());

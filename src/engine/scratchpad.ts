@@ -27,6 +27,40 @@ export class Scratchpad {
     this.items = input.slice();
   }
 
+  /**
+   * A resumed run's scratchpad (docs/run-control.md, "Approvals"): `items` as a suspension holds them,
+   * the last assistant Item's calls the open batch, the tool results after it that batch's results.
+   */
+  static resumed(items: readonly Item[]): Scratchpad {
+    let open = items.length;
+    while (open > 0 && items[open - 1]!.type === 'tool_result') open--;
+    const pad = new Scratchpad(items.slice(0, open));
+    const last = items[open - 1];
+    if (last?.type === 'assistant' && last.toolCalls.length > 0) {
+      const results = new Map<string, ToolResultItem>();
+      for (const item of items.slice(open)) if (item.type === 'tool_result') results.set(item.callId, item);
+      pad.#batch = { calls: last.toolCalls, results };
+    }
+    return pad;
+  }
+
+  /** The open batch's calls that have no result yet (a resumed run's calls to dispatch), in call order. */
+  unanswered(): readonly ToolCall[] {
+    const batch = this.#batch;
+    return batch ? batch.calls.filter((c) => !batch.results.has(c.callId)) : [];
+  }
+
+  /** What a suspension holds: `items`, then the results the open batch has so far, in call order. */
+  suspendedItems(): Item[] {
+    const out: Item[] = [...this.items];
+    const batch = this.#batch;
+    if (batch) for (const call of batch.calls) {
+      const result = batch.results.get(call.callId);
+      if (result) out.push(result);
+    }
+    return out;
+  }
+
   /** Replaces the input with its repaired form; called before anything else is added (the first turn's start). */
   replaceInput(input: readonly Item[]): void {
     this.items.splice(0, this.items.length, ...input);

@@ -1,11 +1,12 @@
 import { CancelSignal } from '../cancel/cancel-signal.js';
 import { RunControl } from '../control/run-control.js';
+import type { Suspended } from '../control/suspended.js';
 import { RunCancelledError, RunFailedError } from '../errors.js';
 import type { Item } from '../items.js';
 import { Mailbox } from '../mailbox/mailbox.js';
 import { createRun } from './create-run.js';
 import { defineAgent } from './define-agent.js';
-import type { Settled } from './internals.js';
+import type { RunInternals, Settled } from './internals.js';
 import { EventLog } from './replay.js';
 import type { Agent, RunHandle, RunResult, StartOptions } from './types.js';
 import { checkReplay, validateRunArgs } from './validate.js';
@@ -16,11 +17,14 @@ import { checkReplay, validateRunArgs } from './validate.js';
  * still gets the terminal event; `options.replay: 'compact'` keeps consecutive `text_delta`s of
  * one model attempt as one (see `sliceAfterSeq`), so a long streamed answer costs about its text.
  * `handle.cancel(reason)` fires a token the run owns (a child of `options.cancel`), never the
- * caller's. `handle.stop()` and `handle.cancelToolCall()` delegate to `handle.control`
- * (`options.control`, or a `RunControl` of the handle's own; docs/run-control.md). `result`
+ * caller's. `handle.stop()`, `handle.cancelToolCall()`, `handle.approve()` and `handle.reject()`
+ * delegate to `handle.control` (`options.control`, or a `RunControl` of the handle's own;
+ * docs/run-control.md). `result`
  * resolves with the {@link RunResult} or rejects with `RunCancelledError` /
  * `RunFailedError` (an unobserved rejection is not reported as unhandled), always after the
  * terminal event was delivered to `events$`.
+ * `handle.approve(callId)` / `handle.reject(callId, reason)` decide calls awaiting approval. A run
+ * suspended for approval (`approvals: 'suspend'`) resolves `result` with `suspended` set.
  * Throws `ConfigurationError` like `run()` (and for an unknown `options.replay`).
  *
  * @example
@@ -33,22 +37,36 @@ export function start<C = unknown, O = unknown>(
   input: string | readonly Item[],
   options: StartOptions<C> = {},
 ): RunHandle<O> {
+  return startRun(agent, input, options, {});
+}
+
+/**
+ * Internal: `start()` with what only the package passes (`resume()` passes the suspension it continues).
+ */
+export function startRun<C, O = unknown>(
+  agent: Agent<C, O>,
+  input: string | readonly Item[],
+  options: StartOptions<C>,
+  internals: Pick<RunInternals, 'resume'>,
+): RunHandle<O> {
   const defined = defineAgent(agent);
   validateRunArgs(input, options); // before anything is made: bad options fail with the field named, as in run()
   const replay = checkReplay(options);
-  const token = options.cancel ? options.cancel.child() : new CancelSignal();
   const control = options.control ?? new RunControl();
+  const token = options.cancel ? options.cancel.child() : new CancelSignal();
   let committed: readonly Item[] = [];
+  let suspended: Suspended | undefined;
   let failure: unknown;
   const onSettled = (settled: Settled): void => {
     committed = settled.items ?? committed;
+    suspended = settled.suspended;
     failure = settled.error;
   };
   let events$;
   let mailbox: Mailbox;
   try {
     mailbox = options.mailbox ?? ownMailbox(options.idGenerator);
-    events$ = createRun(defined, input, { ...options, mailbox, control }, { token, onSettled });
+    events$ = createRun(defined, input, { ...options, mailbox, control }, { ...internals, token, onSettled });
   } catch (err) {
     token.dispose();
     throw err;
@@ -66,7 +84,8 @@ export function start<C = unknown, O = unknown>(
           const { stopReason, output, finishReason, usage, undelivered } = event;
           const { runId } = event;
           const done: RunResult<O> = { runId, stopReason, output, finishReason, usage, items: committed, undelivered };
-          resolve('value' in event ? { ...done, value: event.value as O } : done);
+          const valued = 'value' in event ? { ...done, value: event.value as O } : done;
+          resolve(suspended === undefined ? valued : { ...valued, suspended });
         } else if (event.type === 'run_cancelled') {
           reject(new RunCancelledError(event)); // its message describes the reason totally
         } else if (event.type === 'run_failed') {
@@ -108,5 +127,7 @@ function handleOf<O>(
     cancel: (reason?: unknown) => token.cancel(reason),
     stop: (options) => control.stop(options),
     cancelToolCall: (callId, reason) => control.cancelToolCall(callId, reason),
+    approve: (callId: string) => control.approve(callId),
+    reject: (callId: string, reason: string) => control.reject(callId, reason),
   };
 }

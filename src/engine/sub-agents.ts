@@ -1,4 +1,5 @@
 import type { Observable } from 'rxjs';
+import type { Approvals } from '../control/approvals.js';
 import type { RunEvent } from '../events.js';
 import type { Tool, ToolContext } from '../tools/tool.js';
 import type { RunWrap } from './internals.js';
@@ -10,6 +11,11 @@ export interface ParentRun {
   relay(path: readonly string[], event: RunEvent): void;
   /** The parent's time, id and jitter sources and its telemetry, inherited by the sub-run unless it sets its own. */
   readonly inherited: Pick<RunOptions<unknown>, 'scheduler' | 'idGenerator' | 'random' | 'telemetry'>;
+  /**
+   * Links the sub-run's approvals to the parent's root run, so a sub-run's call awaiting approval is decided
+   * (or cancelled) through the root run's `RunControl` (the sub-run does not inherit the `control` option).
+   */
+  adoptApprovals(approvals: Approvals): () => void;
   /** The parent's context propagation, inherited by the sub-run. */
   readonly wrap: RunWrap | undefined;
 }

@@ -187,5 +187,6 @@ function parentRun(rc: RunContext<any>, call: ToolCall): ParentRun {
     },
     inherited: { scheduler, idGenerator, random, telemetry },
     wrap: rc.internals.wrap,
+    adoptApprovals: (approvals) => rc.adoptApprovals(approvals),
   };
 }

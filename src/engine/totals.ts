@@ -43,8 +43,15 @@ export class RunTotals {
   readonly drained: MailboxToken[] = [];
   readonly scratch: Scratchpad;
 
-  constructor(input: readonly Item[]) {
-    this.scratch = new Scratchpad(input);
+  constructor(input: readonly Item[], scratch?: Scratchpad) {
+    this.scratch = scratch ?? new Scratchpad(input);
+  }
+
+  /** The totals of a resumed run: its Items are the suspended run's, its open batch restored; its usage goes on. */
+  static resumed(items: readonly Item[], usage: Usage): RunTotals {
+    const totals = new RunTotals(items, Scratchpad.resumed(items));
+    totals.usage = usage;
+    return totals;
   }
 
   fold(draft: RunEventDraft, fact: Fact | undefined): void {

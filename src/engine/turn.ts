@@ -12,6 +12,7 @@ import type { ModelCalls } from './model-call.js';
 import { markRefused, repairResponseCalls, takenIds } from './repair.js';
 import { checkOutput, repairMessage, type OutputCheck } from './output.js';
 import { buildRequest } from './request.js';
+import { suspendOrRun$ } from './suspend.js';
 import type { Outcome, RunContext } from './run-context.js';
 import { stoppedOutcome } from './stop.js';
 import type { Fact } from './totals.js';
@@ -119,14 +120,19 @@ function respond$(turns: Turns, n: number, response: ModelResponse): Observable<
     return stage(rc.token, () => prepare$(rc, calls), rc.hopScheduler);
   }).pipe(waitingAt(rc.waits, 'dispatch'));
   return concat(
-    prepared$.pipe(concatMap((runnables) => batch$(rc, runnables))),
-    defer((): Decision[] => {
-      rc.emit(TURN_COMPLETED);
-      // A graceful stop ends the run at the next turn's entry (a stage: a cancel in the same tick wins).
-      if (n < maxTurns || rc.stopping !== undefined) return [NEXT_TURN];
-      return [{ kind: 'failed', stopReason: 'max_turns', error: new MaxTurnsError(maxTurns) }];
-    }),
+    prepared$.pipe(concatMap((runnables) => suspendOrRun$(turns.rc, turns.history, runnables, response.finishReason))),
+    afterBatch$(rc, n),
   );
+}
+
+/** A batch is over: `turn_completed`, then the next turn, or `max_turns` when this was the last one allowed. */
+export function afterBatch$(rc: RunContext<any>, n: number): Observable<Decision> {
+  return defer((): Decision[] => {
+    rc.emit(TURN_COMPLETED);
+    // A graceful stop ends the run at the next turn's entry (a stage: a cancel in the same tick wins).
+    if (n < rc.agent.maxTurns || rc.stopping !== undefined) return [NEXT_TURN];
+    return [{ kind: 'failed', stopReason: 'max_turns', error: new MaxTurnsError(rc.agent.maxTurns) }];
+  });
 }
 
 function repairItem(id: string, error: string): UserItem {

@@ -2,6 +2,7 @@ import type { Observable, SchedulerLike } from 'rxjs';
 import type { z } from 'zod';
 import type { CancelSignal } from '../cancel/cancel-signal.js';
 import type { RunControl } from '../control/run-control.js';
+import type { Suspended } from '../control/suspended.js';
 import type { StopRequest } from '../control/stop.js';
 import type { FinishReason, RunEvent, TerminalEvent, Undelivered } from '../events.js';
 import type { Item, ToolCall, ToolResultItem, Usage } from '../items.js';
@@ -94,6 +95,11 @@ export interface Deadlines {
   readonly runMs?: number | false;
   /** The session write of a completed run; when it passes, `run_failed` (`session_error`). Default 30 000. */
   readonly commitMs?: number | false;
+  /**
+   * The wait for a decision on a tool call that needs approval (`approvals: 'wait'`); when it passes,
+   * the call is rejected (`ToolCallRejectedError`, a tool error for the model). Default 3 600 000.
+   */
+  readonly approvalMs?: number | false;
 }
 
 /**
@@ -254,10 +260,18 @@ export interface RunOptions<C = unknown> {
   readonly trace?: TraceCarrier;
   /**
    * Run control beyond a hard cancel (docs/run-control.md): `control.stop()` (a graceful stop at a
-   * boundary) and `control.cancelToolCall()` (one tool call) act on this run while it lives. One live run
+   * boundary), `control.cancelToolCall()` (one tool call), `control.approve(callId)` /
+   * `control.reject(callId, reason)` (calls awaiting approval) act on this run while it lives. One live run
    * per control (a second one ends `run_failed`, `configuration_error`). Not inherited by sub-runs.
    */
   readonly control?: RunControl;
+  /**
+   * What a call that needs approval does (docs/run-control.md, "Approvals"): `'wait'` (the default)
+   * waits in memory at the `approval` checkpoint; `'suspend'` ends the run `run_completed` with
+   * `stopReason: 'needs_approval'` and a JSON-serialisable `suspended` value, committing nothing;
+   * `resume()` continues it later.
+   */
+  readonly approvals?: 'wait' | 'suspend';
 }
 
 /**
@@ -276,12 +290,18 @@ export interface StartOptions<C = unknown> extends RunOptions<C> {
 /**
  * What a completed run resolves `handle.result` with. `items` are the run's new Items (what it committed).
  * `output` is the final answer's raw text; `value` its parsed and validated form, for an agent with an
- * `output` schema (absent otherwise).
+ * `output` schema (absent otherwise). `suspended`: set when the run suspended for approval
+ * (`stopReason: 'needs_approval'`, `output` ''; it committed nothing and `items` is empty): pass it to
+ * `resume()`.
  */
 export interface RunResult<O = unknown> {
+  readonly suspended?: Suspended;
   readonly runId: string;
-  /** `'completed'` (a final answer) or `'stopped'` (a graceful stop reached its boundary), as on `run_completed`. */
-  readonly stopReason: 'completed' | 'stopped';
+  /**
+   * `'completed'` (a final answer), `'stopped'` (a graceful stop reached its boundary) or
+   * `'needs_approval'` (suspended), as on `run_completed`.
+   */
+  readonly stopReason: 'completed' | 'stopped' | 'needs_approval';
   readonly output: string;
   readonly value?: O;
   readonly finishReason: FinishReason;
@@ -308,6 +328,10 @@ export interface RunHandle<O = unknown> {
   readonly control: RunControl;
   /** `control.stop(options)`: a graceful stop (docs/run-control.md, "Stop"); false if it took no effect. */
   stop(options?: { readonly at?: StopRequest['at']; readonly graceMs?: number }): boolean;
-  /** `control.cancelToolCall(callId, reason)`: cancels one running call; false if none with that id runs. */
+  /** `control.cancelToolCall(callId, reason)`: cancels one running call or one awaiting approval; false if none. */
   cancelToolCall(callId: string, reason?: unknown): boolean;
+  /** Approves a call awaiting approval (its `RunControl`'s `approve`); true if it was awaiting one. */
+  approve(callId: string): boolean;
+  /** Rejects a call awaiting approval with `reason` (its `RunControl`'s `reject`); true if it was awaiting one. */
+  reject(callId: string, reason: string): boolean;
 }

@@ -88,7 +88,7 @@ export function validateRunArgs(input: unknown, options: RunOptions<any>): reado
   }
   if (o.deadlines !== undefined) {
     checkObject(o.deadlines, 'options.deadlines');
-    for (const key of ['firstEventMs', 'idleMs', 'requestMs', 'toolMs', 'runMs', 'commitMs'] as const) {
+    for (const key of ['firstEventMs', 'idleMs', 'requestMs', 'toolMs', 'runMs', 'commitMs', 'approvalMs'] as const) {
       const v = read(o.deadlines, key, `options.deadlines.${key}`);
       // `false` turns a deadline off (its default included); absent takes the default.
       if (v !== undefined && v !== false) checkMs(v, `options.deadlines.${key}`, false, ', or false for none');
@@ -104,6 +104,8 @@ export function validateRunArgs(input: unknown, options: RunOptions<any>): reado
   if (o.telemetry !== undefined && typeof (o.telemetry as { open?: unknown } | null)?.open !== 'function')
     throw new ConfigurationError('options.telemetry', 'must be a RunTelemetry (with open(), e.g. withTelemetry())');
   if (o.trace !== undefined) checkTrace(o.trace);
+  if (o.approvals !== undefined && o.approvals !== 'wait' && o.approvals !== 'suspend')
+    refuse('approvals', `must be 'wait' or 'suspend' (got ${String(o.approvals)})`);
   return input as readonly Item[] | string;
 }
 
@@ -129,7 +131,7 @@ function checkInput(input: unknown): void {
 }
 
 const OPTION_KEYS = ['cancel', 'cancel$', 'signal', 'mailbox', 'steer$', 'session', 'hooks', 'retry', 'deadlines',
-  'stream', 'scheduler', 'idGenerator', 'random', 'telemetry', 'control', 'trace'] as const;
+  'stream', 'scheduler', 'idGenerator', 'random', 'telemetry', 'control', 'trace', 'approvals'] as const;
 const RETRY_KEYS = ['maxRetries', 'initialDelayMs', 'maxDelayMs', 'multiplier', 'maxRetryAfterMs'] as const;
 
 /** `keys` of `obj`, each read once (totally) into a plain copy; `field` names `obj` in the error. */

@@ -8,7 +8,8 @@ import type { CancelPhase } from '../events.js';
 /**
  * How deep in a run each wait sits (docs/cancellation.md, "Notes on phases"): the run (turn
  * entry), a turn's model call or session load, its dispatch, a batch's boundary, a call. A tool
- * that executes ranks above a hook of its batch ("`tool_call` while any call executes").
+ * that executes ranks above a call awaiting approval, which ranks above a hook of its batch
+ * ("`tool_call` while any call executes").
  */
 const DEPTH: Readonly<Record<CancelPhase, number>> = {
   turn_entry: 0,
@@ -22,7 +23,8 @@ const DEPTH: Readonly<Record<CancelPhase, number>> = {
   between_tools: 3,
   wave_boundary: 3,
   hook: 4,
-  tool_call: 5,
+  approval: 5,
+  tool_call: 6,
 };
 
 /** One live wait; unsubscribing it leaves the wait (idempotent), so it can be added to a Subscriber. */

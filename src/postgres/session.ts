@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Item } from '../items.js';
-import { appendRunId, checkId, checkItems, checkTtl } from '../session/checks.js';
+import {
+  alreadyResumed, appendRunId, checkId, checkItems, checkTtl, suspensionKey,
+} from '../session/checks.js';
 import { SessionSchemaError } from '../session/errors.js';
 import { leaseLost } from '../session/lease-errors.js';
 import type { AppendOptions, Lease, LeaseOptions, Session } from '../session/session.js';
@@ -38,11 +40,18 @@ export class PostgresSession implements Session {
   async append(items: readonly Item[], options?: AppendOptions): Promise<void> {
     checkItems(items);
     const runId = appendRunId(options);
+    const suspension = suspensionKey(options);
     const rows = items.map((item) => JSON.stringify(item));
     const { sql } = this.store;
     await this.store.ready(this.id);
     const signal = options?.signal;
     if (signal?.aborted) throw signal.reason; // a write not sent when its deadline passed is not sent
+    if (suspension !== undefined) {
+      const params = [this.id, runId ?? null, rows.length, rows, suspension];
+      const [row] = await this.store.query<{ stored: number; repeat: boolean }>(this.id, sql.appendSuspended, params);
+      if (row !== undefined && row.stored === 0 && !row.repeat) throw alreadyResumed(options);
+      return;
+    }
     const text = runId === undefined ? sql.appendBare : sql.appendRun;
     await this.store.query(this.id, text, [this.id, runId ?? null, rows.length, rows]);
   }

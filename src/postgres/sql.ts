@@ -7,6 +7,7 @@ export interface Sql {
   readonly load: string;
   readonly appendRun: string;
   readonly appendBare: string;
+  readonly appendSuspended: string;
   readonly take: string;
   readonly renew: string;
   readonly release: string;
@@ -24,11 +25,11 @@ export interface Sql {
  * nothing after it runs), the session row (its lock orders concurrent appends; its count gives the
  * first seq), then the Items. $1 session, $2 run id, $3 item count, $4 items as JSON texts.
  */
-function append(s: string, run: string): string {
+function append(s: string, run: string, gate = 'run'): string {
   return `WITH run AS (${run}),
     ses AS (
       INSERT INTO ${s}.loopctl_sessions AS t (id, items, created_at, updated_at)
-      SELECT $1, $3::integer, ${NOW}, ${NOW} WHERE EXISTS (SELECT 1 FROM run)
+      SELECT $1, $3::integer, ${NOW}, ${NOW} WHERE EXISTS (SELECT 1 FROM ${gate})
       ON CONFLICT (id) DO UPDATE SET items = t.items + excluded.items, updated_at = excluded.updated_at
       RETURNING t.items
     ),
@@ -48,6 +49,24 @@ export function sqlFor(s: string): Sql {
        ON CONFLICT DO NOTHING RETURNING 1`,
     ),
     appendBare: append(s, 'SELECT 1 WHERE $2::text IS NULL'),
+    // A resumed run's commit ($5: `suspension:<id>`): its run row only when the suspension has none; the
+    // suspension's row only with a new run row (its unique key orders two racing resumes: the second
+    // inserts nothing); the Items only with both. `repeat` tells a repeated runId (stores nothing, fine)
+    // from a refused second commit of the suspension.
+    appendSuspended: append(
+      s,
+      `INSERT INTO ${s}.loopctl_runs (session_id, run_id, stored_at)
+       SELECT $1, $2, ${NOW} WHERE NOT EXISTS (SELECT 1 FROM ${s}.loopctl_runs WHERE session_id = $1 AND run_id = $5)
+       ON CONFLICT DO NOTHING RETURNING 1),
+     sus AS (
+       INSERT INTO ${s}.loopctl_runs (session_id, run_id, stored_at) SELECT $1, $5, ${NOW} FROM run
+       ON CONFLICT DO NOTHING RETURNING 1`,
+      'sus',
+    ).replace(
+      'SELECT count(*)::integer AS stored FROM ses',
+      `SELECT count(*)::integer AS stored,
+        EXISTS (SELECT 1 FROM ${s}.loopctl_runs WHERE session_id = $1 AND run_id = $2) AS repeat FROM ses`,
+    ),
     // Takes the lease when there is none or it has expired; one statement, so two clients cannot both win.
     take: `INSERT INTO ${s}.loopctl_leases AS l (session_id, run_id, token, expires_at)
       VALUES ($1, $2, $3, ${NOW} + $4::bigint)

@@ -5,6 +5,7 @@ import { isTerminalEvent } from '../events.js';
 import type { Item } from '../items.js';
 import type { Agent, RunHandle, RunOptions } from '../engine/types.js';
 import { start } from '../engine/start.js';
+import { ToolDecisionSchema } from '../control/suspended.js';
 import { eventsAfter } from './compact.js';
 import {
   AgentNotFoundError,
@@ -58,9 +59,10 @@ const IF_BUSY = new Set(['reject', 'enqueue', 'interrupt', 'rollback', 'steer'])
  * {@link Runs} in this process: each principal's thread has one `Mailbox` (its steering, kept across runs:
  * "give back to the front") and one Session, and at most one live run ("one run per mailbox and session").
  * `ifBusy`: `'steer'` (default) and `'reject'`; the others reject with `NotSupportedError`. `stop` is the
- * run's graceful stop (`handle.stop`, docs/run-control.md); `decide` rejects with `NotImplementedError` until
- * approvals land. Runs are started with `start()`, so
- * they run whether or not anyone reads their events, until they end or are cancelled.
+ * run's graceful stop (`handle.stop`, docs/run-control.md). `decide` approves or rejects a call awaiting
+ * approval in the run ("Approvals", docs/run-control.md): `true` when it was awaiting one. Runs are
+ * started with `start()`, so they run whether or not anyone reads their events, until they end or are
+ * cancelled.
  *
  * @example
  * const runs = localRuns({ agents: { helper: agent } });
@@ -188,9 +190,20 @@ export function localRuns(options: LocalRunsOptions): Runs {
       return typeof steeringId === 'string' && record.thread.withdraw(steeringId);
     },
 
-    async decide(runId, _callId, _decision, principal) {
-      find(runId, principal);
-      throw new NotImplementedError('decide');
+    async decide(runId, callId, decision, principal) {
+      const record = find(runId, principal);
+      if (typeof callId !== 'string' || callId === '') {
+        throw new ConfigurationError('callId', 'must be a non-empty string');
+      }
+      const parsed = ToolDecisionSchema.safeParse(decision);
+      if (!parsed.success) {
+        const approve = (decision as { approve?: unknown } | null)?.approve;
+        const rule = 'must be { approve: true } or { approve: false, reason }';
+        throw new ConfigurationError(approve === false ? 'reason' : 'approve', rule);
+      }
+      if (record.terminal) return false;
+      const d = parsed.data;
+      return d.approve ? record.handle.approve(callId) : record.handle.reject(callId, d.reason);
     },
   };
 }

@@ -67,7 +67,12 @@ export interface Runs {
   steer(runId: string, text: string, principal: string): Promise<{ id: string }>;
   /** Withdraws queued steering by id (the mailbox's `removeById` rule): `true` means it is never delivered. */
   withdraw(runId: string, steeringId: string, principal: string): Promise<boolean>;
-  /** Approves or rejects a tool call awaiting approval (run control). `NotImplementedError` until it lands. */
+  /**
+   * Approves or rejects a tool call awaiting approval ("approvals", docs/run-control.md): `true` when the call
+   * was awaiting a decision (it starts, or fails with `ToolCallRejectedError` and `reason` for the model);
+   * `false` for an unknown call id, a call decided already, or a run that has ended. `ConfigurationError`
+   * naming `approve` or `reason` for a bad decision.
+   */
   decide(
     runId: string,
     callId: string,

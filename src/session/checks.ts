@@ -3,7 +3,7 @@
  * ("bad input: a typed error naming the field"). Each throws `ConfigurationError`.
  */
 import { describeValue } from '../describe.js';
-import { ConfigurationError } from '../errors.js';
+import { ConfigurationError, ResumeError } from '../errors.js';
 import { ItemSchema, type Item } from '../items.js';
 import type { AppendOptions } from './session.js';
 
@@ -54,6 +54,28 @@ export function appendRunId(options: AppendOptions | undefined): string | undefi
   const runId = options?.runId;
   if (runId !== undefined) checkId(runId, 'options.runId');
   return runId;
+}
+
+/**
+ * The run-id key under which a store keeps `options.suspensionId` (`suspension:<id>`), checked when
+ * present (it needs `options.runId`); undefined without one.
+ */
+export function suspensionKey(options: AppendOptions | undefined): string | undefined {
+  const id = options?.suspensionId;
+  if (id === undefined) return undefined;
+  checkId(id, 'options.suspensionId');
+  if (options?.runId === undefined) {
+    throw new ConfigurationError('options.runId', 'is required with options.suspensionId');
+  }
+  const key = `suspension:${id}`;
+  checkId(key, 'options.suspensionId');
+  return key;
+}
+
+/** The error a store rejects a second commit of one suspension with ("already resumed"). */
+export function alreadyResumed(options: AppendOptions | undefined): ResumeError {
+  const id = String(options?.suspensionId);
+  return new ResumeError('already_resumed', `suspension ${id} was resumed and committed before`);
 }
 
 /** Orders ids by code point, as SQLite and Postgres (`COLLATE "C"`) compare UTF-8 text. */

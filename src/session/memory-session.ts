@@ -1,5 +1,5 @@
 import type { Item } from '../items.js';
-import { appendRunId, checkId, checkItems, checkTtl } from './checks.js';
+import { alreadyResumed, appendRunId, checkId, checkItems, checkTtl, suspensionKey } from './checks.js';
 import { LeaseSlot } from './memory-lease.js';
 import type { AppendOptions, Lease, LeaseOptions, Session } from './session.js';
 
@@ -89,18 +89,20 @@ export class MemorySession implements Session {
 
   /**
    * Adds `items` at the end, unless `options.runId` was stored already. Synchronous: `signal` is not
-   * needed. Throws `ConfigurationError` naming the field (`items[2].text`, `options.runId`) for
+   * needed. Throws `ResumeError` (`already_resumed`) for a second commit of one `options.suspensionId`.
+   * Throws `ConfigurationError` naming the field (`items[2].text`, `options.runId`) for
    * anything that is not an Item or a run id, storing nothing.
    */
   append(items: readonly Item[], options?: AppendOptions): void {
     this.#writes++;
     checkItems(items);
     const runId = appendRunId(options);
+    const suspension = suspensionKey(options);
     const state = this.#state;
-    if (runId !== undefined) {
-      if (state.stored.has(runId)) return;
-      state.stored.add(runId);
-    }
+    if (runId !== undefined && state.stored.has(runId)) return;
+    if (suspension !== undefined && state.stored.has(suspension)) throw alreadyResumed(options);
+    if (runId !== undefined) state.stored.add(runId);
+    if (suspension !== undefined) state.stored.add(suspension);
     state.items = Object.freeze([...state.items, ...items]);
     state.updatedAt = this.#now();
     state.createdAt ??= state.updatedAt;

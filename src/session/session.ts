@@ -12,10 +12,16 @@ export type MaybeAsync<T> = T | PromiseLike<T> | Observable<T>;
  * - `signal`: aborts when the write should stop; a run's commit aborts it at `deadlines.commitMs`
  *   with a `TimeoutError` of kind `commit` as its reason. The run has ended `session_error` by then;
  *   a write that lands afterwards must still be all or nothing.
+ * - `suspensionId`: the commit of a run resumed from a suspension (docs/run-control.md, "Approvals")
+ *   carries its id. A session refuses a second commit with the same id: it stores nothing and rejects
+ *   with `ResumeError` (`code: 'already_resumed'`) — unless the commit's `runId` was stored already,
+ *   which stores nothing and succeeds, as for any repeat. Stores keep it among the session's run ids
+ *   as `suspension:<id>`, so it moves and is deleted with them.
  */
 export interface AppendOptions {
   readonly runId?: string;
   readonly signal?: AbortSignal;
+  readonly suspensionId?: string;
 }
 
 /** What `acquire` is told: `ttlMs`, how long (ms, > 0) the lease lasts unless renewed. */

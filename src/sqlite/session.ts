@@ -1,5 +1,5 @@
 import type { Item } from '../items.js';
-import { appendRunId, checkId, checkItems, checkTtl } from '../session/checks.js';
+import { alreadyResumed, appendRunId, checkId, checkItems, checkTtl, suspensionKey } from '../session/checks.js';
 import { leaseLost, refusal } from '../session/lease-errors.js';
 import type { AppendOptions, Lease, LeaseOptions, Session } from '../session/session.js';
 import { SQLITE_SCHEMA_VERSION, corrupt } from './schema.js';
@@ -11,7 +11,8 @@ import type { SqliteBackend } from './backend.js';
  * - `load()`: the Items in append order; rejects with `SessionSchemaError` (`corrupt`) for a stored
  *   row that is not an Item's JSON, `SessionStorageError` when the file cannot be read.
  * - `append(items, { runId, signal })`: one transaction ("a commit is all or nothing"), idempotent per
- *   `runId`; a `signal` already aborted stores nothing and rejects with its reason. Rejects with
+ *   `runId`; a second commit of one `suspensionId` rejects with `ResumeError` (`already_resumed`),
+ *   storing nothing; a `signal` already aborted stores nothing and rejects with its reason. Rejects with
  *   `ConfigurationError` naming the field for a value that is not an Item, `SessionStorageError`
  *   (`SQLITE_FULL`, `SQLITE_READONLY`, `SQLITE_BUSY`, `closed`) when the write fails.
  * - `acquire(runId, { ttlMs })`: a lease row with an expiry, shared by every process using the file.
@@ -36,15 +37,18 @@ export class SqliteSession implements Session {
   async append(items: readonly Item[], options?: AppendOptions): Promise<void> {
     checkItems(items);
     const runId = appendRunId(options);
+    const suspension = suspensionKey(options);
     const signal = options?.signal;
     if (signal?.aborted) throw signal.reason; // a write not begun when its deadline passed is not begun
     const rows = items.map((item) => JSON.stringify(item));
     this.store.write(this.id, (sql) => {
       if (runId !== undefined && sql.hasRun.get(this.id, runId) !== undefined) return;
+      if (suspension !== undefined && sql.hasRun.get(this.id, suspension) !== undefined) throw alreadyResumed(options);
       const now = this.store.now();
       let seq = sql.count.get(this.id) ?? 0;
       for (const row of rows) sql.insertItem.run(this.id, seq++, row);
       if (runId !== undefined) sql.insertRun.run(this.id, runId, now);
+      if (suspension !== undefined) sql.insertRun.run(this.id, suspension, now);
       sql.touch.run(this.id, rows.length, now, now);
     });
   }

@@ -25,6 +25,22 @@ export interface ToolContext<C = unknown> {
   reportProgress(progress: unknown): void;
 }
 
+/**
+ * What a tool's `needsApproval` function receives: the call's context before it runs (no `signal`
+ * and no `reportProgress` yet: the call has not started).
+ */
+export type ApprovalContext<C = unknown> = Omit<ToolContext<C>, 'signal' | 'reportProgress'>;
+
+/**
+ * Whether a call waits for a decision before it starts ("approvals", docs/run-control.md): `true`
+ * always, `false` never, or a function of the parsed arguments (a Promise is awaited; a function
+ * that throws or rejects refuses the call with a tool error; any answer but `false` asks: it fails
+ * closed).
+ */
+export type NeedsApproval<A = any, C = any> =
+  | boolean
+  | ((args: A, ctx: ApprovalContext<C>) => boolean | PromiseLike<boolean>);
+
 /** A tool may return a value, a Promise or an Observable (its last value is the result; an empty one is a tool error). */
 export type ToolReturn<R> = R | PromiseLike<R> | Observable<R>;
 
@@ -34,13 +50,15 @@ export type ToolReturn<R> = R | PromiseLike<R> | Observable<R>;
  * JSON-parsed and checked to be an object). Results that are not strings are
  * sent to the model as JSON. `timeoutMs` (ms, optional) is the per-call
  * deadline: on expiry `ctx.signal` aborts with a `TimeoutError` and the model
- * gets a tool error (docs/recovery.md, "Deadlines"), never a cancel.
+ * gets a tool error (docs/recovery.md, "Deadlines"), never a cancel. `needsApproval` (optional,
+ * default `false`) makes a call wait for `approve()` / `reject()` first ({@link NeedsApproval}).
  */
 export interface Tool<A = any, R = unknown, C = any> {
   readonly name: string;
   readonly description: string;
   readonly parameters: z.ZodType<A> | JsonSchema;
   readonly timeoutMs?: number;
+  readonly needsApproval?: NeedsApproval<A, C>;
   execute(args: A, ctx: ToolContext<C>): ToolReturn<R>;
 }
 
@@ -50,7 +68,8 @@ const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
  * Defines a tool; the `execute` argument type is inferred from a zod schema.
  * Throws `ConfigurationError` naming the field for an invalid name (OpenAI's
  * `^[a-zA-Z0-9_-]{1,64}$`), a missing description, parameters or execute, or
- * parameters that JSON Schema cannot express (e.g. `z.date()`).
+ * parameters that JSON Schema cannot express (e.g. `z.date()`), or a `needsApproval` that is neither
+ * a boolean nor a function.
  *
  * @example
  * const add = tool({
@@ -64,6 +83,7 @@ export function tool<S extends z.ZodType, R, C = unknown>(definition: {
   description: string;
   parameters: S;
   timeoutMs?: number;
+  needsApproval?: NeedsApproval<z.output<S>, C>;
   execute(args: z.output<S>, ctx: ToolContext<C>): ToolReturn<R>;
 }): Tool<z.output<S>, R, C>;
 export function tool<R, C = unknown>(definition: {
@@ -71,6 +91,7 @@ export function tool<R, C = unknown>(definition: {
   description: string;
   parameters: JsonSchema;
   timeoutMs?: number;
+  needsApproval?: NeedsApproval<Record<string, unknown>, C>;
   execute(args: Record<string, unknown>, ctx: ToolContext<C>): ToolReturn<R>;
 }): Tool<Record<string, unknown>, R, C>;
 export function tool(definition: Tool): Tool {
@@ -94,6 +115,9 @@ export function validateTool(t: Tool, path: string): void {
   }
   if (t.timeoutMs !== undefined && !(Number.isFinite(t.timeoutMs) && t.timeoutMs > 0))
     throw new ConfigurationError(`${path}.timeoutMs`, 'must be a positive number of ms');
+  const needs = t.needsApproval;
+  if (needs !== undefined && typeof needs !== 'boolean' && typeof needs !== 'function')
+    throw new ConfigurationError(`${path}.needsApproval`, 'must be a boolean or a function (args, ctx) => boolean');
 }
 
 /** @returns true when `parameters` is a zod schema rather than a raw JSON Schema. */

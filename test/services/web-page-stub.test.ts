@@ -1,7 +1,7 @@
 /**
  * The built web app in Chromium against a hand-written AG-UI server: what `loopctl serve` cannot emit yet
- * (run control's approvals), and the tool card's progress. Approve/Reject answered 501 (as `localRuns` does
- * until run control lands) show a notice and keep the card waiting; answered `{ decided: true }` they mark it,
+ * (run control's approvals), and the tool card's progress. Approve/Reject answered 501 (a `Runs` without
+ * approvals, e.g. an older server) show a notice and keep the card waiting; answered `{ decided: true }` they mark it,
  * and the run goes on. Operated with the keyboard only.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';

@@ -6,6 +6,10 @@ const ROWS: Record<string, { unit: string; meaning: string }> = {
   'deadlines.idleMs': { unit: 'ms', meaning: 'a streamed request, the longest silence between two events' },
   'deadlines.requestMs': { unit: 'ms', meaning: 'a non-streamed request (and a rescue), from sending to its answer' },
   'deadlines.commitMs': { unit: 'ms', meaning: 'the session write of a completed run' },
+  'deadlines.approvalMs': {
+    unit: 'ms',
+    meaning: 'the wait for a decision on a tool call that needs approval; its expiry rejects the call',
+  },
   'retry.maxRetries': { unit: 'retries', meaning: 'retries after the first attempt of a model call' },
   'retry.initialDelayMs': { unit: 'ms', meaning: 'the backoff ceiling before the first retry' },
   'retry.maxDelayMs': { unit: 'ms', meaning: 'the cap of the backoff ceiling' },

@@ -1,12 +1,12 @@
 /** The history parts of `sessionContract`: load and append on one store, in one process. */
 import type { Item } from '../../items.js';
-import type { Session } from '../../session/session.js';
+import type { AppendOptions, Session } from '../../session/session.js';
 import {
   hostileItems, nameAndField, rejection, settle, userItems, withStore, type ContractFramework, type MakeStore,
 } from './kit.js';
 
 const load = (s: Session): Promise<readonly Item[]> => settle(() => s.load());
-const append = (s: Session, items: readonly Item[], options?: { runId?: string; signal?: AbortSignal }) =>
+const append = (s: Session, items: readonly Item[], options?: AppendOptions) =>
   settle(() => s.append(items, options));
 
 /** The number of whole copies of `run` in `stored`, or -1 when some of its items appear outside whole copies. */
@@ -145,6 +145,58 @@ export function appendContract({ describe, it, expect }: ContractFramework, make
           outcomes.push(outcome);
         }
         expect(outcomes.length).toBe(13);
+      }));
+  });
+
+  describe('a suspension is committed once (docs/run-control.md, "Approvals": already resumed)', () => {
+    it('a second commit with the same suspensionId stores nothing and rejects with ResumeError already_resumed', () =>
+      withStore(makeStore, async (store) => {
+        const s = store.session('suspension');
+        await append(s, userItems('first', 2), { runId: 'resume-1', suspensionId: 'susp-1' });
+        const err = await rejection(append(s, userItems('second', 3), { runId: 'resume-2', suspensionId: 'susp-1' }));
+        const code = (err as { code?: unknown }).code;
+        expect({ name: err.name, code }).toEqual({ name: 'ResumeError', code: 'already_resumed' });
+        expect(await load(s)).toEqual(userItems('first', 2));
+        // The refused run id was not used up by what stored nothing: a plain append of it stores.
+        await append(s, userItems('third', 1), { runId: 'resume-3' });
+        expect(await load(s)).toEqual([...userItems('first', 2), ...userItems('third', 1)]);
+      }));
+
+    it('a repeat of the stored commit (same runId) stores nothing and succeeds; another session is separate', () =>
+      withStore(makeStore, async (store) => {
+        const s = store.session('suspension-repeat');
+        await append(s, userItems('a', 1), { runId: 'resume-a', suspensionId: 'susp-a' });
+        await append(s, userItems('a', 1), { runId: 'resume-a', suspensionId: 'susp-a' });
+        expect(await load(s)).toEqual(userItems('a', 1));
+        const other = store.session('suspension-other');
+        await append(other, userItems('b', 1), { runId: 'resume-b', suspensionId: 'susp-a' });
+        expect(await load(store.session('suspension-other'))).toEqual(userItems('b', 1));
+      }));
+
+    it('two commits of one suspension racing: exactly one stores, the other rejects already_resumed', () =>
+      withStore(makeStore, async (store) => {
+        const s = store.session('suspension-race');
+        const outcomes = await Promise.all(
+          ['x', 'y'].map((who) =>
+            append(s, userItems(who, 4), { runId: `race-${who}`, suspensionId: 'susp-race' }).then(
+              () => 'stored',
+              (err: { code?: string }) => err.code,
+            ),
+          ),
+        );
+        expect([...outcomes].sort()).toEqual(['already_resumed', 'stored']);
+        const loaded = await load(s);
+        expect(loaded.length).toBe(4);
+      }));
+
+    it('a suspensionId without a runId, or a bad one, is refused naming the field', () =>
+      withStore(makeStore, async (store) => {
+        const s = store.session('suspension-bad');
+        const noRun = await rejection(append(s, userItems('x', 1), { suspensionId: 's' }));
+        expect(nameAndField(noRun)).toEqual({ name: 'ConfigurationError', field: 'options.runId' });
+        const bad = await rejection(append(s, userItems('x', 1), { runId: 'r', suspensionId: '' }));
+        expect(nameAndField(bad)).toEqual({ name: 'ConfigurationError', field: 'options.suspensionId' });
+        expect(await load(s)).toEqual([]);
       }));
   });
 }

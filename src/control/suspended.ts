@@ -1,0 +1,51 @@
+import { z } from 'zod';
+import { ItemSchema, ToolCallSchema, UsageSchema } from '../items.js';
+
+/**
+ * A decision on a tool call awaiting approval ("approvals", docs/run-control.md): approve it, or reject
+ * it with the reason the model reads. The same shape as `Runs.decide`'s `decision`.
+ */
+export const ToolDecisionSchema = z.union([
+  z.object({ approve: z.literal(true) }).readonly(),
+  z.object({ approve: z.literal(false), reason: z.string() }).readonly(),
+]);
+/** See {@link ToolDecisionSchema}. */
+export type ApprovalDecision = z.infer<typeof ToolDecisionSchema>;
+
+/**
+ * What a run suspended for approval leaves (`run_completed.suspended`, `RunResult.suspended`; the
+ * `approvals: 'suspend'` run option). Plain JSON: `JSON.parse(JSON.stringify(s))` resumes the same.
+ * - `version`: 1 (a later loopctl that changes the shape raises it; `resume` refuses others).
+ * - `suspensionId`: this suspension's id; the resumed run's commit carries it, and a session refuses
+ *   a second commit with it ("already resumed").
+ * - `runId`, `agent`: the suspended run and its agent's name.
+ * - `sessionHead`: the id of the session's last Item when the run loaded it (`result:<callId>` for a
+ *   tool result, which has no id); `null` for an empty history or no session.
+ * - `turn`: the turn the run suspended in (the resumed run goes on in it).
+ * - `items`: the run's new Items so far: its input, the steering it drained, the assistant Items, the
+ *   tool results; the last assistant Item's calls are the batch being dispatched, followed by the
+ *   results that batch has so far (calls denied, refused or decided before the suspension).
+ * - `pending`: the calls awaiting a decision, in call order.
+ * - `decisions`: decisions given (through `control`) after a call's `tool_approval_requested` and
+ *   before the run suspended; `resume` applies them as given.
+ * - `usage`: the usage of the run so far (its own, plus that of the suspensions it was resumed from):
+ *   the resumed run's terminal usage starts from it, so the last run of a chain reports the usage of
+ *   the whole, as the waiting path does (add up only the last run's, not every run's).
+ * Steering still queued is never in it: it stays in the mailbox.
+ */
+export const SuspendedSchema = z
+  .object({
+    version: z.literal(1),
+    suspensionId: z.string(),
+    runId: z.string(),
+    agent: z.string(),
+    sessionHead: z.string().nullable(),
+    turn: z.number().int().positive(),
+    items: z.array(ItemSchema).readonly(),
+    pending: z.array(ToolCallSchema).readonly(),
+    decisions: z.record(z.string(), ToolDecisionSchema),
+    usage: UsageSchema,
+  })
+  .readonly();
+/** See {@link SuspendedSchema}. */
+export type Suspended = z.infer<typeof SuspendedSchema>;

@@ -1,0 +1,94 @@
+import { verdictOf, type Verdict } from '../control/approvals.js';
+import { SuspendedSchema, ToolDecisionSchema, type ApprovalDecision, type Suspended } from '../control/suspended.js';
+import { describeValue } from '../describe.js';
+import { ConfigurationError, ResumeError } from '../errors.js';
+import { startRun } from './start.js';
+import type { Agent, RunHandle, StartOptions } from './types.js';
+
+/**
+ * Suspensions resumed in this process and not given up: "already resumed" without a session. A resumed
+ * run that is cancelled or fails gives its claim back (it committed nothing), so it may be resumed again.
+ */
+const claimed = new Set<string>();
+
+/**
+ * Continues a run suspended for approval (docs/run-control.md, "Approvals"): `suspended` as
+ * `run_completed.suspended` gave it (or its `JSON.parse(JSON.stringify(…))`), `decisions` one per
+ * pending call (`{ approve: true }` or `{ approve: false, reason }`), `options` as for `start()` (give
+ * the same `session` and `mailbox`: steering queued meanwhile is delivered after the resume, once).
+ * Starts a new run (a new `runId`) and returns its handle. The run goes on in the suspended turn:
+ * its events after its `run_started` are those the waiting path would have emitted after its
+ * `tool_approval_requested` events (ignoring `runId`, `seq` and `at`), and at its end it commits, once,
+ * the suspended run's Items and its own, the commit carrying `suspensionId`.
+ *
+ * Throws {@link ResumeError} at once: `version` (not a suspension of version 1), `unknown_call` (a
+ * decision for a call that is not pending), `missing_decision` (a pending call without one),
+ * `already_resumed` (resumed before in this process). With a session, its load checks the rest: the run
+ * ends `run_failed` (`configuration_error`, the error a `ResumeError`; `handle.result` rejects with a
+ * `RunFailedError` whose `cause` it is) for `stale_session` and `already_resumed`, and a store refuses a
+ * second commit with the same `suspensionId` (`session_error`). Without a session, "already resumed"
+ * is known within this process only. A decision that is not a decision throws `ConfigurationError`
+ * naming it (`decisions.<callId>`); bad options as `start()` does.
+ *
+ * @example
+ * const first = await start(agent, 'deploy', { approvals: 'suspend', session }).result;
+ * const saved = JSON.stringify(first.suspended);
+ * // … hours later …
+ * const handle = resume(agent, JSON.parse(saved), { [callId]: { approve: true } }, { session });
+ */
+export function resume<C = unknown, O = unknown>(
+  agent: Agent<C, O>,
+  suspended: Suspended,
+  decisions: Readonly<Record<string, ApprovalDecision>>,
+  options: StartOptions<C> = {},
+): RunHandle<O> {
+  const s = checkSuspended(suspended);
+  const verdicts = verdictsOf(s, decisions);
+  if (claimed.has(s.suspensionId)) {
+    throw new ResumeError('already_resumed', `suspension ${s.suspensionId} was resumed before in this process`);
+  }
+  const handle = startRun(agent, s.items, options, { resume: { suspended: s, verdicts } });
+  claimed.add(s.suspensionId);
+  handle.result.catch(() => claimed.delete(s.suspensionId));
+  return handle;
+}
+
+function checkSuspended(value: unknown): Suspended {
+  const version = (value as { version?: unknown } | null | undefined)?.version;
+  if (version !== 1) {
+    throw new ResumeError('version', `suspended.version must be 1 (got ${describeValue(version)})`);
+  }
+  const parsed = SuspendedSchema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const path = issue?.path.join('.') ?? '';
+    const why = `suspended.${path}: ${issue?.message ?? 'invalid'}`;
+    throw new ResumeError('version', `not a suspension of version 1: ${why}`);
+  }
+  return parsed.data;
+}
+
+/** Each pending call's verdict: the suspension's own decisions, then the caller's (one per pending call). */
+function verdictsOf(s: Suspended, decisions: unknown): Map<string, Verdict> {
+  if (decisions === null || typeof decisions !== 'object' || Array.isArray(decisions)) {
+    throw new ConfigurationError('decisions', 'must be an object of decisions by call id');
+  }
+  const pending = new Set(s.pending.map((c) => c.callId));
+  const verdicts = new Map<string, Verdict>();
+  for (const [callId, decision] of Object.entries(s.decisions)) verdicts.set(callId, verdictOf(decision));
+  for (const [callId, decision] of Object.entries(decisions)) {
+    if (!pending.has(callId)) throw new ResumeError('unknown_call', `call ${callId} is not pending`, callId);
+    const parsed = ToolDecisionSchema.safeParse(decision);
+    if (!parsed.success) {
+      const rule = 'must be { approve: true } or { approve: false, reason: string }';
+      throw new ConfigurationError(`decisions.${callId}`, rule);
+    }
+    verdicts.set(callId, verdictOf(parsed.data));
+  }
+  for (const callId of pending) {
+    if (!Object.hasOwn(decisions, callId)) {
+      throw new ResumeError('missing_decision', `pending call ${callId} has no decision`, callId);
+    }
+  }
+  return verdicts;
+}
