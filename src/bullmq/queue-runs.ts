@@ -8,12 +8,12 @@ import { ZERO_USAGE } from '../items.js';
 import {
   AgentNotFoundError,
   MailboxUnavailableError,
-  NotImplementedError,
   NotSupportedError,
   RunNotFoundError,
   RunNotLiveError,
   ThreadBusyError,
 } from '../runs/errors.js';
+import { checkDecision } from '../runs/decision.js';
 import { checkStart } from '../runs/local-runs.js';
 import { newInput, settle } from '../runs/new-input.js';
 import type { LocalRunsSessionStore } from '../runs/thread.js';
@@ -69,10 +69,10 @@ export interface QueueRuns extends Runs {
  * cancelled and discarded). Events come from the run's Redis stream, resumable after any seq. Cancel reaches
  * the worker through loopctl's Redis pub/sub; a run still queued is cancelled here (`run_started`,
  * `run_cancelled{phase:'turn_entry'}`), never reaching a model. `stop` asks the run's worker to stop it
- * gracefully (`NotImplementedError` where the engine has no run control; `NotSupportedError` for a run no
- * worker started yet); `decide`: `NotImplementedError`. `start({ trace })` (the `traceparent` the HTTP handler
- * read, or the one `instrumentRuns` passes) goes with the job: the worker's run joins the caller's trace
- * (docs/telemetry.md, "Context").
+ * gracefully (`NotSupportedError` for a run no worker started yet); `decide` asks the run's worker to approve
+ * or reject a call awaiting approval (`false` when none is; no answer in time: `MailboxUnavailableError`).
+ * `start({ trace })` (the `traceparent` the HTTP handler read, or the one `instrumentRuns` passes) goes with
+ * the job: the worker's run joins the caller's trace (docs/telemetry.md, "Context").
  * @throws {ConfigurationError} for a bad option, naming it.
  */
 export function queueRuns(options: QueueRunsOptions): QueueRuns {
@@ -300,7 +300,6 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
       const reply = await requests.ask(info.owner, request, steerTimeoutMs);
       if (reply === undefined) throw new MailboxUnavailableError(runId, steerTimeoutMs);
       if (reply.ok) return reply.stopped === true;
-      if (reply.why === 'not_supported') throw new NotImplementedError('stop');
       return false; // it ended there meanwhile
     },
 
@@ -328,9 +327,17 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
       }
     },
 
-    async decide(runId, _callId, _decision, principal) {
-      await find(runId, principal);
-      throw new NotImplementedError('decide');
+    async decide(runId, callId, decision, principal) {
+      const info = await find(runId, principal);
+      const d = checkDecision(callId, decision);
+      // A run no worker has started has no call awaiting approval yet.
+      if (info.state !== 'running') return false;
+      const request = d.approve
+        ? { op: 'decide' as const, runId, callId: callId as string, approve: true }
+        : { op: 'decide' as const, runId, callId: callId as string, approve: false, reason: d.reason };
+      const reply = await requests.ask(info.owner, request, steerTimeoutMs);
+      if (reply === undefined) throw new MailboxUnavailableError(runId, steerTimeoutMs);
+      return reply.ok && reply.decided === true;
     },
 
     async close() {

@@ -14,6 +14,13 @@ export type WorkerRequest =
   | { readonly op: 'steer'; readonly runId: string; readonly items: readonly WireItem[] }
   | { readonly op: 'withdraw'; readonly runId: string; readonly id: string }
   | {
+      readonly op: 'decide';
+      readonly runId: string;
+      readonly callId: string;
+      readonly approve: boolean;
+      readonly reason?: string;
+    }
+  | {
       readonly op: 'stop';
       readonly runId: string;
       readonly at: 'turn_end' | 'tool_call_end';
@@ -28,11 +35,11 @@ export type CancelMode = 'cancel' | 'interrupt' | 'rollback';
 
 /**
  * A worker's answer: `ok` with what the in-memory mailbox (or the run's handle) decided; `not_live` (the run is
- * not live there) or `not_supported` (its handle has no graceful `stop`: run control is not in this build).
+ * not live there).
  */
 export type WorkerReply =
-  | { readonly ok: true; readonly ids?: readonly string[]; readonly removed?: boolean; readonly stopped?: boolean }
-  | { readonly ok: false; readonly why: 'not_live' | 'not_supported' };
+  | { readonly ok: true; readonly ids?: readonly string[]; readonly removed?: boolean; readonly stopped?: boolean; readonly decided?: boolean }
+  | { readonly ok: false; readonly why: 'not_live' };
 
 interface Envelope {
   readonly reqId?: string;

@@ -221,6 +221,13 @@ export function onRequest(
       const options = request.graceMs === undefined ? { at: request.at } : { at: request.at, graceMs: request.graceMs };
       return void answer(ctx.redis, request, { ok: true, stopped: handle.stop(options) });
     }
+    case 'decide': {
+      if (local.ended) return void answer(ctx.redis, request, { ok: false, why: 'not_live' });
+      const decided = request.approve
+        ? handle.approve(request.callId)
+        : handle.reject(request.callId, request.reason ?? '');
+      return void answer(ctx.redis, request, { ok: true, decided });
+    }
     case 'withdraw': {
       if (local.ended) return void answer(ctx.redis, request, { ok: false, why: 'not_live' });
       return void answer(ctx.redis, request, { ok: true, removed: mailbox.removeById(request.id) });

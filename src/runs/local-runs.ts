@@ -5,7 +5,7 @@ import { isTerminalEvent } from '../events.js';
 import type { Item } from '../items.js';
 import type { Agent, RunHandle, RunOptions } from '../engine/types.js';
 import { start } from '../engine/start.js';
-import { ToolDecisionSchema } from '../control/suspended.js';
+import { checkDecision } from './decision.js';
 import { eventsAfter } from './compact.js';
 import {
   AgentNotFoundError,
@@ -192,18 +192,9 @@ export function localRuns(options: LocalRunsOptions): Runs {
 
     async decide(runId, callId, decision, principal) {
       const record = find(runId, principal);
-      if (typeof callId !== 'string' || callId === '') {
-        throw new ConfigurationError('callId', 'must be a non-empty string');
-      }
-      const parsed = ToolDecisionSchema.safeParse(decision);
-      if (!parsed.success) {
-        const approve = (decision as { approve?: unknown } | null)?.approve;
-        const rule = 'must be { approve: true } or { approve: false, reason }';
-        throw new ConfigurationError(approve === false ? 'reason' : 'approve', rule);
-      }
+      const d = checkDecision(callId, decision);
       if (record.terminal) return false;
-      const d = parsed.data;
-      return d.approve ? record.handle.approve(callId) : record.handle.reject(callId, d.reason);
+      return d.approve ? record.handle.approve(callId as string) : record.handle.reject(callId as string, d.reason);
     },
   };
 }

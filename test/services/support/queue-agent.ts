@@ -6,6 +6,7 @@
  * - `!turns N MS`: N turns of `wait` MS ms each, then `done`;
  * - `!backoff MS`: a retryable error asking to retry after MS ms, then `done`;
  * - `!hold`: one chunk, then a stream that never ends;
+ * - `!approve`: a `guarded` tool call (it needs approval), then `done` with what the tool's result said;
  * - anything else: `echo: ` and every user text (directives left out), `|`-separated.
  * Every answer ends with ` [seen: …]`: the user texts (steering included) the model saw, in order.
  */
@@ -60,6 +61,15 @@ export const directiveModel: ModelProvider = {
           );
           return concat(...chunks, of(answer('streamed', request)));
         }
+        case '!approve': {
+          const result = [...request.items].reverse().find((i) => i.type === 'tool_result');
+          if (result?.type === 'tool_result') return of(answer(`done: ${result.output}`, request));
+          const toolCall = { callId: `call-${call}`, name: 'guarded', arguments: '{}' };
+          return of<ModelEvent>({
+            type: 'response',
+            response: { text: '', toolCalls: [toolCall], finishReason: 'tool_calls' },
+          });
+        }
         case '!hold':
           return concat(of<ModelEvent>({ type: 'text_delta', delta: 'holding ' }), NEVER);
         case '!tool':
@@ -103,9 +113,17 @@ const wait = tool({
     }),
 });
 
+const guarded = tool({
+  name: 'guarded',
+  description: 'Runs only once a person approved it',
+  parameters: z.object({}),
+  needsApproval: true,
+  execute: () => 'guarded ran',
+});
+
 export const queueAgent = defineAgent({
   name: 'queue-agent',
   instructions: 'Follow the directive.',
   model: directiveModel,
-  tools: [wait],
+  tools: [wait, guarded],
 });
