@@ -166,7 +166,10 @@ function executeRun(s: Scenario): Omit<Outcome, 'unhandled'> {
             case 'empty':
               return new Observable<string>((sub) => sub.complete());
             case 'selfcancel':
-              if (s.source === 'tool') (note(), ctx.cancel.cancel(reason));
+              if (s.source === 'tool') {
+                note();
+                ctx.cancel.cancel(reason);
+              }
               return 'self';
             case 'hostile': {
               const value = HOSTILE[s.hostileResult]();
@@ -205,7 +208,10 @@ function executeRun(s: Scenario): Omit<Outcome, 'unhandled'> {
       hooks: {
         beforeToolCall: ({ call, cancel }) => {
           const hookCancels = s.source === 'hook' && s.cancelAt !== undefined && ts.now() >= s.cancelAt;
-          if (hookCancels) (note(), cancel.cancel(reason));
+          if (hookCancels) {
+            note();
+            cancel.cancel(reason);
+          }
           if (s.hook === 'deny' && call.name === 't_fast') return { deny: 'no fast tools' };
           if (s.hook === 'async') return timer(1).pipe(map(() => undefined));
           return undefined;

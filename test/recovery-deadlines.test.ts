@@ -93,9 +93,8 @@ function counting(inner: SchedulerLike): { scheduler: SchedulerLike; count: () =
   let n = 0;
   const wrap = (work: (this: SchedulerAction<unknown>, state?: unknown) => void) =>
     function (this: SchedulerAction<unknown>, state?: unknown): void {
-      const action = this;
-      const counted = Object.create(action) as SchedulerAction<unknown>;
-      counted.schedule = (s?: unknown, d?: number): Subscription => (n++, action.schedule(s, d));
+      const counted = Object.create(this) as SchedulerAction<unknown>;
+      counted.schedule = (s?: unknown, d?: number): Subscription => (n++, this.schedule(s, d));
       work.call(counted, state);
     };
   const scheduler = {

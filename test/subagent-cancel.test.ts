@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { CancelSignal, defineAgent, run, tool, type ModelProvider, type ModelRequest, type RunEvent } from '../src/index.js';
 import { collectEvents, gate, scriptedModel, type ScriptedStep } from '../src/testing/index.js';
