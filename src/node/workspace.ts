@@ -42,7 +42,9 @@ export async function resolveInside(root: string, relPath: string, options: { si
       break;
     } catch (error) {
       if (code(error) !== 'ENOENT') throw error;
-      if (await exists(probe)) throw new Error(`path ${JSON.stringify(relPath)} goes through a broken symbolic link`);
+      if (await exists(probe)) {
+        throw new Error(`path ${JSON.stringify(relPath)} goes through a broken symbolic link`, { cause: error });
+      }
       const parent = dirname(probe);
       if (parent === probe) throw error;
       missing.unshift(basename(probe));
