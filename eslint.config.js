@@ -49,9 +49,13 @@ export default defineConfig(
       // A `let` read by a closure before its one assignment (a marble test binds the signal after building the
       // stream that cancels it) stays a `let`.
       'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
-      // Lines of at most 120 characters (docs: "Lines ≤ 120 characters"). Prettier wraps code at 120; this catches
-      // what it cannot wrap: long strings, template literals, regular expressions and comments. A URL may run over.
-      'max-len': ['error', { code: 120, tabWidth: 2, ignoreUrls: true }],
+      // Lines of at most 120 characters. Prettier wraps code at 120; this catches what it cannot wrap: long strings,
+      // template literals, regular expressions and comments. A URL may run over, and so may the line that opens a
+      // test (`it('...', () => {`): its title is one string, the name the test runner reports and a grep finds.
+      'max-len': [
+        'error',
+        { code: 120, tabWidth: 2, ignoreUrls: true, ignorePattern: String.raw`^\s*(it|describe|test)(\.\w+)*[(\x60]` },
+      ],
     },
   },
 );

@@ -105,7 +105,9 @@ function counting(inner: SchedulerLike): { scheduler: SchedulerLike; count: () =
 }
 
 describe('the idle deadline costs one timer and a timestamp, not a timer per chunk', () => {
-  /** 1 000 deltas, one per virtual ms (on the model's own clock: the same TestScheduler, uncounted), then the response. */
+  /**
+   * 1 000 deltas, one per virtual ms (on the model's own clock: the same TestScheduler, uncounted), then the response.
+   */
   const stream$ = () =>
     concat(
       interval(1, ts).pipe(take(1000), map((): ModelEvent => ({ type: 'text_delta', delta: 'x' }))),

@@ -13,7 +13,9 @@ import { virtualTime } from './support/virtual-time.js';
  */
 const unhandled = trackUnhandledRejections();
 
-/** A model whose answer depends on the request (for concurrent sub-runs): `answer(userText, nth request of that run)`. */
+/**
+ * A model whose answer depends on the request (for concurrent sub-runs): `answer(userText, nth request of that run)`.
+ */
 function modelBy(answer: (input: string, n: number) => ScriptedStep | string): ModelProvider {
   return {
     id: 'by-input',
