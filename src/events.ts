@@ -71,7 +71,10 @@ export const RunStartedSchema = ev('run_started', { agent: z.string() });
  * `turnStarted` hooks ("drain after turnStarted").
  */
 export const TurnStartedSchema = ev('turn_started', {});
-/** `user_message_injected`: A steering item drained from the mailbox became a `user` Item of this turn; `id` is its token's id. */
+/**
+ * `user_message_injected`: A steering item drained from the mailbox became a `user` Item of this turn; `id` is its
+ * token's id.
+ */
 export const UserMessageInjectedSchema = ev('user_message_injected', { id: z.string(), content: z.string() });
 /** Why an attempt after the first one of a model call started (`model_request_started.cause`). */
 export const AttemptCauseSchema = z.enum(['retry', 'rescue', 'fallback']);
@@ -110,25 +113,37 @@ export const TextDeltaSchema = ev('text_delta', {
  * answer only (docs/run-control.md, "Structured output").
  */
 export const OutputDeltaSchema = ev('output_delta', { value: z.unknown() });
-/** `model_response_completed`: The model's response is in: `finishReason`, this call's `usage`, and `refusal` / `reasoning` when the model gave them. */
+/**
+ * `model_response_completed`: The model's response is in: `finishReason`, this call's `usage`, and `refusal` /
+ * `reasoning` when the model gave them.
+ */
 export const ModelResponseCompletedSchema = ev('model_response_completed', {
   finishReason: FinishReasonSchema,
   refusal: z.string().optional(),
   reasoning: z.string().optional(),
   usage: UsageSchema,
 });
-/** `tool_call_started`: A tool call started (`arguments`: the raw JSON text). Calls never started (denied, invalid, cancelled first) get none. */
+/**
+ * `tool_call_started`: A tool call started (`arguments`: the raw JSON text). Calls never started (denied, invalid,
+ * cancelled first) get none.
+ */
 export const ToolCallStartedSchema = ev('tool_call_started', { callId: z.string(), name: z.string(), arguments: z.string() });
 /** `tool_call_progress`: A running tool reported progress (`ctx.reportProgress`, MCP progress notifications). */
 export const ToolCallProgressSchema = ev('tool_call_progress', { callId: z.string(), name: z.string(), progress: z.unknown() });
 /** `tool_call_completed`: A tool call finished; `output` is the text the model sees. */
 export const ToolCallCompletedSchema = ev('tool_call_completed', { callId: z.string(), name: z.string(), output: z.string() });
-/** `tool_call_failed`: A tool call ended in a tool error the model sees (thrown, timed out, denied, invalid arguments, unknown tool). A call cut short by a cancel gets no event: `partial` pairs it as interrupted. */
+/**
+ * `tool_call_failed`: A tool call ended in a tool error the model sees (thrown, timed out, denied, invalid arguments,
+ * unknown tool). A call cut short by a cancel gets no event: `partial` pairs it as interrupted.
+ */
 export const ToolCallFailedSchema = ev('tool_call_failed', {
   callId: z.string(),
   name: z.string(),
   error: SerializedErrorSchema,
-  /** Always false today: a call cut short by a cancel gets no event (it is paired as interrupted in `partial`). Kept for UIs that render both. */
+  /**
+   * Always false today: a call cut short by a cancel gets no event (it is paired as interrupted in `partial`). Kept for
+   * UIs that render both.
+   */
   interrupted: z.boolean(),
 });
 /**
@@ -140,7 +155,10 @@ export const RetryScheduledSchema = ev('retry_scheduled', {
   delayMs: z.number().nonnegative(),
   error: SerializedErrorSchema,
 });
-/** `fallback_activated`: The model call moved from `from` to `to` (the fallback model), because of `reason` (an error, or `circuit_open`). */
+/**
+ * `fallback_activated`: The model call moved from `from` to `to` (the fallback model), because of `reason` (an error,
+ * or `circuit_open`).
+ */
 export const FallbackActivatedSchema = ev('fallback_activated', { from: z.string(), to: z.string(), reason: z.string() });
 /** `turn_completed`: The turn's model response and tool calls are done. */
 export const TurnCompletedSchema = ev('turn_completed', {});
@@ -185,7 +203,10 @@ export const RunFailedSchema = ev('run_failed', {
   usage: UsageSchema,
 });
 
-/** `subrun_event`: a sub-run's (agent as tool) event, relayed with the `path` of tool names down to it. Lazy: it nests a RunEvent. */
+/**
+ * `subrun_event`: a sub-run's (agent as tool) event, relayed with the `path` of tool names down to it. Lazy: it nests a
+ * RunEvent.
+ */
 export const SubrunEventSchema: z.ZodType<SubrunEvent> = z.lazy(() =>
   ev('subrun_event', { path: z.array(z.string()).readonly(), event: RunEventSchema }),
 ) as unknown as z.ZodType<SubrunEvent>;

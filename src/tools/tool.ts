@@ -25,7 +25,9 @@ export interface ToolContext<C = unknown> {
   reportProgress(progress: unknown): void;
 }
 
-/** A tool may return a value, a Promise or an Observable (its last value is the result; an empty one is a tool error). */
+/**
+ * A tool may return a value, a Promise or an Observable (its last value is the result; an empty one is a tool error).
+ */
 export type ToolReturn<R> = R | PromiseLike<R> | Observable<R>;
 
 /**
