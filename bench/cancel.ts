@@ -459,7 +459,10 @@ export async function main(): Promise<void> {
       const settle: number[] = [];
       for (let k = 0; k < warmup + RUNS; k++) {
         const r = await sdkAbort(server, stream);
-        if (k >= warmup) (abort.push(r.abortMs * 1000), settle.push(r.settleMs * 1000));
+        if (k >= warmup) {
+          abort.push(r.abortMs * 1000);
+          settle.push(r.settleMs * 1000);
+        }
       }
       for (const [label, xs, phase] of [
         [

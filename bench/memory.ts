@@ -167,10 +167,13 @@ const sdkStreams = (server: ChildServer, n: number) =>
               },
               { signal: controller.signal, maxRetries: 0, timeout: 600_000 },
             );
-            let text = '';
+            let _text = ''; // the answer, built as an app would (the work counts; the text is not read)
             for await (const chunk of stream) {
               const delta = chunk.choices[0]?.delta?.content;
-              if (delta) ((text += delta), idle());
+              if (delta) {
+                _text += delta;
+                idle();
+              }
             }
           } catch {
             /* aborted */

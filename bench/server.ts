@@ -9,7 +9,7 @@
  *
  * | model            | answer                                                                 |
  * | ---------------- | ---------------------------------------------------------------------- |
- * | `stream:<n>`     | SSE: n content chunks, a finish chunk, a usage chunk, `[DONE]`; every frame its own `res.write` in one go (the kernel coalesces them) |
+ * | `stream:<n>`     | SSE: content chunks, finish, usage, `[DONE]`; a `res.write` per frame, in one go (coalesced) |
  * | `paced:<n>`      | the same frames, one `res.write` per event-loop turn (`setImmediate`)  |
  * | `hold:<k>`       | SSE: k content chunks, then silence until the client closes            |
  * | `stall`          | SSE headers, then silence                                              |

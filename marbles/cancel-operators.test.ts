@@ -53,7 +53,7 @@ describe('takeUntilCancelled', () => {
 
   // takeUntil semantics on a tie: whichever action of the frame runs first decides.
   it('same frame, cancel scheduled before the value: the value is not delivered', () => {
-    testScheduler.run(({ cold, expectObservable, expectSubscriptions }) => {
+    testScheduler.run(({ cold, expectObservable }) => {
       const sig = new CancelSignal();
       const log: string[] = [];
       const src = cold('a-b-|').pipe(tap((v) => log.push(v)));

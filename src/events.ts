@@ -98,7 +98,10 @@ export const RunStartedSchema = ev('run_started', { agent: z.string() });
  * `turnStarted` hooks ("drain after turnStarted").
  */
 export const TurnStartedSchema = ev('turn_started', {});
-/** `user_message_injected`: A steering item drained from the mailbox became a `user` Item of this turn; `id` is its token's id. */
+/**
+ * `user_message_injected`: A steering item drained from the mailbox became a `user` Item of this turn; `id` is its
+ * token's id.
+ */
 export const UserMessageInjectedSchema = ev('user_message_injected', { id: z.string(), content: z.string() });
 /** Why an attempt after the first one of a model call started (`model_request_started.cause`). */
 export const AttemptCauseSchema = z.enum(['retry', 'rescue', 'fallback']);
@@ -137,14 +140,20 @@ export const TextDeltaSchema = ev('text_delta', {
  * answer only (docs/run-control.md, "Structured output").
  */
 export const OutputDeltaSchema = ev('output_delta', { value: z.unknown() });
-/** `model_response_completed`: The model's response is in: `finishReason`, this call's `usage`, and `refusal` / `reasoning` when the model gave them. */
+/**
+ * `model_response_completed`: The model's response is in: `finishReason`, this call's `usage`, and `refusal` /
+ * `reasoning` when the model gave them.
+ */
 export const ModelResponseCompletedSchema = ev('model_response_completed', {
   finishReason: FinishReasonSchema,
   refusal: z.string().optional(),
   reasoning: z.string().optional(),
   usage: UsageSchema,
 });
-/** `tool_call_started`: A tool call started (`arguments`: the raw JSON text). Calls never started (denied, invalid, cancelled first) get none. */
+/**
+ * `tool_call_started`: A tool call started (`arguments`: the raw JSON text). Calls never started (denied, invalid,
+ * cancelled first) get none.
+ */
 export const ToolCallStartedSchema = ev('tool_call_started', { callId: z.string(), name: z.string(), arguments: z.string() });
 /** `tool_call_progress`: A running tool reported progress (`ctx.reportProgress`, MCP progress notifications). */
 export const ToolCallProgressSchema = ev('tool_call_progress', { callId: z.string(), name: z.string(), progress: z.unknown() });
@@ -187,7 +196,10 @@ export const RetryScheduledSchema = ev('retry_scheduled', {
   delayMs: z.number().nonnegative(),
   error: SerializedErrorSchema,
 });
-/** `fallback_activated`: The model call moved from `from` to `to` (the fallback model), because of `reason` (an error, or `circuit_open`). */
+/**
+ * `fallback_activated`: The model call moved from `from` to `to` (the fallback model), because of `reason` (an error,
+ * or `circuit_open`).
+ */
 export const FallbackActivatedSchema = ev('fallback_activated', { from: z.string(), to: z.string(), reason: z.string() });
 /**
  * `stop_requested`: a graceful stop was asked for (`RunControl.stop({ at, graceMs })`), once per run:
@@ -244,7 +256,10 @@ export const RunFailedSchema = ev('run_failed', {
   usage: UsageSchema,
 });
 
-/** `subrun_event`: a sub-run's (agent as tool) event, relayed with the `path` of tool names down to it. Lazy: it nests a RunEvent. */
+/**
+ * `subrun_event`: a sub-run's (agent as tool) event, relayed with the `path` of tool names down to it. Lazy: it nests a
+ * RunEvent.
+ */
 export const SubrunEventSchema: z.ZodType<SubrunEvent> = z.lazy(() =>
   ev('subrun_event', { path: z.array(z.string()).readonly(), event: RunEventSchema }),
 ) as unknown as z.ZodType<SubrunEvent>;

@@ -103,7 +103,10 @@ export interface CliChild {
   readonly done: Promise<{ code: number; stdout: string; stderr: string }>;
 }
 
-/** How a CLI child is spawned: its folder, environment, and whether its stdin is a pipe the test writes to (default: ignored). */
+/**
+ * How a CLI child is spawned: its folder, environment, and whether its stdin is a pipe the test writes to (default:
+ * ignored).
+ */
 export interface SpawnOptions {
   readonly cwd: string;
   readonly env?: NodeJS.ProcessEnv | undefined;
@@ -187,7 +190,10 @@ export function liveGroupMembers(pgid: number): number[] {
   return pids;
 }
 
-/** True once process group `pgid` has no live member: `kill(-pgid, 0)` fails with ESRCH, or only zombies are left (not yet reaped). */
+/**
+ * True once process group `pgid` has no live member: `kill(-pgid, 0)` fails with ESRCH, or only zombies are left (not
+ * yet reaped).
+ */
 export function groupGone(pgid: number): boolean {
   try {
     process.kill(-pgid, 0);

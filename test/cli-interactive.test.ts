@@ -4,15 +4,15 @@
  * tested on a pseudo-terminal in test/services/cli-interactive-tty.test.ts.
  * Every wait is for an output marker or a request, never a sleep.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chatChunk, sseData, startOpenAIServer, textStream, toolCallsStream, type OpenAIServer, type RecordedRequest } from './support/openai-server.js';
+import { startOpenAIServer, textStream, toolCallsStream, type OpenAIServer, type RecordedRequest } from './support/openai-server.js';
 import { parseCli, UsageError } from '../src/cli/args.js';
 import { isYes } from '../src/cli/confirm.js';
 import { TerminalRenderer } from '../src/cli/render.js';
 import type { RunEvent } from '../src/events.js';
-import { ensureBuilt, occurrences, removeTempFolders, runBin, tempFolder, waitFor, type CliChild } from './cli-helpers.js';
+import { ensureBuilt, removeTempFolders, runBin, tempFolder, waitFor } from './cli-helpers.js';
 
 let server: OpenAIServer;
 beforeAll(async () => {
@@ -25,32 +25,6 @@ afterAll(async () => {
 });
 
 const endpoint = () => ['--base-url', server.baseURL, '--api-key', 'test', '--model', 'test-model'];
-
-/** `loopctl --interactive` with a piped stdin, once its header is out (its signal handlers are installed by then). */
-async function interactive(cwd: string, ...args: string[]): Promise<CliChild> {
-  const cli = runBin([...endpoint(), '--interactive', ...args], cwd, undefined, 'pipe');
-  await waitFor('the interactive header', () => cli.stderr().includes('[loopctl] interactive:'));
-  return cli;
-}
-
-/** Waits until the CLI has printed `n` run summaries of the given kind. */
-const summaries = (cli: CliChild, kind: 'completed' | 'cancelled', n: number) =>
-  waitFor(`${n} × ${kind}`, () => occurrences(cli.stderr(), `[loopctl] ${kind}`) >= n);
-
-async function quit(cli: CliChild) {
-  cli.send('/quit');
-  const result = await cli.done;
-  expect(result.code, result.stderr).toBe(0);
-  return result;
-}
-
-
-/** The conversation a request sent, without the system message. */
-const conversation = (req: RecordedRequest) =>
-  req.body.messages.filter((m: any) => m.role !== 'system').map((m: any) => (m.role === 'tool' ? { role: 'tool', content: m.content } : m.tool_calls ? { role: 'assistant', calls: m.tool_calls.map((c: any) => c.function.name) } : { role: m.role, content: m.content }));
-const user = (content: string) => ({ role: 'user', content });
-const assistant = (content: string) => ({ role: 'assistant', content });
-const closedSoon = (req: RecordedRequest) => Promise.race([req.whenClosed.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 5000))]);
 
 describe('loopctl --confirm', () => {
   const writeCall = toolCallsStream([{ id: 'call_w', name: 'write_file', args: { path: 'x.txt', content: 'hi' } }]);

@@ -13,7 +13,9 @@ beforeAll(() => ensureBuilt(), 180_000);
 afterAll(removeTempFolders);
 
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-/** `npm --prefix <repo> start -- <task>` run from `cwd`, as a user in another folder would (npm sets INIT_CWD = cwd). */
+/**
+ * `npm --prefix <repo> start -- <task>` run from `cwd`, as a user in another folder would (npm sets INIT_CWD = cwd).
+ */
 const npmStart = (cwd: string, ...args: string[]) =>
   spawnCli(NPM, ['--prefix', repoRoot, 'start', '--', ...args], { cwd, env: cliEnv() });
 
@@ -56,7 +58,8 @@ describe('npm start with the offline model', () => {
     const { code, stdout } = await npmStart(dir, 'find TODO').done;
     expect(code).toBe(0);
     expect(stdout).toContain( // npm prints its script banners on stdout first
-      '(offline model)\n"TODO" appears on 2 lines in 2 files:\ndocs/notes.md\n  3: TODO write more\nsrc/app.ts\n  2: // TODO: handle errors\n',
+      '(offline model)\n"TODO" appears on 2 lines in 2 files:\n' +
+        'docs/notes.md\n  3: TODO write more\nsrc/app.ts\n  2: // TODO: handle errors\n',
     );
   }, 120_000);
 });

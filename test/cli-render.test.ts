@@ -390,7 +390,8 @@ describe('C36: causes and usage', () => {
     const unknown = { inputTokens: 0, outputTokens: 0, totalTokens: 0, reported: false };
     r.on(ev({ type: 'run_failed', error, stopReason: 'session_error', partial: [], undelivered: [], usage: unknown }));
     expect(err.text).toBe(
-      '[loopctl] failed (session_error): TimeoutError: commit deadline of 30000 ms expired (nothing of this run was saved)'
+      '[loopctl] failed (session_error): TimeoutError: commit deadline of 30000 ms expired ' +
+        '(nothing of this run was saved)'
         + ' · 1 turn · 0 tool calls · usage unknown\n',
     );
   });

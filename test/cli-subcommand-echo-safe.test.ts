@@ -38,7 +38,6 @@ describe('loopctl serve given a task', () => {
     // One line per message, every control character written escaped.
     expect(err.text).toMatch(/^loopctl: loopctl serve takes no task \(got "\\u001b\]0;pwned\\u0007 two\\nlines"\)/);
     expect(err.text.split('\n')).toHaveLength(3); // the message, "Try 'loopctl --help'.", and the final ''
-    // eslint-disable-next-line no-control-regex
     expect(err.text).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f]/);
   });
 });

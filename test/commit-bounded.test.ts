@@ -96,7 +96,8 @@ describe('C21: a session write that never settles', () => {
     expect(appends[0]!.options?.signal?.aborted).toBe(true);
     expect(appends[0]!.options?.signal?.reason).toMatchObject({ name: 'TimeoutError', kind: 'commit' });
 
-    // The cancel made during the commit stayed raised: the second run (same CancelSignal) ends at turn entry, and re-arms it.
+    // The cancel made during the commit stayed raised: the second run (same CancelSignal) ends at turn entry, and
+    // re-arms it.
     expect(second.map((e) => e.type)).toEqual(['run_started', 'run_cancelled']);
     expect(second.at(-1)).toMatchObject({ type: 'run_cancelled', stopReason: 'cancelled', reason: 'stop', phase: 'turn_entry' });
     expect(cancel.isCancelled).toBe(false);

@@ -68,7 +68,8 @@ describe('C28: with defaults, a server that never answers ends the run in under 
       { type: 'run_failed', at: end, stopReason: 'model_error', error: timeout },
     ]);
     expect(model.requests).toHaveLength(DEFAULTS.retry.maxRetries + 1);
-    expect(model.requests.map((r) => r.timeoutMs)).toEqual([undefined, undefined, undefined]); // requestMs is for non-streamed requests
+    // requestMs is for non-streamed requests
+    expect(model.requests.map((r) => r.timeoutMs)).toEqual([undefined, undefined, undefined]);
     expect(model.open()).toBe(0);
     expect(scheduler.actions).toHaveLength(0);
   });
@@ -102,7 +103,8 @@ describe('C28: a stream that stalls after its first chunk', () => {
     ]);
     expect(events.at(-1)).toMatchObject({ type: 'run_completed', at: idleMs, output: 'Hello' });
     expect(model.calls.map((c) => c.tornDown)).toEqual([true, false]);
-    expect(model.requests.map((r) => r.timeoutMs)).toEqual([undefined, requestMs]); // the rescue has the request deadline
+    // the rescue has the request deadline
+    expect(model.requests.map((r) => r.timeoutMs)).toEqual([undefined, requestMs]);
   });
 
   it('a rescue that never answers ends at requestMs and is retried like any transient fault', () => {

@@ -87,8 +87,7 @@ async function observe(
   const events: RunEvent[] = [];
   let errored = false;
   let completed = false;
-  let handle!: RunHandle;
-  handle = start(agent, 'go', options);
+  const handle: RunHandle = start(agent, 'go', options);
   handle.events$.subscribe({
     next: (e) => {
       events.push(e);

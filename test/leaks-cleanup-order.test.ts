@@ -44,7 +44,10 @@ function setup(extraHooks: Hooks = {}) {
   return { log, running, agent };
 }
 
-/** Each running tool's cleanup exactly once (a tool's own abort-vs-teardown order is not specified), then the rest in order. */
+/**
+ * Each running tool's cleanup exactly once (a tool's own abort-vs-teardown order is not specified), then the rest in
+ * order.
+ */
 function expectCleanupThen(log: string[], rest: string[]): void {
   const tools = log.slice(0, 4);
   expect([...tools].sort()).toEqual(['abort:obs', 'abort:p1', 'abort:p2', 'teardown:obs']);

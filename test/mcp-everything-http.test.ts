@@ -20,7 +20,10 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** Starts server-everything's streamableHttp mode; resolves once it listens (rejects if it exits first, e.g. EADDRINUSE). */
+/**
+ * Starts server-everything's streamableHttp mode; resolves once it listens (rejects if it exits first, e.g.
+ * EADDRINUSE).
+ */
 function startServer(port: number): Promise<ChildProcess> {
   const child = spawn(process.execPath, [EVERYTHING_BIN, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
   return new Promise((resolve, reject) => {

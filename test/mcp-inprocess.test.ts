@@ -1,5 +1,5 @@
 import { McpError, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CancelSignal, defineAgent, mcpTools, run, type RunEvent } from '../src/index.js';
 import { collectEvents, gate, scriptedModel, type Gate } from '../src/testing/index.js';
 import { abortListeners, fixtureTool, settle, startFixture, type Fixture } from './mcp-server-fixture.js';

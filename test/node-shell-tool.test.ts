@@ -162,7 +162,11 @@ describe('run_shell', () => {
       `import { existsSync } from 'node:fs';
 import { runShell } from ${JSON.stringify(SHELL_TOOL)};
 const controller = new AbortController();
-runShell("trap '' TERM; echo $$ > pid; sleep 30", { cwd: process.argv[2], signal: controller.signal, killGraceMs: 60_000 }).catch(() => undefined);
+runShell("trap '' TERM; echo $$ > pid; sleep 30", {
+  cwd: process.argv[2],
+  signal: controller.signal,
+  killGraceMs: 60_000,
+}).catch(() => undefined);
 const timer = setInterval(() => {
   if (!existsSync('pid')) return;
   clearInterval(timer);

@@ -40,7 +40,9 @@ describe('openaiChat: recorded streams', () => {
   it('chat-text-basic: text, stop, no usage', async () => {
     const { events, response } = await replayOk('chat-text-basic.sse');
     const text =
-      'Hi there! How can I help today? I can answer questions, explain concepts, help with writing or brainstorming, code, plan something, and more. Tell me what you’d like to work on or a topic you’re curious about.';
+      'Hi there! How can I help today? I can answer questions, explain concepts, help with writing or ' +
+        'brainstorming, code, plan something, and more. Tell me what you’d like to work on or a topic ' +
+        'you’re curious about.';
     expect(response).toEqual({ text, toolCalls: [], finishReason: 'stop' });
     expect(deltas(events, 'text_delta')).toHaveLength(48);
     expect(deltas(events, 'text_delta').join('')).toBe(text);
@@ -75,7 +77,9 @@ describe('openaiChat: recorded streams', () => {
   it('chat-tool-call-long-args: 229 bytes of arguments from many deltas', async () => {
     const { response } = await replayOk('chat-tool-call-long-args.sse');
     const args =
-      '{"answers":[{"label":"Capital","answer":"The capital of Mexico is Mexico City."},{"label":"Weather","answer":"The weather in Mexico City is currently sunny."},{"label":"Product Name","answer":"The product name is Pydantic AI."}]}';
+      '{"answers":[{"label":"Capital","answer":"The capital of Mexico is Mexico ' +
+        'City."},{"label":"Weather","answer":"The weather in Mexico City is currently ' +
+        'sunny."},{"label":"Product Name","answer":"The product name is Pydantic AI."}]}';
     expect(args).toHaveLength(229);
     expect(response.toolCalls).toEqual([{ callId: 'call_CCGIWaMeYWmxOQ91orkmTvzn', name: 'final_result', arguments: args }]);
     expect(JSON.parse(response.toolCalls[0]!.arguments).answers[2]).toEqual({ label: 'Product Name', answer: 'The product name is Pydantic AI.' });
@@ -132,7 +136,11 @@ describe('openaiChat: recorded streams', () => {
   it('compat-groq-stream-error: reasoning deltas, then `event: error` → non-retryable ModelCallError', async () => {
     const { events, error } = await replay('compat-groq-stream-error.sse');
     expect(deltas(events, 'reasoning_delta').join('')).toBe(
-      'We need to call the tool with invalid parameters first, then second call with valid args. The user wants us to test error handling. So first call should have wrong parameters (e.g., missing required "name" or extra param). The tool expects only "name". If we send extra property, that might cause error. Or missing "name". We\'ll do a call with missing name: {}. Then second call with name: "test". Let\'s do that.',
+      'We need to call the tool with invalid parameters first, then second call with valid args. The ' +
+        'user wants us to test error handling. So first call should have wrong parameters (e.g., missing ' +
+        'required "name" or extra param). The tool expects only "name". If we send extra property, that ' +
+        'might cause error. Or missing "name". We\'ll do a call with missing name: {}. Then second call ' +
+        'with name: "test". Let\'s do that.',
     );
     expect(events.some((e) => e.type === 'response')).toBe(false);
     expect(error).toBeInstanceOf(ModelCallError);
@@ -150,7 +158,8 @@ describe('openaiChat: recorded streams', () => {
   it('compat-deepseek-reasoning-tool-call: reasoning_content, then a call', async () => {
     const { events, response } = await replayOk('compat-deepseek-reasoning-tool-call.sse');
     const reasoning =
-      'The user is asking for the weather in San Francisco. I need to use the weather tool to get this information. Let me invoke the weather tool with the location parameter set to "San Francisco".';
+      'The user is asking for the weather in San Francisco. I need to use the weather tool to get this ' +
+        'information. Let me invoke the weather tool with the location parameter set to "San Francisco".';
     expect(response).toEqual({
       text: '', reasoning, finishReason: 'tool_calls', usage: { inputTokens: 339, outputTokens: 83, totalTokens: 422 },
       toolCalls: [{ callId: 'call_00_ioIn7yN9p1ZOMNpDLwd4MgAF', name: 'weather', arguments: '{"location": "San Francisco"}' }],

@@ -80,7 +80,9 @@ describe('openaiResponses: recorded streams', () => {
   it('responses-compat-lmstudio-tool-call: reasoning_text, text, and arguments only in .done', async () => {
     const { events, response } = await replayOk('responses-compat-lmstudio-tool-call.sse');
     const reasoning =
-      'The user is asking for the weather in San Francisco. I have a weather function available that takes a location parameter. The user has provided "San Francisco" as the location, so I have all the required information to make the function call.';
+      'The user is asking for the weather in San Francisco. I have a weather function available that ' +
+        'takes a location parameter. The user has provided "San Francisco" as the location, so I have ' +
+        'all the required information to make the function call.';
     expect(response).toEqual({
       text: "I'll get the current weather information for San Francisco for you.", reasoning, finishReason: 'tool_calls',
       usage: { inputTokens: 182, outputTokens: 61, totalTokens: 243 },
@@ -128,7 +130,8 @@ describe('openaiResponses: scripted', () => {
     const quiet = openaiResponses({ model: 'm', client: new OpenAI({ apiKey: 'k', baseURL: server.baseURL, logLevel: 'off' }) });
     server.enqueue({ sse: ['event: response.created\ndata: {oops\n\n'] });
     expect((await collect<ModelEvent>(quiet.call(request()))).error).toMatchObject({ code: 'invalid_json', retryable: false });
-    server.enqueue({ sse: [sseData({ type: 'response.output_text.delta', delta: 'x', item_id: 'm' })] }); // no event: line
+    // no event: line
+    server.enqueue({ sse: [sseData({ type: 'response.output_text.delta', delta: 'x', item_id: 'm' })] });
     expect((await collect<ModelEvent>(quiet.call(request()))).error).toMatchObject({ code: 'stream_truncated' });
   });
 });

@@ -34,7 +34,7 @@ async function run(file: string, args: string[], cwd: string): Promise<{ stdout:
   } catch (error) {
     const e = error as Error & { stdout?: string; stderr?: string };
     const command = `${path.basename(file)} ${args.join(' ')}`;
-    throw new Error(`${command} (in ${cwd}) failed: ${e.message}\n${e.stdout}\n${e.stderr}`);
+    throw new Error(`${command} (in ${cwd}) failed: ${e.message}\n${e.stdout}\n${e.stderr}`, { cause: error });
   }
 }
 

@@ -194,7 +194,10 @@ function executeRun(s: Scenario): Omit<Outcome, 'unhandled'> {
             case 'empty':
               return new Observable<string>((sub) => sub.complete());
             case 'selfcancel':
-              if (s.source === 'tool') (note(), ctx.cancel.cancel(reason));
+              if (s.source === 'tool') {
+                note();
+                ctx.cancel.cancel(reason);
+              }
               return 'self';
             case 'hostile': {
               const value = HOSTILE[s.hostileResult]();
@@ -239,7 +242,10 @@ function executeRun(s: Scenario): Omit<Outcome, 'unhandled'> {
       hooks: {
         beforeToolCall: ({ call, cancel }) => {
           const hookCancels = s.source === 'hook' && s.cancelAt !== undefined && ts.now() >= s.cancelAt;
-          if (hookCancels) (note(), cancel.cancel(reason));
+          if (hookCancels) {
+            note();
+            cancel.cancel(reason);
+          }
           if (s.hook === 'deny' && call.name === 't_fast') return { deny: 'no fast tools' };
           if (s.hook === 'async') return timer(1).pipe(map(() => undefined));
           return undefined;
@@ -345,7 +351,8 @@ function check(s: Scenario, o: Outcome): void {
       expect({ ...parsed, reason: null }).toEqual({ ...e, reason: null });
     } else expect(parsed).toEqual(e);
   }
-  // 2 and 4. after a cancel was raised: nothing new starts; the run is cancelled (unless its outcome was already decided)
+  // 2 and 4. after a cancel was raised: nothing new starts; the run is cancelled (unless its outcome was already
+  // decided)
   if (o.raisedAt?.beforeTerminal) expect(terminal.type).toBe('run_cancelled');
   // 3. latency: a cancel from outside has its terminal delivered before cancel() returns
   if (o.settledInCancel !== undefined) expect(o.settledInCancel).toBe(true);
@@ -479,8 +486,19 @@ describe('DESIGN.md §4 guarantees under random schedules', () => {
       ...(process.env.FC_PATH ? { path: process.env.FC_PATH } : {}),
     });
     if (details.failed) {
-      const replay = `FC_SEED=${details.seed} FC_PATH=${details.counterexamplePath} npx vitest run test/properties.test.ts`;
-      throw new Error(`property failed; replay with:\n  ${replay}\ncounterexample: ${fc.stringify(details.counterexample)}\n${String(details.errorInstance)}`);
+      const replay = [
+        `FC_SEED=${details.seed}`,
+        `FC_PATH=${details.counterexamplePath}`,
+        'npx vitest run test/properties.test.ts',
+      ].join(' ');
+      throw new Error(
+        [
+          'property failed; replay with:',
+          `  ${replay}`,
+          `counterexample: ${fc.stringify(details.counterexample)}`,
+          String(details.errorInstance),
+        ].join('\n'),
+      );
     }
   }, 120_000);
 });

@@ -117,7 +117,8 @@ describe('usage sums every attempt, rescue and fallback that returned usage', ()
     scheduler.run(({ flush }) => {
       const ping = tool({ name: 'ping', description: 'p', parameters: z.object({}), execute: () => 'pong' });
       const primary = scriptedModel([
-        // turn 1: a response with usage 1, then the stream fails: billed; its rescue fails (not retryable): the fallback answers
+        // turn 1: a response with usage 1, then the stream fails: billed; its rescue fails (not retryable): the
+        // fallback answers
         { events: () => concat(of(respond(u(1), 'lost')), throwError(() => new ModelCallError('broken', { status: 500 }))) },
         { error: new ModelCallError('bad', { status: 400 }) },
         // turn 2: the stream breaks after a delta; the rescue answers with usage 4

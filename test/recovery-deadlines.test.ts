@@ -93,9 +93,8 @@ function counting(inner: SchedulerLike): { scheduler: SchedulerLike; count: () =
   let n = 0;
   const wrap = (work: (this: SchedulerAction<unknown>, state?: unknown) => void) =>
     function (this: SchedulerAction<unknown>, state?: unknown): void {
-      const action = this;
-      const counted = Object.create(action) as SchedulerAction<unknown>;
-      counted.schedule = (s?: unknown, d?: number): Subscription => (n++, action.schedule(s, d));
+      const counted = Object.create(this) as SchedulerAction<unknown>;
+      counted.schedule = (s?: unknown, d?: number): Subscription => (n++, this.schedule(s, d));
       work.call(counted, state);
     };
   const scheduler = {
@@ -106,7 +105,9 @@ function counting(inner: SchedulerLike): { scheduler: SchedulerLike; count: () =
 }
 
 describe('the idle deadline costs one timer and a timestamp, not a timer per chunk', () => {
-  /** 1 000 deltas, one per virtual ms (on the model's own clock: the same TestScheduler, uncounted), then the response. */
+  /**
+   * 1 000 deltas, one per virtual ms (on the model's own clock: the same TestScheduler, uncounted), then the response.
+   */
   const stream$ = () =>
     concat(
       interval(1, ts).pipe(take(1000), map((): ModelEvent => ({ type: 'text_delta', delta: 'x' }))),

@@ -65,7 +65,6 @@ describe('cancel sources all end the run the same way', () => {
     const { agent, started } = slowAgent();
     const mailbox = new Mailbox();
     const outcomes: TerminalEvent[] = [];
-    let toolSignal: AbortSignal | undefined;
     const seen: string[] = [];
     const sub = run(agent, 'go', {
       mailbox,
@@ -74,7 +73,6 @@ describe('cancel sources all end the run the same way', () => {
     }).subscribe((e) => seen.push(e.type));
     await started.promise;
     const token = mailbox.push('queued steering');
-    void toolSignal;
     sub.unsubscribe();
     expect(outcomes).toHaveLength(1);
     expect(outcomes[0]).toMatchObject({ type: 'run_cancelled', reason: { type: 'unsubscribed' }, phase: 'tool_call' });

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { CancelSignal, defineAgent, run, tool, type ModelProvider, type ModelRequest, type RunEvent } from '../src/index.js';
 import { collectEvents, gate, scriptedModel, type ScriptedStep } from '../src/testing/index.js';
@@ -13,7 +13,9 @@ import { virtualTime } from './support/virtual-time.js';
  */
 const unhandled = trackUnhandledRejections();
 
-/** A model whose answer depends on the request (for concurrent sub-runs): `answer(userText, nth request of that run)`. */
+/**
+ * A model whose answer depends on the request (for concurrent sub-runs): `answer(userText, nth request of that run)`.
+ */
 function modelBy(answer: (input: string, n: number) => ScriptedStep | string): ModelProvider {
   return {
     id: 'by-input',

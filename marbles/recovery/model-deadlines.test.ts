@@ -50,7 +50,8 @@ describe('modelDeadlines (streamed requests)', () => {
     ts.run(({ cold, expectObservable, flush }) => {
       const out = cold('10ms a 500ms b|').pipe(modelDeadlines({ firstEventMs: 30 }, asyncScheduler, true));
       expectObservable(out).toBe('10ms a 500ms b|');
-      ts.schedule(() => expect(ts.actions.map((a) => a.delay)).toEqual([511, 512]), 11); // only the source's own messages (b, complete)
+      // only the source's own messages (b, complete)
+      ts.schedule(() => expect(ts.actions.map((a) => a.delay)).toEqual([511, 512]), 11);
       flush();
     });
   });

@@ -51,7 +51,7 @@ function setup(cold: (m: string, v?: Record<string, ModelEvent>, e?: unknown) =>
 
 describe('row 5: the non-streaming rescue of a broken stream', () => {
   it('the stream breaks after "Hel": one non-streaming request rescues it (no retry_scheduled)', () => {
-    ts.run(({ cold, expectObservable, expectSubscriptions, flush }) => {
+    ts.run(({ cold, expectSubscriptions, flush }) => {
       const { stream, rescue, requests, model, events$ } = setup(cold);
       const seen: RunEvent[] = [];
       events$.subscribe((e) => seen.push(e));

@@ -119,7 +119,7 @@ describe('row 4: the stream gate while the breaker is open and there is no fallb
 
   it('while another run probes, a third waits for the outcome; a cancelled probe is handed to the waiter', () => {
     ts.run(({ flush }) => {
-      const { model, agent, breaker } = setup([{ error: overloaded }, { hold: NEVER }, 'ok']);
+      const { agent, breaker } = setup([{ error: overloaded }, { hold: NEVER }, 'ok']);
       const probeCancel = new CancelSignal();
       const second = startAt(1000, agent, probeCancel); // the probe: its request hangs
       const third = startAt(1100, agent); // waits on the probe (no timer)

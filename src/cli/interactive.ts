@@ -19,7 +19,8 @@ import { ConversationBusyError, type Conversation } from './store/conversation.j
 export const DOUBLE_INTERRUPT_MS = 2000;
 
 const HINT =
-  'interactive: type a task and press Enter. While it runs, a line steers it; /cancel stops it, /quit exits, /help lists the commands. Ctrl-C cancels the run (twice within 2 s exits).';
+  'interactive: type a task and press Enter. While it runs, a line steers it; /cancel stops it, ' +
+    '/quit exits, /help lists the commands. Ctrl-C cancels the run (twice within 2 s exits).';
 /** The commands of the prompt loop, in the order `/help` and a refused command list them. */
 export const COMMANDS: readonly string[] = ['/cancel', '/drop', '/quit', '/exit', '/help'];
 

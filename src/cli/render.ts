@@ -111,13 +111,14 @@ export class TerminalRenderer {
         this.#responseCompleted();
         if (event.refusal) this.note(`the model refused: ${sanitizeLine(event.refusal)}`);
         break;
-      case 'tool_call_started':
+      case 'tool_call_started': {
         this.#setWait(undefined);
         this.#toolCalls++;
         const tool = { name: sanitizeLine(event.name), args: clip(event.arguments, 60), startedAt: this.#now() };
         this.#running.set(event.callId, tool);
         this.#startStatus();
         break;
+      }
       case 'tool_call_completed':
         this.#toolEnded(event.callId, 'ok');
         break;

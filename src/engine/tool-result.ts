@@ -1,6 +1,6 @@
 import { Observable, from } from 'rxjs';
 import { z } from 'zod';
-import { isInstance, isObservableTotal, isThenable, toJsonText, type JsonTextResult } from '../describe.js';
+import { isObservableTotal, isThenable, toJsonText, type JsonTextResult } from '../describe.js';
 import { ToolExecutionError } from '../errors.js';
 import type { ToolCall, ToolResultItem } from '../items.js';
 import { isZodSchema, type Tool, type ToolReturn } from '../tools/tool.js';

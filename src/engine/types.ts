@@ -42,7 +42,8 @@ export interface HookContext<C = unknown> {
  *   the batch starts (a security hook fails closed). All of a batch's `beforeToolCall` hooks run before any of
  *   its tools starts.
  * - `afterToolCall`: after each call, with its result Item.
- * - `runEnded`: synchronous, exactly once per run on every outcome (unsubscribe included), after inner cleanup started and before the terminal event, which it receives.
+ * - `runEnded`: synchronous, exactly once per run on every outcome (unsubscribe included), after inner cleanup started
+ * and before the terminal event, which it receives.
  */
 export interface Hooks<C = unknown> {
   turnStarted?(ctx: HookContext<C>): HookReturn<void>;
@@ -240,7 +241,10 @@ export interface RunOptions<C = unknown> {
   readonly stream?: boolean;
   /** User data for tools and hooks (`ctx.context`). */
   readonly context?: C;
-  /** Time source for timers, deadlines, backoff and `at`. Default: asyncScheduler (timers) and asapScheduler (stage hops). */
+  /**
+   * Time source for timers, deadlines, backoff and `at`. Default: asyncScheduler (timers) and asapScheduler (stage
+   * hops).
+   */
   readonly scheduler?: SchedulerLike;
   /** Id source for the run and its items. Default: `crypto.randomUUID()`. */
   readonly idGenerator?: (kind: 'run' | 'item') => string;

@@ -8,7 +8,10 @@ import { resultText } from './content.js';
 
 /** Per-call options of {@link mcpCall$}; times in ms. */
 export interface McpCallOptions {
-  /** The SDK's per-request timeout in ms (the SDK's default, 60 000, when absent). On expiry the SDK sends `notifications/cancelled` and the model gets a tool error. */
+  /**
+   * The SDK's per-request timeout in ms (the SDK's default, 60 000, when absent). On expiry the SDK sends
+   * `notifications/cancelled` and the model gets a tool error.
+   */
   readonly timeoutMs?: number;
   /** Restart the timeout on each progress notification. Default false. */
   readonly resetTimeoutOnProgress?: boolean;
@@ -54,7 +57,8 @@ export function mcpCall$(client: Client, target: McpCallTarget, args: Record<str
     }
     const controller = new AbortController();
     let settled = false;
-    const onAbort = (): void => controller.abort(`cancelled: ${describeReason(ctx.signal.reason)}`); // the SDK sends notifications/cancelled
+    // the SDK sends notifications/cancelled
+    const onAbort = (): void => controller.abort(`cancelled: ${describeReason(ctx.signal.reason)}`);
     ctx.signal.addEventListener('abort', onAbort, { once: true });
     const settle = (): boolean => {
       if (settled) return false;
@@ -106,8 +110,10 @@ export function mcpCall$(client: Client, target: McpCallTarget, args: Record<str
 function errorMessage(err: unknown, mcpName: string, options: McpCallOptions): string {
   if (err instanceof McpError) {
     if (err.code === ErrorCode.ConnectionClosed) return `the MCP server closed the connection during the call to "${mcpName}"`;
-    if (err.code === ErrorCode.RequestTimeout)
-      return `the MCP call to "${mcpName}" timed out${options.timeoutMs !== undefined ? ` after ${options.timeoutMs} ms` : ''} (${err.message})`;
+    if (err.code === ErrorCode.RequestTimeout) {
+      const after = options.timeoutMs !== undefined ? ` after ${options.timeoutMs} ms` : '';
+      return `the MCP call to "${mcpName}" timed out${after} (${err.message})`;
+    }
     return `the MCP server failed the call to "${mcpName}": ${err.message.replace(/^(MCP error -?\d+: )\1+/, '$1')}`;
   }
   return `the MCP call to "${mcpName}" failed: ${describeReason(err)}`;

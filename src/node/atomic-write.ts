@@ -14,7 +14,10 @@ const TEMP_FLAGS = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY;
 export interface AtomicWriteOptions {
   /** Aborting it before the rename abandons the write: the target is untouched and the temp file removed. */
   readonly signal?: AbortSignal;
-  /** File mode of a new file (subject to the umask, like `fs.writeFile`); an existing target keeps its own mode unless this is given. */
+  /**
+   * File mode of a new file (subject to the umask, like `fs.writeFile`); an existing target keeps its own mode unless
+   * this is given.
+   */
   readonly mode?: number;
 }
 

@@ -38,8 +38,9 @@ export function searchPattern(pattern: string): RegExp {
  * the workspace root, `/`-separated; line 1-based), in path order, or `no
  * matches`. A file name that could be misread there (a control character, a
  * `:N:` of its own, a leading quote or bracket) is written as a JSON string. Past
- * `maxResults` lines it keeps counting and says how many of how many are shown ("showing 200 of 537 matching lines"); skipped files are
- * reported with the reason ("skipped: 3 files over 4 MB, 1 binary file").
+ * `maxResults` lines it keeps counting and says how many of how many are shown
+ * ("showing 200 of 537 matching lines"); skipped files are reported with the
+ * reason ("skipped: 3 files over 4 MB, 1 binary file").
  * Each file is opened as the read tool opens it (descriptor checked inside
  * the workspace, never blocking). Checks `ctx.signal` before each file. A
  * catastrophic regex runs synchronously and cannot be interrupted (one file
@@ -49,8 +50,10 @@ export function searchFilesTool(s: SearchSettings) {
   return tool({
     name: 'search_files',
     description:
-      'Search the text files of the workspace for lines matching a JavaScript regular expression (or a plain string). ' +
-      'Returns "file:line: text" lines. path limits the search to a folder or file; glob filters file names, e.g. "*.ts".',
+      'Search the text files of the workspace for lines matching a JavaScript regular expression ' +
+        '(or a plain string). ' +
+      'Returns "file:line: text" lines. path limits the search to a folder or file; glob filters file ' +
+        'names, e.g. "*.ts".',
     parameters: z.object({
       pattern: z.string().min(1).describe('JavaScript regex source, or a plain string'),
       path: z.string().default('.').describe('Folder or file to search, relative to the workspace root'),

@@ -31,7 +31,10 @@ async function connect(transport: Transport, options: McpConnectOptions): Promis
   return client;
 }
 
-/** What {@link connectStdio} spawns. `env` is merged over the SDK's safe default environment. `stderr` defaults to `'inherit'`. */
+/**
+ * What {@link connectStdio} spawns. `env` is merged over the SDK's safe default environment. `stderr` defaults to
+ * `'inherit'`.
+ */
 export interface StdioServerOptions extends McpConnectOptions {
   readonly command: string;
   readonly args?: readonly string[];
@@ -61,7 +64,10 @@ export function connectStdio(options: StdioServerOptions): Promise<Client> {
   return connect(transport, options);
 }
 
-/** Options of {@link connectStreamableHttp}: the SDK transport's (`requestInit` for headers, `authProvider`, …) and the client's. */
+/**
+ * Options of {@link connectStreamableHttp}: the SDK transport's (`requestInit` for headers, `authProvider`, …) and the
+ * client's.
+ */
 export interface StreamableHttpOptions extends McpConnectOptions {
   readonly transport?: StreamableHTTPClientTransportOptions;
 }

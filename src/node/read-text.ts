@@ -10,7 +10,10 @@ export class BinaryFileError extends Error {
 
 /** What {@link readTextLines} read. */
 export interface TextSlice {
-  /** The selected lines, as in the file (line endings kept), at most `maxBytes` bytes, cut after a whole line when possible. */
+  /**
+   * The selected lines, as in the file (line endings kept), at most `maxBytes` bytes, cut after a whole line when
+   * possible.
+   */
   readonly text: string;
   /** Number of the first line returned (1-based). */
   readonly firstLine: number;

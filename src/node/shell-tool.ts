@@ -5,7 +5,10 @@ import { tool, type Tool } from '../tools/tool.js';
 
 /** Options of {@link shellTool} and {@link runShell}. */
 export interface ShellToolOptions {
-  /** The command's own deadline in ms (default 120 000): on expiry its process group is killed and the call rejects with a `TimeoutError` (kind `tool`). */
+  /**
+   * The command's own deadline in ms (default 120 000): on expiry its process group is killed and the call rejects with
+   * a `TimeoutError` (kind `tool`).
+   */
   readonly timeoutMs?: number;
   /** Most bytes of output kept (default 64 KiB); the rest is dropped, with a note. */
   readonly maxOutputBytes?: number;
@@ -25,7 +28,8 @@ export function shellTool(root: string, options: ShellToolOptions = {}): Tool<{ 
   return tool({
     name: 'run_shell',
     description:
-      'Run a shell command (/bin/sh -c) in the workspace folder. Returns "exit code N" then the combined stdout and stderr. ' +
+      'Run a shell command (/bin/sh -c) in the workspace folder. ' +
+        'Returns "exit code N" then the combined stdout and stderr. ' +
       'stdin is closed; the command is killed if it runs too long.',
     parameters: z.object({ command: z.string().min(1).describe('The shell command line') }),
     execute: ({ command }, ctx) => runShell(command, { ...options, cwd: root, signal: ctx.signal }),

@@ -9,7 +9,10 @@ import { LoopctlError } from '../errors.js';
 export class PathOutsideRootError extends LoopctlError {
   override readonly name: string = 'PathOutsideRootError';
   constructor(readonly path: string, readonly root: string) {
-    super(`path ${JSON.stringify(path)} is outside the working folder ${root} (symlinks are followed); use a path inside it`);
+    super(
+      `path ${JSON.stringify(path)} is outside the working folder ${root} ` +
+        '(symlinks are followed); use a path inside it',
+    );
   }
 }
 
@@ -42,7 +45,9 @@ export async function resolveInside(root: string, relPath: string, options: { si
       break;
     } catch (error) {
       if (code(error) !== 'ENOENT') throw error;
-      if (await exists(probe)) throw new Error(`path ${JSON.stringify(relPath)} goes through a broken symbolic link`);
+      if (await exists(probe)) {
+        throw new Error(`path ${JSON.stringify(relPath)} goes through a broken symbolic link`, { cause: error });
+      }
       const parent = dirname(probe);
       if (parent === probe) throw error;
       missing.unshift(basename(probe));
@@ -89,7 +94,9 @@ export function describeFsError(error: unknown, path: string, signal?: AbortSign
   return text === undefined ? error : new Error(`${JSON.stringify(path)}: ${text}`, { cause: error });
 }
 
-/** Runs `body`, rewriting fs errors about `path` with {@link describeFsError} (abort reasons pass through unchanged). */
+/**
+ * Runs `body`, rewriting fs errors about `path` with {@link describeFsError} (abort reasons pass through unchanged).
+ */
 export async function friendly<T>(path: string, signal: AbortSignal, body: () => Promise<T>): Promise<T> {
   try {
     return await body();

@@ -41,7 +41,9 @@ export type NeedsApproval<A = any, C = any> =
   | boolean
   | ((args: A, ctx: ApprovalContext<C>) => boolean | PromiseLike<boolean>);
 
-/** A tool may return a value, a Promise or an Observable (its last value is the result; an empty one is a tool error). */
+/**
+ * A tool may return a value, a Promise or an Observable (its last value is the result; an empty one is a tool error).
+ */
 export type ToolReturn<R> = R | PromiseLike<R> | Observable<R>;
 
 /**

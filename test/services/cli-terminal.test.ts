@@ -126,7 +126,8 @@ describe('C30: a wait is shown within 2 s, bounded, announced, and Ctrl-C works 
     expect(stdout).toBe('');
     expect(stderr).not.toContain('\x1b');
     const lines = stderr.trimEnd().split('\n');
-    expect(lines[1]).toMatch(/^\[loopctl\] conversation \S+ \(new; loopctl --continue resumes it\)$/); // the header's 2nd
+    // the header's 2nd
+    expect(lines[1]).toMatch(/^\[loopctl\] conversation \S+ \(new; loopctl --continue resumes it\)$/);
     expect(lines.slice(2, 4).map((l) => l.replace(/retrying in [\d.]+ s/, 'retrying in N s'))).toEqual([
       '[loopctl] the model sent nothing within 1 s (first-event deadline): retrying in N s (attempt 2)',
       '[loopctl] the model sent nothing within 1 s (first-event deadline): retrying in N s (attempt 3)',

@@ -29,9 +29,15 @@ export interface RecordedRequest {
 type Headers = Readonly<Record<string, string>>;
 /** What the server answers to one request. */
 export type ScriptedResponse =
-  /** A recorded stream replayed verbatim, with its `.headers.json` when present; `cutAfter` destroys the socket after n SSE frames. */
+  /**
+   * A recorded stream replayed verbatim, with its `.headers.json` when present; `cutAfter` destroys the socket after n
+   * SSE frames.
+   */
   | { fixture: string; delayMs?: number; cutAfter?: number; status?: number; headers?: Headers }
-  /** Raw SSE frames written verbatim (include the `\n\n`), then the response ends (or the socket is destroyed after `cutAfter`, or with `hold` stays open, silent, until the client closes). */
+  /**
+   * Raw SSE frames written verbatim (include the `\n\n`), then the response ends (or the socket is destroyed after
+   * `cutAfter`, or with `hold` stays open, silent, until the client closes).
+   */
   | { sse: readonly string[]; delayMs?: number; cutAfter?: number; hold?: boolean; status?: number; headers?: Headers }
   /** A JSON body (non-streaming answer or error). */
   | { json: unknown; status?: number; headers?: Headers; delayMs?: number }
@@ -255,7 +261,10 @@ export function collect<E>(source: { subscribe(observer: { next(e: E): void; err
   });
 }
 
-/** A scripted Chat Completions stream that makes these tool calls (arguments as JSON), then `finish_reason: tool_calls` and usage. */
+/**
+ * A scripted Chat Completions stream that makes these tool calls (arguments as JSON), then `finish_reason: tool_calls`
+ * and usage.
+ */
 export function toolCallsStream(calls: readonly { id: string; name: string; args: unknown }[]): ScriptedResponse {
   return {
     sse: [

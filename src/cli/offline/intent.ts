@@ -34,13 +34,21 @@ const KINDS: Readonly<Record<string, readonly string[]>> = {
 };
 
 const PATH = String.raw`("[^"]+"|'[^']+'|\x60[^\x60]+\x60|\S+)`;
-const SUMMARISE = new RegExp(String.raw`\bsummar(?:i[sz]e|y of)\s+(?:the\s+)?(?:file\s+)?${PATH}(?:\s+(?:into|to|in|as)\s+(?:a\s+)?(?:new\s+)?(?:file\s+)?${PATH})?`, 'i');
+const SUMMARISE = new RegExp(
+  String.raw`\bsummar(?:i[sz]e|y of)\s+(?:the\s+)?(?:file\s+)?${PATH}` +
+    String.raw`(?:\s+(?:into|to|in|as)\s+(?:a\s+)?(?:new\s+)?(?:file\s+)?${PATH})?`,
+  'i',
+);
 const QUOTED = /"[^"]+"|'[^']+'|\x60[^\x60]+\x60/;
 const COUNT = /\b(?:how many lines|count(?:ing)? (?:the )?lines|line count|number of lines|lines? count)\b/i;
 const COUNT_PATH = new RegExp(String.raw`\b(?:in|of)\s+(?:the\s+)?(?:file\s+)?${PATH}`, 'i');
 const CONTAINING = new RegExp(String.raw`\bfiles?\s+(?:that\s+)?(?:contain(?:s|ing)?|with|mentioning)\s+(?:the\s+(?:word|text|string)\s+)?${PATH}`, 'i');
 const LIST = /\b(?:list|show|what|which|find|give|are there|any)\b[^?]*\bfiles?\b/i;
-const FIND = new RegExp(String.raw`\b(?:find|search(?:\s+for)?|grep(?:\s+for)?|look\s+for|where\s+is|locate)\s+(?:all\s+)?(?:the\s+)?(?:occurrences\s+of\s+)?(?:the\s+(?:word|text|string)\s+)?${PATH}`, 'i');
+const FIND = new RegExp(
+  String.raw`\b(?:find|search(?:\s+for)?|grep(?:\s+for)?|look\s+for|where\s+is|locate)\s+` +
+    String.raw`(?:all\s+)?(?:the\s+)?(?:occurrences\s+of\s+)?(?:the\s+(?:word|text|string)\s+)?${PATH}`,
+  'i',
+);
 const IN_PATH = new RegExp(String.raw`\s+(?:in|under|inside)\s+(?:the\s+)?(?:folder\s+)?${PATH}\s*$`, 'i');
 
 /** Words that name no particular folder or pattern ("in the files", "find all files"). */

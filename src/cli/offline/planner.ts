@@ -10,7 +10,9 @@ export const OFFLINE_BANNER = '(offline model)';
 /** Most `read_file` calls made to count the lines of one large file. */
 const MAX_READS = 100;
 
-const HELP = `I am loopctl's built-in offline model: a few rules, no AI. I can do these tasks with the real tools, in this folder:
+const HELP =
+  "I am loopctl's built-in offline model: a few rules, no AI. " +
+  `I can do these tasks with the real tools, in this folder:
 - list files of a kind: "list the .ts files", "what markdown files are there"
 - count the lines of a file: "how many lines in package.json"
 - find a pattern: "find TODO", "search for 'fetch(' in src"

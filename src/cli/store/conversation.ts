@@ -67,7 +67,7 @@ export async function openConversation(options: CliOptions, env: NodeJS.ProcessE
         'install better-sqlite3@12.11.1 to save them, or pass --no-save',
     );
   }
-  const { store, file } = opened;
+  const { store } = opened;
   try {
     const folder = folderKey(realpathSync(options.cwd));
     const mine = (await store.list()).filter((info) => splitId(info.id)?.folder === folder);

@@ -17,13 +17,22 @@ export interface OpenAIProviderOptions {
   readonly client?: OpenAI;
   /** API key when no `client` is given; defaults to `OPENAI_API_KEY` (local servers accept any non-empty key). */
   readonly apiKey?: string;
-  /** Base URL when no `client` is given, e.g. `http://127.0.0.1:11434/v1`; defaults to the SDK's (`OPENAI_BASE_URL` or api.openai.com). */
+  /**
+   * Base URL when no `client` is given, e.g. `http://127.0.0.1:11434/v1`; defaults to the SDK's (`OPENAI_BASE_URL` or
+   * api.openai.com).
+   */
   readonly baseURL?: string;
   /** The provider's default for `ModelRequest.stream` (the engine's `RunOptions.stream` overrides it). Default true. */
   readonly stream?: boolean;
-  /** The SDK's per-request timeout in ms (connect + response headers) when the request carries no `timeoutMs`. Default 600 000. */
+  /**
+   * The SDK's per-request timeout in ms (connect + response headers) when the request carries no `timeoutMs`. Default
+   * 600 000.
+   */
   readonly timeoutMs?: number;
-  /** Extra body fields (e.g. `temperature`, `parallel_tool_calls`); they cannot override model, input/messages, tools or stream. */
+  /**
+   * Extra body fields (e.g. `temperature`, `parallel_tool_calls`); they cannot override model, input/messages, tools or
+   * stream.
+   */
   readonly request?: Readonly<Record<string, unknown>>;
   /**
    * How a request with `output` (an agent's structured answer) asks for JSON: `'native'`,
