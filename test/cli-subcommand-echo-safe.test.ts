@@ -24,7 +24,6 @@ describe('loopctl worker given a task', () => {
     expect(out.text).toBe('');
     expect(err.text).toMatch(/^loopctl: loopctl worker takes no task \(got "\\u001b\]0;pwned\\u0007 two\\nlines /);
     expect(err.text.split('\n')).toHaveLength(3);
-    // eslint-disable-next-line no-control-regex
     expect(err.text).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f\u202e]/);
   });
 });

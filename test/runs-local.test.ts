@@ -5,7 +5,6 @@ import {
   ConfigurationError,
   HistoryConflictError,
   MemorySession,
-  NotImplementedError,
   NotSupportedError,
   RunNotFoundError,
   RunNotLiveError,

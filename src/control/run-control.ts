@@ -141,7 +141,7 @@ export function detachRun(control: RunControl, run: ControlledRun): void {
 /** `options.control` of `run()` / `start()`: a {@link RunControl}, or a `ConfigurationError` naming it. */
 export function checkControl(value: unknown): void {
   if (value === undefined) return;
-  let ok = false;
+  let ok: boolean;
   try {
     ok = value instanceof RunControl;
   } catch {

@@ -5,7 +5,7 @@ import type { ModelResponseCompleted } from '../events.js';
 import { ZERO_USAGE, addUsage, type Item, type ToolCall, type UserItem } from '../items.js';
 import type { MailboxToken } from '../mailbox/mailbox.js';
 import type { ModelResponse } from '../model/types.js';
-import { batch$, prepare$ } from './dispatch.js';
+import { prepare$ } from './dispatch.js';
 import { drain$ } from './drain.js';
 import { callHooks$, hasHooks } from './hooks.js';
 import type { ModelCalls } from './model-call.js';

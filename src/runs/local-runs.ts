@@ -9,7 +9,6 @@ import { checkDecision } from './decision.js';
 import { eventsAfter } from './compact.js';
 import {
   AgentNotFoundError,
-  NotImplementedError,
   NotSupportedError,
   RunNotFoundError,
   RunNotLiveError,

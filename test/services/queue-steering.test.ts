@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { MailboxUnavailableError, RunNotLiveError, type RunEvent } from '../../src/index.js';
-import { allEvents, firstOf, queueFixture, sleep, type QueueFixture } from './support/queue.js';
+import { allEvents, firstOf, queueFixture, type QueueFixture } from './support/queue.js';
 
 const P = 'alice';
 let fx: QueueFixture | undefined;
