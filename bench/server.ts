@@ -32,11 +32,23 @@ import { SSE_DONE, chatCompletion, sseData, wireUsage } from '../test/support/op
 
 const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' };
 const WORDS = [' The', ' capital', ' of', ' the', ' United', ' Kingdom', ' is', ' London', '.', ' It'];
-const meta = { id: 'chatcmpl-Dx0Xq5Xx9rHB2ehcHZCRDsnuymUXc', object: 'chat.completion.chunk', created: 1782955818, model: 'gpt-4o-mini-2024-07-18', service_tier: 'default', system_fingerprint: 'fp_d0469e1700' };
+const meta = {
+  id: 'chatcmpl-Dx0Xq5Xx9rHB2ehcHZCRDsnuymUXc',
+  object: 'chat.completion.chunk',
+  created: 1782955818,
+  model: 'gpt-4o-mini-2024-07-18',
+  service_tier: 'default',
+  system_fingerprint: 'fp_d0469e1700',
+};
 
 /** One recorded-shape chunk (choice 0). */
 function chunk(delta: Record<string, unknown>, finishReason: string | null = null, usage: unknown = null): string {
-  return sseData({ ...meta, choices: finishReason === 'none' ? [] : [{ index: 0, delta, logprobs: null, finish_reason: finishReason }], usage, obfuscation: 'auU6fTns' });
+  return sseData({
+    ...meta,
+    choices: finishReason === 'none' ? [] : [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+    usage,
+    obfuscation: 'auU6fTns',
+  });
 }
 
 const cache = new Map<number, string[]>();

@@ -28,7 +28,9 @@ function runItems(r: number): Item[] {
   return [
     { type: 'user', id: `u${r}`, text: text(200, 'please look at the failing build') },
     {
-      type: 'assistant', id: `a${r}`, text: text(300, 'let me read the log'),
+      type: 'assistant',
+      id: `a${r}`,
+      text: text(300, 'let me read the log'),
       toolCalls: [{ callId: `c${r}`, name: 'read_file', arguments: '{"path":"build.log"}' }],
     },
     { type: 'tool_result', callId: `c${r}`, output: text(3000, 'error TS2345 at src/x.ts:12'), isError: false },
@@ -74,8 +76,13 @@ async function measure(label: string, store: Store): Promise<string[][]> {
   const l = summarize(loads);
   const a = summarize(appends);
   return [
-    [`${label}: commit of one run (6 Items, 5.2 KB)`, fmt(c.p50, 2), fmt(c.p99, 2), fmt(c.min, 2), fmt(c.max, 2)]
-      .concat(`${c.n}`),
+    [
+      `${label}: commit of one run (6 Items, 5.2 KB)`,
+      fmt(c.p50, 2),
+      fmt(c.p99, 2),
+      fmt(c.min, 2),
+      fmt(c.max, 2),
+    ].concat(`${c.n}`),
     [`${label}: load of 10 000 Items`, fmt(l.p50, 1), '-', fmt(l.min, 1), fmt(l.max, 1), `${l.n}`],
     [`${label}: append of 10 000 Items in one run`, fmt(a.p50, 1), '-', fmt(a.min, 1), fmt(a.max, 1), `${a.n}`],
   ];

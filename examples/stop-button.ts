@@ -26,7 +26,10 @@ const crawl = tool({
 const agent = defineAgent({
   name: 'crawler',
   instructions: 'Crawl what you are asked to.',
-  model: scriptedModel([{ toolCalls: [{ name: 'crawl', arguments: { url: 'https://example.com' } }] }, 'Done crawling.']),
+  model: scriptedModel([
+    { toolCalls: [{ name: 'crawl', arguments: { url: 'https://example.com' } }] },
+    'Done crawling.',
+  ]),
   tools: [crawl],
 });
 

@@ -2,7 +2,14 @@ import { TestScheduler } from 'rxjs/testing';
 import { z } from 'zod';
 import { beforeEach, describe, expect, it } from 'vitest';
 import {
-  CancelSignal, RunControl, defineAgent, run, tool, type RunCancelled, type RunEvent, type ToolCallFailed,
+  CancelSignal,
+  RunControl,
+  defineAgent,
+  run,
+  tool,
+  type RunCancelled,
+  type RunEvent,
+  type ToolCallFailed,
 } from '../src/index.js';
 import { eventLabel, scriptedModel, sequentialIds } from '../src/testing/index.js';
 
@@ -20,24 +27,36 @@ beforeEach(() => {
 function setup(options: { parallel?: boolean; approvalMs?: number } = {}) {
   const started: string[] = [];
   const gated = tool({
-    name: 'gated', description: 'gated', parameters: z.object({}), needsApproval: true,
+    name: 'gated',
+    description: 'gated',
+    parameters: z.object({}),
+    needsApproval: true,
     execute: () => {
       started.push('gated');
       return ts.createColdObservable('--x|', { x: 'G' });
     },
   });
   const free = tool({
-    name: 'free', description: 'free', parameters: z.object({}),
+    name: 'free',
+    description: 'free',
+    parameters: z.object({}),
     execute: () => {
       started.push('free');
       return ts.createColdObservable('-----x|', { x: 'F' });
     },
   });
   const calls = [{ name: 'gated', callId: 'g' }, ...(options.parallel ? [{ name: 'free', callId: 'f' }] : [])];
-  const model = scriptedModel([{ toolCalls: calls, delayMs: 1 }, { text: 'done', delayMs: 1 }]);
+  const model = scriptedModel([
+    { toolCalls: calls, delayMs: 1 },
+    { text: 'done', delayMs: 1 },
+  ]);
   const parallelToolCalls = options.parallel ? { maxConcurrency: 2 } : undefined;
   const agent = defineAgent({
-    name: 'a', instructions: '', model, tools: [gated, free], ...(parallelToolCalls ? { parallelToolCalls } : {}),
+    name: 'a',
+    instructions: '',
+    model,
+    tools: [gated, free],
+    ...(parallelToolCalls ? { parallelToolCalls } : {}),
   });
   const cancel = new CancelSignal();
   const control = new RunControl();
@@ -63,9 +82,19 @@ describe('marbles: the approval wait (checkpoint 13)', () => {
       ts.flush();
       expect(answered).toBe(true);
       expect(s.log).toEqual([
-        '0 run_started', '0 turn_started', '0 model_request_started', '1 model_response_completed',
-        '1 tool_approval_requested', '5 tool_call_started:gated', '8 tool_call_completed:gated', '8 turn_completed',
-        '8 turn_started', '8 model_request_started', '9 text_delta', '9 model_response_completed', '9 turn_completed',
+        '0 run_started',
+        '0 turn_started',
+        '0 model_request_started',
+        '1 model_response_completed',
+        '1 tool_approval_requested',
+        '5 tool_call_started:gated',
+        '8 tool_call_completed:gated',
+        '8 turn_completed',
+        '8 turn_started',
+        '8 model_request_started',
+        '9 text_delta',
+        '9 model_response_completed',
+        '9 turn_completed',
         '9 run_completed',
       ]);
       expect(s.control.approve('g')).toBe(false); // the run has ended
@@ -82,9 +111,13 @@ describe('marbles: the approval wait (checkpoint 13)', () => {
       ts.flush();
       expect(s.started).toEqual([]);
       expect(s.failed()).toMatchObject({
-        at: 5, interrupted: false,
+        at: 5,
+        interrupted: false,
         error: {
-          name: 'ToolCallRejectedError', message: 'the call was rejected: too risky', callId: 'g', toolName: 'gated',
+          name: 'ToolCallRejectedError',
+          message: 'the call was rejected: too risky',
+          callId: 'g',
+          toolName: 'gated',
         },
       });
       const result = s.model.requests[1]!.items.find((i) => i.type === 'tool_result');
@@ -191,8 +224,13 @@ describe('marbles: the approval wait (checkpoint 13)', () => {
       ts.schedule(() => s.control.approve('g'), 20);
       ts.flush();
       expect(s.log.slice(3, 10)).toEqual([
-        '1 model_response_completed', '1 tool_approval_requested', '1 tool_call_started:free',
-        '7 tool_call_completed:free', '20 tool_call_started:gated', '23 tool_call_completed:gated', '23 turn_completed',
+        '1 model_response_completed',
+        '1 tool_approval_requested',
+        '1 tool_call_started:free',
+        '7 tool_call_completed:free',
+        '20 tool_call_started:gated',
+        '23 tool_call_completed:gated',
+        '23 turn_completed',
       ]);
     });
   });
@@ -201,7 +239,11 @@ describe('marbles: the approval wait (checkpoint 13)', () => {
     ts.run(() => {
       const control = new RunControl();
       const t = tool({
-        name: 'gated', description: '', parameters: z.object({}), needsApproval: () => true, execute: () => 'G',
+        name: 'gated',
+        description: '',
+        parameters: z.object({}),
+        needsApproval: () => true,
+        execute: () => 'G',
       });
       const model = scriptedModel([{ toolCalls: [{ name: 'gated', callId: 'g' }] }, 'ok']);
       const agent = defineAgent({ name: 'a', instructions: '', model, tools: [t] });

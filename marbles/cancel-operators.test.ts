@@ -57,7 +57,10 @@ describe('takeUntilCancelled', () => {
       const sig = new CancelSignal();
       const log: string[] = [];
       const src = cold('a-b-|').pipe(tap((v) => log.push(v)));
-      testScheduler.schedule(() => { log.push('cancel'); sig.cancel('x'); }, 2);
+      testScheduler.schedule(() => {
+        log.push('cancel');
+        sig.cancel('x');
+      }, 2);
       expectObservable(src.pipe(takeUntilCancelled(sig))).toBe('a-|');
       testScheduler.flush();
       expect(log).toEqual(['a', 'cancel']);
@@ -69,7 +72,10 @@ describe('takeUntilCancelled', () => {
       const sig = new CancelSignal();
       const log: string[] = [];
       const src = cold('a-b-|').pipe(tap((v) => log.push(v)));
-      scheduleLate(() => { log.push('cancel'); sig.cancel('x'); }, 2);
+      scheduleLate(() => {
+        log.push('cancel');
+        sig.cancel('x');
+      }, 2);
       expectObservable(src.pipe(takeUntilCancelled(sig))).toBe('a-(b|)');
       testScheduler.flush();
       expect(log).toEqual(['a', 'b', 'cancel']);
@@ -81,7 +87,13 @@ describe('takeUntilCancelled', () => {
     const seen: number[] = [];
     let pulled = 0;
     range(0, 1e9)
-      .pipe(tap((v) => { pulled++; if (v === 3) sig.cancel('stop'); }), takeUntilCancelled(sig))
+      .pipe(
+        tap((v) => {
+          pulled++;
+          if (v === 3) sig.cancel('stop');
+        }),
+        takeUntilCancelled(sig),
+      )
       .subscribe((v) => seen.push(v));
     expect(seen).toEqual([0, 1, 2]);
     expect(pulled).toBe(4);
@@ -95,14 +107,18 @@ describe('takeUntilCancelled', () => {
     vi.spyOn(sig, 'onCancel').mockImplementation((listener) => {
       order.push('listen');
       const remove = onCancel(listener);
-      return () => { removed++; remove(); };
+      return () => {
+        removed++;
+        remove();
+      };
     });
     const source = of(1).pipe(tap({ subscribe: () => order.push('subscribe') }));
     source.pipe(takeUntilCancelled(sig)).subscribe();
     expect(order).toEqual(['listen', 'subscribe']);
     expect(removed).toBe(1);
     const sub = (of(1).pipe(concatMap(() => new Promise<never>(() => {}))) as Observable<unknown>)
-      .pipe(takeUntilCancelled(sig)).subscribe();
+      .pipe(takeUntilCancelled(sig))
+      .subscribe();
     sub.unsubscribe();
     expect(removed).toBe(2);
   });
@@ -114,8 +130,11 @@ describe('untilCancelled', () => {
       const sig = new CancelSignal();
       const src = cold('a-b-c|');
       testScheduler.schedule(() => sig.cancel('x'), 3);
-      expectObservable(src.pipe(untilCancelled(sig, (r) => of(`stopped:${String(r)}`))))
-        .toBe('a-b(s|)', { a: 'a', b: 'b', s: 'stopped:x' });
+      expectObservable(src.pipe(untilCancelled(sig, (r) => of(`stopped:${String(r)}`)))).toBe('a-b(s|)', {
+        a: 'a',
+        b: 'b',
+        s: 'stopped:x',
+      });
       expectSubscriptions(src.subscriptions).toBe('^--!');
     });
   });
@@ -147,8 +166,14 @@ describe('stage (one asapScheduler hop, then poll)', () => {
       const sig = new CancelSignal();
       const log: string[] = [];
       const start = vi.fn(() => cold('(r|)'));
-      const out = cold('--x|').pipe(tap((v) => log.push(v)), concatMap(() => stage(sig, start)));
-      testScheduler.schedule(() => { log.push('cancel'); sig.cancel('x'); }, 2);
+      const out = cold('--x|').pipe(
+        tap((v) => log.push(v)),
+        concatMap(() => stage(sig, start)),
+      );
+      testScheduler.schedule(() => {
+        log.push('cancel');
+        sig.cancel('x');
+      }, 2);
       expectObservable(out).toBe('---|');
       testScheduler.flush();
       expect(log).toEqual(['cancel', 'x']);
@@ -161,8 +186,14 @@ describe('stage (one asapScheduler hop, then poll)', () => {
       const sig = new CancelSignal();
       const log: string[] = [];
       const start = vi.fn(() => cold('(r|)'));
-      const out = cold('--x|').pipe(tap((v) => log.push(v)), concatMap(() => stage(sig, start)));
-      scheduleLate(() => { log.push('cancel'); sig.cancel('x'); }, 2);
+      const out = cold('--x|').pipe(
+        tap((v) => log.push(v)),
+        concatMap(() => stage(sig, start)),
+      );
+      scheduleLate(() => {
+        log.push('cancel');
+        sig.cancel('x');
+      }, 2);
       expectObservable(out).toBe('---|');
       testScheduler.flush();
       expect(log).toEqual(['x', 'cancel']);
@@ -187,10 +218,11 @@ describe('stage (one asapScheduler hop, then poll)', () => {
     testScheduler.run(({ cold, expectObservable }) => {
       const sig = new CancelSignal();
       const start = vi.fn(() => of('r'));
-      const out = cold('--x|').pipe(
-        concatMap(() => stage(sig, start)),
-      );
-      scheduleLate(() => { sig.cancel('x'); sig.reset(); }, 2);
+      const out = cold('--x|').pipe(concatMap(() => stage(sig, start)));
+      scheduleLate(() => {
+        sig.cancel('x');
+        sig.reset();
+      }, 2);
       expectObservable(out).toBe('---|');
       testScheduler.flush();
       expect(sig.isCancelled).toBe(false);
@@ -215,7 +247,11 @@ describe('stage (one asapScheduler hop, then poll)', () => {
     testScheduler.run(({ cold, expectObservable, expectSubscriptions }) => {
       const sig = new CancelSignal();
       const err = new Error('start failed');
-      expectObservable(stage(sig, () => { throw err; })).toBe('#', undefined, err);
+      expectObservable(
+        stage(sig, () => {
+          throw err;
+        }),
+      ).toBe('#', undefined, err);
       const src = cold('-a|');
       expectObservable(src.pipe(hopThenPoll(sig))).toBe('-a|');
       expectSubscriptions(src.subscriptions).toBe('^-!');

@@ -11,7 +11,14 @@ import { z } from 'zod';
 import { CancelSignal } from '../src/cancel/cancel-signal.js';
 import { Waits, waitingAt } from '../src/engine/waits.js';
 import {
-  MemorySession, ModelCallError, defineAgent, run, tool, type AgentDefinition, type CancelPhase, type RunEvent,
+  MemorySession,
+  ModelCallError,
+  defineAgent,
+  run,
+  tool,
+  type AgentDefinition,
+  type CancelPhase,
+  type RunEvent,
   type RunOptions,
 } from '../src/index.js';
 import type { ModelEvent } from '../src/model/types.js';
@@ -39,9 +46,14 @@ describe('waitingAt: a wait lives from subscribe to finalize', () => {
       for (let frame = 0; frame <= 8; frame++) ts.schedule(() => seen.push(`${frame}:${waits.innermost}`), frame);
       flush();
       expect(seen).toEqual([
-        '0:tool_call', '1:tool_call', '2:tool_call', // the deepest while it lives (it completes at 3)
-        '3:hook', '4:hook', '5:hook', // then the hook (entered at 1) until its error, after the probe at 5
-        '6:backoff', '7:backoff', // then the backoff, unsubscribed after the probe at 7
+        '0:tool_call',
+        '1:tool_call',
+        '2:tool_call', // the deepest while it lives (it completes at 3)
+        '3:hook',
+        '4:hook',
+        '5:hook', // then the hook (entered at 1) until its error, after the probe at 5
+        '6:backoff',
+        '7:backoff', // then the backoff, unsubscribed after the probe at 7
         '8:turn_entry', // nothing live: the next thing the run does is a turn's entry
       ]);
       expectSubscriptions(completes.subscriptions).toBe('^--!');
@@ -96,7 +108,8 @@ interface Scenario {
 type Cold = TestScheduler['createColdObservable'];
 const delta = (text: string): ModelEvent => ({ type: 'text_delta', delta: text });
 const answer = (text: string): ModelEvent => ({
-  type: 'response', response: { text, toolCalls: [], finishReason: 'stop' },
+  type: 'response',
+  response: { text, toolCalls: [], finishReason: 'stop' },
 });
 const toolOf = (name: string, marble: () => Observable<string>) =>
   tool({ name, description: name, parameters: z.object({}), execute: () => marble() });
@@ -152,7 +165,13 @@ describe('a cancel in every wait reports that wait (the real engine)', () => {
           toolOf('a', () => cold('-x|', { x: 'A' })),
           toolOf('b', () => cold('-x|', { x: 'B' })),
           toolOf('slow', () => cold('-----x|', { x: 'S' })),
-          tool({ name: 'gated', description: 'gated', parameters: z.object({}), needsApproval: true, execute: () => 'G' }),
+          tool({
+            name: 'gated',
+            description: 'gated',
+            parameters: z.object({}),
+            needsApproval: true,
+            execute: () => 'G',
+          }),
         ];
         const { steps: _steps, ...definition } = s.agent;
         const agent = defineAgent({ name: 'p', instructions: '', model, tools, ...definition });

@@ -2,7 +2,15 @@ import { TestScheduler } from 'rxjs/testing';
 import { z } from 'zod';
 import { beforeEach, describe, expect, it } from 'vitest';
 import {
-  CancelSignal, MemorySession, RunControl, defineAgent, run, tool, type RunCancelled, type RunCompleted, type RunEvent,
+  CancelSignal,
+  MemorySession,
+  RunControl,
+  defineAgent,
+  run,
+  tool,
+  type RunCancelled,
+  type RunCompleted,
+  type RunEvent,
   type ToolCallFailed,
 } from '../src/index.js';
 import { eventLabel, scriptedModel, sequentialIds } from '../src/testing/index.js';
@@ -21,24 +29,36 @@ beforeEach(() => {
 function setup(options: { parallel?: boolean } = {}) {
   const started: string[] = [];
   const gated = tool({
-    name: 'gated', description: 'gated', parameters: z.object({}), needsApproval: true,
+    name: 'gated',
+    description: 'gated',
+    parameters: z.object({}),
+    needsApproval: true,
     execute: () => {
       started.push('gated');
       return ts.createColdObservable('--x|', { x: 'G' });
     },
   });
   const free = tool({
-    name: 'free', description: 'free', parameters: z.object({}),
+    name: 'free',
+    description: 'free',
+    parameters: z.object({}),
     execute: () => {
       started.push('free');
       return ts.createColdObservable('-----x|', { x: 'F' });
     },
   });
   const calls = [{ name: 'gated', callId: 'g' }, ...(options.parallel ? [{ name: 'free', callId: 'f' }] : [])];
-  const model = scriptedModel([{ toolCalls: calls, delayMs: 1 }, { text: 'done', delayMs: 1 }]);
+  const model = scriptedModel([
+    { toolCalls: calls, delayMs: 1 },
+    { text: 'done', delayMs: 1 },
+  ]);
   const parallelToolCalls = options.parallel ? { maxConcurrency: 2 } : undefined;
   const agent = defineAgent({
-    name: 'a', instructions: '', model, tools: [gated, free], ...(parallelToolCalls ? { parallelToolCalls } : {}),
+    name: 'a',
+    instructions: '',
+    model,
+    tools: [gated, free],
+    ...(parallelToolCalls ? { parallelToolCalls } : {}),
   });
   const cancel = new CancelSignal();
   const control = new RunControl();
@@ -83,8 +103,13 @@ describe('marbles: a stop while a call awaits approval', () => {
       ts.schedule(() => void s.control.approve('g'), 20);
       ts.flush();
       expect(s.log).toEqual([
-        ...HEAD, '1 tool_approval_requested', '3 stop_requested', '20 tool_call_started:gated',
-        '23 tool_call_completed:gated', '23 turn_completed', '23 run_completed',
+        ...HEAD,
+        '1 tool_approval_requested',
+        '3 stop_requested',
+        '20 tool_call_started:gated',
+        '23 tool_call_completed:gated',
+        '23 turn_completed',
+        '23 run_completed',
       ]);
       expect(s.terminal()).toMatchObject({ type: 'run_completed', stopReason: 'stopped', output: '' });
       expect(s.model.requests).toHaveLength(1); // no further model request under the stop
@@ -99,11 +124,16 @@ describe('marbles: a stop while a call awaits approval', () => {
       ts.schedule(() => void s.control.approve('g'), 20);
       ts.flush();
       expect(s.log).toEqual([
-        ...HEAD, '1 tool_approval_requested', '3 stop_requested', '20 tool_call_failed:gated', '20 turn_completed',
+        ...HEAD,
+        '1 tool_approval_requested',
+        '3 stop_requested',
+        '20 tool_call_failed:gated',
+        '20 turn_completed',
         '20 run_completed',
       ]);
       expect(s.failed('g')).toMatchObject({
-        interrupted: false, error: { name: 'ToolCallNotRunError', message: 'not run: the run was stopped' },
+        interrupted: false,
+        error: { name: 'ToolCallNotRunError', message: 'not run: the run was stopped' },
       });
       expect(s.started).toEqual([]);
       expect((s.terminal() as RunCompleted).stopReason).toBe('stopped');
@@ -138,21 +168,37 @@ describe('marbles: cancelToolCall on a call awaiting approval', () => {
       ts.flush();
       expect(answered).toBe(true);
       expect(seenBeforeReturn).toMatchObject({
-        at: 3, interrupted: true,
+        at: 3,
+        interrupted: true,
         error: {
-          name: 'ToolCallCancelledError', message: 'cancelled by the user: too slow', callId: 'g', toolName: 'gated',
+          name: 'ToolCallCancelledError',
+          message: 'cancelled by the user: too slow',
+          callId: 'g',
+          toolName: 'gated',
         },
       });
       expect(s.log).toEqual([
-        ...HEAD, '1 tool_approval_requested', '1 tool_call_started:free', '3 tool_call_failed:gated',
-        '7 tool_call_completed:free', '7 turn_completed', '7 turn_started', '7 model_request_started', '8 text_delta',
-        '8 model_response_completed', '8 turn_completed', '8 run_completed',
+        ...HEAD,
+        '1 tool_approval_requested',
+        '1 tool_call_started:free',
+        '3 tool_call_failed:gated',
+        '7 tool_call_completed:free',
+        '7 turn_completed',
+        '7 turn_started',
+        '7 model_request_started',
+        '8 text_delta',
+        '8 model_response_completed',
+        '8 turn_completed',
+        '8 run_completed',
       ]);
       expect(s.started).toEqual(['free']);
       const results = s.model.requests[1]!.items.filter((i) => i.type === 'tool_result');
       expect(results).toEqual([
         {
-          type: 'tool_result', callId: 'g', output: 'Error: cancelled by the user: too slow', isError: true,
+          type: 'tool_result',
+          callId: 'g',
+          output: 'Error: cancelled by the user: too slow',
+          isError: true,
           interrupted: true,
         },
         { type: 'tool_result', callId: 'f', output: 'F', isError: false },
@@ -165,11 +211,20 @@ describe('marbles: cancelToolCall on a call awaiting approval', () => {
     ts.run(() => {
       const control = new RunControl();
       const gated = tool({
-        name: 'gated', description: 'gated', parameters: z.object({}), needsApproval: true,
+        name: 'gated',
+        description: 'gated',
+        parameters: z.object({}),
+        needsApproval: true,
         execute: () => ts.createColdObservable('---x|', { x: 'G' }),
       });
-      const calls = [{ name: 'gated', callId: 'g1' }, { name: 'gated', callId: 'g2' }];
-      const model = scriptedModel([{ toolCalls: calls, delayMs: 1 }, { text: 'done', delayMs: 1 }]);
+      const calls = [
+        { name: 'gated', callId: 'g1' },
+        { name: 'gated', callId: 'g2' },
+      ];
+      const model = scriptedModel([
+        { toolCalls: calls, delayMs: 1 },
+        { text: 'done', delayMs: 1 },
+      ]);
       const agent = defineAgent({ name: 'a', instructions: '', model, tools: [gated] });
       const log: string[] = [];
       run(agent, 'go', { control, scheduler: ts, idGenerator: sequentialIds() }).subscribe((e) => {
@@ -185,15 +240,28 @@ describe('marbles: cancelToolCall on a call awaiting approval', () => {
       ts.flush();
       expect(before.at(-1)).toBe('3 tool_call_failed:gated:g2');
       expect(log).toEqual([
-        ...HEAD, '1 tool_approval_requested:g1', '1 tool_approval_requested:g2', '2 tool_call_started:gated:g1',
-        '3 tool_call_failed:gated:g2', '6 tool_call_completed:gated:g1', '6 turn_completed', '6 turn_started',
-        '6 model_request_started', '7 text_delta', '7 model_response_completed', '7 turn_completed', '7 run_completed',
+        ...HEAD,
+        '1 tool_approval_requested:g1',
+        '1 tool_approval_requested:g2',
+        '2 tool_call_started:gated:g1',
+        '3 tool_call_failed:gated:g2',
+        '6 tool_call_completed:gated:g1',
+        '6 turn_completed',
+        '6 turn_started',
+        '6 model_request_started',
+        '7 text_delta',
+        '7 model_response_completed',
+        '7 turn_completed',
+        '7 run_completed',
       ]);
       // The model reads the results in call order.
       expect(model.requests[1]!.items.filter((i) => i.type === 'tool_result')).toEqual([
         { type: 'tool_result', callId: 'g1', output: 'G', isError: false },
         {
-          type: 'tool_result', callId: 'g2', output: 'Error: cancelled by the user: later', isError: true,
+          type: 'tool_result',
+          callId: 'g2',
+          output: 'Error: cancelled by the user: later',
+          isError: true,
           interrupted: true,
         },
       ]);

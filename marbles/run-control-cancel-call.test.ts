@@ -3,7 +3,15 @@ import { TestScheduler } from 'rxjs/testing';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
-  CancelSignal, MemorySession, RunControl, ToolCallCancelledError, defineAgent, run, tool, type Item, type RunEvent,
+  CancelSignal,
+  MemorySession,
+  RunControl,
+  ToolCallCancelledError,
+  defineAgent,
+  run,
+  tool,
+  type Item,
+  type RunEvent,
   type Tool,
 } from '../src/index.js';
 import { scriptedModel, sequentialIds } from '../src/testing/index.js';
@@ -24,7 +32,9 @@ function setup(tools: Record<string, Observable<string>>, opts: { maxConcurrency
   const signals: Record<string, AbortSignal> = {};
   const list: Tool[] = Object.entries(tools).map(([name, obs]) =>
     tool({
-      name, description: name, parameters: z.object({}),
+      name,
+      description: name,
+      parameters: z.object({}),
       execute: (_args, ctx) => {
         signals[name] = ctx.signal;
         return obs;
@@ -36,7 +46,10 @@ function setup(tools: Record<string, Observable<string>>, opts: { maxConcurrency
     { text: 'done', delayMs: 1 },
   ]);
   const agent = defineAgent({
-    name: 'calls', instructions: '', model, tools: list,
+    name: 'calls',
+    instructions: '',
+    model,
+    tools: list,
     parallelToolCalls: { maxConcurrency: opts.maxConcurrency ?? 3 },
   });
   return { model, agent, signals, control: new RunControl() };
@@ -65,12 +78,29 @@ describe('marbles: cancel one call of a parallel batch', () => {
       const observed = observe(run(agent, 'go', { control, session, idGenerator: sequentialIds() }));
       log = observed.log;
       ts.flush();
-      expect(answers).toEqual([[true, ['3 tool_call_failed:b']], [false, []], [false, []]]);
+      expect(answers).toEqual([
+        [true, ['3 tool_call_failed:b']],
+        [false, []],
+        [false, []],
+      ]);
       expect(log).toEqual([
-        '0 run_started', '0 turn_started', '0 model_request_started', '1 model_response_completed',
-        '1 tool_call_started:a', '1 tool_call_started:b', '1 tool_call_started:c', '3 tool_call_failed:b',
-        '4 tool_call_completed:c', '5 tool_call_completed:a', '5 turn_completed', '5 turn_started',
-        '5 model_request_started', '6 text_delta', '6 model_response_completed', '6 turn_completed', '6 run_completed',
+        '0 run_started',
+        '0 turn_started',
+        '0 model_request_started',
+        '1 model_response_completed',
+        '1 tool_call_started:a',
+        '1 tool_call_started:b',
+        '1 tool_call_started:c',
+        '3 tool_call_failed:b',
+        '4 tool_call_completed:c',
+        '5 tool_call_completed:a',
+        '5 turn_completed',
+        '5 turn_started',
+        '5 model_request_started',
+        '6 text_delta',
+        '6 model_response_completed',
+        '6 turn_completed',
+        '6 run_completed',
       ]);
       expectSubscriptions(a.subscriptions).toBe('-^---!');
       expectSubscriptions(b.subscriptions).toBe('-^-!');
@@ -81,13 +111,21 @@ describe('marbles: cancel one call of a parallel batch', () => {
       expect([signals.a!.aborted, signals.c!.aborted]).toEqual([false, false]);
       const failed = observed.events.find((e) => e.type === 'tool_call_failed');
       expect(failed).toMatchObject({
-        callId: 'b', interrupted: true, error: { name: 'ToolCallCancelledError', message: 'cancelled by the user: too slow' },
+        callId: 'b',
+        interrupted: true,
+        error: { name: 'ToolCallCancelledError', message: 'cancelled by the user: too slow' },
       });
       // The model reads it in call order with the others.
       const sent = model.requests[1]!.items.filter((i) => i.type === 'tool_result');
       expect(sent).toEqual([
         result('a', 'A'),
-        { type: 'tool_result', callId: 'b', output: 'Error: cancelled by the user: too slow', isError: true, interrupted: true },
+        {
+          type: 'tool_result',
+          callId: 'b',
+          output: 'Error: cancelled by the user: too slow',
+          isError: true,
+          interrupted: true,
+        },
         result('c', 'C'),
       ]);
       expect(observed.events.at(-1)).toMatchObject({ type: 'run_completed', stopReason: 'completed', output: 'done' });
@@ -113,8 +151,9 @@ describe('marbles: cancel one call of a parallel batch', () => {
       ts.flush();
       expect(settledFirst).toBe(true);
       expect(late).toBe(1); // the tool went on; its value reached nobody
-      expect(observed.events.filter((e) => e.type === 'tool_call_completed').map((e) => (e as { callId: string }).callId))
-        .toEqual(['fast']);
+      expect(
+        observed.events.filter((e) => e.type === 'tool_call_completed').map((e) => (e as { callId: string }).callId),
+      ).toEqual(['fast']);
       expect(observed.events.at(-1)).toMatchObject({ type: 'run_completed', output: 'done' });
     });
   });
@@ -176,7 +215,10 @@ describe('marbles: cancel a call from the handler of its tool_call_started', () 
       expectSubscriptions(a.subscriptions).toBe([]);
       expect(signals.a).toBeUndefined(); // never executed
       expect(log.slice(4, 8)).toEqual([
-        '1 tool_call_started:a', '1 tool_call_failed:a', '1 tool_call_started:b', '3 tool_call_completed:b',
+        '1 tool_call_started:a',
+        '1 tool_call_failed:a',
+        '1 tool_call_started:b',
+        '3 tool_call_completed:b',
       ]);
     });
   });

@@ -3,7 +3,15 @@ import { TestScheduler } from 'rxjs/testing';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
-  CancelSignal, Mailbox, MemorySession, RunControl, defineAgent, run, tool, type Item, type RunEvent,
+  CancelSignal,
+  Mailbox,
+  MemorySession,
+  RunControl,
+  defineAgent,
+  run,
+  tool,
+  type Item,
+  type RunEvent,
 } from '../src/index.js';
 import { scriptedModel, sequentialIds, type ScriptedStep } from '../src/testing/index.js';
 import { observe as observeRun } from './support/observe.js';
@@ -34,7 +42,10 @@ function setup(
   ];
   const model = scriptedModel(steps);
   const agent = defineAgent({
-    name: 'stop', instructions: '', model, tools,
+    name: 'stop',
+    instructions: '',
+    model,
+    tools,
     hooks: { beforeToolCall: ({ call }) => void hookCalls.push(call.name) },
     ...(opts.parallel ? { parallelToolCalls: { maxConcurrency: opts.parallel } } : {}),
     ...(opts.maxTurns ? { maxTurns: opts.maxTurns } : {}),
@@ -49,9 +60,20 @@ function observe(events$: Observable<RunEvent>, onEvent?: (e: RunEvent) => void)
   return { ...observed, terminal: () => observed.events.at(-1)! };
 }
 
-const HEAD = ['0 run_started', '0 turn_started', '0 model_request_started', '2 text_delta', '2 model_response_completed'];
+const HEAD = [
+  '0 run_started',
+  '0 turn_started',
+  '0 model_request_started',
+  '2 text_delta',
+  '2 model_response_completed',
+];
 const user = (text: string): Item => ({ type: 'user', id: 'item-1', text });
-const result = (callId: string, output: string, isError = false): Item => ({ type: 'tool_result', callId, output, isError });
+const result = (callId: string, output: string, isError = false): Item => ({
+  type: 'tool_result',
+  callId,
+  output,
+  isError,
+});
 
 describe('marbles: stop at turn_end', () => {
   it('requested while the model streams: every call of the turn runs, then the run ends stopped and commits', () => {
@@ -65,16 +87,29 @@ describe('marbles: stop at turn_end', () => {
       const { log, terminal } = observe(run(agent, 'go', { control, session, idGenerator: sequentialIds() }));
       ts.flush();
       expect(log).toEqual([
-        '0 run_started', '0 turn_started', '0 model_request_started', '1 stop_requested', '2 text_delta',
-        '2 model_response_completed', '2 tool_call_started:a', '5 tool_call_completed:a', '5 tool_call_started:b',
-        '7 tool_call_completed:b', '7 turn_completed', '7 run_completed',
+        '0 run_started',
+        '0 turn_started',
+        '0 model_request_started',
+        '1 stop_requested',
+        '2 text_delta',
+        '2 model_response_completed',
+        '2 tool_call_started:a',
+        '5 tool_call_completed:a',
+        '5 tool_call_started:b',
+        '7 tool_call_completed:b',
+        '7 turn_completed',
+        '7 run_completed',
       ]);
       expect(taken).toEqual([true, false]);
       expectSubscriptions(a.subscriptions).toBe('--^--!');
       expectSubscriptions(b.subscriptions).toBe('-----^-!');
       expect(model.requests).toHaveLength(1); // no further model request
       expect(terminal()).toMatchObject({
-        type: 'run_completed', stopReason: 'stopped', output: 'working', finishReason: 'tool_calls', undelivered: [],
+        type: 'run_completed',
+        stopReason: 'stopped',
+        output: 'working',
+        finishReason: 'tool_calls',
+        undelivered: [],
       });
       expect(session.items.map((i) => i.type)).toEqual(['user', 'assistant', 'tool_result', 'tool_result']);
       expect(session.items.slice(2)).toEqual([result('a', 'A'), result('b', 'B')]);
@@ -89,7 +124,9 @@ describe('marbles: stop at turn_end', () => {
       const { events } = observe(run(agent, 'go', { control }));
       ts.flush();
       const stops = events.filter((e) => e.type === 'stop_requested');
-      expect(stops).toEqual([expect.objectContaining({ type: 'stop_requested', stopAt: 'turn_end', graceMs: 50, at: 1 })]);
+      expect(stops).toEqual([
+        expect.objectContaining({ type: 'stop_requested', stopAt: 'turn_end', graceMs: 50, at: 1 }),
+      ]);
       expect(control.stop()).toBe(false); // the run has ended
     });
   });
@@ -116,10 +153,19 @@ describe('marbles: stop at turn_end', () => {
       const { log, terminal } = observe(run(agent, 'go', { control, session }));
       ts.flush();
       expect(log.slice(-6)).toEqual([
-        '3 model_request_started', '4 stop_requested', '5 text_delta', '5 model_response_completed', '5 turn_completed',
+        '3 model_request_started',
+        '4 stop_requested',
+        '5 text_delta',
+        '5 model_response_completed',
+        '5 turn_completed',
         '5 run_completed',
       ]);
-      expect(terminal()).toMatchObject({ type: 'run_completed', stopReason: 'completed', output: 'done', finishReason: 'stop' });
+      expect(terminal()).toMatchObject({
+        type: 'run_completed',
+        stopReason: 'completed',
+        output: 'done',
+        finishReason: 'stop',
+      });
       expect(model.requests).toHaveLength(2);
       expect(session.items.at(-1)).toMatchObject({ type: 'assistant', text: 'done' });
     });
@@ -135,7 +181,9 @@ describe('marbles: stop at turn_end', () => {
       const { terminal } = observe(run(agent, 'go', { control, session, mailbox }));
       ts.flush();
       expect(terminal()).toMatchObject({
-        type: 'run_completed', stopReason: 'stopped', undelivered: [{ id: 'steer-1', content: 'also check b' }],
+        type: 'run_completed',
+        stopReason: 'stopped',
+        undelivered: [{ id: 'steer-1', content: 'also check b' }],
       });
       expect(mailbox.peek().map((t) => t.content)).toEqual(['also check b']);
       expect(model.requests).toHaveLength(1);
@@ -181,17 +229,27 @@ describe('marbles: stop at tool_call_end', () => {
       const { log, terminal, events } = observe(run(agent, 'go', { control, session, idGenerator: sequentialIds() }));
       ts.flush();
       expect(log).toEqual([
-        ...HEAD, '2 tool_call_started:a', '3 stop_requested', '5 tool_call_completed:a', '5 tool_call_failed:b',
-        '5 turn_completed', '5 run_completed',
+        ...HEAD,
+        '2 tool_call_started:a',
+        '3 stop_requested',
+        '5 tool_call_completed:a',
+        '5 tool_call_failed:b',
+        '5 turn_completed',
+        '5 run_completed',
       ]);
       expectSubscriptions(b.subscriptions).toBe([]);
       expect(hookCalls).toEqual(['a', 'b']); // both prepared before the stop
       const failed = events.find((e) => e.type === 'tool_call_failed');
       expect(failed).toMatchObject({
-        callId: 'b', interrupted: false, error: { name: 'ToolCallNotRunError', message: 'not run: the run was stopped' },
+        callId: 'b',
+        interrupted: false,
+        error: { name: 'ToolCallNotRunError', message: 'not run: the run was stopped' },
       });
       expect(terminal()).toMatchObject({ stopReason: 'stopped', output: 'working', finishReason: 'tool_calls' });
-      expect(session.items.slice(2)).toEqual([result('a', 'A'), result('b', 'Error: not run: the run was stopped', true)]);
+      expect(session.items.slice(2)).toEqual([
+        result('a', 'A'),
+        result('b', 'Error: not run: the run was stopped', true),
+      ]);
       expect(model.requests).toHaveLength(1);
     });
   });
@@ -205,7 +263,11 @@ describe('marbles: stop at tool_call_end', () => {
       const { log, terminal } = observe(run(agent, 'go', { control, session }));
       ts.flush();
       expect(log.slice(5)).toEqual([
-        '2 model_response_completed', '2 tool_call_failed:a', '2 tool_call_failed:b', '2 turn_completed', '2 run_completed',
+        '2 model_response_completed',
+        '2 tool_call_failed:a',
+        '2 tool_call_failed:b',
+        '2 turn_completed',
+        '2 run_completed',
       ]);
       expect(hookCalls).toEqual([]);
       expectSubscriptions(a.subscriptions).toBe([]);
@@ -224,8 +286,14 @@ describe('marbles: stop at tool_call_end', () => {
       const { log, terminal } = observe(run(agent, 'go', { control }));
       ts.flush();
       expect(log.slice(5)).toEqual([
-        '2 tool_call_started:a', '2 tool_call_started:b', '3 stop_requested', '5 tool_call_completed:a',
-        '5 tool_call_failed:c', '7 tool_call_completed:b', '7 turn_completed', '7 run_completed',
+        '2 tool_call_started:a',
+        '2 tool_call_started:b',
+        '3 stop_requested',
+        '5 tool_call_completed:a',
+        '5 tool_call_failed:c',
+        '7 tool_call_completed:b',
+        '7 turn_completed',
+        '7 run_completed',
       ]);
       expectSubscriptions(c.subscriptions).toBe([]);
       expect(terminal()).toMatchObject({ stopReason: 'stopped' });
@@ -268,7 +336,8 @@ describe('marbles: cancel beats stop in a tie', () => {
         const { log, terminal } = observe(run(agent, 'go', { control, cancel, session }));
         ts.flush();
         if (order === 'cancel first') expect(log.slice(-1)).toEqual(['4 run_cancelled:tool_call']);
-        else expect(log.slice(-3)).toEqual(['4 tool_call_completed:a', '4 turn_completed', '4 run_cancelled:turn_entry']);
+        else
+          expect(log.slice(-3)).toEqual(['4 tool_call_completed:a', '4 turn_completed', '4 run_cancelled:turn_entry']);
         expect(terminal()).toMatchObject({ type: 'run_cancelled', reason: 'now' });
         expect(session.writes).toBe(0);
         expect(model.requests).toHaveLength(1);

@@ -8,7 +8,11 @@ import { recordTimeline, scriptedModel } from '../src/testing/index.js';
 const newScheduler = () => new TestScheduler((a, b) => expect(a).toEqual(b));
 
 /** An agent whose tools return the given cold Observables. */
-function agentWith(ts: TestScheduler, steps: Parameters<typeof scriptedModel>[0], tools: Record<string, Observable<string>>) {
+function agentWith(
+  ts: TestScheduler,
+  steps: Parameters<typeof scriptedModel>[0],
+  tools: Record<string, Observable<string>>,
+) {
   const model = scriptedModel(steps);
   const defs = Object.entries(tools).map(([name, obs]) =>
     tool({ name, description: name, parameters: z.object({}), execute: () => obs }),
@@ -26,7 +30,12 @@ describe('checkpoint 1: turn entry', () => {
       const events: RunEvent[] = [];
       run(agent, 'go', { cancel }).subscribe((e) => events.push(e));
       expect(events.map((e) => e.type)).toEqual(['run_started', 'run_cancelled']);
-      expect(events[1]).toMatchObject({ type: 'run_cancelled', phase: 'turn_entry', reason: 'early', partial: [{ type: 'user', text: 'go' }] });
+      expect(events[1]).toMatchObject({
+        type: 'run_cancelled',
+        phase: 'turn_entry',
+        reason: 'early',
+        partial: [{ type: 'user', text: 'go' }],
+      });
       expect(model.requests).toHaveLength(0);
       expect(cancel.isCancelled).toBe(false);
     });
@@ -44,12 +53,23 @@ describe('checkpoint 1: turn entry', () => {
         else ts.schedule(() => ts.schedule(() => cancel.cancel('x'), 1), 3);
         const timeline = recordTimeline(ts, run(agent, 'go', { cancel }));
         ts.flush();
-        const head = ['0:run_started', '0:turn_started', '0:model_request_started', '2:model_response_completed', '2:tool_call_started:slow'];
+        const head = [
+          '0:run_started',
+          '0:turn_started',
+          '0:model_request_started',
+          '2:model_response_completed',
+          '2:tool_call_started:slow',
+        ];
         if (order === 'cancel scheduled first') {
           expect(timeline).toEqual([...head, '4:run_cancelled:tool_call']);
           expectSubscriptions(slow.subscriptions).toBe('--^-!');
         } else {
-          expect(timeline).toEqual([...head, '4:tool_call_completed:slow', '4:turn_completed', '4:run_cancelled:turn_entry']);
+          expect(timeline).toEqual([
+            ...head,
+            '4:tool_call_completed:slow',
+            '4:turn_completed',
+            '4:run_cancelled:turn_entry',
+          ]);
           expectSubscriptions(slow.subscriptions).toBe('--^-!');
         }
         expect(model.requests).toHaveLength(1);
@@ -74,8 +94,18 @@ describe('checkpoint 6: sequential tools, between calls', () => {
         else ts.schedule(() => ts.schedule(() => cancel.cancel('x'), 1), 2);
         const timeline = recordTimeline(ts, run(agent, 'go', { cancel }));
         ts.flush();
-        const last = order === 'cancel scheduled first' ? ['3:run_cancelled:tool_call'] : ['3:tool_call_completed:t1', '3:run_cancelled:between_tools'];
-        expect(timeline).toEqual(['0:run_started', '0:turn_started', '0:model_request_started', '1:model_response_completed', '1:tool_call_started:t1', ...last]);
+        const last =
+          order === 'cancel scheduled first'
+            ? ['3:run_cancelled:tool_call']
+            : ['3:tool_call_completed:t1', '3:run_cancelled:between_tools'];
+        expect(timeline).toEqual([
+          '0:run_started',
+          '0:turn_started',
+          '0:model_request_started',
+          '1:model_response_completed',
+          '1:tool_call_started:t1',
+          ...last,
+        ]);
         expectSubscriptions(t1.subscriptions).toBe('-^-!');
         expectSubscriptions(t2.subscriptions).toBe([]);
         expect(model.requests).toHaveLength(1);
@@ -109,7 +139,12 @@ describe('checkpoint 8: a single tool call', () => {
       const slow = cold('-----r|', { r: 'late' });
       let signal: AbortSignal | undefined;
       const model = scriptedModel([{ toolCalls: [{ name: 'slow', callId: 'c1' }], delayMs: 1 }, 'done']);
-      const slowTool = tool({ name: 'slow', description: '', parameters: z.object({}), execute: (_args, ctx) => ((signal = ctx.signal), slow) });
+      const slowTool = tool({
+        name: 'slow',
+        description: '',
+        parameters: z.object({}),
+        execute: (_args, ctx) => ((signal = ctx.signal), slow),
+      });
       const agent = defineAgent({ name: 'a', instructions: '', model, tools: [slowTool] });
       const cancel = new CancelSignal();
       ts.schedule(() => cancel.cancel({ by: 'user' }), 3);

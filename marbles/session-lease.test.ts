@@ -10,8 +10,18 @@ import { VirtualTimeScheduler, map, throwError } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { beforeEach, describe, expect, it } from 'vitest';
 import {
-  CancelSignal, DEFAULTS, MemorySession, ModelCallError, SessionStorageError, defineAgent, run, type Lease,
-  type RunEvent, type RunOptions, type Session, type TerminalEvent,
+  CancelSignal,
+  DEFAULTS,
+  MemorySession,
+  ModelCallError,
+  SessionStorageError,
+  defineAgent,
+  run,
+  type Lease,
+  type RunEvent,
+  type RunOptions,
+  type Session,
+  type TerminalEvent,
 } from '../src/index.js';
 import { eventLabel, scriptedModel, sequentialIds, type ScriptedStep } from '../src/testing/index.js';
 
@@ -106,10 +116,18 @@ describe('the engine takes, renews and releases the session lease', () => {
   });
 
   const outcomes: [string, ScriptedStep, (cancel: CancelSignal) => void, string][] = [
-    ['cancelled', { text: 'late', delayMs: 25_000 }, (cancel) => ts.schedule(() => cancel.cancel('stop'), 12_000),
-      '12000 run_cancelled:model_request (free)'],
-    ['failed', { error: new ModelCallError('bad request', { status: 400 }), delayMs: 12_000 }, () => {},
-      '12000 run_failed:model_error (free)'],
+    [
+      'cancelled',
+      { text: 'late', delayMs: 25_000 },
+      (cancel) => ts.schedule(() => cancel.cancel('stop'), 12_000),
+      '12000 run_cancelled:model_request (free)',
+    ],
+    [
+      'failed',
+      { error: new ModelCallError('bad request', { status: 400 }), delayMs: 12_000 },
+      () => {},
+      '12000 run_failed:model_error (free)',
+    ],
   ];
   for (const [outcome, step, act, terminal] of outcomes) {
     it(`releases before the terminal event of a ${outcome} run, and renews no more`, () => {
@@ -121,7 +139,11 @@ describe('the engine takes, renews and releases the session lease', () => {
         act(cancel);
         flush();
         expect(log.slice(1)).toEqual([
-          `0 acquire run-1 ${TTL}`, '0 turn_started', '0 model_request_started', '10000 renew', '12000 release',
+          `0 acquire run-1 ${TTL}`,
+          '0 turn_started',
+          '0 model_request_started',
+          '10000 renew',
+          '12000 release',
           terminal,
         ]);
       });
@@ -159,7 +181,10 @@ describe('the engine takes, renews and releases the session lease', () => {
       ts.schedule(() => cancel.cancel('stop'), 3);
       flush();
       expect(log).toEqual([
-        '0 run_started', `0 acquire run-1 ${TTL}`, '3 run_cancelled:session_load (free)', '5 release',
+        '0 run_started',
+        `0 acquire run-1 ${TTL}`,
+        '3 run_cancelled:session_load (free)',
+        '5 release',
       ]);
       expect(model.requests).toHaveLength(0);
       expect(state()).toBe('free');
@@ -182,7 +207,16 @@ describe('the engine takes, renews and releases the session lease', () => {
     ts.run(({ flush }) => {
       const broken = new SessionStorageError('s', 'SQLITE_BUSY', 'database is locked (SQLITE_BUSY)');
       const sessions: [string, Session][] = [
-        ['acquire', { load: () => [], append: () => {}, acquire: () => { throw broken; } }],
+        [
+          'acquire',
+          {
+            load: () => [],
+            append: () => {},
+            acquire: () => {
+              throw broken;
+            },
+          },
+        ],
         ['load', { load: () => throwError(() => broken), append: () => {} }],
       ];
       for (const [what, session] of sessions) {
@@ -215,8 +249,13 @@ describe('a lost lease', () => {
     scheduler.maxFrames = Infinity;
     scheduler.flush();
     expect(log).toEqual([
-      '0 run_started', `0 acquire run-1 ${TTL}`, '0 turn_started', '0 model_request_started', '10000 renew',
-      '10000 release', '10000 run_failed:session_error',
+      '0 run_started',
+      `0 acquire run-1 ${TTL}`,
+      '0 turn_started',
+      '0 model_request_started',
+      '10000 renew',
+      '10000 release',
+      '10000 run_failed:session_error',
     ]);
     expect(events.at(-1)).toMatchObject({
       error: {

@@ -21,12 +21,19 @@ beforeEach(() => {
 /** `frame:type[:detail]` for each event (virtual ms from the scheduler). */
 function label(e: RunEvent): string {
   switch (e.type) {
-    case 'user_message_injected': return `${e.at}:injected:${e.id}=${e.content}`;
-    case 'tool_call_started': case 'tool_call_completed': return `${e.at}:${e.type}:${e.callId}`;
-    case 'run_completed': return `${e.at}:run_completed:${e.output}`;
-    case 'run_failed': return `${e.at}:run_failed:${e.stopReason}`;
-    case 'run_cancelled': return `${e.at}:run_cancelled:${e.phase}`;
-    default: return `${e.at}:${e.type}`;
+    case 'user_message_injected':
+      return `${e.at}:injected:${e.id}=${e.content}`;
+    case 'tool_call_started':
+    case 'tool_call_completed':
+      return `${e.at}:${e.type}:${e.callId}`;
+    case 'run_completed':
+      return `${e.at}:run_completed:${e.output}`;
+    case 'run_failed':
+      return `${e.at}:run_failed:${e.stopReason}`;
+    case 'run_cancelled':
+      return `${e.at}:run_cancelled:${e.phase}`;
+    default:
+      return `${e.at}:${e.type}`;
   }
 }
 
@@ -40,11 +47,18 @@ interface Setup {
 }
 
 function setup({ steps, maxTurns, options, toolMarble = '--a|', onEvent }: Setup) {
-  const mailbox = new Mailbox({ idGenerator: (() => { let n = 0; return () => `m${++n}`; })() });
+  const mailbox = new Mailbox({
+    idGenerator: (() => {
+      let n = 0;
+      return () => `m${++n}`;
+    })(),
+  });
   const model = scriptedModel(steps);
   const toolRuns: Observable<string>[] = [];
   const t = tool({
-    name: 't', description: 'a tool', parameters: z.object({}),
+    name: 't',
+    description: 'a tool',
+    parameters: z.object({}),
     execute: () => {
       const obs = ts.createColdObservable(toolMarble);
       toolRuns.push(obs);
@@ -54,15 +68,17 @@ function setup({ steps, maxTurns, options, toolMarble = '--a|', onEvent }: Setup
   const agent = defineAgent({ name: 'a', instructions: 'i', model, tools: [t], ...(maxTurns ? { maxTurns } : {}) });
   const log: string[] = [];
   const events: RunEvent[] = [];
-  const go = () => run(agent, 'go', { mailbox, idGenerator: sequentialIds(), ...options }).subscribe((e) => {
-    events.push(e);
-    log.push(label(e));
-    onEvent?.(e, mailbox);
-  });
+  const go = () =>
+    run(agent, 'go', { mailbox, idGenerator: sequentialIds(), ...options }).subscribe((e) => {
+      events.push(e);
+      log.push(label(e));
+      onEvent?.(e, mailbox);
+    });
   return { mailbox, model, toolRuns, log, events, go };
 }
 
-const users = (items: readonly Item[]) => items.filter((i) => i.type === 'user').map((i) => (i as { text: string }).text);
+const users = (items: readonly Item[]) =>
+  items.filter((i) => i.type === 'user').map((i) => (i as { text: string }).text);
 
 describe('steering: drain per turn ("drain after turnStarted", "arrival order")', () => {
   it('items queued before the run: injected after turn_started, in order, with token ids, ahead of the input', () => {
@@ -73,8 +89,15 @@ describe('steering: drain per turn ("drain after turnStarted", "arrival order")'
       s.go();
       ts.flush();
       expect(s.log).toEqual([
-        '0:run_started', '0:turn_started', '0:injected:m1=first', '0:injected:m2=second',
-        '0:model_request_started', '3:text_delta', '3:model_response_completed', '3:turn_completed', '3:run_completed:ok',
+        '0:run_started',
+        '0:turn_started',
+        '0:injected:m1=first',
+        '0:injected:m2=second',
+        '0:model_request_started',
+        '3:text_delta',
+        '3:model_response_completed',
+        '3:turn_completed',
+        '3:run_completed:ok',
       ]);
       // "Arrival order": queued before the run started, so ahead of the input's last user Item.
       expect(s.model.requests[0]!.items).toEqual([
@@ -91,13 +114,25 @@ describe('steering: drain per turn ("drain after turnStarted", "arrival order")'
       const seen: Mailbox[] = [];
       const s = setup({
         steps: [{ text: 'ok', delayMs: 2 }],
-        options: { hooks: { turnStarted: (ctx) => { seen.push(ctx.mailbox); ctx.mailbox.push('from hook'); } } },
+        options: {
+          hooks: {
+            turnStarted: (ctx) => {
+              seen.push(ctx.mailbox);
+              ctx.mailbox.push('from hook');
+            },
+          },
+        },
       });
       s.go();
       ts.flush();
       expect(seen).toEqual([s.mailbox]);
       expect(seen[0]).toBe(s.mailbox);
-      expect(s.log.slice(0, 4)).toEqual(['0:run_started', '0:turn_started', '0:injected:m1=from hook', '0:model_request_started']);
+      expect(s.log.slice(0, 4)).toEqual([
+        '0:run_started',
+        '0:turn_started',
+        '0:injected:m1=from hook',
+        '0:model_request_started',
+      ]);
       expect(users(s.model.requests[0]!.items)).toEqual(['go', 'from hook']);
       expect(s.log.at(-1)).toBe('2:run_completed:ok');
     });
@@ -105,25 +140,47 @@ describe('steering: drain per turn ("drain after turnStarted", "arrival order")'
 
   it('pushes mid-model and mid-tool never interrupt: every tool of the turn runs, both land at the next turn start', () => {
     ts.run(({ expectSubscriptions }) => {
-      const s = setup({ steps: [{ toolCalls: [{ name: 't' }, { name: 't' }], delayMs: 5 }, { text: 'done', delayMs: 2 }] });
+      const s = setup({
+        steps: [
+          { toolCalls: [{ name: 't' }, { name: 't' }], delayMs: 5 },
+          { text: 'done', delayMs: 2 },
+        ],
+      });
       ts.schedule(() => s.mailbox.push('mid-model'), 2);
       ts.schedule(() => s.mailbox.push('mid-tool'), 6);
       s.go();
       ts.flush();
       expect(s.log).toEqual([
-        '0:run_started', '0:turn_started', '0:model_request_started', '5:model_response_completed',
-        '5:tool_call_started:call_1_1', '8:tool_call_completed:call_1_1',
-        '8:tool_call_started:call_1_2', '11:tool_call_completed:call_1_2', '11:turn_completed',
-        '11:turn_started', '11:injected:m1=mid-model', '11:injected:m2=mid-tool', '11:model_request_started',
-        '13:text_delta', '13:model_response_completed', '13:turn_completed', '13:run_completed:done',
+        '0:run_started',
+        '0:turn_started',
+        '0:model_request_started',
+        '5:model_response_completed',
+        '5:tool_call_started:call_1_1',
+        '8:tool_call_completed:call_1_1',
+        '8:tool_call_started:call_1_2',
+        '11:tool_call_completed:call_1_2',
+        '11:turn_completed',
+        '11:turn_started',
+        '11:injected:m1=mid-model',
+        '11:injected:m2=mid-tool',
+        '11:model_request_started',
+        '13:text_delta',
+        '13:model_response_completed',
+        '13:turn_completed',
+        '13:run_completed:done',
       ]);
       // Both tools ran to completion (subscribed by the engine, never cut short).
       expect(s.toolRuns).toHaveLength(2);
       expectSubscriptions((s.toolRuns[0] as any).subscriptions).toBe('-----^--!');
       expectSubscriptions((s.toolRuns[1] as any).subscriptions).toBe('--------^--!');
       // Turn 2's input: the tool results first, then the steering, in push order.
-      expect(s.model.requests[1]!.items.map((i) => i.type === 'user' ? `user:${i.id}` : i.type)).toEqual([
-        'user:item-1', 'assistant', 'tool_result', 'tool_result', 'user:m1', 'user:m2',
+      expect(s.model.requests[1]!.items.map((i) => (i.type === 'user' ? `user:${i.id}` : i.type))).toEqual([
+        'user:item-1',
+        'assistant',
+        'tool_result',
+        'tool_result',
+        'user:m1',
+        'user:m2',
       ]);
       expect(s.events.at(-1)).toMatchObject({ type: 'run_completed', undelivered: [] });
     });
@@ -133,9 +190,13 @@ describe('steering: drain per turn ("drain after turnStarted", "arrival order")'
     it(`a push during the final answer (${when}) gets one more turn`, () => {
       ts.run(() => {
         const s = setup({
-          steps: [{ text: 'first', delayMs: 5 }, { text: 'second', delayMs: 2 }],
+          steps: [
+            { text: 'first', delayMs: 5 },
+            { text: 'second', delayMs: 2 },
+          ],
           onEvent: (e, mailbox) => {
-            if (when === 'in the turn_completed handler' && e.type === 'turn_completed' && e.turn === 1) mailbox.push('late');
+            if (when === 'in the turn_completed handler' && e.type === 'turn_completed' && e.turn === 1)
+              mailbox.push('late');
           },
         });
         if (when === 'mid-answer') ts.schedule(() => s.mailbox.push('late'), 3);
@@ -143,9 +204,19 @@ describe('steering: drain per turn ("drain after turnStarted", "arrival order")'
         s.go();
         ts.flush();
         expect(s.log).toEqual([
-          '0:run_started', '0:turn_started', '0:model_request_started', '5:text_delta', '5:model_response_completed', '5:turn_completed',
-          '5:turn_started', '5:injected:m1=late', '5:model_request_started',
-          '7:text_delta', '7:model_response_completed', '7:turn_completed', '7:run_completed:second',
+          '0:run_started',
+          '0:turn_started',
+          '0:model_request_started',
+          '5:text_delta',
+          '5:model_response_completed',
+          '5:turn_completed',
+          '5:turn_started',
+          '5:injected:m1=late',
+          '5:model_request_started',
+          '7:text_delta',
+          '7:model_response_completed',
+          '7:turn_completed',
+          '7:run_completed:second',
         ]);
         expect(users(s.model.requests[1]!.items)).toEqual(['go', 'late']);
         expect(s.mailbox.size).toBe(0);
@@ -171,7 +242,13 @@ describe('steering: drain per turn ("drain after turnStarted", "arrival order")'
   it('steer$ is merged only while the run lives (subscribed at start, unsubscribed before the terminal event)', () => {
     ts.run(({ cold, expectSubscriptions }) => {
       const steer$ = cold<string>('--a-------------b', { a: 'steer A', b: 'after end' });
-      const s = setup({ steps: [{ toolCalls: [{ name: 't' }], delayMs: 4 }, { text: 'done', delayMs: 2 }], options: { steer$ } });
+      const s = setup({
+        steps: [
+          { toolCalls: [{ name: 't' }], delayMs: 4 },
+          { text: 'done', delayMs: 2 },
+        ],
+        options: { steer$ },
+      });
       s.go();
       ts.flush();
       expect(s.log.filter((l) => l.includes('injected'))).toEqual(['7:injected:m1=steer A']);

@@ -2,7 +2,16 @@ import type { Observable } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { z } from 'zod';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { CancelSignal, defineAgent, run, tool, type Item, type RunCancelled, type RunEvent, type Tool } from '../src/index.js';
+import {
+  CancelSignal,
+  defineAgent,
+  run,
+  tool,
+  type Item,
+  type RunCancelled,
+  type RunEvent,
+  type Tool,
+} from '../src/index.js';
 import { scriptedModel, sequentialIds } from '../src/testing/index.js';
 import { observe as observeRun } from './support/observe.js';
 
@@ -29,16 +38,25 @@ function setup(colds: Record<string, Observable<string>>, opts: { maxConcurrency
   const hookCalls: string[] = [];
   const tools: Tool[] = names.map((name) =>
     tool({
-      name, description: name, parameters: z.object({}), timeoutMs: opts.timeoutMs,
+      name,
+      description: name,
+      parameters: z.object({}),
+      timeoutMs: opts.timeoutMs,
       execute: (_args, ctx) => {
         signals[name] = ctx.signal;
         return colds[name]!;
       },
     }),
   );
-  const model = scriptedModel([{ toolCalls: names.map((name) => ({ name, callId: name })), delayMs: 1 }, { text: 'done', delayMs: 1 }]);
+  const model = scriptedModel([
+    { toolCalls: names.map((name) => ({ name, callId: name })), delayMs: 1 },
+    { text: 'done', delayMs: 1 },
+  ]);
   const agent = defineAgent({
-    name: 'batch', instructions: '', model, tools,
+    name: 'batch',
+    instructions: '',
+    model,
+    tools,
     hooks: { beforeToolCall: ({ call }) => void hookCalls.push(call.name) },
     ...(opts.maxConcurrency ? { parallelToolCalls: { maxConcurrency: opts.maxConcurrency } } : {}),
   });
@@ -47,7 +65,11 @@ function setup(colds: Record<string, Observable<string>>, opts: { maxConcurrency
 
 const result = (callId: string, output: string): Item => ({ type: 'tool_result', callId, output, isError: false });
 const interrupted = (callId: string): Item => ({
-  type: 'tool_result', callId, output: expect.any(String) as unknown as string, isError: true, interrupted: true,
+  type: 'tool_result',
+  callId,
+  output: expect.any(String) as unknown as string,
+  isError: true,
+  interrupted: true,
 });
 
 describe('marbles: dispatch, cancel mid-batch (row 10)', () => {
@@ -63,7 +85,11 @@ describe('marbles: dispatch, cancel mid-batch (row 10)', () => {
       const { log, terminal } = observe(run(agent, 'go', { cancel, idGenerator: sequentialIds() }));
       ts.flush();
       expect(log.slice(4)).toEqual([
-        '1 tool_call_started:a', '1 tool_call_started:b', '4 tool_call_completed:a', '4 tool_call_started:c', '6 run_cancelled:tool_call',
+        '1 tool_call_started:a',
+        '1 tool_call_started:b',
+        '4 tool_call_completed:a',
+        '4 tool_call_started:c',
+        '6 run_cancelled:tool_call',
       ]);
       expect(hookCalls).toEqual(['a', 'b', 'c', 'd']); // all prepared before any start
       expectSubscriptions(a.subscriptions).toBe('-^--!');
@@ -73,7 +99,12 @@ describe('marbles: dispatch, cancel mid-batch (row 10)', () => {
       expect(signals.a!.aborted).toBe(false); // finished: nothing to abort
       expect([signals.b!.reason, signals.c!.reason]).toEqual(['stop', 'stop']);
       expect(signals.d).toBeUndefined(); // never executed
-      expect(terminal().partial.slice(2)).toEqual([result('a', 'A'), interrupted('b'), interrupted('c'), interrupted('d')]);
+      expect(terminal().partial.slice(2)).toEqual([
+        result('a', 'A'),
+        interrupted('b'),
+        interrupted('c'),
+        interrupted('d'),
+      ]);
       expect(model.requests).toHaveLength(1);
     });
   });
@@ -88,7 +119,12 @@ describe('marbles: dispatch, cancel mid-batch (row 10)', () => {
       ts.schedule(() => cancel.cancel('stop'), 6);
       const { log, terminal } = observe(run(agent, 'go', { cancel, idGenerator: sequentialIds() }));
       ts.flush();
-      expect(log.slice(4)).toEqual(['1 tool_call_started:a', '3 tool_call_completed:a', '3 tool_call_started:b', '6 run_cancelled:tool_call']);
+      expect(log.slice(4)).toEqual([
+        '1 tool_call_started:a',
+        '3 tool_call_completed:a',
+        '3 tool_call_started:b',
+        '6 run_cancelled:tool_call',
+      ]);
       expectSubscriptions(a.subscriptions).toBe('-^-!');
       expectSubscriptions(b.subscriptions).toBe('---^--!');
       expectSubscriptions(c.subscriptions).toBe([]);
@@ -131,7 +167,10 @@ describe('marbles: dispatch entry, tie with the model response (row 10, checks b
         expectSubscriptions(a.subscriptions).toBe([]);
         expectSubscriptions(b.subscriptions).toBe([]);
         expect(terminal().partial.slice(1)).toEqual([
-          expect.objectContaining({ type: 'assistant', toolCalls: [expect.objectContaining({ callId: 'a' }), expect.objectContaining({ callId: 'b' })] }),
+          expect.objectContaining({
+            type: 'assistant',
+            toolCalls: [expect.objectContaining({ callId: 'a' }), expect.objectContaining({ callId: 'b' })],
+          }),
           interrupted('a'),
           interrupted('b'),
         ]);

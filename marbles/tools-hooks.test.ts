@@ -2,7 +2,17 @@ import { tap, type Observable } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { z } from 'zod';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { CancelSignal, Mailbox, defineAgent, run, tool, type CancelPhase, type Hooks, type RunCancelled, type RunEvent } from '../src/index.js';
+import {
+  CancelSignal,
+  Mailbox,
+  defineAgent,
+  run,
+  tool,
+  type CancelPhase,
+  type Hooks,
+  type RunCancelled,
+  type RunEvent,
+} from '../src/index.js';
 import { scriptedModel, sequentialIds } from '../src/testing/index.js';
 
 /**
@@ -41,10 +51,15 @@ function setup(row: Row, hook$: Observable<unknown>) {
   const cancel = new CancelSignal();
   let toolSubscribed = 0;
   const t = tool({
-    name: 't', description: 't', parameters: z.object({}),
+    name: 't',
+    description: 't',
+    parameters: z.object({}),
     execute: () => ts.createColdObservable('-x|', { x: 'T' }).pipe(tap({ subscribe: () => void toolSubscribed++ })),
   });
-  const model = scriptedModel([{ toolCalls: [{ name: 't', callId: 't' }], delayMs: 1 }, { text: 'done', delayMs: 1 }]);
+  const model = scriptedModel([
+    { toolCalls: [{ name: 't', callId: 't' }], delayMs: 1 },
+    { text: 'done', delayMs: 1 },
+  ]);
   const agent = defineAgent({ name: 'hooks', instructions: '', model, tools: [t] });
   const hooks = { [row.hook]: () => hook$ } as Hooks;
   const log: string[] = [];
@@ -59,7 +74,8 @@ function setup(row: Row, hook$: Observable<unknown>) {
 /** The hooks' value: `undefined` (a beforeToolCall that returns anything else would be a malformed verdict). */
 const ALLOW = { h: undefined };
 
-const marks = (from: number, to: number): string => `${' '.repeat(from)}^${' '.repeat(to - from - 1)}!`.replace(/ /g, '-');
+const marks = (from: number, to: number): string =>
+  `${' '.repeat(from)}^${' '.repeat(to - from - 1)}!`.replace(/ /g, '-');
 
 describe('marbles: an awaited hook raced against cancel (row 11)', () => {
   for (const row of rows) {

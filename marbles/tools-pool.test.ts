@@ -2,7 +2,16 @@ import type { Observable } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { z } from 'zod';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { CancelSignal, defineAgent, run, tool, type Item, type RunCancelled, type RunEvent, type Tool } from '../src/index.js';
+import {
+  CancelSignal,
+  defineAgent,
+  run,
+  tool,
+  type Item,
+  type RunCancelled,
+  type RunEvent,
+  type Tool,
+} from '../src/index.js';
 import { scriptedModel, sequentialIds } from '../src/testing/index.js';
 import { observe as observeRun } from './support/observe.js';
 
@@ -23,9 +32,14 @@ const obsTool = (name: string, out: Observable<string>): Tool =>
 
 function setup(colds: Record<string, Observable<string>>, maxConcurrency: number) {
   const names = Object.keys(colds);
-  const model = scriptedModel([{ toolCalls: names.map((name) => ({ name, callId: name })), delayMs: 1 }, { text: 'done', delayMs: 1 }]);
+  const model = scriptedModel([
+    { toolCalls: names.map((name) => ({ name, callId: name })), delayMs: 1 },
+    { text: 'done', delayMs: 1 },
+  ]);
   const agent = defineAgent({
-    name: 'pool', instructions: '', model,
+    name: 'pool',
+    instructions: '',
+    model,
     tools: names.map((n) => obsTool(n, colds[n]!)),
     parallelToolCalls: { maxConcurrency },
   });
@@ -33,7 +47,8 @@ function setup(colds: Record<string, Observable<string>>, maxConcurrency: number
 }
 
 const result = (callId: string, output: string): Item => ({ type: 'tool_result', callId, output, isError: false });
-const interrupted = (callId: string): Item => expect.objectContaining({ type: 'tool_result', callId, interrupted: true, isError: true });
+const interrupted = (callId: string): Item =>
+  expect.objectContaining({ type: 'tool_result', callId, interrupted: true, isError: true });
 
 describe('marbles: parallel pool (row 7)', () => {
   it('never runs more than maxConcurrency calls; a freed slot starts the next call one hop later', () => {
@@ -45,11 +60,23 @@ describe('marbles: parallel pool (row 7)', () => {
       const { log } = observe(run(agent, 'go', { idGenerator: sequentialIds() }));
       ts.flush();
       expect(log).toEqual([
-        '0 run_started', '0 turn_started', '0 model_request_started',
-        '1 model_response_completed', '1 tool_call_started:a', '1 tool_call_started:b',
-        '4 tool_call_completed:a', '4 tool_call_started:c', '7 tool_call_completed:c',
-        '8 tool_call_completed:b', '8 turn_completed',
-        '8 turn_started', '8 model_request_started', '9 text_delta', '9 model_response_completed', '9 turn_completed', '9 run_completed',
+        '0 run_started',
+        '0 turn_started',
+        '0 model_request_started',
+        '1 model_response_completed',
+        '1 tool_call_started:a',
+        '1 tool_call_started:b',
+        '4 tool_call_completed:a',
+        '4 tool_call_started:c',
+        '7 tool_call_completed:c',
+        '8 tool_call_completed:b',
+        '8 turn_completed',
+        '8 turn_started',
+        '8 model_request_started',
+        '9 text_delta',
+        '9 model_response_completed',
+        '9 turn_completed',
+        '9 run_completed',
       ]);
       expectSubscriptions(a.subscriptions).toBe('-^--!');
       expectSubscriptions(b.subscriptions).toBe('-^------!');
@@ -65,9 +92,15 @@ describe('marbles: parallel pool (row 7)', () => {
       const { model, agent } = setup({ slow, fast }, 4);
       const { log } = observe(run(agent, 'go', { idGenerator: sequentialIds() }));
       ts.flush();
-      expect(log.filter((l) => l.includes('tool_call_completed'))).toEqual(['2 tool_call_completed:fast', '7 tool_call_completed:slow']);
+      expect(log.filter((l) => l.includes('tool_call_completed'))).toEqual([
+        '2 tool_call_completed:fast',
+        '7 tool_call_completed:slow',
+      ]);
       expect(model.requests[1]!.items.slice(-3)).toEqual([
-        expect.objectContaining({ type: 'assistant', toolCalls: [expect.objectContaining({ callId: 'slow' }), expect.objectContaining({ callId: 'fast' })] }),
+        expect.objectContaining({
+          type: 'assistant',
+          toolCalls: [expect.objectContaining({ callId: 'slow' }), expect.objectContaining({ callId: 'fast' })],
+        }),
         result('slow', 'S'),
         result('fast', 'F'),
       ]);
@@ -109,7 +142,12 @@ describe('marbles: parallel pool (row 7)', () => {
         });
         ts.flush();
         // a's call is over but b still runs: the cancel tears b down (phase tool_call) and c never starts.
-        expect(log.slice(4)).toEqual(['1 tool_call_started:a', '1 tool_call_started:b', '4 tool_call_completed:a', '4 run_cancelled:tool_call']);
+        expect(log.slice(4)).toEqual([
+          '1 tool_call_started:a',
+          '1 tool_call_started:b',
+          '4 tool_call_completed:a',
+          '4 run_cancelled:tool_call',
+        ]);
         expectSubscriptions(a.subscriptions).toBe('-^--!');
         expectSubscriptions(b.subscriptions).toBe('-^--!');
         expectSubscriptions(c.subscriptions).toBe([]);
@@ -129,15 +167,22 @@ describe('marbles: parallel pool (row 7)', () => {
         const cancel = new CancelSignal();
         if (order === 'cancel scheduled first') ts.schedule(() => cancel.cancel('x'), 4);
         const { log, events } = observe(run(agent, 'go', { cancel, idGenerator: sequentialIds() }), (e) => {
-          if (order !== 'cancel scheduled first' && e.type === 'tool_call_completed') ts.schedule(() => cancel.cancel('x'), 0);
+          if (order !== 'cancel scheduled first' && e.type === 'tool_call_completed')
+            ts.schedule(() => cancel.cancel('x'), 0);
         });
         ts.flush();
-        const tail = order === 'cancel scheduled first' ? ['4 run_cancelled:tool_call'] : ['4 tool_call_completed:a', '4 run_cancelled:wave_boundary'];
+        const tail =
+          order === 'cancel scheduled first'
+            ? ['4 run_cancelled:tool_call']
+            : ['4 tool_call_completed:a', '4 run_cancelled:wave_boundary'];
         expect(log.slice(4)).toEqual(['1 tool_call_started:a', ...tail]);
         expectSubscriptions(a.subscriptions).toBe('-^--!');
         expectSubscriptions(b.subscriptions).toBe([]);
         const partial = (events.at(-1) as RunCancelled).partial.slice(2);
-        expect(partial).toEqual([order === 'cancel scheduled first' ? interrupted('a') : result('a', 'A'), interrupted('b')]);
+        expect(partial).toEqual([
+          order === 'cancel scheduled first' ? interrupted('a') : result('a', 'A'),
+          interrupted('b'),
+        ]);
       });
     });
   }

@@ -99,8 +99,7 @@ export function describeValue(value: unknown, label?: string): string {
 
 /** What {@link toJsonText} gives: the text, or why there is none. */
 export type JsonTextResult =
-  | { readonly ok: true; readonly text: string }
-  | { readonly ok: false; readonly reason: string };
+  { readonly ok: true; readonly text: string } | { readonly ok: false; readonly reason: string };
 
 /**
  * JSON text for any value, more faithful than `JSON.stringify` and total: a cycle

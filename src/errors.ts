@@ -18,7 +18,11 @@ export class LoopctlError extends Error {
 /** Invalid options or agent definition; `field` names the offending field (e.g. `options.maxTurns`). */
 export class ConfigurationError extends LoopctlError {
   override readonly name: string = 'ConfigurationError';
-  constructor(readonly field: string, message: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly field: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
     super(`${field}: ${message}`, options);
   }
 }
@@ -96,7 +100,11 @@ export class ModelOutputError extends LoopctlError {
  */
 export class OutputValidationError extends LoopctlError {
   override readonly name: string = 'OutputValidationError';
-  constructor(message: string, readonly attempts: number, options?: { cause?: unknown }) {
+  constructor(
+    message: string,
+    readonly attempts: number,
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
   }
 }
@@ -104,7 +112,12 @@ export class OutputValidationError extends LoopctlError {
 /** A tool threw or its Observable ended empty; fed back to the model as a tool error. */
 export class ToolExecutionError extends LoopctlError {
   override readonly name: string = 'ToolExecutionError';
-  constructor(readonly toolName: string, readonly callId: string, message: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly toolName: string,
+    readonly callId: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
   }
 }
@@ -116,7 +129,10 @@ export class ToolExecutionError extends LoopctlError {
  */
 export class HookError extends LoopctlError {
   override readonly name: string = 'HookError';
-  constructor(readonly hook: string, cause: unknown) {
+  constructor(
+    readonly hook: string,
+    cause: unknown,
+  ) {
     super(`hook ${hook} failed: ${describeValue(cause, 'thrown value')}`, { cause });
   }
 }
@@ -129,7 +145,11 @@ export class HookError extends LoopctlError {
  */
 export class UnknownToolError extends LoopctlError {
   override readonly name: string = 'UnknownToolError';
-  constructor(readonly toolName: string, readonly callId: string, readonly availableTools: readonly string[]) {
+  constructor(
+    readonly toolName: string,
+    readonly callId: string,
+    readonly availableTools: readonly string[],
+  ) {
     super(`unknown tool "${toolName}"; available tools: ${availableTools.join(', ') || 'none'}`);
   }
 }
@@ -142,7 +162,11 @@ export class UnknownToolError extends LoopctlError {
  */
 export class ToolCallRejectedError extends LoopctlError {
   override readonly name: string = 'ToolCallRejectedError';
-  constructor(readonly toolName: string, readonly callId: string, readonly reason: string) {
+  constructor(
+    readonly toolName: string,
+    readonly callId: string,
+    readonly reason: string,
+  ) {
     super(`the call was rejected: ${reason}`);
   }
 }
@@ -161,7 +185,11 @@ export type ResumeErrorCode = 'unknown_call' | 'missing_decision' | 'stale_sessi
  */
 export class ResumeError extends LoopctlError {
   override readonly name: string = 'ResumeError';
-  constructor(readonly code: ResumeErrorCode, message: string, readonly callId?: string) {
+  constructor(
+    readonly code: ResumeErrorCode,
+    message: string,
+    readonly callId?: string,
+  ) {
     super(`${code}: ${message}`);
   }
 }
@@ -174,7 +202,11 @@ export class ResumeError extends LoopctlError {
  */
 export class ToolCallCancelledError extends LoopctlError {
   override readonly name: string = 'ToolCallCancelledError';
-  constructor(readonly toolName: string, readonly callId: string, readonly reason: unknown) {
+  constructor(
+    readonly toolName: string,
+    readonly callId: string,
+    readonly reason: unknown,
+  ) {
     super(reason === undefined ? 'cancelled by the user' : `cancelled by the user: ${describeValue(reason, 'reason')}`);
   }
 }
@@ -188,7 +220,11 @@ export type TimeoutKind = 'first_event' | 'idle' | 'request' | 'tool' | 'run' | 
  */
 export class TimeoutError extends LoopctlError {
   override readonly name: string = 'TimeoutError';
-  constructor(readonly kind: TimeoutKind, readonly timeoutMs: number, message?: string) {
+  constructor(
+    readonly kind: TimeoutKind,
+    readonly timeoutMs: number,
+    message?: string,
+  ) {
     super(message ?? `${kind} deadline of ${timeoutMs} ms expired`);
   }
 }
@@ -273,7 +309,16 @@ export interface SerializedError {
 }
 
 const OWN_FIELDS = [
-  'field', 'status', 'retryable', 'retryAfterMs', 'code', 'kind', 'timeoutMs', 'maxTurns', 'toolName', 'callId',
+  'field',
+  'status',
+  'retryable',
+  'retryAfterMs',
+  'code',
+  'kind',
+  'timeoutMs',
+  'maxTurns',
+  'toolName',
+  'callId',
   'availableTools',
 ] as const;
 
@@ -295,7 +340,7 @@ export function serializeError(error: unknown): SerializedError {
       const value = readProp(error, key);
       if (value === undefined) continue;
       const plain = typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
-      out[key] = plain ? value : stringList(value) ?? describeValue(value);
+      out[key] = plain ? value : (stringList(value) ?? describeValue(value));
     }
     return out as SerializedError;
   }

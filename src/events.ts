@@ -87,7 +87,12 @@ export type Undelivered = z.infer<typeof UndeliveredSchema>;
 /** A serialised error: `{ name, message, …typed fields }`. */
 export const SerializedErrorSchema = z.looseObject({ name: z.string(), message: z.string() });
 
-const base = { runId: z.string(), seq: z.number().int().nonnegative(), turn: z.number().int().nonnegative(), at: z.number() };
+const base = {
+  runId: z.string(),
+  seq: z.number().int().nonnegative(),
+  turn: z.number().int().nonnegative(),
+  at: z.number(),
+};
 const ev = <T extends string, S extends z.ZodRawShape>(type: T, shape: S) =>
   z.object({ type: z.literal(type), ...base, ...shape }).readonly();
 
@@ -154,11 +159,23 @@ export const ModelResponseCompletedSchema = ev('model_response_completed', {
  * `tool_call_started`: A tool call started (`arguments`: the raw JSON text). Calls never started (denied, invalid,
  * cancelled first) get none.
  */
-export const ToolCallStartedSchema = ev('tool_call_started', { callId: z.string(), name: z.string(), arguments: z.string() });
+export const ToolCallStartedSchema = ev('tool_call_started', {
+  callId: z.string(),
+  name: z.string(),
+  arguments: z.string(),
+});
 /** `tool_call_progress`: A running tool reported progress (`ctx.reportProgress`, MCP progress notifications). */
-export const ToolCallProgressSchema = ev('tool_call_progress', { callId: z.string(), name: z.string(), progress: z.unknown() });
+export const ToolCallProgressSchema = ev('tool_call_progress', {
+  callId: z.string(),
+  name: z.string(),
+  progress: z.unknown(),
+});
 /** `tool_call_completed`: A tool call finished; `output` is the text the model sees. */
-export const ToolCallCompletedSchema = ev('tool_call_completed', { callId: z.string(), name: z.string(), output: z.string() });
+export const ToolCallCompletedSchema = ev('tool_call_completed', {
+  callId: z.string(),
+  name: z.string(),
+  output: z.string(),
+});
 /**
  * `tool_call_failed`: A tool call ended in a tool error the model sees (thrown, timed out, denied, invalid
  * arguments, unknown tool, not run because of a graceful stop, cancelled on its own with
@@ -200,7 +217,11 @@ export const RetryScheduledSchema = ev('retry_scheduled', {
  * `fallback_activated`: The model call moved from `from` to `to` (the fallback model), because of `reason` (an error,
  * or `circuit_open`).
  */
-export const FallbackActivatedSchema = ev('fallback_activated', { from: z.string(), to: z.string(), reason: z.string() });
+export const FallbackActivatedSchema = ev('fallback_activated', {
+  from: z.string(),
+  to: z.string(),
+  reason: z.string(),
+});
 /**
  * `stop_requested`: a graceful stop was asked for (`RunControl.stop({ at, graceMs })`), once per run:
  * the run ends at the boundary `stopAt` (the `at` it was given; every event's own `at` is its time)

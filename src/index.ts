@@ -11,12 +11,29 @@ export { defineAgent } from './engine/define-agent.js';
 export { run } from './engine/run.js';
 export { start } from './engine/start.js';
 export type {
-  Agent, AgentDefinition, AsToolOptions, SubRunOptions, Hooks, HookContext, HookReturn, RunOptions, RunResult,
-  RunHandle, RetryOptions, Deadlines, BreakerOptions, StartOptions, ReplayMode,
+  Agent,
+  AgentDefinition,
+  AsToolOptions,
+  SubRunOptions,
+  Hooks,
+  HookContext,
+  HookReturn,
+  RunOptions,
+  RunResult,
+  RunHandle,
+  RetryOptions,
+  Deadlines,
+  BreakerOptions,
+  StartOptions,
+  ReplayMode,
 } from './engine/types.js';
 export { sliceAfterSeq } from './engine/replay.js';
 export type {
-  RunTelemetry, TelemetryRun, RunObserver, TelemetryAttempt, TelemetryMcpRequest,
+  RunTelemetry,
+  TelemetryRun,
+  RunObserver,
+  TelemetryAttempt,
+  TelemetryMcpRequest,
 } from './engine/telemetry.js';
 export { DEFAULTS } from './defaults.js';
 
@@ -24,9 +41,7 @@ export { DEFAULTS } from './defaults.js';
 export { RunControl } from './control/run-control.js';
 export { stopTimeoutReason, type RunStopOptions } from './control/stop.js';
 export { resume } from './engine/resume.js';
-export {
-  SuspendedSchema, ToolDecisionSchema, type Suspended, type ApprovalDecision,
-} from './control/suspended.js';
+export { SuspendedSchema, ToolDecisionSchema, type Suspended, type ApprovalDecision } from './control/suspended.js';
 
 // Cancelling and steering
 export { CancelSignal, DEFAULT_CANCEL_REASON, type CancelListener } from './cancel/cancel-signal.js';
@@ -36,62 +51,181 @@ export { Mailbox, type MailboxToken, type MailboxOptions } from './mailbox/mailb
 
 // Tools and models
 export {
-  tool, type Tool, type ToolContext, type ToolReturn, type NeedsApproval, type ApprovalContext,
+  tool,
+  type Tool,
+  type ToolContext,
+  type ToolReturn,
+  type NeedsApproval,
+  type ApprovalContext,
 } from './tools/tool.js';
 export type {
-  ModelProvider, ModelRequest, ModelResponse, ModelEvent, ToolSpec, JsonSchema, OutputSpec,
+  ModelProvider,
+  ModelRequest,
+  ModelResponse,
+  ModelEvent,
+  ToolSpec,
+  JsonSchema,
+  OutputSpec,
 } from './model/types.js';
 export {
-  openaiChat, openaiResponses, type OpenAIChatOptions, type OpenAIResponsesOptions, type OpenAIProviderOptions,
+  openaiChat,
+  openaiResponses,
+  type OpenAIChatOptions,
+  type OpenAIResponsesOptions,
+  type OpenAIProviderOptions,
   type StructuredOutputsMode,
 } from './model/openai/index.js';
 export { mcpTools, type McpToolsOptions, type McpCallOptions } from './mcp/index.js';
 
 // Sessions
 export type {
-  Session, MaybeAsync, AppendOptions, Lease, LeaseOptions, SessionStore, SessionInfo,
+  Session,
+  MaybeAsync,
+  AppendOptions,
+  Lease,
+  LeaseOptions,
+  SessionStore,
+  SessionInfo,
 } from './session/session.js';
 export { MemorySession, type MemorySessionOptions } from './session/memory-session.js';
 export { MemorySessionStore } from './session/memory-store.js';
 export {
-  SessionSchemaError, SessionStorageError, SessionNotFoundError, SessionExistsError, isSessionSchemaError,
-  isSessionStorageError, isSessionNotFoundError, isSessionExistsError, type SessionSchemaProblem,
+  SessionSchemaError,
+  SessionStorageError,
+  SessionNotFoundError,
+  SessionExistsError,
+  isSessionSchemaError,
+  isSessionStorageError,
+  isSessionNotFoundError,
+  isSessionExistsError,
+  type SessionSchemaProblem,
 } from './session/errors.js';
 export { commitPartial, type EndedRun } from './session/commit-partial.js';
 
 // Items and usage
 export {
-  ItemSchema, UserItemSchema, AssistantItemSchema, ToolResultItemSchema, ToolCallSchema, UsageSchema, TokenCountsSchema,
-  ZERO_USAGE, addUsage,
-  type Item, type UserItem, type AssistantItem, type ToolResultItem, type ToolCall, type Usage, type TokenCounts,
+  ItemSchema,
+  UserItemSchema,
+  AssistantItemSchema,
+  ToolResultItemSchema,
+  ToolCallSchema,
+  UsageSchema,
+  TokenCountsSchema,
+  ZERO_USAGE,
+  addUsage,
+  type Item,
+  type UserItem,
+  type AssistantItem,
+  type ToolResultItem,
+  type ToolCall,
+  type Usage,
+  type TokenCounts,
 } from './items.js';
 
 // Events
 export {
-  RunEventSchema, CancelPhaseSchema, StopReasonSchema, FinishReasonSchema, UndeliveredSchema, SerializedErrorSchema,
-  RunStartedSchema, TurnStartedSchema, UserMessageInjectedSchema, ModelRequestStartedSchema, TextDeltaSchema,
-  ModelResponseCompletedSchema, ToolCallStartedSchema, ToolCallProgressSchema, ToolCallCompletedSchema,
-  ToolCallFailedSchema, RetryScheduledSchema, FallbackActivatedSchema, SubrunEventSchema, TurnCompletedSchema,
-  RunCompletedSchema, RunCancelledSchema, RunFailedSchema, AttemptCauseSchema, OutputDeltaSchema, StopRequestedSchema,
-  StopAtSchema, StopTimeoutReasonSchema, ToolApprovalRequestedSchema, isTerminalEvent, type ToolApprovalRequested,
-  type RunEvent, type RunEventType, type TerminalEvent, type CancelPhase, type StopReason, type FinishReason,
-  type Undelivered, type RunStarted, type TurnStarted, type UserMessageInjected, type ModelRequestStarted,
-  type TextDelta, type ModelResponseCompleted, type ToolCallStarted, type ToolCallProgress, type ToolCallCompleted,
-  type ToolCallFailed, type RetryScheduled, type FallbackActivated, type SubrunEvent, type TurnCompleted,
-  type RunCompleted, type RunCancelled, type RunFailed, type AttemptCause, type OutputDelta, type StopRequested,
-  type StopAt, type StopTimeoutReason,
+  RunEventSchema,
+  CancelPhaseSchema,
+  StopReasonSchema,
+  FinishReasonSchema,
+  UndeliveredSchema,
+  SerializedErrorSchema,
+  RunStartedSchema,
+  TurnStartedSchema,
+  UserMessageInjectedSchema,
+  ModelRequestStartedSchema,
+  TextDeltaSchema,
+  ModelResponseCompletedSchema,
+  ToolCallStartedSchema,
+  ToolCallProgressSchema,
+  ToolCallCompletedSchema,
+  ToolCallFailedSchema,
+  RetryScheduledSchema,
+  FallbackActivatedSchema,
+  SubrunEventSchema,
+  TurnCompletedSchema,
+  RunCompletedSchema,
+  RunCancelledSchema,
+  RunFailedSchema,
+  AttemptCauseSchema,
+  OutputDeltaSchema,
+  StopRequestedSchema,
+  StopAtSchema,
+  StopTimeoutReasonSchema,
+  ToolApprovalRequestedSchema,
+  isTerminalEvent,
+  type ToolApprovalRequested,
+  type RunEvent,
+  type RunEventType,
+  type TerminalEvent,
+  type CancelPhase,
+  type StopReason,
+  type FinishReason,
+  type Undelivered,
+  type RunStarted,
+  type TurnStarted,
+  type UserMessageInjected,
+  type ModelRequestStarted,
+  type TextDelta,
+  type ModelResponseCompleted,
+  type ToolCallStarted,
+  type ToolCallProgress,
+  type ToolCallCompleted,
+  type ToolCallFailed,
+  type RetryScheduled,
+  type FallbackActivated,
+  type SubrunEvent,
+  type TurnCompleted,
+  type RunCompleted,
+  type RunCancelled,
+  type RunFailed,
+  type AttemptCause,
+  type OutputDelta,
+  type StopRequested,
+  type StopAt,
+  type StopTimeoutReason,
 } from './events.js';
 
 // Errors
 export {
-  LoopctlError, ConfigurationError, ConcurrentRunError, ModelCallError, ModelOutputError, ToolExecutionError,
-  TimeoutError, MaxTurnsError, HookError, UnknownToolError, RunCancelledError, RunFailedError, OutputValidationError,
-  ToolCallRejectedError, ResumeError, isResumeError, isToolCallRejectedError, type ResumeErrorCode,
-  ToolCallCancelledError, isToolCallCancelledError,
-  isLoopctlError, isConfigurationError, isConcurrentRunError, isModelCallError, isModelOutputError,
-  isToolExecutionError, isTimeoutError, isMaxTurnsError, isHookError, isUnknownToolError, isRunFailedError,
-  isOutputValidationError, isCancellation, serializeError, describeReason,
-  type SerializedError, type TimeoutKind, type RunRemains,
+  LoopctlError,
+  ConfigurationError,
+  ConcurrentRunError,
+  ModelCallError,
+  ModelOutputError,
+  ToolExecutionError,
+  TimeoutError,
+  MaxTurnsError,
+  HookError,
+  UnknownToolError,
+  RunCancelledError,
+  RunFailedError,
+  OutputValidationError,
+  ToolCallRejectedError,
+  ResumeError,
+  isResumeError,
+  isToolCallRejectedError,
+  type ResumeErrorCode,
+  ToolCallCancelledError,
+  isToolCallCancelledError,
+  isLoopctlError,
+  isConfigurationError,
+  isConcurrentRunError,
+  isModelCallError,
+  isModelOutputError,
+  isToolExecutionError,
+  isTimeoutError,
+  isMaxTurnsError,
+  isHookError,
+  isUnknownToolError,
+  isRunFailedError,
+  isOutputValidationError,
+  isCancellation,
+  serializeError,
+  describeReason,
+  type SerializedError,
+  type TimeoutKind,
+  type RunRemains,
 } from './errors.js';
 export { describeValue, toJsonText, type JsonTextResult } from './describe.js';
 
@@ -101,9 +235,20 @@ export type { TraceCarrier } from './runs/trace-carrier.js';
 export { localRuns, type LocalRunsOptions } from './runs/local-runs.js';
 export type { LocalRunsSessionStore } from './runs/thread.js';
 export {
-  RunNotFoundError, AgentNotFoundError, ThreadBusyError, HistoryConflictError, RunNotLiveError, NotSupportedError,
-  NotImplementedError, MailboxUnavailableError, isRunNotFoundError,
+  RunNotFoundError,
+  AgentNotFoundError,
+  ThreadBusyError,
+  HistoryConflictError,
+  RunNotLiveError,
+  NotSupportedError,
+  NotImplementedError,
+  MailboxUnavailableError,
+  isRunNotFoundError,
 } from './runs/errors.js';
 export {
-  isCompactTextDelta, splitCompactText, eventsAfter, type CompactTextDelta, type CompactTextSplit,
+  isCompactTextDelta,
+  splitCompactText,
+  eventsAfter,
+  type CompactTextDelta,
+  type CompactTextSplit,
 } from './runs/compact.js';

@@ -7,16 +7,12 @@ import { z } from 'zod';
  */
 
 /** A tool call as the model asked for it; `arguments` is the raw JSON text. */
-export const ToolCallSchema = z
-  .object({ callId: z.string(), name: z.string(), arguments: z.string() })
-  .readonly();
+export const ToolCallSchema = z.object({ callId: z.string(), name: z.string(), arguments: z.string() }).readonly();
 /** See {@link ToolCallSchema}. */
 export type ToolCall = z.infer<typeof ToolCallSchema>;
 
 /** A user message; steering items keep their mailbox token's `id`. */
-export const UserItemSchema = z
-  .object({ type: z.literal('user'), id: z.string(), text: z.string() })
-  .readonly();
+export const UserItemSchema = z.object({ type: z.literal('user'), id: z.string(), text: z.string() }).readonly();
 /** See {@link UserItemSchema}. */
 export type UserItem = z.infer<typeof UserItemSchema>;
 
@@ -54,11 +50,7 @@ export const ToolResultItemSchema = z
 export type ToolResultItem = z.infer<typeof ToolResultItemSchema>;
 
 /** One history entry, discriminated on `type`. */
-export const ItemSchema = z.discriminatedUnion('type', [
-  UserItemSchema,
-  AssistantItemSchema,
-  ToolResultItemSchema,
-]);
+export const ItemSchema = z.discriminatedUnion('type', [UserItemSchema, AssistantItemSchema, ToolResultItemSchema]);
 /** See {@link ItemSchema}. */
 export type Item = z.infer<typeof ItemSchema>;
 

@@ -11,7 +11,11 @@ import { checkAgUiStream } from './support/ag-ui.js';
 describe('AG-UI: approvals', () => {
   it('tool_approval_requested → CUSTOM; a suspended run → loopctl.suspended, RUN_FINISHED interrupt', async () => {
     const deploy = tool({
-      name: 'deploy', description: 'd', parameters: z.object({}), needsApproval: true, execute: () => 'ok',
+      name: 'deploy',
+      description: 'd',
+      parameters: z.object({}),
+      needsApproval: true,
+      execute: () => 'ok',
     });
     const model = scriptedModel([{ toolCalls: [{ name: 'deploy', callId: 'call_d' }] }]);
     const agent = defineAgent({ name: 'a', instructions: '', model, tools: [deploy] });

@@ -111,7 +111,12 @@ describe('toAgUi: the mapping of each RunEvent', () => {
 
   it('a structured answer: CUSTOM loopctl.output_delta after each content, value in RUN_FINISHED.result', async () => {
     const model = scriptedModel([{ text: ['{"n": 4', '2, "s": "a', '"}'] }]);
-    const agent = defineAgent({ name: 'a', instructions: 'i', model, output: z.object({ n: z.number(), s: z.string() }) });
+    const agent = defineAgent({
+      name: 'a',
+      instructions: 'i',
+      model,
+      output: z.object({ n: z.number(), s: z.string() }),
+    });
     const events = await collectEvents(run(agent, 'hi', { idGenerator: sequentialIds(), random: () => 0 }));
     const agui = await mapAll(events);
     await checkAgUiStream(agui);

@@ -2,13 +2,21 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
-  Mailbox, MemorySession, ResumeError, RunEventSchema, RunFailedError, defineAgent, resume, start, tool,
-  type RunCompleted, type RunEvent, type Suspended,
+  Mailbox,
+  MemorySession,
+  ResumeError,
+  RunEventSchema,
+  RunFailedError,
+  defineAgent,
+  resume,
+  start,
+  tool,
+  type RunCompleted,
+  type RunEvent,
+  type Suspended,
 } from '../src/index.js';
 import { collectEvents, scriptedModel, sequentialIds } from '../src/testing/index.js';
-import {
-  comparable, normalizedIds, suspendPath, waitingPath, type ApprovalScript,
-} from './support/approval-paths.js';
+import { comparable, normalizedIds, suspendPath, waitingPath, type ApprovalScript } from './support/approval-paths.js';
 
 /**
  * Suspend mode and resume() ("approvals", docs/run-control.md): a suspended run commits nothing and
@@ -16,14 +24,25 @@ import {
  * suspended is delivered once, after the resume; every ResumeError code.
  */
 const gated = tool({
-  name: 'gated', description: 'g', parameters: z.object({}), needsApproval: true, execute: () => 'G',
+  name: 'gated',
+  description: 'g',
+  parameters: z.object({}),
+  needsApproval: true,
+  execute: () => 'G',
 });
 const free = tool({ name: 'free', description: 'f', parameters: z.object({}), execute: () => 'F' });
 const agentOf = () =>
   defineAgent({
-    name: 'susp', instructions: '', tools: [gated, free],
+    name: 'susp',
+    instructions: '',
+    tools: [gated, free],
     model: scriptedModel([
-      { toolCalls: [{ name: 'free', callId: 'f1' }, { name: 'gated', callId: 'g1' }] },
+      {
+        toolCalls: [
+          { name: 'free', callId: 'f1' },
+          { name: 'gated', callId: 'g1' },
+        ],
+      },
       'finished',
     ]),
   });
@@ -37,26 +56,43 @@ async function suspendOnce(session = new MemorySession(), mailbox = new Mailbox(
 }
 
 describe('suspend mode', () => {
-  it('ends run_completed needs_approval with output \'\', commits nothing, and a versioned JSON value', async () => {
+  it("ends run_completed needs_approval with output '', commits nothing, and a versioned JSON value", async () => {
     const { session, events, result, suspended } = await suspendOnce();
     const terminal = events.at(-1) as RunCompleted;
     expect(terminal).toMatchObject({
-      type: 'run_completed', stopReason: 'needs_approval', output: '', finishReason: 'tool_calls',
+      type: 'run_completed',
+      stopReason: 'needs_approval',
+      output: '',
+      finishReason: 'tool_calls',
     });
     expect(RunEventSchema.parse(terminal)).toEqual(terminal);
-    expect(events.map((e) => e.type)).toEqual([
-      'run_started', 'turn_started', 'model_request_started', 'text_delta', 'model_response_completed',
-      'tool_approval_requested', 'run_completed',
-    ].filter((t) => t !== 'text_delta' || events.some((e) => e.type === 'text_delta')));
+    expect(events.map((e) => e.type)).toEqual(
+      [
+        'run_started',
+        'turn_started',
+        'model_request_started',
+        'text_delta',
+        'model_response_completed',
+        'tool_approval_requested',
+        'run_completed',
+      ].filter((t) => t !== 'text_delta' || events.some((e) => e.type === 'text_delta')),
+    );
     expect(events.some((e) => e.type === 'tool_call_started')).toBe(false); // nothing of the batch ran
     expect(session.writes).toBe(0);
     expect(result).toMatchObject({ output: '', items: [], suspended });
     expect(suspended).toEqual({
-      version: 1, suspensionId: expect.any(String), runId: result.runId, agent: 'susp', sessionHead: null, turn: 1,
+      version: 1,
+      suspensionId: expect.any(String),
+      runId: result.runId,
+      agent: 'susp',
+      sessionHead: null,
+      turn: 1,
       items: [
         { type: 'user', id: expect.any(String), text: 'go' },
         {
-          type: 'assistant', id: expect.any(String), text: '',
+          type: 'assistant',
+          id: expect.any(String),
+          text: '',
           toolCalls: [
             { callId: 'f1', name: 'free', arguments: '{}' },
             { callId: 'g1', name: 'gated', arguments: '{}' },
@@ -95,10 +131,12 @@ describe('suspend mode', () => {
     const handle = resume(agent, suspended, { g1: { approve: false, reason: 'not today' } });
     const events = await collectEvents(handle.events$);
     expect(events.find((e) => e.type === 'tool_call_failed')).toMatchObject({
-      callId: 'g1', error: { name: 'ToolCallRejectedError', message: 'the call was rejected: not today' },
+      callId: 'g1',
+      error: { name: 'ToolCallRejectedError', message: 'the call was rejected: not today' },
     });
     expect((await handle.result).items.find((i) => i.type === 'tool_result' && i.callId === 'g1')).toMatchObject({
-      output: 'Error: the call was rejected: not today', isError: true,
+      output: 'Error: the call was rejected: not today',
+      isError: true,
     });
   });
 
@@ -122,11 +160,15 @@ describe('suspend mode', () => {
 describe('wait mode through a handle', () => {
   it("a sub-run's call awaiting approval is decided through the parent's control (handle.approve)", async () => {
     const inner = defineAgent({
-      name: 'inner', instructions: '', tools: [gated],
+      name: 'inner',
+      instructions: '',
+      tools: [gated],
       model: scriptedModel([{ toolCalls: [{ name: 'gated', callId: 'inner_g' }] }, 'inner done']),
     });
     const outer = defineAgent({
-      name: 'outer', instructions: '', tools: [inner.asTool({ name: 'helper', description: 'h' })],
+      name: 'outer',
+      instructions: '',
+      tools: [inner.asTool({ name: 'helper', description: 'h' })],
       model: scriptedModel([
         { toolCalls: [{ name: 'helper', callId: 'h1', arguments: { input: 'x' } }] },
         'outer done',
@@ -191,7 +233,8 @@ describe('ResumeError: every code', () => {
     const failed = await resume(agent, other, { g1: { approve: true } }, { session }).result.catch((e: unknown) => e);
     expect(failed).toBeInstanceOf(RunFailedError);
     expect(failed).toMatchObject({
-      stopReason: 'configuration_error', error: { name: 'ResumeError', code: 'already_resumed' },
+      stopReason: 'configuration_error',
+      error: { name: 'ResumeError', code: 'already_resumed' },
     });
     expect((failed as RunFailedError).cause).toBeInstanceOf(ResumeError);
   });
@@ -202,7 +245,9 @@ describe('ResumeError: every code', () => {
     const writes = session.writes;
     const events = await collectEvents(resume(agent, suspended, { g1: { approve: true } }, { session }).events$);
     expect(events.at(-1)).toMatchObject({
-      type: 'run_failed', stopReason: 'configuration_error', error: { name: 'ResumeError', code: 'stale_session' },
+      type: 'run_failed',
+      stopReason: 'configuration_error',
+      error: { name: 'ResumeError', code: 'stale_session' },
     });
     expect(session.writes).toBe(writes);
   });
@@ -217,7 +262,9 @@ describe('ResumeError: every code', () => {
       resume(agent, { ...claimedCopy, sessionHead: null }, { g1: { approve: true } }, { session }).events$,
     ).catch((e: unknown) => e as RunEvent[]);
     expect((events as RunEvent[]).at(-1)).toMatchObject({
-      type: 'run_failed', stopReason: 'session_error', error: { name: 'ResumeError', code: 'already_resumed' },
+      type: 'run_failed',
+      stopReason: 'session_error',
+      error: { name: 'ResumeError', code: 'already_resumed' },
     });
   });
 });
@@ -231,7 +278,8 @@ describe('suspend → JSON → resume gives the waiting path (property over rand
     .record({
       turns: fc.array(
         fc.array(callArb, {
-          minLength: 1, maxLength: 3,
+          minLength: 1,
+          maxLength: 3,
         }),
         { minLength: 1, maxLength: 3 },
       ),

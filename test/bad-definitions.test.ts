@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ConfigurationError, RunFailedError, Mailbox, defineAgent, isConcurrentRunError, run, start, tool } from '../src/index.js';
+import {
+  ConfigurationError,
+  RunFailedError,
+  Mailbox,
+  defineAgent,
+  isConcurrentRunError,
+  run,
+  start,
+  tool,
+} from '../src/index.js';
 import { gate, scriptedModel } from '../src/testing/index.js';
 
 const fieldOf = (fn: () => unknown) => {
@@ -15,12 +24,16 @@ const fieldOf = (fn: () => unknown) => {
 
 describe('bad definitions fail fast with the field named', () => {
   it('a tool whose parameters JSON Schema cannot express is refused at definition time', () => {
-    expect(fieldOf(() => tool({ name: 'when', description: '', parameters: z.object({ d: z.date() }), execute: () => 'x' }))).toBe('tool.parameters');
+    expect(
+      fieldOf(() => tool({ name: 'when', description: '', parameters: z.object({ d: z.date() }), execute: () => 'x' })),
+    ).toBe('tool.parameters');
   });
 
   it('run() validates a plain definition like defineAgent does', () => {
     const model = scriptedModel(['x']);
-    expect(fieldOf(() => run({ name: 'a', instructions: '', model, tools: 'nope' } as never, 'go'))).toBe('agent.tools');
+    expect(fieldOf(() => run({ name: 'a', instructions: '', model, tools: 'nope' } as never, 'go'))).toBe(
+      'agent.tools',
+    );
     expect(fieldOf(() => run({ name: '', instructions: '', model } as never, 'go'))).toBe('agent.name');
     expect(model.requests).toHaveLength(0);
   });
@@ -35,7 +48,11 @@ describe('RunFailedError.cause is the original error', () => {
   it('for a refused concurrent run and for a model error', async () => {
     const g = gate();
     const mailbox = new Mailbox();
-    const agent = defineAgent({ name: 'a', instructions: '', model: scriptedModel([{ text: 'slow', gate: g.promise }]) });
+    const agent = defineAgent({
+      name: 'a',
+      instructions: '',
+      model: scriptedModel([{ text: 'slow', gate: g.promise }]),
+    });
     const first = start(agent, 'one', { mailbox });
     const err = await start(agent, 'two', { mailbox }).result.catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RunFailedError);

@@ -33,20 +33,32 @@ function setup(primarySteps: (ScriptedStep | string)[], fallbackSteps: (Scripted
 }
 
 /** One run to its end (flushing virtual time); its events without the bookkeeping fields. */
-function runOnce(agent: ReturnType<typeof defineAgent>, opts: { cancel?: CancelSignal; cancelAt?: number } = {}): RunEvent[] {
+function runOnce(
+  agent: ReturnType<typeof defineAgent>,
+  opts: { cancel?: CancelSignal; cancelAt?: number } = {},
+): RunEvent[] {
   const events: RunEvent[] = [];
-  run(agent, 'q', { scheduler: ts, retry: false, ...(opts.cancel ? { cancel: opts.cancel } : {}) }).subscribe((e) => events.push(e));
+  run(agent, 'q', { scheduler: ts, retry: false, ...(opts.cancel ? { cancel: opts.cancel } : {}) }).subscribe((e) =>
+    events.push(e),
+  );
   if (opts.cancel && opts.cancelAt !== undefined) ts.schedule(() => opts.cancel!.cancel('user stop'), opts.cancelAt);
   ts.flush();
   return events;
 }
 const pick = (events: RunEvent[]) =>
   events.flatMap((e) =>
-    e.type === 'fallback_activated' ? [`fallback:${e.reason}`]
-    : e.type === 'model_request_started' ? [`request:${e.model}`]
-    : e.type === 'run_completed' ? [`completed:${e.output}`]
-    : e.type === 'run_cancelled' ? [`cancelled:${e.phase}`]
-    : e.type === 'retry_scheduled' ? ['retry'] : []);
+    e.type === 'fallback_activated'
+      ? [`fallback:${e.reason}`]
+      : e.type === 'model_request_started'
+        ? [`request:${e.model}`]
+        : e.type === 'run_completed'
+          ? [`completed:${e.output}`]
+          : e.type === 'run_cancelled'
+            ? [`cancelled:${e.phase}`]
+            : e.type === 'retry_scheduled'
+              ? ['retry']
+              : [],
+  );
 
 describe('breaker: failures open it, the fallback serves, a half-open probe closes it', () => {
   it('3 failures → open → circuit_open fallback → probe after the cool-down → closed', () => {
@@ -55,7 +67,12 @@ describe('breaker: failures open it, the fallback serves, a half-open probe clos
       ['fb 1', 'fb 2', 'fb 3', 'fb 4'],
     );
     for (let i = 1; i <= 3; i++) {
-      expect(pick(runOnce(agent))).toEqual(['request:primary', 'fallback:service unavailable', 'request:fallback', `completed:fb ${i}`]);
+      expect(pick(runOnce(agent))).toEqual([
+        'request:primary',
+        'fallback:service unavailable',
+        'request:fallback',
+        `completed:fb ${i}`,
+      ]);
     }
     expect([breaker.state, breaker.failures]).toEqual(['open', 3]);
     expect(pick(runOnce(agent))).toEqual(['fallback:circuit_open', 'request:fallback', 'completed:fb 4']);
@@ -70,19 +87,30 @@ describe('breaker: failures open it, the fallback serves, a half-open probe clos
   });
 
   it('a failed probe re-opens it for another cool-down', () => {
-    const { agent, breaker } = setup([{ error: down }, { error: down }, { error: down }, { error: down }], ['1', '2', '3', '4', '5']);
+    const { agent, breaker } = setup(
+      [{ error: down }, { error: down }, { error: down }, { error: down }],
+      ['1', '2', '3', '4', '5'],
+    );
     for (let i = 0; i < 3; i++) runOnce(agent);
     ts.schedule(() => {}, BREAKER.cooldownMs);
     ts.flush();
     const opened = ts.now();
-    expect(pick(runOnce(agent))).toEqual(['request:primary', 'fallback:service unavailable', 'request:fallback', 'completed:4']);
+    expect(pick(runOnce(agent))).toEqual([
+      'request:primary',
+      'fallback:service unavailable',
+      'request:fallback',
+      'completed:4',
+    ]);
     expect(breaker.state).toBe('open');
     expect(breaker.waitMs(opened)).toBe(BREAKER.cooldownMs);
     expect(pick(runOnce(agent))).toEqual(['fallback:circuit_open', 'request:fallback', 'completed:5']);
   });
 
   it('failures are consecutive: a success in between resets the count', () => {
-    const { agent, breaker } = setup([{ error: down }, { error: down }, 'ok', { error: down }, { error: down }], ['1', '2', '3', '4']);
+    const { agent, breaker } = setup(
+      [{ error: down }, { error: down }, 'ok', { error: down }, { error: down }],
+      ['1', '2', '3', '4'],
+    );
     for (let i = 0; i < 5; i++) runOnce(agent);
     expect([breaker.state, breaker.failures]).toEqual(['closed', 2]);
   });
@@ -91,12 +119,22 @@ describe('breaker: failures open it, the fallback serves, a half-open probe clos
     const stall: ScriptedStep = { hold: NEVER };
     const primary = scriptedModel([stall, stall, stall], { id: 'primary', scheduler: ts });
     const fallback = scriptedModel(['1', '2', '3'], { id: 'fallback', scheduler: ts });
-    const agent = defineAgent({ name: 'a', instructions: '', model: primary, fallbackModel: fallback, breaker: BREAKER });
+    const agent = defineAgent({
+      name: 'a',
+      instructions: '',
+      model: primary,
+      fallbackModel: fallback,
+      breaker: BREAKER,
+    });
     for (let i = 0; i < 3; i++) {
       const events: RunEvent[] = [];
-      run(agent, 'q', { scheduler: ts, retry: false, deadlines: { firstEventMs: 50 } }).subscribe((e) => events.push(e));
+      run(agent, 'q', { scheduler: ts, retry: false, deadlines: { firstEventMs: 50 } }).subscribe((e) =>
+        events.push(e),
+      );
       ts.flush();
-      expect(events.find((e) => e.type === 'fallback_activated')).toMatchObject({ reason: new TimeoutError('first_event', 50).message });
+      expect(events.find((e) => e.type === 'fallback_activated')).toMatchObject({
+        reason: new TimeoutError('first_event', 50).message,
+      });
     }
     expect(breakerFor(primary, undefined).state).toBe('open');
   });
@@ -104,7 +142,10 @@ describe('breaker: failures open it, the fallback serves, a half-open probe clos
 
 describe('guarantee 4: cancels never feed the breaker and never trigger the fallback', () => {
   it('the same scenario with cancels instead of failures leaves the breaker closed and the fallback uncalled', () => {
-    const { primary, fallback, agent, breaker } = setup([{ hold: NEVER }, { hold: NEVER }, { hold: NEVER }, 'primary ok'], ['fb']);
+    const { primary, fallback, agent, breaker } = setup(
+      [{ hold: NEVER }, { hold: NEVER }, { hold: NEVER }, 'primary ok'],
+      ['fb'],
+    );
     for (let i = 0; i < 3; i++) {
       const cancel = new CancelSignal();
       expect(pick(runOnce(agent, { cancel, cancelAt: 100 }))).toEqual(['request:primary', 'cancelled:model_request']);
@@ -121,17 +162,27 @@ describe('guarantee 4: cancels never feed the breaker and never trigger the fall
       const events: RunEvent[] = [];
       run(agent, 'q', { scheduler: ts, deadlines: { runMs: 100 } }).subscribe((e) => events.push(e));
       ts.flush();
-      expect(events.at(-1)).toMatchObject({ type: 'run_cancelled', reason: { type: 'deadline' }, phase: 'model_request' });
+      expect(events.at(-1)).toMatchObject({
+        type: 'run_cancelled',
+        reason: { type: 'deadline' },
+        phase: 'model_request',
+      });
     }
     expect([breaker.state, breaker.failures, fallback.calls.length]).toEqual(['closed', 0, 0]);
   });
 
   it('a cancelled half-open probe is handed back: the next run probes (the breaker is not stuck)', () => {
-    const { primary, agent, breaker } = setup([{ error: down }, { error: down }, { error: down }, { hold: NEVER }, 'back'], ['1', '2', '3']);
+    const { primary, agent, breaker } = setup(
+      [{ error: down }, { error: down }, { error: down }, { hold: NEVER }, 'back'],
+      ['1', '2', '3'],
+    );
     for (let i = 0; i < 3; i++) runOnce(agent);
     ts.schedule(() => {}, BREAKER.cooldownMs);
     ts.flush();
-    expect(pick(runOnce(agent, { cancel: new CancelSignal(), cancelAt: 50 }))).toEqual(['request:primary', 'cancelled:model_request']);
+    expect(pick(runOnce(agent, { cancel: new CancelSignal(), cancelAt: 50 }))).toEqual([
+      'request:primary',
+      'cancelled:model_request',
+    ]);
     expect([breaker.state, breaker.waitMs(ts.now())]).toEqual(['half_open', 0]);
     expect(pick(runOnce(agent))).toEqual(['request:primary', 'completed:back']);
     expect(breaker.state).toBe('closed');

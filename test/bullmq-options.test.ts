@@ -28,7 +28,9 @@ describe('queueRuns options', () => {
     expect(field(() => queueRuns({ connection: 'redis://h', queue: 'q', sessions: {} as never }))).toBe(
       'options.sessions.session',
     );
-    expect(field(() => queueRuns({ connection: 'redis://h', queue: 'q', agents: 'a' as never }))).toBe('options.agents');
+    expect(field(() => queueRuns({ connection: 'redis://h', queue: 'q', agents: 'a' as never }))).toBe(
+      'options.agents',
+    );
     expect(field(() => queueRuns({ connection: 'redis://h', queue: 'q', steerTimeoutMs: 0 }))).toBe(
       'options.steerTimeoutMs',
     );

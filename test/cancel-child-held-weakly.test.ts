@@ -23,31 +23,34 @@ async function collectGarbage(): Promise<void> {
 const aliveCount = (refs: readonly WeakRef<object>[]): number => refs.filter((r) => r.deref() !== undefined).length;
 
 describe('a child CancelSignal is held weakly by its parent', () => {
-  it('C17: a long-lived parent hands out 10 000 children that are dropped without dispose(): GC frees all of them; '
-    + 'three kept children then fire with the parent\'s reason, in creation order', async () => {
-    expect(typeof gc).toBe('function');
-    const parent = new CancelSignal(); // an app-wide shutdown token, kept for the whole test
-    const dropped = ((): WeakRef<CancelSignal>[] => {
-      const refs: WeakRef<CancelSignal>[] = [];
-      for (let i = 0; i < 10_000; i++) refs.push(new WeakRef(parent.child())); // one per request, never disposed
-      return refs;
-    })();
-    expect(aliveCount(dropped)).toBe(10_000); // nothing collected yet: the assertion below is not vacuous
-    await collectGarbage();
-    expect(aliveCount(dropped)).toBe(0);
+  it(
+    'C17: a long-lived parent hands out 10 000 children that are dropped without dispose(): GC frees all of them; ' +
+      "three kept children then fire with the parent's reason, in creation order",
+    async () => {
+      expect(typeof gc).toBe('function');
+      const parent = new CancelSignal(); // an app-wide shutdown token, kept for the whole test
+      const dropped = ((): WeakRef<CancelSignal>[] => {
+        const refs: WeakRef<CancelSignal>[] = [];
+        for (let i = 0; i < 10_000; i++) refs.push(new WeakRef(parent.child())); // one per request, never disposed
+        return refs;
+      })();
+      expect(aliveCount(dropped)).toBe(10_000); // nothing collected yet: the assertion below is not vacuous
+      await collectGarbage();
+      expect(aliveCount(dropped)).toBe(0);
 
-    const kept = [parent.child(), parent.child(), parent.child()];
-    await collectGarbage(); // the caller's references alone keep them
-    const heard: [number, unknown][] = [];
-    kept.forEach((child, i) => child.onCancel((r) => heard.push([i, r])));
-    const reason = { type: 'shutdown' };
-    parent.cancel(reason);
-    expect(heard.map(([i]) => i)).toEqual([0, 1, 2]);
-    expect(heard.every(([, r]) => r === reason)).toBe(true);
-    expect(kept.map((c) => c.reason === reason)).toEqual([true, true, true]);
-  });
+      const kept = [parent.child(), parent.child(), parent.child()];
+      await collectGarbage(); // the caller's references alone keep them
+      const heard: [number, unknown][] = [];
+      kept.forEach((child, i) => child.onCancel((r) => heard.push([i, r])));
+      const reason = { type: 'shutdown' };
+      parent.cancel(reason);
+      expect(heard.map(([i]) => i)).toEqual([0, 1, 2]);
+      expect(heard.every(([, r]) => r === reason)).toBe(true);
+      expect(kept.map((c) => c.reason === reason)).toEqual([true, true, true]);
+    },
+  );
 
-  it('C17: the parent\'s set of children does not grow with dropped children', async () => {
+  it("C17: the parent's set of children does not grow with dropped children", async () => {
     const parent = new CancelSignal();
     const kept = parent.child();
     for (let i = 0; i < 10_000; i++) parent.child();
@@ -83,8 +86,10 @@ describe('a child CancelSignal is held weakly by its parent', () => {
       const remove = unlistened.onCancel(() => heard.push('removed listener'));
       remove();
       return {
-        listened: new WeakRef(listened), middle: new WeakRef(middle),
-        viewed: new WeakRef(viewed), unlistened: new WeakRef(unlistened),
+        listened: new WeakRef(listened),
+        middle: new WeakRef(middle),
+        viewed: new WeakRef(viewed),
+        unlistened: new WeakRef(unlistened),
       };
     })();
     await collectGarbage();
@@ -94,12 +99,16 @@ describe('a child CancelSignal is held weakly by its parent', () => {
     expect(refs.unlistened.deref()).toBeUndefined();
 
     parent.cancel('stop');
-    expect(heard).toEqual([['listener', 'stop'], ['grandchild', 'stop'], ['view', 'stop']]);
+    expect(heard).toEqual([
+      ['listener', 'stop'],
+      ['grandchild', 'stop'],
+      ['view', 'stop'],
+    ]);
     await collectGarbage(); // fired: nothing is waiting on them any more
     expect([refs.listened, refs.middle, refs.viewed].map((r) => r.deref())).toEqual([undefined, undefined, undefined]);
   });
 
-  it('a child created by the parent\'s own listener after a reset belongs to the next token', () => {
+  it("a child created by the parent's own listener after a reset belongs to the next token", () => {
     const parent = new CancelSignal();
     const first = parent.child();
     let second: CancelSignal | undefined;
@@ -118,7 +127,9 @@ describe('a child CancelSignal is held weakly by its parent', () => {
     const caller = new CancelSignal();
     const started = gate();
     const slow = tool({
-      name: 'slow', description: '', parameters: z.object({}),
+      name: 'slow',
+      description: '',
+      parameters: z.object({}),
       execute: () => (started.open(), new Promise<string>(() => {})),
     });
     const model = scriptedModel([{ toolCalls: [{ name: 'slow' }] }, 'never']);

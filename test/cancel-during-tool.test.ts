@@ -1,6 +1,15 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { CancelSignal, RunCancelledError, defineAgent, run, start, tool, type RunEvent, type TerminalEvent } from '../src/index.js';
+import {
+  CancelSignal,
+  RunCancelledError,
+  defineAgent,
+  run,
+  start,
+  tool,
+  type RunEvent,
+  type TerminalEvent,
+} from '../src/index.js';
 import { gate, scriptedModel } from '../src/testing/index.js';
 import { virtualTime } from './support/virtual-time.js';
 
@@ -29,7 +38,10 @@ afterEach(() => {
 });
 
 type Variant = 'A: ignores its signal, returns "ok"' | 'B: rejects with an abort error when its signal fires';
-const variants: Variant[] = ['A: ignores its signal, returns "ok"', 'B: rejects with an abort error when its signal fires'];
+const variants: Variant[] = [
+  'A: ignores its signal, returns "ok"',
+  'B: rejects with an abort error when its signal fires',
+];
 type When = 'in the tool_call_started handler' | 'while execute is running';
 
 function setup(variant: Variant) {
@@ -37,7 +49,9 @@ function setup(variant: Variant) {
   const executing = gate();
   const settled = gate<string>();
   const slowTool = tool({
-    name: 'slow_tool', description: '', parameters: z.object({}),
+    name: 'slow_tool',
+    description: '',
+    parameters: z.object({}),
     execute: (_a, ctx) => {
       executing.open();
       return variant.startsWith('A')
@@ -53,7 +67,10 @@ function setup(variant: Variant) {
   const model = scriptedModel([{ toolCalls: [{ name: 'slow_tool' }] }, 'step 2 must not happen']);
   const ended: TerminalEvent[] = [];
   const agent = defineAgent({
-    name: 'c01', instructions: '', model, tools: [slowTool],
+    name: 'c01',
+    instructions: '',
+    model,
+    tools: [slowTool],
     hooks: { runEnded: ({ outcome }) => void ended.push(outcome) },
   });
   return { variant, g, executing, settled, model, ended, agent, vt: virtualTime() };
@@ -85,7 +102,8 @@ describe('C01 cancel while a tool is executing', () => {
         run(s.agent, 'go', { cancel: T, scheduler: s.vt.scheduler }).subscribe({
           next: (e) => {
             events.push(e);
-            if (when === 'in the tool_call_started handler' && e.type === 'tool_call_started') T.cancel('user clicked stop');
+            if (when === 'in the tool_call_started handler' && e.type === 'tool_call_started')
+              T.cancel('user clicked stop');
           },
           complete: () => void (closed = true),
         });

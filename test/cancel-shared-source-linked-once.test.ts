@@ -38,27 +38,30 @@ function liveRun(options: RunOptions, answer?: Gate): Promise<RunEvent[]> {
 }
 
 describe('a shared AbortSignal is linked once', () => {
-  it('C23: 20 concurrent runs given one AbortSignal add one abort listener, print no warning, '
-    + 'and all end run_cancelled with its reason when it aborts', async () => {
-    const controller = new AbortController();
-    const { signal } = controller;
-    const runs = Array.from({ length: 20 }, () => liveRun({ signal }));
-    await nextTask(); // every run is waiting on its model request; a warning would have been emitted by now
-    expect(abortListeners(signal)).toBe(1);
-    expect(warnings.map((w) => `${w.name}: ${w.message}`)).toEqual([]);
+  it(
+    'C23: 20 concurrent runs given one AbortSignal add one abort listener, print no warning, ' +
+      'and all end run_cancelled with its reason when it aborts',
+    async () => {
+      const controller = new AbortController();
+      const { signal } = controller;
+      const runs = Array.from({ length: 20 }, () => liveRun({ signal }));
+      await nextTask(); // every run is waiting on its model request; a warning would have been emitted by now
+      expect(abortListeners(signal)).toBe(1);
+      expect(warnings.map((w) => `${w.name}: ${w.message}`)).toEqual([]);
 
-    const reason = { type: 'shutdown' };
-    controller.abort(reason);
-    const ends = (await Promise.all(runs)).map(terminal);
-    expect(ends.map((e) => [e.type, e.type === 'run_cancelled' && e.phase])).toEqual(
-      Array.from({ length: 20 }, () => ['run_cancelled', 'model_request']),
-    );
-    expect(ends.every((e) => e.type === 'run_cancelled' && e.reason === reason)).toBe(true);
-    expect(abortListeners(signal)).toBe(0);
-    await nextTask();
-    expect(warnings).toEqual([]);
-    expect(uncaught).toEqual([]);
-  });
+      const reason = { type: 'shutdown' };
+      controller.abort(reason);
+      const ends = (await Promise.all(runs)).map(terminal);
+      expect(ends.map((e) => [e.type, e.type === 'run_cancelled' && e.phase])).toEqual(
+        Array.from({ length: 20 }, () => ['run_cancelled', 'model_request']),
+      );
+      expect(ends.every((e) => e.type === 'run_cancelled' && e.reason === reason)).toBe(true);
+      expect(abortListeners(signal)).toBe(0);
+      await nextTask();
+      expect(warnings).toEqual([]);
+      expect(uncaught).toEqual([]);
+    },
+  );
 
   it('the one listener stays while any of the runs lives and is removed when the last one ends', async () => {
     const controller = new AbortController();
@@ -86,45 +89,51 @@ describe('a shared AbortSignal is linked once', () => {
     const reason = new Error('stopped before');
     const signal = AbortSignal.abort(reason);
     const ends = (await Promise.all([liveRun({ signal }), liveRun({ signal })])).map(terminal);
-    expect(ends.map((e) => [e.type, e.type === 'run_cancelled' && e.phase, e.type === 'run_cancelled' && e.reason]))
-      .toEqual([['run_cancelled', 'turn_entry', reason], ['run_cancelled', 'turn_entry', reason]]);
+    expect(
+      ends.map((e) => [e.type, e.type === 'run_cancelled' && e.phase, e.type === 'run_cancelled' && e.reason]),
+    ).toEqual([
+      ['run_cancelled', 'turn_entry', reason],
+      ['run_cancelled', 'turn_entry', reason],
+    ]);
     expect(abortListeners(signal)).toBe(0);
   });
 });
 
 describe('a shared cancel$ Observable is subscribed once', () => {
-  it('C23: 20 concurrent runs given one cancel$ subscribe to it once; '
-    + 'its first value ends all 20 with that reason', async () => {
-    const source = new Subject<unknown>();
-    let subscribed = 0;
-    let unsubscribed = 0;
-    const cancel$ = new Observable<unknown>((subscriber) => {
-      subscribed++;
-      const inner = source.subscribe(subscriber);
-      return () => {
-        unsubscribed++;
-        inner.unsubscribe();
-      };
-    });
-    const runs = Array.from({ length: 20 }, () => liveRun({ cancel$ }));
-    await nextTask();
-    expect([subscribed, unsubscribed]).toEqual([1, 0]);
+  it(
+    'C23: 20 concurrent runs given one cancel$ subscribe to it once; ' + 'its first value ends all 20 with that reason',
+    async () => {
+      const source = new Subject<unknown>();
+      let subscribed = 0;
+      let unsubscribed = 0;
+      const cancel$ = new Observable<unknown>((subscriber) => {
+        subscribed++;
+        const inner = source.subscribe(subscriber);
+        return () => {
+          unsubscribed++;
+          inner.unsubscribe();
+        };
+      });
+      const runs = Array.from({ length: 20 }, () => liveRun({ cancel$ }));
+      await nextTask();
+      expect([subscribed, unsubscribed]).toEqual([1, 0]);
 
-    const reason = { type: 'shutdown' };
-    source.next(reason);
-    const ends = (await Promise.all(runs)).map(terminal);
-    expect(ends.map((e) => e.type)).toEqual(Array(20).fill('run_cancelled'));
-    expect(ends.every((e) => e.type === 'run_cancelled' && e.reason === reason)).toBe(true);
-    expect([subscribed, unsubscribed, source.observed]).toEqual([1, 1, false]);
+      const reason = { type: 'shutdown' };
+      source.next(reason);
+      const ends = (await Promise.all(runs)).map(terminal);
+      expect(ends.map((e) => e.type)).toEqual(Array(20).fill('run_cancelled'));
+      expect(ends.every((e) => e.type === 'run_cancelled' && e.reason === reason)).toBe(true);
+      expect([subscribed, unsubscribed, source.observed]).toEqual([1, 1, false]);
 
-    // A later run subscribes afresh: a hot source's earlier value is not seen.
-    const later = liveRun({ cancel$ });
-    await nextTask();
-    expect([subscribed, unsubscribed]).toEqual([2, 1]);
-    source.next('second');
-    expect(terminal(await later)).toMatchObject({ type: 'run_cancelled', reason: 'second' });
-    expect([subscribed, unsubscribed, source.observed]).toEqual([2, 2, false]);
-  });
+      // A later run subscribes afresh: a hot source's earlier value is not seen.
+      const later = liveRun({ cancel$ });
+      await nextTask();
+      expect([subscribed, unsubscribed]).toEqual([2, 1]);
+      source.next('second');
+      expect(terminal(await later)).toMatchObject({ type: 'run_cancelled', reason: 'second' });
+      expect([subscribed, unsubscribed, source.observed]).toEqual([2, 2, false]);
+    },
+  );
 
   it('is unsubscribed when the last run using it ends, not before', async () => {
     const source = new Subject<unknown>();
@@ -184,7 +193,11 @@ describe('reading signal.reason is total', () => {
   function hostileSignal(aborted: boolean): { signal: AbortSignal; abort: () => void } {
     const controller = new AbortController();
     if (aborted) controller.abort();
-    Object.defineProperty(controller.signal, 'reason', { get() { throw new Error('no reason for you'); } });
+    Object.defineProperty(controller.signal, 'reason', {
+      get() {
+        throw new Error('no reason for you');
+      },
+    });
     return { signal: controller.signal, abort: () => controller.abort() };
   }
 

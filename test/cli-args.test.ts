@@ -29,19 +29,34 @@ describe('subcommands and tasks', () => {
     });
     expect(() => parseCli(['serve', 'the', 'docs'])).toThrow('loopctl serve takes no task (got "the docs")');
     expect(parseCli(['--read-only', 'sessions'])).toEqual({
-      kind: 'subcommand', name: 'sessions', args: [], values: { 'read-only': true },
+      kind: 'subcommand',
+      name: 'sessions',
+      args: [],
+      values: { 'read-only': true },
     });
     expect(() => parseCli(['worker'])).toThrow('loopctl worker needs --queue redis://HOST:PORT');
     expect(parseCli(['worker', '--queue', 'redis://127.0.0.1:6379', '--read-only'])).toMatchObject({
-      kind: 'worker', queue: 'redis://127.0.0.1:6379', options: { readOnly: true },
+      kind: 'worker',
+      queue: 'redis://127.0.0.1:6379',
+      options: { readOnly: true },
     });
-    expect(parseCli(['serve', '--queue', 'redis://r:6379/2'])).toMatchObject({ kind: 'serve', queue: 'redis://r:6379/2' });
+    expect(parseCli(['serve', '--queue', 'redis://r:6379/2'])).toMatchObject({
+      kind: 'serve',
+      queue: 'redis://r:6379/2',
+    });
     expect(() => parseCli(['worker', '--queue', 'http://x'])).toThrow('option --queue must be a redis:// URL');
-    expect(() => parseCli(['worker', '--queue', 'redis://x', '--port', '1'])).toThrow('--port is an option of loopctl serve');
-    expect(() => parseCli(['--queue', 'redis://x', 'task'])).toThrow('--queue is an option of loopctl serve and loopctl worker');
+    expect(() => parseCli(['worker', '--queue', 'redis://x', '--port', '1'])).toThrow(
+      '--port is an option of loopctl serve',
+    );
+    expect(() => parseCli(['--queue', 'redis://x', 'task'])).toThrow(
+      '--queue is an option of loopctl serve and loopctl worker',
+    );
     expect(() => parseCli(['worker', '--queue', 'redis://x', 'a', 'task'])).toThrow('loopctl worker takes no task');
     expect(parseCli(['sessions', 'rm', 'a b', '--yes', '--cwd', '/tmp'])).toEqual({
-      kind: 'subcommand', name: 'sessions', args: ['rm', 'a b'], values: { yes: true, cwd: '/tmp' },
+      kind: 'subcommand',
+      name: 'sessions',
+      args: ['rm', 'a b'],
+      values: { yes: true, cwd: '/tmp' },
     });
     expect(parseCli(['help'])).toEqual({ kind: 'help' });
   });
@@ -105,7 +120,9 @@ describe('the conversation flags', () => {
     expect(run(['-c', 'x']).conversation).toEqual({ kind: 'continue' });
     expect(run(['--continue', 'x']).conversation).toEqual({ kind: 'continue' });
     expect(run(['--session', 'fix login', 'x']).conversation).toEqual({
-      kind: 'named', name: 'fix login', fresh: false,
+      kind: 'named',
+      name: 'fix login',
+      fresh: false,
     });
     expect(run(['--session', 'w', '--new', 'x']).conversation).toEqual({ kind: 'named', name: 'w', fresh: true });
     expect(run(['--session', 'w', '--continue', 'x']).conversation).toEqual({ kind: 'named', name: 'w', fresh: false });

@@ -10,7 +10,9 @@ describe('--confirm: approvals', () => {
   const writes: string[] = [];
   const tools = withApprovals([
     tool({
-      name: 'write_file', description: 'w', parameters: z.object({ path: z.string() }),
+      name: 'write_file',
+      description: 'w',
+      parameters: z.object({ path: z.string() }),
       execute: ({ path }) => void writes.push(path),
     }),
     tool({ name: 'read_file', description: 'r', parameters: z.object({}), execute: () => 'text' }),
@@ -35,13 +37,19 @@ describe('--confirm: approvals', () => {
     ]);
     const agent = defineAgent({ name: 'cli', instructions: '', model, tools });
     const events = await lastValueFrom(
-      run(agent, 'write', approvalOptions({}, confirm)).pipe(tap((e: RunEvent) => confirm.watch(e)), toArray()),
+      run(agent, 'write', approvalOptions({}, confirm)).pipe(
+        tap((e: RunEvent) => confirm.watch(e)),
+        toArray(),
+      ),
     );
     return { events, asked, model };
   };
 
   it('write_file and run_shell need approval, other tools do not', () => {
-    expect(tools.map((t) => [t.name, t.needsApproval ?? false])).toEqual([['write_file', true], ['read_file', false]]);
+    expect(tools.map((t) => [t.name, t.needsApproval ?? false])).toEqual([
+      ['write_file', true],
+      ['read_file', false],
+    ]);
   });
 
   it('a refusal reaches the model as tool_call_failed (ToolCallRejectedError); a yes runs the call', async () => {
@@ -50,7 +58,8 @@ describe('--confirm: approvals', () => {
     expect(writes).toEqual(['b']);
     const failed = events.find((e) => e.type === 'tool_call_failed');
     expect(failed).toMatchObject({
-      callId: 'w1', interrupted: false,
+      callId: 'w1',
+      interrupted: false,
       error: { name: 'ToolCallRejectedError', message: `the call was rejected: ${REFUSED}` },
     });
     const toolResults = model.requests[1]!.items.filter((i) => i.type === 'tool_result');

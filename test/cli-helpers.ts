@@ -4,7 +4,15 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import {
-  existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
 } from 'node:fs';
 import { constants, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -123,7 +131,9 @@ export function spawnCli(command: string, args: readonly string[], options: Spaw
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
   const done = new Promise<{ code: number; stdout: string; stderr: string }>((resolve, reject) => {
     child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code: code ?? 128 + (signal ? constants.signals[signal] : 0), stdout: out, stderr: err }));
+    child.on('close', (code, signal) =>
+      resolve({ code: code ?? 128 + (signal ? constants.signals[signal] : 0), stdout: out, stderr: err }),
+    );
   });
   const send = (line: string): void => {
     if (!child.stdin) throw new Error('spawnCli: stdin is not a pipe (pass stdin: "pipe")');
@@ -133,7 +143,12 @@ export function spawnCli(command: string, args: readonly string[], options: Spaw
 }
 
 /** Runs the built bin (`node dist/cli/main.js …`) in `cwd`; `stdin: 'pipe'` lets the test type lines with `send`. */
-export function runBin(args: readonly string[], cwd: string, env?: NodeJS.ProcessEnv, stdin: 'pipe' | 'ignore' = 'ignore'): CliChild {
+export function runBin(
+  args: readonly string[],
+  cwd: string,
+  env?: NodeJS.ProcessEnv,
+  stdin: 'pipe' | 'ignore' = 'ignore',
+): CliChild {
   return spawnCli(process.execPath, [BIN, ...args], { cwd, env, stdin });
 }
 
@@ -155,7 +170,6 @@ export async function waitFor<T>(what: string, check: () => T | undefined | fals
     await sleep(20);
   }
 }
-
 
 /** Removes the folders {@link tempFolder} created (call it in `afterAll`). */
 export function removeTempFolders(): void {

@@ -7,7 +7,13 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startOpenAIServer, textStream, toolCallsStream, type OpenAIServer, type RecordedRequest } from './support/openai-server.js';
+import {
+  startOpenAIServer,
+  textStream,
+  toolCallsStream,
+  type OpenAIServer,
+  type RecordedRequest,
+} from './support/openai-server.js';
 import { parseCli, UsageError } from '../src/cli/args.js';
 import { isYes } from '../src/cli/confirm.js';
 import { TerminalRenderer } from '../src/cli/render.js';
@@ -28,7 +34,8 @@ const endpoint = () => ['--base-url', server.baseURL, '--api-key', 'test', '--mo
 
 describe('loopctl --confirm', () => {
   const writeCall = toolCallsStream([{ id: 'call_w', name: 'write_file', args: { path: 'x.txt', content: 'hi' } }]);
-  const toolMessages = (req: RecordedRequest): string[] => req.body.messages.filter((m: any) => m.role === 'tool').map((m: any) => m.content);
+  const toolMessages = (req: RecordedRequest): string[] =>
+    req.body.messages.filter((m: any) => m.role === 'tool').map((m: any) => m.content);
 
   it('one-shot: the answer is read from stdin; a refusal reaches the model and nothing is written', async () => {
     const dir = tempFolder();
@@ -91,8 +98,18 @@ describe('interactive pieces, in-process', () => {
     const ev = (e: Record<string, unknown>) => ({ runId: 'r', seq: 0, turn: 1, at: 0, ...e }) as RunEvent;
     r.on(ev({ type: 'text_delta', delta: 'Working' }));
     r.on(ev({ type: 'user_message_injected', id: 't1', content: 'be brief' }));
-    r.on(ev({ type: 'tool_call_failed', callId: 'c', name: 'write_file', error: { name: 'ToolCallDenied', message: 'the call was denied: refused by the user' }, interrupted: false }));
+    r.on(
+      ev({
+        type: 'tool_call_failed',
+        callId: 'c',
+        name: 'write_file',
+        error: { name: 'ToolCallDenied', message: 'the call was denied: refused by the user' },
+        interrupted: false,
+      }),
+    );
     expect(out.text).toBe('Working\n');
-    expect(err.text).toBe('[injected] be brief\n[tool] write_file · failed: the call was denied: refused by the user\n');
+    expect(err.text).toBe(
+      '[injected] be brief\n[tool] write_file · failed: the call was denied: refused by the user\n',
+    );
   });
 });

@@ -12,12 +12,31 @@ const usage = { inputTokens: 1, outputTokens: 2, totalTokens: 3, reported: true 
 function hostile(): unknown {
   const cyclic: Record<string, unknown> = { big: 12345678901234567890n, when: new Date(0) };
   cyclic['self'] = cyclic;
-  Object.defineProperty(cyclic, 'trap', { enumerable: true, get: () => { throw new Error('no'); } });
-  cyclic['map'] = new Map<unknown, unknown>([['k', 1n], [{ a: 1 }, new Set([1, 2])]]);
+  Object.defineProperty(cyclic, 'trap', {
+    enumerable: true,
+    get: () => {
+      throw new Error('no');
+    },
+  });
+  cyclic['map'] = new Map<unknown, unknown>([
+    ['k', 1n],
+    [{ a: 1 }, new Set([1, 2])],
+  ]);
   cyclic['fn'] = function named() {};
   cyclic['sym'] = Symbol('s');
-  cyclic['proxy'] = new Proxy({}, { ownKeys: () => { throw new Error('trap'); } });
-  cyclic['bad'] = { toJSON: () => { throw new Error('toJSON'); } };
+  cyclic['proxy'] = new Proxy(
+    {},
+    {
+      ownKeys: () => {
+        throw new Error('trap');
+      },
+    },
+  );
+  cyclic['bad'] = {
+    toJSON: () => {
+      throw new Error('toJSON');
+    },
+  };
   return cyclic;
 }
 
@@ -28,7 +47,10 @@ describe('toJsonLine', () => {
       when: '1970-01-01T00:00:00.000Z',
       self: '[Circular]',
       trap: '[unreadable]',
-      map: [['k', '1'], [{ a: 1 }, [1, 2]]],
+      map: [
+        ['k', '1'],
+        [{ a: 1 }, [1, 2]],
+      ],
       fn: '[function named]',
       sym: 'Symbol(s)',
       proxy: '[unprintable object]',
@@ -40,7 +62,11 @@ describe('toJsonLine', () => {
     const shared = { x: 1 };
     const err = Object.assign(new TypeError('boom'), { code: 'E1' });
     expect(toJsonData({ a: shared, b: shared, err, n: NaN, u: undefined, arr: [undefined, 1] })).toEqual({
-      a: { x: 1 }, b: { x: 1 }, err: { name: 'TypeError', message: 'boom', code: 'E1' }, n: null, arr: [null, 1],
+      a: { x: 1 },
+      b: { x: 1 },
+      err: { name: 'TypeError', message: 'boom', code: 'E1' },
+      n: null,
+      arr: [null, 1],
     });
   });
 
@@ -48,12 +74,34 @@ describe('toJsonLine', () => {
     const events: RunEvent[] = [
       { ...base, type: 'run_started', agent: 'loopctl' },
       { ...base, type: 'tool_call_progress', callId: 'c', name: 't', progress: hostile() },
-      { ...base, type: 'run_cancelled', stopReason: 'cancelled', reason: hostile(), phase: 'model_stream', partial: [], undelivered: [], usage },
-      { ...base, type: 'run_cancelled', stopReason: 'cancelled', reason: 10n, phase: 'turn_entry', partial: [], undelivered: [], usage },
       {
-        ...base, type: 'run_failed', error: { name: 'ModelCallError', message: 'x', status: 500 },
+        ...base,
+        type: 'run_cancelled',
+        stopReason: 'cancelled',
+        reason: hostile(),
+        phase: 'model_stream',
+        partial: [],
+        undelivered: [],
+        usage,
+      },
+      {
+        ...base,
+        type: 'run_cancelled',
+        stopReason: 'cancelled',
+        reason: 10n,
+        phase: 'turn_entry',
+        partial: [],
+        undelivered: [],
+        usage,
+      },
+      {
+        ...base,
+        type: 'run_failed',
+        error: { name: 'ModelCallError', message: 'x', status: 500 },
         stopReason: 'model_error',
-        partial: [], undelivered: [{ id: 'u', content: 'later' }], usage,
+        partial: [],
+        undelivered: [{ id: 'u', content: 'later' }],
+        usage,
       },
     ];
     for (const event of events) {

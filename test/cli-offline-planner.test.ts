@@ -12,7 +12,12 @@ import { trapStopSignals } from '../src/cli/signals.js';
 
 const ALL_TOOLS = new Set(['list_dir', 'read_file', 'search_files', 'write_file']);
 const conv = (task: string, steps: Step[] = [], tools = ALL_TOOLS): Conversation => ({ task, steps, tools });
-const step = (name: string, args: Record<string, unknown>, output: string): Step => ({ name, args, output, isError: output.startsWith('Error:') });
+const step = (name: string, args: Record<string, unknown>, output: string): Step => ({
+  name,
+  args,
+  output,
+  isError: output.startsWith('Error:'),
+});
 
 describe('parseIntent', () => {
   it.each([
@@ -36,19 +41,44 @@ describe('parseIntent', () => {
 
 describe('plan', () => {
   it('counts lines, reading on when read_file was cut', () => {
-    expect(plan(conv('how many lines in big.txt'))).toEqual({ kind: 'tool', name: 'read_file', args: { path: 'big.txt' } });
-    const cut = step('read_file', { path: 'big.txt' }, 'a\nb\n[truncated at 4 bytes: showing lines 1-2; pass startLine=3 to read on]');
-    expect(plan(conv('how many lines in big.txt', [cut]))).toEqual({ kind: 'tool', name: 'read_file', args: { path: 'big.txt', startLine: 3 } });
+    expect(plan(conv('how many lines in big.txt'))).toEqual({
+      kind: 'tool',
+      name: 'read_file',
+      args: { path: 'big.txt' },
+    });
+    const cut = step(
+      'read_file',
+      { path: 'big.txt' },
+      'a\nb\n[truncated at 4 bytes: showing lines 1-2; pass startLine=3 to read on]',
+    );
+    expect(plan(conv('how many lines in big.txt', [cut]))).toEqual({
+      kind: 'tool',
+      name: 'read_file',
+      args: { path: 'big.txt', startLine: 3 },
+    });
     const rest = step('read_file', { path: 'big.txt', startLine: 3 }, 'c\nd');
-    expect(plan(conv('how many lines in big.txt', [cut, rest]))).toEqual({ kind: 'text', text: '(offline model)\nbig.txt has 4 lines.\n' });
-    expect(plan(conv('how many lines in e.txt', [step('read_file', {}, '(empty file)')]))).toMatchObject({ text: expect.stringContaining('e.txt has 0 lines.') });
+    expect(plan(conv('how many lines in big.txt', [cut, rest]))).toEqual({
+      kind: 'text',
+      text: '(offline model)\nbig.txt has 4 lines.\n',
+    });
+    expect(plan(conv('how many lines in e.txt', [step('read_file', {}, '(empty file)')]))).toMatchObject({
+      text: expect.stringContaining('e.txt has 0 lines.'),
+    });
   });
 
   it('searches literally and reports a tool error as it is', () => {
-    expect(plan(conv('find a.b('))).toEqual({ kind: 'tool', name: 'search_files', args: { pattern: 'a\\.b\\(', path: '.' } });
+    expect(plan(conv('find a.b('))).toEqual({
+      kind: 'tool',
+      name: 'search_files',
+      args: { pattern: 'a\\.b\\(', path: '.' },
+    });
     const failed = step('search_files', {}, 'Error: "src": no such file or directory');
-    expect(plan(conv('find x in src', [failed]))).toMatchObject({ text: expect.stringContaining('"src": no such file or directory') });
-    expect(plan(conv('find x', [step('search_files', {}, 'no matches')]))).toMatchObject({ text: '(offline model)\nNo line matches "x".\n' });
+    expect(plan(conv('find x in src', [failed]))).toMatchObject({
+      text: expect.stringContaining('"src": no such file or directory'),
+    });
+    expect(plan(conv('find x', [step('search_files', {}, 'no matches')]))).toMatchObject({
+      text: '(offline model)\nNo line matches "x".\n',
+    });
   });
 
   it('summarises, writes when it may, and says so when it may not', () => {
@@ -74,7 +104,9 @@ describe('plan', () => {
   });
 
   it('needs the tool to be offered', () => {
-    expect(plan(conv('find TODO', [], new Set()))).toMatchObject({ text: expect.stringContaining('search_files tool') });
+    expect(plan(conv('find TODO', [], new Set()))).toMatchObject({
+      text: expect.stringContaining('search_files tool'),
+    });
   });
 });
 
@@ -86,7 +118,13 @@ describe('readConversation', () => {
         { role: 'user', content: 'old' },
         { role: 'assistant', content: 'x' },
         { role: 'user', content: [{ type: 'text', text: 'find TODO' }] },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'search_files', arguments: '{"pattern":"TODO"}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            { id: 'c1', type: 'function', function: { name: 'search_files', arguments: '{"pattern":"TODO"}' } },
+          ],
+        },
         { role: 'tool', tool_call_id: 'c1', content: 'a.ts:1: TODO' },
       ],
       tools: [{ type: 'function', function: { name: 'search_files' } }],
@@ -102,9 +140,12 @@ describe('readConversation', () => {
 
 describe('summarise', () => {
   it('keeps headings and first sentences, skips code, invents nothing', () => {
-    const text = '# T\n\nFirst [link](http://x) here. Second.\n\n```\n# not a heading\n```\n\n## U\n\n- item one. more\n';
+    const text =
+      '# T\n\nFirst [link](http://x) here. Second.\n\n```\n# not a heading\n```\n\n## U\n\n- item one. more\n';
     expect(summarise(text, 'f.md')).toBe('# Summary of f.md\n\n- **T**: First link here.\n- **U**: item one.\n');
-    expect(summarise('Plain one. Two.\n\nPara two!\n', 'p.txt')).toBe('# Summary of p.txt\n\n- Plain one.\n- Para two!\n');
+    expect(summarise('Plain one. Two.\n\nPara two!\n', 'p.txt')).toBe(
+      '# Summary of p.txt\n\n- Plain one.\n- Para two!\n',
+    );
   });
 });
 
@@ -114,9 +155,16 @@ describe('chunks', () => {
     expect(wordChunks(text).join('')).toBe(text);
     const b = new ChunkBuilder('id1', 'm', 0);
     const [head, ...rest] = b.toolCall(0, 'call_1', 'read_file', '{"path":"a"}');
-    expect(head!.choices[0]!.delta).toEqual({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '' } }] });
-    expect(rest.map((c) => (c.choices[0]!.delta as any).tool_calls[0].function.arguments).join('')).toBe('{"path":"a"}');
-    expect(b.usage({ prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 })).toMatchObject({ choices: [], usage: { total_tokens: 3 } });
+    expect(head!.choices[0]!.delta).toEqual({
+      tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '' } }],
+    });
+    expect(rest.map((c) => (c.choices[0]!.delta as any).tool_calls[0].function.arguments).join('')).toBe(
+      '{"path":"a"}',
+    );
+    expect(b.usage({ prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 })).toMatchObject({
+      choices: [],
+      usage: { total_tokens: 3 },
+    });
   });
 });
 
@@ -124,7 +172,10 @@ describe('trapStopSignals', () => {
   it('calls onFirst for the first signal, onSecond for the next, and detaches', () => {
     const seen: string[] = [];
     const before = process.listenerCount('SIGINT');
-    const untrap = trapStopSignals((s) => seen.push(`first ${s}`), (s) => seen.push(`second ${s}`));
+    const untrap = trapStopSignals(
+      (s) => seen.push(`first ${s}`),
+      (s) => seen.push(`second ${s}`),
+    );
     process.emit('SIGTERM');
     process.emit('SIGINT');
     untrap();

@@ -7,7 +7,17 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, cliEnv, ensureBuilt, removeTempFolders, repoRoot, runBin, spawnCli, tempFolder, waitFor } from './cli-helpers.js';
+import {
+  BIN,
+  cliEnv,
+  ensureBuilt,
+  removeTempFolders,
+  repoRoot,
+  runBin,
+  spawnCli,
+  tempFolder,
+  waitFor,
+} from './cli-helpers.js';
 
 beforeAll(() => ensureBuilt(), 180_000);
 afterAll(removeTempFolders);
@@ -57,7 +67,8 @@ describe('npm start with the offline model', () => {
     });
     const { code, stdout } = await npmStart(dir, 'find TODO').done;
     expect(code).toBe(0);
-    expect(stdout).toContain( // npm prints its script banners on stdout first
+    expect(stdout).toContain(
+      // npm prints its script banners on stdout first
       '(offline model)\n"TODO" appears on 2 lines in 2 files:\n' +
         'docs/notes.md\n  3: TODO write more\nsrc/app.ts\n  2: // TODO: handle errors\n',
     );
@@ -73,7 +84,8 @@ describe('the offline model through the built bin', () => {
   });
 
   it('summarises a file into a new file (atomically written), and only prints it when read-only', async () => {
-    const readme = '# Tool\n\nTool does things. It is small.\n\n## Install\n\nRun the installer. Then wait.\n\n```sh\nnpm i\n```\n';
+    const readme =
+      '# Tool\n\nTool does things. It is small.\n\n## Install\n\nRun the installer. Then wait.\n\n```sh\nnpm i\n```\n';
     const dir = tempFolder({ 'README.md': readme });
     const summary = '# Summary of README.md\n\n- **Tool**: Tool does things.\n- **Install**: Run the installer.\n';
     const written = await runBin(['summarise README.md into SUMMARY.md'], dir).done;
@@ -99,7 +111,11 @@ describe('the offline model through the built bin', () => {
   });
 
   /** The NDJSON events a `--json` child wrote so far. */
-  const events = (stdout: string) => stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { type: string });
+  const events = (stdout: string) =>
+    stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { type: string });
   const deltas = (stdout: string) => events(stdout).filter((e) => e.type === 'text_delta').length;
 
   it.each([
@@ -125,7 +141,9 @@ describe('the offline model through the built bin', () => {
     });
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    const exited = new Promise<number | string | null>((resolve) => child.on('close', (code, signal) => resolve(code ?? signal)));
+    const exited = new Promise<number | string | null>((resolve) =>
+      child.on('close', (code, signal) => resolve(code ?? signal)),
+    );
     await new Promise((resolve) => child.stdout.once('data', resolve)); // the events have started
     child.stdout.destroy(); // the reader goes away: the CLI's next write fails with EPIPE
     expect(await exited).toBe(141);
@@ -136,11 +154,13 @@ describe('the offline model through the built bin', () => {
   it.each([
     ['SIGINT', 130],
     ['SIGTERM', 143],
-  ] as const)('%s while the CLI is still loading: "cancelled before the run started", exit %i', async (signal, exitCode) => {
-    // A loader hook holds the import of the CLI (dist/cli/app.js, about half a second of loading)
-    // until the test says go: the signal lands after the bin trapped it and before the run exists.
-    const dir = tempFolder({
-      'hooks.mjs': `import { existsSync, writeFileSync } from 'node:fs';
+  ] as const)(
+    '%s while the CLI is still loading: "cancelled before the run started", exit %i',
+    async (signal, exitCode) => {
+      // A loader hook holds the import of the CLI (dist/cli/app.js, about half a second of loading)
+      // until the test says go: the signal lands after the bin trapped it and before the run exists.
+      const dir = tempFolder({
+        'hooks.mjs': `import { existsSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 const here = (name) => fileURLToPath(new URL(name, import.meta.url));
@@ -152,17 +172,22 @@ export async function load(url, context, next) {
   return next(url, context);
 }
 `,
-      'register.mjs': `import { register } from 'node:module';\nregister('./hooks.mjs', import.meta.url);\n`,
-    });
-    const run = spawnCli(process.execPath, ['--import', pathToFileURL(path.join(dir, 'register.mjs')).href, BIN, 'hello'], { cwd: dir });
-    await waitFor('the CLI to be loading', () => existsSync(path.join(dir, 'loading')));
-    run.child.kill(signal);
-    writeFileSync(path.join(dir, 'go'), '');
-    const { code, stdout, stderr } = await run.done;
-    expect(code, stderr).toBe(exitCode);
-    expect(stderr).toBe(`[loopctl] cancelled (reason: ${signal}) before the run started\n`);
-    expect(stdout).toBe('');
-  });
+        'register.mjs': `import { register } from 'node:module';\nregister('./hooks.mjs', import.meta.url);\n`,
+      });
+      const run = spawnCli(
+        process.execPath,
+        ['--import', pathToFileURL(path.join(dir, 'register.mjs')).href, BIN, 'hello'],
+        { cwd: dir },
+      );
+      await waitFor('the CLI to be loading', () => existsSync(path.join(dir, 'loading')));
+      run.child.kill(signal);
+      writeFileSync(path.join(dir, 'go'), '');
+      const { code, stdout, stderr } = await run.done;
+      expect(code, stderr).toBe(exitCode);
+      expect(stderr).toBe(`[loopctl] cancelled (reason: ${signal}) before the run started\n`);
+      expect(stdout).toBe('');
+    },
+  );
 
   it('--responses without a real endpoint is a usage error', async () => {
     const { code, stderr } = await runBin(['--responses', 'hello'], tempFolder()).done;

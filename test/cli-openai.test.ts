@@ -5,8 +5,27 @@
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readFixture, sseFrames, startOpenAIServer, textStream, toolCallsStream, type OpenAIServer, type RecordedRequest } from './support/openai-server.js';
-import { cliEnv, ensureBuilt, groupGone, killGroup, liveGroupMembers, occurrences, removeTempFolders, runBin, tempFolder, waitFor } from './cli-helpers.js';
+import {
+  readFixture,
+  sseFrames,
+  startOpenAIServer,
+  textStream,
+  toolCallsStream,
+  type OpenAIServer,
+  type RecordedRequest,
+} from './support/openai-server.js';
+import {
+  cliEnv,
+  ensureBuilt,
+  groupGone,
+  killGroup,
+  liveGroupMembers,
+  occurrences,
+  removeTempFolders,
+  runBin,
+  tempFolder,
+  waitFor,
+} from './cli-helpers.js';
 
 let server: OpenAIServer;
 beforeAll(async () => {
@@ -18,7 +37,8 @@ afterAll(async () => {
   await server?.close();
 });
 
-const bin = (cwd: string, ...args: string[]) => runBin(['--base-url', server.baseURL, '--api-key', 'test', '--model', 'test-model', ...args], cwd);
+const bin = (cwd: string, ...args: string[]) =>
+  runBin(['--base-url', server.baseURL, '--api-key', 'test', '--model', 'test-model', ...args], cwd);
 
 /** A streamed answer making the given tool calls. */
 
@@ -32,7 +52,8 @@ function fixtureText(name: string): string {
 }
 
 const toolNames = (req: RecordedRequest): string[] => (req.body.tools ?? []).map((t: any) => t.function.name);
-const toolMessages = (req: RecordedRequest): string[] => req.body.messages.filter((m: any) => m.role === 'tool').map((m: any) => m.content);
+const toolMessages = (req: RecordedRequest): string[] =>
+  req.body.messages.filter((m: any) => m.role === 'tool').map((m: any) => m.content);
 const closedSoon = (req: RecordedRequest) =>
   Promise.race([req.whenClosed.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 5000))]);
 
@@ -40,7 +61,9 @@ describe('loopctl against an OpenAI-compatible server', () => {
   it('makes a tool call on a real folder and finishes with the right output', async () => {
     const dir = tempFolder({ 'notes.txt': 'alpha\nbeta\n' });
     const n = server.requests.length;
-    server.enqueue(toolCallsStream([{ id: 'call_1', name: 'read_file', args: { path: 'notes.txt' } }]), { fixture: 'chat-text-basic.sse' });
+    server.enqueue(toolCallsStream([{ id: 'call_1', name: 'read_file', args: { path: 'notes.txt' } }]), {
+      fixture: 'chat-text-basic.sse',
+    });
     const { code, stdout, stderr } = await bin(dir, 'read notes.txt').done;
     expect(code).toBe(0);
     expect(stdout).toBe(`${fixtureText('chat-text-basic.sse')}\n`);
@@ -50,7 +73,9 @@ describe('loopctl against an OpenAI-compatible server', () => {
     expect(toolMessages(server.requests[n + 1]!)).toEqual(['alpha\nbeta\n']);
     expect(stderr).toMatch(/\[tool\] read_file \{"path":"notes.txt"\} · \d+\.\ds · ok/);
     // chat-text-basic.sse reports no usage: the total counts the first response only.
-    expect(stderr).toMatch(/\[loopctl\] completed · 2 turns · 1 tool call · usage unknown \(at least \d+ in \+ \d+ out = \d+ tokens\)/);
+    expect(stderr).toMatch(
+      /\[loopctl\] completed · 2 turns · 1 tool call · usage unknown \(at least \d+ in \+ \d+ out = \d+ tokens\)/,
+    );
   });
 
   it('--responses speaks the Responses API (a recorded stream)', async () => {
@@ -81,7 +106,9 @@ describe('loopctl against an OpenAI-compatible server', () => {
     run.child.kill('SIGINT');
     const { code, stderr } = await run.done;
     expect(code).toBe(130);
-    expect(stderr).toMatch(/\[loopctl\] cancelled \(reason: SIGINT, phase: model_(stream|request)\) · 1 turn · 0 tool calls/);
+    expect(stderr).toMatch(
+      /\[loopctl\] cancelled \(reason: SIGINT, phase: model_(stream|request)\) · 1 turn · 0 tool calls/,
+    );
     expect(await closedSoon(req)).toBe(true);
     expect(req.finished).toBe(false);
   });
@@ -89,7 +116,10 @@ describe('loopctl against an OpenAI-compatible server', () => {
   it('--read-only offers no write_file tool, and a write the model asks for anyway is refused', async () => {
     const dir = tempFolder();
     const n = server.requests.length;
-    server.enqueue(toolCallsStream([{ id: 'call_w', name: 'write_file', args: { path: 'x.txt', content: 'hi' } }]), textStream('ok'));
+    server.enqueue(
+      toolCallsStream([{ id: 'call_w', name: 'write_file', args: { path: 'x.txt', content: 'hi' } }]),
+      textStream('ok'),
+    );
     const { code, stdout } = await bin(dir, '--read-only', 'write x.txt').done;
     expect(code).toBe(0);
     expect(stdout).toBe('ok\n');
@@ -167,15 +197,23 @@ describe('loopctl against an OpenAI-compatible server', () => {
 
   it('--confirm with the answers piped ahead: every question is shown, each answer goes to its call', async () => {
     const dir = tempFolder();
-    const write = (id: string, file: string) => toolCallsStream([{ id, name: 'write_file', args: { path: file, content: 'hello' } }]);
+    const write = (id: string, file: string) =>
+      toolCallsStream([{ id, name: 'write_file', args: { path: file, content: 'hello' } }]);
     server.enqueue(write('call_x', 'x.txt'), write('call_y', 'y.txt'), write('call_z', 'z.txt'), textStream('done'));
-    const run = runBin(['--base-url', server.baseURL, '--api-key', 'test', '--confirm', 'write files'], dir, undefined, 'pipe');
+    const run = runBin(
+      ['--base-url', server.baseURL, '--api-key', 'test', '--confirm', 'write files'],
+      dir,
+      undefined,
+      'pipe',
+    );
     run.child.stdin!.end('y\nn\n'); // z.txt: the end of input refuses
     const { code, stderr } = await run.done;
     expect(code, stderr).toBe(0);
     expect(occurrences(stderr, 'allow? [y/N]')).toBe(3);
     for (const file of ['x.txt', 'y.txt', 'z.txt'])
-      expect(stderr).toMatch(new RegExp(`\\[confirm\\] write_file \\{"path":"${file.replace('.', '\\.')}".*\nallow\\? \\[y/N\\]\n`));
+      expect(stderr).toMatch(
+        new RegExp(`\\[confirm\\] write_file \\{"path":"${file.replace('.', '\\.')}".*\nallow\\? \\[y/N\\]\n`),
+      );
     expect(existsSync(path.join(dir, 'x.txt'))).toBe(true);
     expect(existsSync(path.join(dir, 'y.txt'))).toBe(false);
     expect(existsSync(path.join(dir, 'z.txt'))).toBe(false);
@@ -227,7 +265,16 @@ describe('loopctl options', () => {
     const help = await runBin(['--help'], tempFolder()).done;
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('Usage: loopctl [options] "task"');
-    for (const option of ['--model', '--base-url', '--api-key', '--responses', '--allow-shell', '--read-only', '--max-turns', '--cwd'])
+    for (const option of [
+      '--model',
+      '--base-url',
+      '--api-key',
+      '--responses',
+      '--allow-shell',
+      '--read-only',
+      '--max-turns',
+      '--cwd',
+    ])
       expect(help.stdout).toContain(option);
     const pkg = JSON.parse(readFileSync(path.join(import.meta.dirname, '../package.json'), 'utf8'));
     const version = await runBin(['--version'], tempFolder()).done;

@@ -16,7 +16,11 @@ import { OTEL_PACKAGES } from '../src/cli/otel.js';
 import { cliEnv, ensureBuilt, runBin } from './cli-helpers.js';
 
 interface OtlpSpan {
-  traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number;
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  kind: number;
   attributes: { key: string; value: Record<string, unknown> }[];
 }
 interface OtlpRequest {
@@ -73,14 +77,18 @@ describe('loopctl --otel', () => {
       expect(rx.received.map((r) => [r.path, r.type])).toEqual([['/v1/traces', 'application/json']]);
       const [resourceSpans] = rx.received[0]!.body.resourceSpans;
       expect(attrs(resourceSpans!.resource.attributes)).toMatchObject({
-        'service.name': 'loopctl', 'deployment.environment': 'test', 'telemetry.sdk.language': 'nodejs',
+        'service.name': 'loopctl',
+        'deployment.environment': 'test',
+        'telemetry.sdk.language': 'nodejs',
       });
       const spans = resourceSpans!.scopeSpans.flatMap((s) => s.spans);
       expect(resourceSpans!.scopeSpans.map((s) => s.scope.name)).toEqual(['loopctl']);
       const root = spans.find((s) => s.name === 'invoke_agent loopctl')!;
       expect(root.parentSpanId ?? '').toBe('');
       expect(attrs(root.attributes)).toMatchObject({
-        'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'loopctl', 'loopctl.stop_reason': 'completed',
+        'gen_ai.operation.name': 'invoke_agent',
+        'gen_ai.agent.name': 'loopctl',
+        'loopctl.stop_reason': 'completed',
       });
       expect(new Set(spans.map((s) => s.traceId))).toEqual(new Set([root.traceId]));
       const children = spans.filter((s) => s !== root);

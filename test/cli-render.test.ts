@@ -39,7 +39,16 @@ describe('TerminalRenderer', () => {
     now = 500;
     const error = { name: 'ToolCallCancelledError', message: 'cancelled by the user: slow' };
     r.on(ev({ type: 'tool_call_failed', callId: 'c', name: 'fetch', error, interrupted: true }));
-    r.on(ev({ type: 'run_completed', stopReason: 'stopped', output: '', usage, finishReason: 'tool_calls', undelivered: [] }));
+    r.on(
+      ev({
+        type: 'run_completed',
+        stopReason: 'stopped',
+        output: '',
+        usage,
+        finishReason: 'tool_calls',
+        undelivered: [],
+      }),
+    );
     expect(err.text).toBe(
       '[loopctl] stopping at the end of this turn (cancelled if not there within 30 s)\n' +
         '[tool] fetch {} · 0.5s · interrupted: cancelled by the user: slow\n' +
@@ -77,7 +86,14 @@ describe('TerminalRenderer', () => {
     const err = fake(false);
     const r = new TerminalRenderer(out, err, () => 0);
     const value = { city: 'Paris' };
-    const done = ev({ type: 'run_completed', output: '{"city": "Paris"}', value, usage, finishReason: 'stop', undelivered: [] });
+    const done = ev({
+      type: 'run_completed',
+      output: '{"city": "Paris"}',
+      value,
+      usage,
+      finishReason: 'stop',
+      undelivered: [],
+    });
     for (const e of [
       ev({ type: 'turn_started' }),
       started(),
@@ -87,16 +103,24 @@ describe('TerminalRenderer', () => {
       ev({ type: 'output_delta', value }),
       responded(),
       done,
-    ]) r.on(e);
+    ])
+      r.on(e);
     expect(out.text).toBe('{"city": "Paris"}\n');
     expect(err.text).toBe('[loopctl] completed · 1 turn · 0 tool calls · usage 3 in + 2 out = 5 tokens\n');
     expect(JSON.parse(toJsonLine(done))).toMatchObject({ type: 'run_completed', output: '{"city": "Paris"}', value });
     const failed = fake(false);
     const r2 = new TerminalRenderer(fake(false), failed, () => 0);
-    r2.on(ev({
-      type: 'run_failed', stopReason: 'output_invalid', output: 'nope', partial: [], undelivered: [], usage,
-      error: { name: 'OutputValidationError', message: 'the answer is not valid JSON: Unexpected token' },
-    }));
+    r2.on(
+      ev({
+        type: 'run_failed',
+        stopReason: 'output_invalid',
+        output: 'nope',
+        partial: [],
+        undelivered: [],
+        usage,
+        error: { name: 'OutputValidationError', message: 'the answer is not valid JSON: Unexpected token' },
+      }),
+    );
     expect(failed.text).toContain('[loopctl] failed (output_invalid): ');
   });
 
@@ -215,7 +239,7 @@ describe('C30: feedback while waiting, on a terminal only', () => {
     r.dispose();
   });
 
-  it('C30: once a retry is announced, the status line never shows the abandoned attempt\'s wait again', () => {
+  it("C30: once a retry is announced, the status line never shows the abandoned attempt's wait again", () => {
     vi.useFakeTimers();
     const out = fake(true);
     const err = fake(true);
@@ -242,7 +266,7 @@ describe('C30: feedback while waiting, on a terminal only', () => {
     r.dispose();
   });
 
-  it('C30: nor after a rescue is announced (the silent stream\'s wait is not redrawn)', () => {
+  it("C30: nor after a rescue is announced (the silent stream's wait is not redrawn)", () => {
     vi.useFakeTimers();
     const out = fake(true);
     const err = fake(true);
@@ -259,7 +283,7 @@ describe('C30: feedback while waiting, on a terminal only', () => {
     const error = { name: 'TimeoutError', message: 'x', kind: 'idle', timeoutMs: 3000 };
     r.on(started(2, { stream: false, cause: 'rescue', error }));
     const announced =
-      '[loopctl] the stream broke (the model\'s stream went silent for 3 s (idle deadline)): ' +
+      "[loopctl] the stream broke (the model's stream went silent for 3 s (idle deadline)): " +
       'asking again without streaming; the answer starts over\n';
     expect(err.text.endsWith(announced)).toBe(true);
     now = 3500;
@@ -386,13 +410,18 @@ describe('C36: causes and usage', () => {
     const err = fake(false);
     const r = new TerminalRenderer(out, err, () => 0);
     r.on(ev({ type: 'turn_started' }));
-    const error = { name: 'TimeoutError', message: 'commit deadline of 30000 ms expired', kind: 'commit', timeoutMs: 30000 };
+    const error = {
+      name: 'TimeoutError',
+      message: 'commit deadline of 30000 ms expired',
+      kind: 'commit',
+      timeoutMs: 30000,
+    };
     const unknown = { inputTokens: 0, outputTokens: 0, totalTokens: 0, reported: false };
     r.on(ev({ type: 'run_failed', error, stopReason: 'session_error', partial: [], undelivered: [], usage: unknown }));
     expect(err.text).toBe(
       '[loopctl] failed (session_error): TimeoutError: commit deadline of 30000 ms expired ' +
-        '(nothing of this run was saved)'
-        + ' · 1 turn · 0 tool calls · usage unknown\n',
+        '(nothing of this run was saved)' +
+        ' · 1 turn · 0 tool calls · usage unknown\n',
     );
   });
 
@@ -401,7 +430,18 @@ describe('C36: causes and usage', () => {
     const err = fake(false);
     const r = new TerminalRenderer(out, err, () => 0);
     r.on(ev({ type: 'turn_started' }));
-    r.on(ev({ type: 'run_completed', stopReason: 'completed', output: 'ok', usage: { ...usage, reported: false }, finishReason: 'stop', undelivered: [] }));
-    expect(err.text).toBe('[loopctl] completed · 1 turn · 0 tool calls · usage unknown (at least 3 in + 2 out = 5 tokens)\n');
+    r.on(
+      ev({
+        type: 'run_completed',
+        stopReason: 'completed',
+        output: 'ok',
+        usage: { ...usage, reported: false },
+        finishReason: 'stop',
+        undelivered: [],
+      }),
+    );
+    expect(err.text).toBe(
+      '[loopctl] completed · 1 turn · 0 tool calls · usage unknown (at least 3 in + 2 out = 5 tokens)\n',
+    );
   });
 });

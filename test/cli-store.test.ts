@@ -135,7 +135,10 @@ describe('which conversation a command continues', () => {
     const store = new SqliteSessionStore(file);
     const infos = await store.list();
     await store.close();
-    expect(infos.map((i) => [splitId(i.id)?.folder, i.items])).toEqual([[project, 2], [project, 1]]);
+    expect(infos.map((i) => [splitId(i.id)?.folder, i.items])).toEqual([
+      [project, 2],
+      [project, 1],
+    ]);
   });
 
   it('the folder is keyed by its real path: a symlink to it continues the same conversation', async () => {
@@ -174,8 +177,16 @@ describe('which conversation a command continues', () => {
     const b = await openConversation(options(project, '--session', 's'), env); // a second store on the file
     let release!: () => void;
     // SQLite writes the lease row synchronously, inside this call.
-    const held = a.hold(() => undefined, () => new Promise<void>((resolve) => (release = resolve)));
-    const refused = await b.hold(() => undefined, async () => 'ran').catch((e: unknown) => e);
+    const held = a.hold(
+      () => undefined,
+      () => new Promise<void>((resolve) => (release = resolve)),
+    );
+    const refused = await b
+      .hold(
+        () => undefined,
+        async () => 'ran',
+      )
+      .catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(ConversationBusyError);
     expect((refused as Error).message).toBe(
       'another loopctl is running on this conversation: wait for it to end, or leave out --continue and --session ' +
@@ -183,7 +194,12 @@ describe('which conversation a command continues', () => {
     );
     release();
     await held;
-    expect(await b.hold(() => undefined, async () => 'ran')).toBe('ran');
+    expect(
+      await b.hold(
+        () => undefined,
+        async () => 'ran',
+      ),
+    ).toBe('ran');
     await a.close();
     await b.close();
   });
@@ -223,7 +239,9 @@ describe('sessions show and list print stored text through the sanitiser', () =>
   const hostile: Item[] = [
     { type: 'user', id: 'u', text: 'read \x1b[2Jevil.md\nplease' },
     {
-      type: 'assistant', id: 'a', text: '',
+      type: 'assistant',
+      id: 'a',
+      text: '',
       toolCalls: [{ callId: 'c', name: 'read_file', arguments: '{"path":"\u202eevil.md"}' }],
     },
     { type: 'tool_result', callId: 'c', output: `\x1b]0;pwned\x07${'x'.repeat(300)}`, isError: false },

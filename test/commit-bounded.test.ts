@@ -11,8 +11,21 @@
 import { VirtualTimeScheduler, throwError } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import {
-  CancelSignal, DEFAULTS, Mailbox, MemorySession, RunFailedError, TimeoutError, commitPartial, defineAgent, run,
-  serializeError, start, type Item, type RunEvent, type RunFailed, type Session,
+  CancelSignal,
+  DEFAULTS,
+  Mailbox,
+  MemorySession,
+  RunFailedError,
+  TimeoutError,
+  commitPartial,
+  defineAgent,
+  run,
+  serializeError,
+  start,
+  type Item,
+  type RunEvent,
+  type RunFailed,
+  type Session,
 } from '../src/index.js';
 import { scriptedModel, sequentialIds } from '../src/testing/index.js';
 
@@ -61,7 +74,14 @@ describe('C21: a session write that never settles', () => {
     const agent = defineAgent({ name: 'a', instructions: '', model: scriptedModel(['done', 'third'], { scheduler }) });
     const events: RunEvent[] = [];
     let second: RunEvent[] = [];
-    run(agent, 'task', { session, mailbox, cancel, scheduler, idGenerator: sequentialIds(), deadlines: { runMs: 5_000 } }).subscribe((e) => {
+    run(agent, 'task', {
+      session,
+      mailbox,
+      cancel,
+      scheduler,
+      idGenerator: sequentialIds(),
+      deadlines: { runMs: 5_000 },
+    }).subscribe((e) => {
       events.push(e);
       // The locks are released before the terminal event: a run started from its handler is not refused as busy.
       if (e.type === 'run_failed') second = collectNow(run(agent, 'again', { session, mailbox, cancel, scheduler }));
@@ -72,8 +92,15 @@ describe('C21: a session write that never settles', () => {
     scheduler.flush();
 
     // Neither the cancel at 1 000 nor the run deadline at 5 000 ended the commit.
-    expect(atCommitEnd).toEqual(['run_started', 'turn_started', 'user_message_injected', 'model_request_started', 'text_delta',
-      'model_response_completed', 'turn_completed']);
+    expect(atCommitEnd).toEqual([
+      'run_started',
+      'turn_started',
+      'user_message_injected',
+      'model_request_started',
+      'text_delta',
+      'model_response_completed',
+      'turn_completed',
+    ]);
     const failed = events.at(-1) as RunFailed;
     const items: Item[] = [
       // Queued before the run started: it goes before the input ("arrival order").
@@ -82,7 +109,11 @@ describe('C21: a session write that never settles', () => {
       { type: 'assistant', id: 'item-2', text: 'done', toolCalls: [] },
     ];
     expect(failed).toEqual({
-      type: 'run_failed', runId: 'run-1', seq: 7, turn: 1, at: DEFAULTS.deadlines.commitMs,
+      type: 'run_failed',
+      runId: 'run-1',
+      seq: 7,
+      turn: 1,
+      at: DEFAULTS.deadlines.commitMs,
       stopReason: 'session_error',
       error: serializeError(new TimeoutError('commit', DEFAULTS.deadlines.commitMs)),
       partial: items,
@@ -99,7 +130,12 @@ describe('C21: a session write that never settles', () => {
     // The cancel made during the commit stayed raised: the second run (same CancelSignal) ends at turn entry, and
     // re-arms it.
     expect(second.map((e) => e.type)).toEqual(['run_started', 'run_cancelled']);
-    expect(second.at(-1)).toMatchObject({ type: 'run_cancelled', stopReason: 'cancelled', reason: 'stop', phase: 'turn_entry' });
+    expect(second.at(-1)).toMatchObject({
+      type: 'run_cancelled',
+      stopReason: 'cancelled',
+      reason: 'stop',
+      phase: 'turn_entry',
+    });
     expect(cancel.isCancelled).toBe(false);
     expect(scheduler.actions).toHaveLength(0);
 
@@ -121,7 +157,11 @@ describe('C21: a session write that never settles', () => {
     await settled();
     expect(third.at(-1)).toMatchObject({ type: 'run_completed', stopReason: 'completed', output: 'third' });
     expect(inner.items.map((i) => (i.type === 'tool_result' ? i.output : i.text))).toEqual([
-      'also check the logs', 'task', 'done', 'third task', 'third',
+      'also check the logs',
+      'task',
+      'done',
+      'third task',
+      'third',
     ]);
   });
 
@@ -134,7 +174,12 @@ describe('C21: a session write that never settles', () => {
     const events = collectNow(run(agent, 'task', { session, mailbox, scheduler, deadlines: { commitMs: 2_000 } }));
     scheduler.flush();
     const failed = events.at(-1) as RunFailed;
-    expect(failed).toMatchObject({ type: 'run_failed', at: 2_000, stopReason: 'session_error', error: { kind: 'commit', timeoutMs: 2_000 } });
+    expect(failed).toMatchObject({
+      type: 'run_failed',
+      at: 2_000,
+      stopReason: 'session_error',
+      error: { kind: 'commit', timeoutMs: 2_000 },
+    });
     await expect(commitPartial(session, failed, mailbox)).resolves.toEqual([steer.id]);
     expect(inner.items).toEqual(failed.partial);
     release();
@@ -164,14 +209,25 @@ describe('C21: a session write that never settles', () => {
     scheduler.flush();
     const error = await handle.result.catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RunFailedError);
-    expect(error).toMatchObject({ stopReason: 'session_error', partial: [{ type: 'user', text: 'task' }, { type: 'assistant', text: 'done' }] });
+    expect(error).toMatchObject({
+      stopReason: 'session_error',
+      partial: [
+        { type: 'user', text: 'task' },
+        { type: 'assistant', text: 'done' },
+      ],
+    });
     expect((error as RunFailedError).cause).toBeInstanceOf(TimeoutError);
   });
 });
 
 describe('C21: an append that fails is a session_error, not an internal_error', () => {
   const failing: [string, Session['append']][] = [
-    ['throws', () => { throw new Error('disk full'); }],
+    [
+      'throws',
+      () => {
+        throw new Error('disk full');
+      },
+    ],
     ['rejects', () => Promise.reject(new Error('disk full'))],
     ['errors (Observable)', () => throwError(() => new Error('disk full'))],
   ];
@@ -183,7 +239,9 @@ describe('C21: an append that fails is a session_error, not an internal_error', 
       const agent = defineAgent({ name: 'a', instructions: '', model: scriptedModel(['done', 'next']) });
       const events = await collect(run(agent, 'task', { session, mailbox, idGenerator: sequentialIds() }));
       expect(events.at(-1)).toMatchObject({
-        type: 'run_failed', stopReason: 'session_error', error: { name: 'Error', message: 'disk full' },
+        type: 'run_failed',
+        stopReason: 'session_error',
+        error: { name: 'Error', message: 'disk full' },
         partial: [
           { type: 'user', id: steer.id, text: 'steer' }, // queued before the run: ahead of the input
           { type: 'user', id: 'item-1', text: 'task' },

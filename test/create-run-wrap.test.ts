@@ -38,7 +38,9 @@ describe('createRun internals.wrap', () => {
   it('runs the start, each hook, each model request and each tool (execute and subscription) inside it', async () => {
     const t = tracer();
     const echo = tool({
-      name: 'echo', description: 'echo', parameters: z.object({}),
+      name: 'echo',
+      description: 'echo',
+      parameters: z.object({}),
       execute: () => {
         t.current('execute');
         return new Observable<string>((s) => {

@@ -11,7 +11,15 @@
 import { NEVER, Observable, VirtualTimeScheduler } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import {
-  DEFAULTS, TimeoutError, defineAgent, run, serializeError, type ModelEvent, type ModelProvider, type ModelRequest, type RunEvent,
+  DEFAULTS,
+  TimeoutError,
+  defineAgent,
+  run,
+  serializeError,
+  type ModelEvent,
+  type ModelProvider,
+  type ModelRequest,
+  type RunEvent,
 } from '../src/index.js';
 import { scriptedModel } from '../src/testing/index.js';
 
@@ -55,8 +63,13 @@ describe('C28: with defaults, a server that never answers ends the run in under 
 
     const timeout = serializeError(new TimeoutError('first_event', firstEventMs));
     expect(events.map((e) => e.type)).toEqual([
-      'run_started', 'turn_started',
-      'model_request_started', 'retry_scheduled', 'model_request_started', 'retry_scheduled', 'model_request_started',
+      'run_started',
+      'turn_started',
+      'model_request_started',
+      'retry_scheduled',
+      'model_request_started',
+      'retry_scheduled',
+      'model_request_started',
       'run_failed',
     ]);
     expect(events.slice(2)).toMatchObject([
@@ -82,7 +95,9 @@ describe('C28: with defaults, a server that never answers ends the run in under 
     run(agent, 'q', { scheduler, stream: false, retry: false }).subscribe((e) => events.push(e));
     scheduler.flush();
     expect(events.at(-1)).toMatchObject({
-      type: 'run_failed', at: DEFAULTS.deadlines.requestMs, stopReason: 'model_error',
+      type: 'run_failed',
+      at: DEFAULTS.deadlines.requestMs,
+      stopReason: 'model_error',
       error: serializeError(new TimeoutError('request', DEFAULTS.deadlines.requestMs)),
     });
     expect(model.requests.map((r) => r.timeoutMs)).toEqual([DEFAULTS.deadlines.requestMs]);
@@ -111,14 +126,22 @@ describe('C28: a stream that stalls after its first chunk', () => {
     const scheduler = new VirtualTimeScheduler();
     const model = scriptedModel([{ text: ['Hel'], hold: NEVER }, { hold: NEVER }, { text: 'Hello' }], { scheduler });
     const events: RunEvent[] = [];
-    run(defineAgent({ name: 'a', instructions: '', model }), 'q', { scheduler, random: () => RANDOM }).subscribe((e) => events.push(e));
+    run(defineAgent({ name: 'a', instructions: '', model }), 'q', { scheduler, random: () => RANDOM }).subscribe((e) =>
+      events.push(e),
+    );
     scheduler.flush();
     const { idleMs, requestMs } = DEFAULTS.deadlines;
     const delay1 = Math.floor(RANDOM * DEFAULTS.retry.initialDelayMs);
     expect(events.filter((e) => e.type === 'model_request_started' || e.type === 'retry_scheduled')).toMatchObject([
       { type: 'model_request_started', at: 0, attempt: 1, stream: true },
       { type: 'model_request_started', at: idleMs, attempt: 2, stream: false },
-      { type: 'retry_scheduled', at: idleMs + requestMs, attempt: 3, delayMs: delay1, error: serializeError(new TimeoutError('request', requestMs)) },
+      {
+        type: 'retry_scheduled',
+        at: idleMs + requestMs,
+        attempt: 3,
+        delayMs: delay1,
+        error: serializeError(new TimeoutError('request', requestMs)),
+      },
       { type: 'model_request_started', at: idleMs + requestMs + delay1, attempt: 3, stream: true },
     ]);
     expect(events.at(-1)).toMatchObject({ type: 'run_completed', at: idleMs + requestMs + delay1, output: 'Hello' });
@@ -130,8 +153,10 @@ describe('false turns a default deadline off', () => {
     const scheduler = new VirtualTimeScheduler();
     const model = silentModel();
     const events: RunEvent[] = [];
-    const sub = run(defineAgent({ name: 'a', instructions: '', model }), 'q', { scheduler, deadlines: { firstEventMs: false } })
-      .subscribe((e) => events.push(e));
+    const sub = run(defineAgent({ name: 'a', instructions: '', model }), 'q', {
+      scheduler,
+      deadlines: { firstEventMs: false },
+    }).subscribe((e) => events.push(e));
     scheduler.flush();
     expect(events.map((e) => e.type)).toEqual(['run_started', 'turn_started', 'model_request_started']);
     expect(scheduler.actions).toHaveLength(0);
@@ -144,8 +169,10 @@ describe('false turns a default deadline off', () => {
     const scheduler = new VirtualTimeScheduler();
     const model = scriptedModel([{ text: ['Hel'], hold: NEVER }], { scheduler });
     const events: RunEvent[] = [];
-    const sub = run(defineAgent({ name: 'a', instructions: '', model }), 'q', { scheduler, deadlines: { idleMs: false } })
-      .subscribe((e) => events.push(e));
+    const sub = run(defineAgent({ name: 'a', instructions: '', model }), 'q', {
+      scheduler,
+      deadlines: { idleMs: false },
+    }).subscribe((e) => events.push(e));
     scheduler.flush();
     expect(events.map((e) => e.type)).toEqual(['run_started', 'turn_started', 'model_request_started', 'text_delta']);
     expect(scheduler.actions).toHaveLength(0);
@@ -156,8 +183,11 @@ describe('false turns a default deadline off', () => {
     const scheduler = new VirtualTimeScheduler();
     const model = silentModel();
     const events: RunEvent[] = [];
-    const sub = run(defineAgent({ name: 'a', instructions: '', model }), 'q', { scheduler, stream: false, deadlines: { requestMs: false } })
-      .subscribe((e) => events.push(e));
+    const sub = run(defineAgent({ name: 'a', instructions: '', model }), 'q', {
+      scheduler,
+      stream: false,
+      deadlines: { requestMs: false },
+    }).subscribe((e) => events.push(e));
     scheduler.flush();
     expect(events.map((e) => e.type)).toEqual(['run_started', 'turn_started', 'model_request_started']);
     expect(scheduler.actions).toHaveLength(0);
@@ -169,10 +199,17 @@ describe('false turns a default deadline off', () => {
     const scheduler = new VirtualTimeScheduler();
     const model = silentModel();
     const events: RunEvent[] = [];
-    run(defineAgent({ name: 'a', instructions: '', model }), 'q', { scheduler, retry: false, deadlines: { requestMs: 5_000 } })
-      .subscribe((e) => events.push(e));
+    run(defineAgent({ name: 'a', instructions: '', model }), 'q', {
+      scheduler,
+      retry: false,
+      deadlines: { requestMs: 5_000 },
+    }).subscribe((e) => events.push(e));
     scheduler.flush();
-    expect(events.at(-1)).toMatchObject({ type: 'run_failed', at: 5_000, error: { name: 'TimeoutError', kind: 'request', timeoutMs: 5_000 } });
+    expect(events.at(-1)).toMatchObject({
+      type: 'run_failed',
+      at: 5_000,
+      error: { name: 'TimeoutError', kind: 'request', timeoutMs: 5_000 },
+    });
     expect(model.requests.map((r) => r.timeoutMs)).toEqual([5_000]);
   });
 });

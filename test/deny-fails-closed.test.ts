@@ -2,7 +2,13 @@ import { map, timer, type Observable } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
-  defineAgent, run, tool, type HookReturn, type Hooks, type RunEvent, type TerminalEvent,
+  defineAgent,
+  run,
+  tool,
+  type HookReturn,
+  type Hooks,
+  type RunEvent,
+  type TerminalEvent,
 } from '../src/index.js';
 import { collectEvents, scriptedModel } from '../src/testing/index.js';
 
@@ -27,7 +33,9 @@ function as(variant: Variant, value: unknown): HookReturn<never> {
 async function runWith(hooks: Hooks) {
   const executed: string[] = [];
   const echo = tool({
-    name: 'echo', description: 'd', parameters: z.object({ text: z.string() }),
+    name: 'echo',
+    description: 'd',
+    parameters: z.object({ text: z.string() }),
     execute: ({ text }) => (executed.push(text), text),
   });
   const call = (text: string, callId: string) => ({ name: 'echo', arguments: { text }, callId });
@@ -45,7 +53,14 @@ const DENIES: [string, unknown, string][] = [
   ['{ deny: 1 }', { deny: 1 }, '1'],
 ];
 
-const trapThrower = new Proxy({}, { get: () => () => { throw new Error('trap'); } }) as ProxyHandler<object>;
+const trapThrower = new Proxy(
+  {},
+  {
+    get: () => () => {
+      throw new Error('trap');
+    },
+  },
+) as ProxyHandler<object>;
 const MALFORMED: [string, unknown, string][] = [
   ['{ deny: false }', { deny: false }, '{"deny":false}'],
   ['{ deny: "" }', { deny: '' }, '{"deny":""}'],
@@ -65,9 +80,14 @@ describe.each(variants)('C26 beforeToolCall fails closed, %s hook', (variant) =>
       });
       expect(executed).toEqual(['second']);
       const message = `the call was denied: ${reason}`;
-      expect(events.find((e) => e.type === 'tool_call_failed')).toEqual(expect.objectContaining({
-        callId: 'c1', name: 'echo', error: { name: 'ToolCallDenied', message }, interrupted: false,
-      }));
+      expect(events.find((e) => e.type === 'tool_call_failed')).toEqual(
+        expect.objectContaining({
+          callId: 'c1',
+          name: 'echo',
+          error: { name: 'ToolCallDenied', message },
+          interrupted: false,
+        }),
+      );
       const started = events.flatMap((e) => (e.type === 'tool_call_started' ? [e.callId] : []));
       expect(started).toEqual(['c2']);
       expect(model.requests[1]!.items.slice(-2)).toEqual([
@@ -92,10 +112,11 @@ describe.each(variants)('C26 beforeToolCall fails closed, %s hook', (variant) =>
         error: {
           name: 'HookError',
           // Promise.resolve() itself reads the Proxy's `then`, so that hook rejects with the trap's error.
-          message: variant === 'promise' && shown === '[unprintable object]'
-            ? 'hook beforeToolCall failed: trap'
-            : `hook beforeToolCall failed: it returned ${shown}, which is neither undefined (allow) nor ` +
-              '{ deny: reason } (deny); return undefined to allow the call',
+          message:
+            variant === 'promise' && shown === '[unprintable object]'
+              ? 'hook beforeToolCall failed: trap'
+              : `hook beforeToolCall failed: it returned ${shown}, which is neither undefined (allow) nor ` +
+                '{ deny: reason } (deny); return undefined to allow the call',
         },
       });
       // Nothing ran: both calls are paired as interrupted in the partial.

@@ -45,10 +45,26 @@ const sorted = (xs: readonly string[]) => [...xs].sort();
 describe('RunEventSchema is the single inventory', () => {
   it('the schema has the 18 event types the engine emits', () => {
     expect(eventTypes()).toEqual([
-      'run_started', 'turn_started', 'user_message_injected', 'model_request_started', 'text_delta', 'output_delta',
-      'model_response_completed', 'tool_call_started', 'tool_call_progress', 'tool_call_completed', 'tool_call_failed',
-      'tool_approval_requested', 'retry_scheduled', 'fallback_activated', 'subrun_event', 'stop_requested',
-      'turn_completed', 'run_completed', 'run_cancelled', 'run_failed',
+      'run_started',
+      'turn_started',
+      'user_message_injected',
+      'model_request_started',
+      'text_delta',
+      'output_delta',
+      'model_response_completed',
+      'tool_call_started',
+      'tool_call_progress',
+      'tool_call_completed',
+      'tool_call_failed',
+      'tool_approval_requested',
+      'retry_scheduled',
+      'fallback_activated',
+      'subrun_event',
+      'stop_requested',
+      'turn_completed',
+      'run_completed',
+      'run_cancelled',
+      'run_failed',
     ]);
   });
 
@@ -75,7 +91,14 @@ describe('RunEventSchema is the single inventory', () => {
   });
 
   it('the CLI renderer names every stop reason and every phase on its summary line', () => {
-    const base = { runId: 'r', seq: 3, turn: 1, at: 0, undelivered: [], usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0, reported: true } };
+    const base = {
+      runId: 'r',
+      seq: 3,
+      turn: 1,
+      at: 0,
+      undelivered: [],
+      usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0, reported: true },
+    };
     for (const reason of StopReasonSchema.options) {
       let event: TerminalEvent;
       if (reason === 'completed' || reason === 'stopped' || reason === 'needs_approval')
@@ -84,11 +107,20 @@ describe('RunEventSchema is the single inventory', () => {
         event = { type: 'run_cancelled', ...base, stopReason: reason, reason: 'x', phase: 'turn_entry', partial: [] };
       else event = { type: 'run_failed', ...base, stopReason: reason, error: { name: 'E', message: 'm' }, partial: [] };
       const line = stopReason(event);
-      const ok = ['completed', 'stopped', 'needs_approval', 'cancelled'].includes(reason) ? reason : `failed (${reason})`;
+      const ok = ['completed', 'stopped', 'needs_approval', 'cancelled'].includes(reason)
+        ? reason
+        : `failed (${reason})`;
       expect(line.startsWith(ok), `${reason}: ${line}`).toBe(true);
     }
     for (const phase of CancelPhaseSchema.options) {
-      const event = { type: 'run_cancelled', ...base, stopReason: 'cancelled', reason: 'x', phase, partial: [] } as const;
+      const event = {
+        type: 'run_cancelled',
+        ...base,
+        stopReason: 'cancelled',
+        reason: 'x',
+        phase,
+        partial: [],
+      } as const;
       expect(stopReason(event)).toBe(`cancelled (reason: x, phase: ${phase})`);
     }
   });

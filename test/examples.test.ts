@@ -43,7 +43,12 @@ async function lines(file: string): Promise<string[]> {
 describe.concurrent('examples/ run as documented', () => {
   it('stop-button.ts: a cancel$ emission stops the run mid-tool', async () => {
     expect(await lines('examples/stop-button.ts')).toEqual([
-      'run_started', 'turn_started', 'model_request_started', 'model_response_completed', 'tool_call_started', 'run_cancelled',
+      'run_started',
+      'turn_started',
+      'model_request_started',
+      'model_response_completed',
+      'tool_call_started',
+      'run_cancelled',
       'stopped at tool_call: stop button clicked',
     ]);
   });
@@ -105,7 +110,10 @@ describe.concurrent('examples/ run as documented', () => {
 
   it('commit-partial.ts: the partial is committed and the steering withdrawn', async () => {
     const out = await lines('examples/commit-partial.ts');
-    expect(out.slice(0, 2)).toEqual(['session before commit: 0 items', 'committed 3 items; withdrawn from the mailbox: 1']);
+    expect(out.slice(0, 2)).toEqual([
+      'session before commit: 0 items',
+      'committed 3 items; withdrawn from the mailbox: 1',
+    ]);
     expect(out.slice(2).map((l) => JSON.parse(l))).toEqual([
       { type: 'user', id: expect.any(String), text: 'Write in French.' },
       { type: 'user', id: expect.any(String), text: 'Write a greeting' },

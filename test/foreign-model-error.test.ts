@@ -30,12 +30,22 @@ const revoked = (): object => {
   return proxy;
 };
 const noPrototype = (): object =>
-  new Proxy({}, { getPrototypeOf: () => { throw new Error('trap'); } });
+  new Proxy(
+    {},
+    {
+      getPrototypeOf: () => {
+        throw new Error('trap');
+      },
+    },
+  );
 
 /** The outcome of `handle.result`, or 'never settled' (a bound for the hang this spec pins, not a speed check). */
 const settlement = (result: Promise<unknown>): Promise<unknown> =>
   Promise.race([
-    result.then(() => 'resolved', (e: unknown) => e),
+    result.then(
+      () => 'resolved',
+      (e: unknown) => e,
+    ),
     new Promise((r) => setTimeout(() => r('never settled'), 1000)),
   ]);
 
@@ -69,7 +79,12 @@ describe('a provider that errors with a value whose prototype cannot be read', (
     let calls = 0;
     const model: ModelProvider = {
       id: 'hostile',
-      call: () => new Observable((s) => { calls++; s.next({ type: 'text_delta', delta: 'Hel' }); s.error(revoked()); }),
+      call: () =>
+        new Observable((s) => {
+          calls++;
+          s.next({ type: 'text_delta', delta: 'Hel' });
+          s.error(revoked());
+        }),
     };
     const agent = defineAgent({ name: 'a', instructions: '', model });
     const handle = start(agent, 'go', { retry: false });
@@ -79,7 +94,8 @@ describe('a provider that errors with a value whose prototype cannot be read', (
     // The broken stream is rescued once (a request without streaming), which fails the same way.
     expect(calls).toBe(2);
     expect(events.filter((e) => e.type === 'model_request_started')).toMatchObject([
-      { attempt: 1, stream: true }, { attempt: 2, stream: false, cause: 'rescue', error: UNPRINTABLE },
+      { attempt: 1, stream: true },
+      { attempt: 2, stream: false, cause: 'rescue', error: UNPRINTABLE },
     ]);
     expect(events.filter((e) => e.type.startsWith('run_') && e.type !== 'run_started')).toHaveLength(1);
     expect(events.at(-1)).toMatchObject({ type: 'run_failed', stopReason: 'internal_error', error: UNPRINTABLE });

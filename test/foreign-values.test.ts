@@ -2,8 +2,22 @@ import { NEVER, Observable, config } from 'rxjs';
 import { z } from 'zod';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
-  CancelSignal, RunCancelledError, UNREADABLE_REASON, RunFailedError, defineAgent, describeReason, mcpTools, serializeError, start, tool,
-  type Item, type RunEvent, type RunHandle, type RunOptions, type Session, type TerminalEvent,
+  CancelSignal,
+  RunCancelledError,
+  UNREADABLE_REASON,
+  RunFailedError,
+  defineAgent,
+  describeReason,
+  mcpTools,
+  serializeError,
+  start,
+  tool,
+  type Item,
+  type RunEvent,
+  type RunHandle,
+  type RunOptions,
+  type Session,
+  type TerminalEvent,
 } from '../src/index.js';
 import { stopReason } from '../src/cli/render.js';
 import { gate, scriptedModel, type ScriptedStep } from '../src/testing/index.js';
@@ -26,10 +40,21 @@ interface Hostile {
   readonly text: (label: string) => string;
 }
 
-const trapThrower = new Proxy({}, { get: () => () => { throw new Error('trap'); } });
+const trapThrower = new Proxy(
+  {},
+  {
+    get: () => () => {
+      throw new Error('trap');
+    },
+  },
+);
 const HOSTILE: Record<string, Hostile> = {
   'an object whose toString throws': {
-    make: () => ({ toString() { throw new Error('toString'); } }),
+    make: () => ({
+      toString() {
+        throw new Error('toString');
+      },
+    }),
     text: () => '{"toString":"[function toString]"}',
   },
   'a null-prototype object holding a BigInt': {
@@ -98,7 +123,10 @@ async function observe(
   });
   const unsettled = Symbol('unsettled');
   const result = await Promise.race([
-    handle.result.then((r) => r, (e: unknown) => e),
+    handle.result.then(
+      (r) => r,
+      (e: unknown) => e,
+    ),
     new Promise((r) => setTimeout(() => r(unsettled), 2000)),
   ]);
   await settle();
@@ -169,7 +197,12 @@ describe('C20 foreign values never break "exactly one terminal event"', () => {
         it(`session.load() ${how} it: run_failed whose error describes it`, async () => {
           const value = hostile.make();
           const session: Session = {
-            load: () => (how === 'throws' ? (() => { throw value; })() : Promise.reject(value)),
+            load: () =>
+              how === 'throws'
+                ? (() => {
+                    throw value;
+                  })()
+                : Promise.reject(value),
             append: () => {},
           };
           const o = await observe(['never asked'], { session });
@@ -191,7 +224,12 @@ describe('C20 foreign values never break "exactly one terminal event"', () => {
 
       it('session.append() throws it: run_failed whose error describes it, with the partial', async () => {
         const value = hostile.make();
-        const session: Session = { load: () => [], append: () => { throw value; } };
+        const session: Session = {
+          load: () => [],
+          append: () => {
+            throw value;
+          },
+        };
         const o = await observe(['the answer'], { session });
         const failed = o.terminal.type === 'run_failed' ? o.terminal : undefined;
         expect(failed?.error).toEqual({ name: 'Error', message: hostile.text('thrown value') });
@@ -202,7 +240,11 @@ describe('C20 foreign values never break "exactly one terminal event"', () => {
         it(`an AbortSignal ${when} whose reason getter throws it: run_cancelled, a reason that says so`, async () => {
           const value = hostile.make();
           const controller = new AbortController();
-          Object.defineProperty(controller.signal, 'reason', { get() { throw value; } });
+          Object.defineProperty(controller.signal, 'reason', {
+            get() {
+              throw value;
+            },
+          });
           if (when === 'already aborted') controller.abort();
           const abortOnText = (e: RunEvent): void => void (e.type === 'text_delta' && controller.abort());
           const o = await observe([streaming], { signal: controller.signal }, abortOnText);
@@ -225,7 +267,9 @@ describe('C20 foreign values never break "exactly one terminal event"', () => {
       it('a sub-run cancelling itself with it: the parent gets a tool error describing it and completes', async () => {
         const value = hostile.make();
         const quitter = tool({
-          name: 'quit', description: 'd', parameters: z.object({}),
+          name: 'quit',
+          description: 'd',
+          parameters: z.object({}),
           execute: (_a, ctx) => (ctx.cancel.cancel(value), 'never seen'),
         });
         const childModel = scriptedModel([{ toolCalls: [{ name: 'quit' }] }]);
@@ -250,8 +294,16 @@ describe('C20 foreign values never break "exactly one terminal event"', () => {
 
   it('an Error whose message and name getters throw is serialised as unreadable, never thrown on', () => {
     const err = new Error('x');
-    Object.defineProperty(err, 'message', { get() { throw new Error('no'); } });
-    Object.defineProperty(err, 'name', { get() { throw new Error('no'); } });
+    Object.defineProperty(err, 'message', {
+      get() {
+        throw new Error('no');
+      },
+    });
+    Object.defineProperty(err, 'name', {
+      get() {
+        throw new Error('no');
+      },
+    });
     expect(serializeError(err)).toEqual({ name: 'Error', message: '[unprintable error message]' });
     expect(describeReason(err)).toBe('[unprintable error message]');
   });
@@ -268,7 +320,10 @@ describe('C20 foreign values never break "exactly one terminal event"', () => {
         seen.push(e.type);
         if (finish === 'cancel' && e.type === 'text_delta') handle.cancel('stop');
       });
-      const atSettle = await handle.result.then(() => [...seen], () => [...seen]);
+      const atSettle = await handle.result.then(
+        () => [...seen],
+        () => [...seen],
+      );
       expect(atSettle.at(-1)).toBe({ complete: 'run_completed', cancel: 'run_cancelled', fail: 'run_failed' }[finish]);
     }
   });

@@ -2,7 +2,15 @@ import { map, throwError, timer, type Observable } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
-  CancelSignal, defineAgent, run, tool, type HookReturn, type Hooks, type RunEvent, type TerminalEvent, type Tool,
+  CancelSignal,
+  defineAgent,
+  run,
+  tool,
+  type HookReturn,
+  type Hooks,
+  type RunEvent,
+  type TerminalEvent,
+  type Tool,
 } from '../src/index.js';
 import { collectEvents, gate, scriptedModel } from '../src/testing/index.js';
 import { virtualTime } from './support/virtual-time.js';
@@ -27,7 +35,12 @@ function failing(variant: Variant, message: string): HookReturn<never> {
 }
 
 function echoTool(log: string[]): Tool {
-  return tool({ name: 'echo', description: 'echo', parameters: z.object({ text: z.string() }), execute: ({ text }) => (log.push(`exec:${text}`), text) });
+  return tool({
+    name: 'echo',
+    description: 'echo',
+    parameters: z.object({ text: z.string() }),
+    execute: ({ text }) => (log.push(`exec:${text}`), text),
+  });
 }
 
 function agentWith(log: string[], hooks?: Hooks) {
@@ -42,7 +55,8 @@ describe.each(variants)('hooks, %s variant', (variant) => {
     const log: string[] = [];
     const set = (who: string): Hooks => ({
       turnStarted: (ctx) => as(variant, void log.push(`${who}:turnStarted:${ctx.turn}`)),
-      beforeModelCall: (ctx) => as(variant, void log.push(`${who}:beforeModelCall:${ctx.turn}:${ctx.request.items.length}`)),
+      beforeModelCall: (ctx) =>
+        as(variant, void log.push(`${who}:beforeModelCall:${ctx.turn}:${ctx.request.items.length}`)),
       beforeToolCall: (ctx) => as(variant, void log.push(`${who}:beforeToolCall:${ctx.call.callId}`)),
       afterToolCall: (ctx) => as(variant, void log.push(`${who}:afterToolCall:${ctx.result.output}`)),
       runEnded: (ctx) => void log.push(`${who}:runEnded:${ctx.outcome.type}`),
@@ -51,10 +65,21 @@ describe.each(variants)('hooks, %s variant', (variant) => {
     const events = await collectEvents(run(agent, 'go', { hooks: set('run') }));
     expect(last(events).type).toBe('run_completed');
     expect(log).toEqual([
-      'agent:turnStarted:1', 'run:turnStarted:1', 'agent:beforeModelCall:1:1', 'run:beforeModelCall:1:1',
-      'agent:beforeToolCall:c1', 'run:beforeToolCall:c1', 'exec:hi', 'agent:afterToolCall:hi', 'run:afterToolCall:hi',
-      'agent:turnStarted:2', 'run:turnStarted:2', 'agent:beforeModelCall:2:3', 'run:beforeModelCall:2:3',
-      'agent:runEnded:run_completed', 'run:runEnded:run_completed',
+      'agent:turnStarted:1',
+      'run:turnStarted:1',
+      'agent:beforeModelCall:1:1',
+      'run:beforeModelCall:1:1',
+      'agent:beforeToolCall:c1',
+      'run:beforeToolCall:c1',
+      'exec:hi',
+      'agent:afterToolCall:hi',
+      'run:afterToolCall:hi',
+      'agent:turnStarted:2',
+      'run:turnStarted:2',
+      'agent:beforeModelCall:2:3',
+      'run:beforeModelCall:2:3',
+      'agent:runEnded:run_completed',
+      'run:runEnded:run_completed',
     ]);
   });
 
@@ -63,9 +88,17 @@ describe.each(variants)('hooks, %s variant', (variant) => {
     const { model, agent } = agentWith(log, { beforeToolCall: () => as(variant, { deny: 'no echo today' }) });
     const events = await collectEvents(run(agent, 'go'));
     expect(log).toEqual([]);
-    expect(events.find((e) => e.type === 'tool_call_failed')).toMatchObject({ callId: 'c1', error: { name: 'ToolCallDenied' } });
+    expect(events.find((e) => e.type === 'tool_call_failed')).toMatchObject({
+      callId: 'c1',
+      error: { name: 'ToolCallDenied' },
+    });
     expect(events.some((e) => e.type === 'tool_call_started')).toBe(false);
-    expect(model.requests[1]!.items.at(-1)).toEqual({ type: 'tool_result', callId: 'c1', output: 'Error: the call was denied: no echo today', isError: true });
+    expect(model.requests[1]!.items.at(-1)).toEqual({
+      type: 'tool_result',
+      callId: 'c1',
+      output: 'Error: the call was denied: no echo today',
+      isError: true,
+    });
     expect(last(events)).toMatchObject({ type: 'run_completed', output: 'done' });
   });
 
@@ -79,7 +112,9 @@ describe.each(variants)('hooks, %s variant', (variant) => {
       } as Hooks);
       const events = await collectEvents(run(agent, 'go'));
       expect(last(events)).toMatchObject({
-        type: 'run_failed', stopReason: 'internal_error', error: { name: 'HookError', message: `hook ${hook} failed: ${hook} broke` },
+        type: 'run_failed',
+        stopReason: 'internal_error',
+        error: { name: 'HookError', message: `hook ${hook} failed: ${hook} broke` },
       });
       expect(events.filter((e) => e.type.startsWith('run_') && e.type !== 'run_started')).toHaveLength(1);
       expect(ended).toEqual(['run_failed']);
@@ -100,7 +135,9 @@ describe('runEnded: exactly once per run, on every outcome, before the terminal 
 
   it('completed', async () => {
     const { log, agent } = tracked(scriptedModel(['done']));
-    await new Promise<void>((resolve) => run(agent, 'go').subscribe({ next: (e) => log.push(e.type), complete: resolve }));
+    await new Promise<void>((resolve) =>
+      run(agent, 'go').subscribe({ next: (e) => log.push(e.type), complete: resolve }),
+    );
     expect(log.slice(-2)).toEqual(['runEnded:run_completed', 'run_completed']);
     expect(log.filter((l) => l.startsWith('runEnded'))).toHaveLength(1);
   });
@@ -109,7 +146,9 @@ describe('runEnded: exactly once per run, on every outcome, before the terminal 
     const g = gate<string>();
     const started = gate();
     const cancel = new CancelSignal();
-    const { log, agent } = tracked(scriptedModel([{ toolCalls: [{ name: 'slow' }] }, 'never']), [blocked(g, () => started.open())]);
+    const { log, agent } = tracked(scriptedModel([{ toolCalls: [{ name: 'slow' }] }, 'never']), [
+      blocked(g, () => started.open()),
+    ]);
     const vt = virtualTime();
     const done = new Promise<void>((resolve) =>
       run(agent, 'go', { cancel, scheduler: vt.scheduler }).subscribe({
@@ -131,7 +170,9 @@ describe('runEnded: exactly once per run, on every outcome, before the terminal 
 
   it('failed (the model fails without a retry)', async () => {
     const { log, agent } = tracked(scriptedModel([]));
-    await new Promise<void>((resolve) => run(agent, 'go', { retry: false }).subscribe({ next: (e) => log.push(e.type), complete: resolve }));
+    await new Promise<void>((resolve) =>
+      run(agent, 'go', { retry: false }).subscribe({ next: (e) => log.push(e.type), complete: resolve }),
+    );
     expect(log.slice(-2)).toEqual(['runEnded:run_failed', 'run_failed']);
     expect(log.filter((l) => l.startsWith('runEnded'))).toHaveLength(1);
   });
@@ -139,7 +180,9 @@ describe('runEnded: exactly once per run, on every outcome, before the terminal 
   it('unsubscribed: runEnded once with run_cancelled, synchronously in the unsubscribe, no terminal delivered', async () => {
     const g = gate<string>();
     const started = gate();
-    const { log, agent } = tracked(scriptedModel([{ toolCalls: [{ name: 'slow' }] }, 'never']), [blocked(g, () => started.open())]);
+    const { log, agent } = tracked(scriptedModel([{ toolCalls: [{ name: 'slow' }] }, 'never']), [
+      blocked(g, () => started.open()),
+    ]);
     const vt = virtualTime();
     const sub = run(agent, 'go', { scheduler: vt.scheduler }).subscribe((e) => log.push(e.type));
     await vt.idle();
@@ -158,9 +201,15 @@ describe('beforeToolCall: all hooks of a batch run before any of its tools start
   for (const mode of ['sequential', 'parallel'] as const) {
     it(`${mode}, with Promise hooks`, async () => {
       const log: string[] = [];
-      const model = scriptedModel([{ toolCalls: ['a', 'b', 'c'].map((text) => ({ name: 'echo', arguments: { text }, callId: text })) }, 'done']);
+      const model = scriptedModel([
+        { toolCalls: ['a', 'b', 'c'].map((text) => ({ name: 'echo', arguments: { text }, callId: text })) },
+        'done',
+      ]);
       const agent = defineAgent({
-        name: 'b', instructions: '', model, tools: [echoTool(log)],
+        name: 'b',
+        instructions: '',
+        model,
+        tools: [echoTool(log)],
         ...(mode === 'parallel' ? { parallelToolCalls: { maxConcurrency: 3 } } : {}),
         hooks: { beforeToolCall: async ({ call }) => void log.push(`hook:${call.callId}`) },
       });

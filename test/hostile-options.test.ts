@@ -13,7 +13,12 @@ const revoked = (): any => {
   return proxy;
 };
 const throwingGetter = (target: object, key: string): any =>
-  Object.defineProperty(target, key, { get() { throw revoked(); }, enumerable: true });
+  Object.defineProperty(target, key, {
+    get() {
+      throw revoked();
+    },
+    enumerable: true,
+  });
 
 const agent = defineAgent({ name: 'a', instructions: '', model: scriptedModel(['done']) });
 
@@ -29,20 +34,34 @@ function thrownBy(call: () => unknown): unknown {
 
 describe('options that cannot be read: a ConfigurationError naming the field', () => {
   const cases: [string, () => [input: unknown, options: unknown], string][] = [
-    ['a session whose load getter throws', () => ['go', { session: throwingGetter({ append() {} }, 'load') }],
-      'options.session.load'],
-    ['a session whose acquire getter throws',
+    [
+      'a session whose load getter throws',
+      () => ['go', { session: throwingGetter({ append() {} }, 'load') }],
+      'options.session.load',
+    ],
+    [
+      'a session whose acquire getter throws',
       () => ['go', { session: throwingGetter({ load() {}, append() {} }, 'acquire') }],
-      'options.session.acquire'],
-    ['a session whose acquire is not a function', () => ['go', { session: { load() {}, append() {}, acquire: 1 } }],
-      'options.session.acquire'],
+      'options.session.acquire',
+    ],
+    [
+      'a session whose acquire is not a function',
+      () => ['go', { session: { load() {}, append() {}, acquire: 1 } }],
+      'options.session.acquire',
+    ],
     ['a session: a revoked Proxy', () => ['go', { session: revoked() }], 'options.session'],
     ['hooks: a revoked Proxy', () => ['go', { hooks: revoked() }], 'options.hooks'],
-    ['a hook whose getter throws', () => ['go', { hooks: throwingGetter({}, 'turnStarted') }],
-      'options.hooks.turnStarted'],
+    [
+      'a hook whose getter throws',
+      () => ['go', { hooks: throwingGetter({}, 'turnStarted') }],
+      'options.hooks.turnStarted',
+    ],
     ['deadlines: a revoked Proxy', () => ['go', { deadlines: revoked() }], 'options.deadlines'],
-    ['a deadline whose getter throws', () => ['go', { deadlines: throwingGetter({}, 'idleMs') }],
-      'options.deadlines.idleMs'],
+    [
+      'a deadline whose getter throws',
+      () => ['go', { deadlines: throwingGetter({}, 'idleMs') }],
+      'options.deadlines.idleMs',
+    ],
     ['retry: a revoked Proxy', () => ['go', { retry: revoked() }], 'options.retry'],
     ['cancel: a revoked Proxy', () => ['go', { cancel: revoked() }], 'options.cancel'],
     ['signal: a revoked Proxy', () => ['go', { signal: revoked() }], 'options.signal'],

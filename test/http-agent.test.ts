@@ -3,7 +3,14 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { CancelSignal, defineAgent, openaiChat, run, tool, type RunEvent, type TerminalEvent } from '../src/index.js';
 import { collectEvents } from '../src/testing/index.js';
-import { SSE_DONE, chatChunk, chatCompletion, sseData, startOpenAIServer, type OpenAIServer } from './support/openai-server.js';
+import {
+  SSE_DONE,
+  chatChunk,
+  chatCompletion,
+  sseData,
+  startOpenAIServer,
+  type OpenAIServer,
+} from './support/openai-server.js';
 
 let server: OpenAIServer;
 beforeEach(async () => {
@@ -17,7 +24,8 @@ afterEach(async () => {
 const within = <T>(p: Promise<T>, ms = 5_000) =>
   Promise.race([p, new Promise<never>((_r, rej) => setTimeout(() => rej(new Error(`not within ${ms} ms`)), ms))]);
 
-const chat = (stream = true) => openaiChat({ model: 'gpt-4o-mini', baseURL: server.baseURL, apiKey: 'test-key', stream });
+const chat = (stream = true) =>
+  openaiChat({ model: 'gpt-4o-mini', baseURL: server.baseURL, apiKey: 'test-key', stream });
 const last = (events: RunEvent[]) => events.at(-1) as TerminalEvent;
 
 describe('a whole agent run on recorded streams', () => {
@@ -33,27 +41,61 @@ describe('a whole agent run on recorded streams', () => {
     const agent = defineAgent({ name: 'geo', instructions: 'Answer briefly.', model: chat(), tools: [getCapital] });
     const events = await collectEvents(run(agent, 'What is the capital of the UK?'));
     expect(calls).toEqual(['UK']);
-    expect(last(events)).toMatchObject({ type: 'run_completed', output: 'The capital of the UK is London.', finishReason: 'stop' });
-    expect(last(events).usage).toEqual({ inputTokens: 53 + 78, outputTokens: 15 + 9, totalTokens: 68 + 87, reported: true });
+    expect(last(events)).toMatchObject({
+      type: 'run_completed',
+      output: 'The capital of the UK is London.',
+      finishReason: 'stop',
+    });
+    expect(last(events).usage).toEqual({
+      inputTokens: 53 + 78,
+      outputTokens: 15 + 9,
+      totalTokens: 68 + 87,
+      reported: true,
+    });
     const second = server.requests[1]!.body;
-    expect(second.messages.at(-1)).toEqual({ role: 'tool', tool_call_id: 'call_ZR5UUuTt3pf61kjwAJIYdVMj', content: 'London' });
-    expect(second.messages.at(-2)).toMatchObject({ role: 'assistant', tool_calls: [{ id: 'call_ZR5UUuTt3pf61kjwAJIYdVMj', function: { name: 'get_capital', arguments: '{"country":"UK"}' } }] });
+    expect(second.messages.at(-1)).toEqual({
+      role: 'tool',
+      tool_call_id: 'call_ZR5UUuTt3pf61kjwAJIYdVMj',
+      content: 'London',
+    });
+    expect(second.messages.at(-2)).toMatchObject({
+      role: 'assistant',
+      tool_calls: [
+        { id: 'call_ZR5UUuTt3pf61kjwAJIYdVMj', function: { name: 'get_capital', arguments: '{"country":"UK"}' } },
+      ],
+    });
   });
 });
 
 describe('cancel over real sockets (checkpoints 2 and 3)', () => {
   for (const stream of [true, false]) {
     it(`${stream ? 'mid-stream' : 'mid non-streaming request'}: run_cancelled before cancel() returns, the server sees the socket close`, async () => {
-      if (stream) server.enqueue({ sse: [sseData(chatChunk({ role: 'assistant', content: 'Hel' })), sseData(chatChunk({ content: 'lo' }))], hold: true });
+      if (stream)
+        server.enqueue({
+          sse: [sseData(chatChunk({ role: 'assistant', content: 'Hel' })), sseData(chatChunk({ content: 'lo' }))],
+          hold: true,
+        });
       else server.enqueue({ stall: true, sendHeaders: false });
       const agent = defineAgent({ name: 'a', instructions: '', model: chat(stream) });
       const cancel = new CancelSignal();
       const events: RunEvent[] = [];
       run(agent, 'hi', { cancel }).subscribe((e) => events.push(e));
       const req = await within(server.request(0));
-      if (stream) await within(new Promise<void>((resolve) => { const t = setInterval(() => events.some((e) => e.type === 'text_delta') && (clearInterval(t), resolve()), 2); }));
+      if (stream)
+        await within(
+          new Promise<void>((resolve) => {
+            const t = setInterval(
+              () => events.some((e) => e.type === 'text_delta') && (clearInterval(t), resolve()),
+              2,
+            );
+          }),
+        );
       cancel.cancel('user stop');
-      expect(last(events)).toMatchObject({ type: 'run_cancelled', reason: 'user stop', phase: stream ? 'model_stream' : 'model_request' });
+      expect(last(events)).toMatchObject({
+        type: 'run_cancelled',
+        reason: 'user stop',
+        phase: stream ? 'model_stream' : 'model_request',
+      });
       await within(req.whenClosed);
       expect(req.finished).toBe(false);
       if (stream) {
@@ -67,18 +109,33 @@ describe('cancel over real sockets (checkpoints 2 and 3)', () => {
 
 describe('recovery over HTTP', () => {
   it('a 503 with retry-after-ms then success: one retry_scheduled with that delay, two requests', async () => {
-    server.enqueue({ json: { error: { message: 'overloaded', type: 'server_error' } }, status: 503, headers: { 'retry-after-ms': '40' } }, { fixture: 'chat-text-basic.sse' });
+    server.enqueue(
+      {
+        json: { error: { message: 'overloaded', type: 'server_error' } },
+        status: 503,
+        headers: { 'retry-after-ms': '40' },
+      },
+      { fixture: 'chat-text-basic.sse' },
+    );
     const agent = defineAgent({ name: 'a', instructions: '', model: chat() });
     const events = await collectEvents(run(agent, 'hi'));
     const retries = events.filter((e) => e.type === 'retry_scheduled');
     expect(retries).toHaveLength(1);
-    expect(retries[0]).toMatchObject({ attempt: 2, delayMs: 40, error: { name: 'ModelCallError', status: 503, retryable: true } });
+    expect(retries[0]).toMatchObject({
+      attempt: 2,
+      delayMs: 40,
+      error: { name: 'ModelCallError', status: 503, retryable: true },
+    });
     expect(server.requests).toHaveLength(2);
     expect(last(events).type).toBe('run_completed');
   });
 
   it('a cancel during that backoff: no second request ever reaches the server', async () => {
-    server.enqueue({ json: { error: { message: 'overloaded', type: 'server_error' } }, status: 503, headers: { 'retry-after-ms': '300' } });
+    server.enqueue({
+      json: { error: { message: 'overloaded', type: 'server_error' } },
+      status: 503,
+      headers: { 'retry-after-ms': '300' },
+    });
     const agent = defineAgent({ name: 'a', instructions: '', model: chat() });
     const cancel = new CancelSignal();
     const events: RunEvent[] = [];
@@ -86,7 +143,11 @@ describe('recovery over HTTP', () => {
       events.push(e);
       if (e.type === 'retry_scheduled') setTimeout(() => cancel.cancel('stop during backoff'), 10);
     });
-    await within(new Promise<void>((resolve) => { const t = setInterval(() => events.some((e) => e.type === 'run_cancelled') && (clearInterval(t), resolve()), 5); }));
+    await within(
+      new Promise<void>((resolve) => {
+        const t = setInterval(() => events.some((e) => e.type === 'run_cancelled') && (clearInterval(t), resolve()), 5);
+      }),
+    );
     expect(last(events)).toMatchObject({ type: 'run_cancelled', phase: 'backoff' });
     // Real clock on purpose: a second request would reach the server over a real socket, which a virtual scheduler
     // cannot drive (the virtual-time version of this check is in recovery-cancel-during-backoff.test.ts).
@@ -97,25 +158,38 @@ describe('recovery over HTTP', () => {
 
   it('a stream cut mid-way is rescued by a non-streaming request', async () => {
     server.enqueue(
-      { sse: [sseData(chatChunk({ role: 'assistant', content: 'partial ' })), sseData(chatChunk({ content: 'text' }))], cutAfter: 2 },
+      {
+        sse: [sseData(chatChunk({ role: 'assistant', content: 'partial ' })), sseData(chatChunk({ content: 'text' }))],
+        cutAfter: 2,
+      },
       { json: chatCompletion({ content: 'full answer' }) },
     );
     const agent = defineAgent({ name: 'a', instructions: '', model: chat() });
     const events = await collectEvents(run(agent, 'hi', { retry: false }));
     expect(server.requests.map((r) => r.body.stream)).toEqual([true, false]);
-    expect(events.filter((e) => e.type === 'model_request_started').map((e) => e.type === 'model_request_started' && e.stream)).toEqual([true, false]);
+    expect(
+      events
+        .filter((e) => e.type === 'model_request_started')
+        .map((e) => e.type === 'model_request_started' && e.stream),
+    ).toEqual([true, false]);
     expect(last(events)).toMatchObject({ type: 'run_completed', output: 'full answer' });
   });
 
   it('an idle stall: the idle deadline fires, then a retry succeeds', async () => {
     server.enqueue({ stall: true }, { fixture: 'chat-text-basic.sse' });
     const agent = defineAgent({ name: 'a', instructions: '', model: chat() });
-    const events = await collectEvents(run(agent, 'hi', { deadlines: { idleMs: 150 }, retry: { maxRetries: 2, initialDelayMs: 1 } }));
+    const events = await collectEvents(
+      run(agent, 'hi', { deadlines: { idleMs: 150 }, retry: { maxRetries: 2, initialDelayMs: 1 } }),
+    );
     await within(server.requests[0]!.whenClosed);
     expect(server.requests[0]!.finished).toBe(false);
-    const kinds = events.filter((e) => e.type === 'retry_scheduled' || e.type === 'model_request_started').map((e) => e.type);
+    const kinds = events
+      .filter((e) => e.type === 'retry_scheduled' || e.type === 'model_request_started')
+      .map((e) => e.type);
     expect(kinds).toEqual(['model_request_started', 'retry_scheduled', 'model_request_started']);
-    expect(events.find((e) => e.type === 'retry_scheduled')).toMatchObject({ error: { name: 'TimeoutError', kind: 'idle', timeoutMs: 150 } });
+    expect(events.find((e) => e.type === 'retry_scheduled')).toMatchObject({
+      error: { name: 'TimeoutError', kind: 'idle', timeoutMs: 150 },
+    });
     expect(server.requests.map((r) => r.body.stream)).toEqual([true, true]);
     expect(last(events).type).toBe('run_completed');
   });
@@ -128,7 +202,13 @@ describe('listeners on a long-lived CancelSignal', () => {
     const before = getEventListeners(signal, 'abort').length;
     const agent = defineAgent({ name: 'a', instructions: '', model: chat() });
     for (let i = 0; i < 200; i++) {
-      server.enqueue({ sse: [sseData(chatChunk({ role: 'assistant', content: `n${i}` })), sseData(chatChunk({}, { finishReason: 'stop' })), SSE_DONE] });
+      server.enqueue({
+        sse: [
+          sseData(chatChunk({ role: 'assistant', content: `n${i}` })),
+          sseData(chatChunk({}, { finishReason: 'stop' })),
+          SSE_DONE,
+        ],
+      });
       const events = await collectEvents(run(agent, 'hi', { cancel, signal }));
       expect(last(events)).toMatchObject({ type: 'run_completed', output: `n${i}` });
     }

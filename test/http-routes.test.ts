@@ -256,7 +256,10 @@ describe('the run routes', () => {
     const post = (path: string, body: unknown) => request(`${url}/runs/${runId}${path}`, { principal: 'alice', body });
     expect(await post('/stop', { at: 'soon' })).toMatchObject(error(400, 'bad_request', 'at'));
     expect(await post('/stop', { at: 'turn_end', graceMs: -1 })).toMatchObject(error(400, 'bad_request', 'graceMs'));
-    expect(await post('/stop', { at: 'turn_end', graceMs: 60_000 })).toMatchObject({ status: 200, body: { stopped: true } });
+    expect(await post('/stop', { at: 'turn_end', graceMs: 60_000 })).toMatchObject({
+      status: 200,
+      body: { stopped: true },
+    });
     expect(await post('/stop', { at: 'tool_call_end' })).toMatchObject({ status: 200, body: { stopped: false } });
     expect(await post('/tool-calls/c1/decision', { approve: false })).toMatchObject(
       error(400, 'bad_request', 'reason'),
@@ -265,7 +268,10 @@ describe('the run routes', () => {
       error(400, 'bad_request', 'approve'),
     );
     // No call of this run awaits approval: the decision takes no effect.
-    expect(await post('/tool-calls/c1/decision', { approve: true })).toMatchObject({ status: 200, body: { decided: false } });
+    expect(await post('/tool-calls/c1/decision', { approve: true })).toMatchObject({
+      status: 200,
+      body: { decided: false },
+    });
     expect(await request(`${url}/runs/nope/stop`, { principal: 'alice', body: { at: 'turn_end' } })).toMatchObject(
       error(404, 'run_not_found'),
     );
@@ -273,9 +279,17 @@ describe('the run routes', () => {
   });
 
   it('decide on a call awaiting approval → { decided: true }, the call runs; again → { decided: false }', async () => {
-    const deploy = tool({ name: 'deploy', description: 'd', parameters: z.object({}), needsApproval: true, execute: () => 'ok' });
+    const deploy = tool({
+      name: 'deploy',
+      description: 'd',
+      parameters: z.object({}),
+      needsApproval: true,
+      execute: () => 'ok',
+    });
     const model = scriptedModel([{ toolCalls: [{ name: 'deploy', callId: 'call_d' }] }, 'shipped']);
-    const runs = localRuns({ agents: { helper: defineAgent({ name: 'helper', instructions: '', model, tools: [deploy] }) } });
+    const runs = localRuns({
+      agents: { helper: defineAgent({ name: 'helper', instructions: '', model, tools: [deploy] }) },
+    });
     server = await listen(createHandler({ runs, authorize: bearer }));
     const { runId } = await runs.start({ agent: 'helper', threadId: 't1', input: 'ship', principal: 'alice' });
     const events$ = runs.events(runId, { principal: 'alice' });

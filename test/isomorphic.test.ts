@@ -19,14 +19,26 @@ function graph(file: string, seen = new Map<string, string[]>()): Map<string, st
 
 describe('the loopctl core entry is isomorphic: Node-only code lives in loopctl/node', () => {
   const ISOMORPHIC = [
-    'src/index.ts', 'src/testing/index.ts', 'src/ag-ui/index.ts', 'src/operators/index.ts', 'src/otel/index.ts',
+    'src/index.ts',
+    'src/testing/index.ts',
+    'src/ag-ui/index.ts',
+    'src/operators/index.ts',
+    'src/otel/index.ts',
   ];
   for (const entry of ISOMORPHIC) {
     it(`${entry} reaches no node:* module and no Node-only package`, () => {
       const modules = graph(path.join(repoRoot, entry));
       expect(modules.size).toBeGreaterThan(entry === 'src/index.ts' ? 20 : entry === 'src/operators/index.ts' ? 4 : 2);
       const offending = [...modules].flatMap(([file, specs]) =>
-        specs.filter((s) => s.startsWith('node:') || /^(fs|path|os|child_process|http|net)$/.test(s) || s.includes('/stdio') || s.includes('streamableHttp')).map((s) => `${path.relative(repoRoot, file)} → ${s}`),
+        specs
+          .filter(
+            (s) =>
+              s.startsWith('node:') ||
+              /^(fs|path|os|child_process|http|net)$/.test(s) ||
+              s.includes('/stdio') ||
+              s.includes('streamableHttp'),
+          )
+          .map((s) => `${path.relative(repoRoot, file)} → ${s}`),
       );
       expect(offending).toEqual([]);
     });
@@ -51,9 +63,18 @@ describe('the loopctl core entry is isomorphic: Node-only code lives in loopctl/
   });
 
   it('the core never imports @opentelemetry: only loopctl/otel does, and only @opentelemetry/api', () => {
-    const entries = ['src/index.ts', 'src/testing/index.ts', 'src/node/index.ts', 'src/node/testing/index.ts',
-      'src/ag-ui/index.ts', 'src/http/index.ts', 'src/operators/index.ts', 'src/sqlite/index.ts',
-      'src/postgres/index.ts', 'src/bullmq/index.ts'];
+    const entries = [
+      'src/index.ts',
+      'src/testing/index.ts',
+      'src/node/index.ts',
+      'src/node/testing/index.ts',
+      'src/ag-ui/index.ts',
+      'src/http/index.ts',
+      'src/operators/index.ts',
+      'src/sqlite/index.ts',
+      'src/postgres/index.ts',
+      'src/bullmq/index.ts',
+    ];
     for (const entry of entries) {
       const specs = [...graph(path.join(repoRoot, entry)).values()].flat();
       expect({ entry, otel: specs.filter((s) => s.startsWith('@opentelemetry/')) }).toEqual({ entry, otel: [] });
@@ -71,12 +92,28 @@ describe('the loopctl core entry is isomorphic: Node-only code lives in loopctl/
 /** The bare specifiers (packages) every module reachable from `entry` imports. */
 function packagesOf(entry: string): string[] {
   const specs = [...graph(path.join(repoRoot, entry)).values()].flat();
-  return [...new Set(specs.map((s) => s.split('/').slice(0, s.startsWith('@') ? 2 : 1).join('/')))].sort();
+  return [
+    ...new Set(
+      specs.map((s) =>
+        s
+          .split('/')
+          .slice(0, s.startsWith('@') ? 2 : 1)
+          .join('/'),
+      ),
+    ),
+  ].sort();
 }
 
 describe('native and driver modules load only through their own entries', () => {
-  for (const entry of ['src/index.ts', 'src/testing/index.ts', 'src/node/index.ts', 'src/node/testing/index.ts',
-    'src/http/index.ts', 'src/postgres/index.ts', 'src/sqlite/index.ts']) {
+  for (const entry of [
+    'src/index.ts',
+    'src/testing/index.ts',
+    'src/node/index.ts',
+    'src/node/testing/index.ts',
+    'src/http/index.ts',
+    'src/postgres/index.ts',
+    'src/sqlite/index.ts',
+  ]) {
     it(`${entry} reaches neither better-sqlite3 nor pg (beyond its own), nor bullmq/ioredis, nor a test framework`, () => {
       const packages = packagesOf(entry);
       const own = entry.includes('postgres') ? ['pg'] : entry.includes('sqlite') ? ['better-sqlite3'] : [];
@@ -87,7 +124,10 @@ describe('native and driver modules load only through their own entries', () => 
 
   it('loopctl/bullmq reaches bullmq and its bundled ioredis, and no other driver', () => {
     const packages = packagesOf('src/bullmq/index.ts');
-    expect(packages.filter((p) => ['bullmq', 'ioredis', 'pg', 'better-sqlite3'].includes(p))).toEqual(['bullmq', 'ioredis']);
+    expect(packages.filter((p) => ['bullmq', 'ioredis', 'pg', 'better-sqlite3'].includes(p))).toEqual([
+      'bullmq',
+      'ioredis',
+    ]);
   });
 
   it('loopctl/sqlite reaches better-sqlite3 and not pg; loopctl/postgres reaches pg only for its types', () => {

@@ -53,7 +53,10 @@ describe('a commit that lands after commitMs', () => {
     const first = collectNow(run(agent, 'task 1', { session, mailbox, scheduler, deadlines: { commitMs: 20 } }));
     scheduler.flush();
     expect(first.at(-1)).toMatchObject({
-      type: 'run_failed', at: 20, stopReason: 'session_error', undelivered: [{ id: steer.id, content: 'S' }],
+      type: 'run_failed',
+      at: 20,
+      stopReason: 'session_error',
+      undelivered: [{ id: steer.id, content: 'S' }],
     });
     expect(mailbox.peek()).toEqual([steer]);
 

@@ -91,14 +91,18 @@ describe('layering of src/', () => {
   });
 
   it('session/ never imports engine/', () => {
-    const offending = [...graph].filter(([f]) => under('session')(f)).flatMap(([f, deps]) =>
-      deps.filter(under('engine')).map((d) => `${f} → ${d}`));
+    const offending = [...graph]
+      .filter(([f]) => under('session')(f))
+      .flatMap(([f, deps]) => deps.filter(under('engine')).map((d) => `${f} → ${d}`));
     expect(offending).toEqual([]);
   });
 
   it('cancel/ imports nothing of the engine, the sessions or the models', () => {
-    const offending = [...graph].filter(([f]) => under('cancel')(f)).flatMap(([f, deps]) =>
-      deps.filter((d) => under('engine')(d) || under('session')(d) || under('model')(d)).map((d) => `${f} → ${d}`));
+    const offending = [...graph]
+      .filter(([f]) => under('cancel')(f))
+      .flatMap(([f, deps]) =>
+        deps.filter((d) => under('engine')(d) || under('session')(d) || under('model')(d)).map((d) => `${f} → ${d}`),
+      );
     expect(offending).toEqual([]);
   });
 

@@ -17,7 +17,9 @@ function setup(extraHooks: Hooks = {}) {
   let n = 0;
   const promiseTool = (name: string): Tool =>
     tool({
-      name, description: '', parameters: z.object({}),
+      name,
+      description: '',
+      parameters: z.object({}),
       execute: (_a, ctx) => {
         ctx.signal.addEventListener('abort', () => log.push(`abort:${name}`));
         if (++n === 3) running.open();
@@ -25,7 +27,9 @@ function setup(extraHooks: Hooks = {}) {
       },
     });
   const obsTool = tool({
-    name: 'obs', description: '', parameters: z.object({}),
+    name: 'obs',
+    description: '',
+    parameters: z.object({}),
     execute: (_a, ctx) => {
       ctx.signal.addEventListener('abort', () => log.push('abort:obs'));
       return new Observable<string>(() => {
@@ -35,9 +39,15 @@ function setup(extraHooks: Hooks = {}) {
     },
   });
   const quick = tool({ name: 'quick', description: '', parameters: z.object({}), execute: () => 'ok' });
-  const model = scriptedModel([{ toolCalls: ['quick', 'p1', 'obs', 'p2'].map((name) => ({ name, callId: name })) }, 'never']);
+  const model = scriptedModel([
+    { toolCalls: ['quick', 'p1', 'obs', 'p2'].map((name) => ({ name, callId: name })) },
+    'never',
+  ]);
   const agent = defineAgent({
-    name: 'order', instructions: '', model, tools: [quick, promiseTool('p1'), obsTool, promiseTool('p2')],
+    name: 'order',
+    instructions: '',
+    model,
+    tools: [quick, promiseTool('p1'), obsTool, promiseTool('p2')],
     parallelToolCalls: { maxConcurrency: 4 },
     hooks: { runEnded: ({ outcome }) => void log.push(`runEnded:${outcome.type}`), ...extraHooks },
   });
@@ -92,7 +102,12 @@ describe('guarantee 11: cleanup order on cancel, unsubscribe and failure', () =>
   it('failure (an afterToolCall hook throws once the others run): running siblings first, then runEnded, then run_failed', async () => {
     const release = gate();
     const { log, running, agent } = setup({
-      afterToolCall: ({ call }) => (call.name === 'quick' ? release.promise.then(() => { throw new Error('boom'); }) : undefined),
+      afterToolCall: ({ call }) =>
+        call.name === 'quick'
+          ? release.promise.then(() => {
+              throw new Error('boom');
+            })
+          : undefined,
     });
     const done = new Promise<void>((resolve) =>
       run(agent, 'go').subscribe({

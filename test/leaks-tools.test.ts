@@ -51,19 +51,33 @@ describe('leaks: 50 runs share one CancelSignal and one AbortSignal, each with a
       let running = 0;
       const mk = (name: string, behaviour: 'quick' | 'rejects on abort' | 'ignores signal'): Tool =>
         tool({
-          name, description: '', parameters: z.object({}),
+          name,
+          description: '',
+          parameters: z.object({}),
           execute: (_a, ctx) => {
             listenersWhileRunning = getEventListeners(signal, 'abort').length;
             if (++running === 3) started.open();
             if (behaviour === 'quick' || kind === 'completing') return Promise.resolve(`${name} done`);
             if (behaviour === 'ignores signal') return new Promise<string>(() => {});
-            return new Promise<string>((_r, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason), { once: true }));
+            return new Promise<string>((_r, reject) =>
+              ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason), { once: true }),
+            );
           },
         });
       const model = scriptedModel([{ toolCalls: [{ name: 'a' }, { name: 'b' }, { name: 'c' }] }, 'done']);
-      const hooks: Hooks = kind === 'failing' ? { afterToolCall: ({ call }) => { if (call.name === 'a') throw new Error('after a'); } } : {};
+      const hooks: Hooks =
+        kind === 'failing'
+          ? {
+              afterToolCall: ({ call }) => {
+                if (call.name === 'a') throw new Error('after a');
+              },
+            }
+          : {};
       const agent = defineAgent({
-        name: `run${i}`, instructions: '', model, parallelToolCalls: { maxConcurrency: 3 },
+        name: `run${i}`,
+        instructions: '',
+        model,
+        parallelToolCalls: { maxConcurrency: 3 },
         tools: [mk('a', 'quick'), mk('b', 'rejects on abort'), mk('c', 'ignores signal')],
       });
       const done = collectEvents(run(agent, 'go', { cancel, signal, hooks, deadlines: { toolMs: 60_000 } }));
@@ -92,7 +106,13 @@ describe('leaks: 50 runs share one CancelSignal and one AbortSignal, each with a
     const cancel = new CancelSignal();
     const never = (name: string) => tool({ name, description: '', parameters: z.object({}), execute: () => NEVER });
     const model = scriptedModel([{ toolCalls: ['a', 'b', 'c'].map((name) => ({ name })) }]);
-    const agent = defineAgent({ name: 'v', instructions: '', model, tools: [never('a'), never('b'), never('c')], parallelToolCalls: { maxConcurrency: 2 } });
+    const agent = defineAgent({
+      name: 'v',
+      instructions: '',
+      model,
+      tools: [never('a'), never('b'), never('c')],
+      parallelToolCalls: { maxConcurrency: 2 },
+    });
     let pendingAtTerminal = -1;
     run(agent, 'go', { cancel, scheduler, deadlines: { toolMs: 1_000 } }).subscribe((e) => {
       if (e.type === 'run_cancelled') pendingAtTerminal = scheduler.actions.length;
@@ -110,11 +130,14 @@ describe('leaks: abandoned tools', () => {
     const started = gate();
     let rejectLate!: () => void;
     const deaf = tool({
-      name: 'deaf', description: '', parameters: z.object({}),
-      execute: () => new Promise<string>((_r, reject) => {
-        rejectLate = () => void vt.scheduler.schedule(() => reject(new Error('late failure')), 100);
-        started.open();
-      }),
+      name: 'deaf',
+      description: '',
+      parameters: z.object({}),
+      execute: () =>
+        new Promise<string>((_r, reject) => {
+          rejectLate = () => void vt.scheduler.schedule(() => reject(new Error('late failure')), 100);
+          started.open();
+        }),
     });
     const model = scriptedModel([{ toolCalls: [{ name: 'deaf' }] }, 'never']);
     const cancel = new CancelSignal();
@@ -144,7 +167,9 @@ describe('leaks: abandoned tools', () => {
     const hookCalled = gate();
     const model = scriptedModel([{ toolCalls: [{ name: 't' }] }, 'never']);
     const t = tool({ name: 't', description: '', parameters: z.object({}), execute: () => 'x' });
-    const hooks: Hooks = { beforeToolCall: () => new Promise<void>((_r, reject) => ((rejectHook = reject), hookCalled.open())) };
+    const hooks: Hooks = {
+      beforeToolCall: () => new Promise<void>((_r, reject) => ((rejectHook = reject), hookCalled.open())),
+    };
     const cancel = new CancelSignal();
     const events: RunEvent[] = [];
     const vt = virtualTime();

@@ -25,7 +25,10 @@ async function freePort(): Promise<number> {
  * EADDRINUSE).
  */
 function startServer(port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [EVERYTHING_BIN, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [EVERYTHING_BIN, 'streamableHttp'], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   return new Promise((resolve, reject) => {
     let err = '';
     child.stderr!.on('data', (chunk: Buffer) => {

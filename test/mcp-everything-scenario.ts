@@ -6,7 +6,10 @@ import { collectEvents, gate, scriptedModel } from '../src/testing/index.js';
 import { cancellationsIn, pendingOf, recordSends } from './mcp-server-fixture.js';
 
 /** The real server-everything's entry point (its package `bin`). */
-export const EVERYTHING_BIN = new URL('../node_modules/@modelcontextprotocol/server-everything/dist/index.js', import.meta.url).pathname;
+export const EVERYTHING_BIN = new URL(
+  '../node_modules/@modelcontextprotocol/server-everything/dist/index.js',
+  import.meta.url,
+).pathname;
 
 /**
  * The scenario both server-everything tests run on a connected client:
@@ -25,17 +28,26 @@ export async function everythingScenario(client: Client): Promise<void> {
     const names = tools.map((t) => t.name);
     expect(names).toContain('ev_echo');
     expect(names).toContain('ev_trigger-long-running-operation');
-    expect(tools.find((t) => t.name === 'ev_echo')!.parameters).toMatchObject({ type: 'object', properties: { message: { type: 'string' } } });
+    expect(tools.find((t) => t.name === 'ev_echo')!.parameters).toMatchObject({
+      type: 'object',
+      properties: { message: { type: 'string' } },
+    });
 
     // A quick call through a whole run.
     const quick = scriptedModel([{ toolCalls: [{ name: 'ev_echo', arguments: { message: 'hello' } }] }, 'done']);
     const events1 = await collectEvents(run(defineAgent({ name: 'ev', instructions: '', model: quick, tools }), 'go'));
     expect(events1.at(-1)).toMatchObject({ type: 'run_completed', output: 'done' });
-    expect(events1.find((e) => e.type === 'tool_call_completed')).toMatchObject({ name: 'ev_echo', output: 'Echo: hello' });
+    expect(events1.find((e) => e.type === 'tool_call_completed')).toMatchObject({
+      name: 'ev_echo',
+      output: 'Echo: hello',
+    });
 
     // The long-running operation, cancelled once progress arrived.
     const progressed = gate();
-    const slow = scriptedModel([{ toolCalls: [{ name: 'ev_trigger-long-running-operation', arguments: { duration: 30, steps: 300 } }] }, 'must not happen']);
+    const slow = scriptedModel([
+      { toolCalls: [{ name: 'ev_trigger-long-running-operation', arguments: { duration: 30, steps: 300 } }] },
+      'must not happen',
+    ]);
     const T = new CancelSignal();
     const events: RunEvent[] = [];
     let cancellationsAtTerminal = -1;
@@ -54,8 +66,13 @@ export async function everythingScenario(client: Client): Promise<void> {
     expect(events.at(-1)).toMatchObject({ type: 'run_cancelled', reason: 'user clicked stop', phase: 'tool_call' });
     const progress = events.filter((e) => e.type === 'tool_call_progress');
     expect(progress.length).toBeGreaterThanOrEqual(1);
-    expect(progress[0]).toMatchObject({ name: 'ev_trigger-long-running-operation', progress: { progress: 1, total: 300 } });
-    const longCall = sent.filter((m) => 'method' in m && m.method === 'tools/call' && 'id' in m).at(-1) as { id: number };
+    expect(progress[0]).toMatchObject({
+      name: 'ev_trigger-long-running-operation',
+      progress: { progress: 1, total: 300 },
+    });
+    const longCall = sent.filter((m) => 'method' in m && m.method === 'tools/call' && 'id' in m).at(-1) as {
+      id: number;
+    };
     expect(cancellationsIn(sent)).toEqual([{ requestId: longCall.id, reason: 'cancelled: user clicked stop' }]);
     expect(cancellationsAtTerminal).toBe(1); // sent before the terminal event (guarantee 11)
     expect(slow.requests).toHaveLength(1);

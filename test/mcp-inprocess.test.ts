@@ -16,7 +16,9 @@ const unhandled = trackUnhandledRejections();
 let entered: Gate = gate();
 const text = (t: string) => ({ content: [{ type: 'text' as const, text: t }] });
 const serverTools = [
-  fixtureTool('echo', (a) => text(`echo: ${String(a['message'])}`), { inputSchema: { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] } }),
+  fixtureTool('echo', (a) => text(`echo: ${String(a['message'])}`), {
+    inputSchema: { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] },
+  }),
   fixtureTool('never', () => {
     entered.open();
     return new Promise(() => {});
@@ -39,7 +41,11 @@ const serverTools = [
   })),
 ];
 
-function agentWith(f: Fixture, tools: Awaited<ReturnType<typeof mcpTools>>, steps: Parameters<typeof scriptedModel>[0]) {
+function agentWith(
+  f: Fixture,
+  tools: Awaited<ReturnType<typeof mcpTools>>,
+  steps: Parameters<typeof scriptedModel>[0],
+) {
   const model = scriptedModel(steps);
   return { model, agent: defineAgent({ name: 'mcp', instructions: '', model, tools }) };
 }
@@ -51,7 +57,9 @@ describe('mcpTools: listing', () => {
         fixtureTool('a.b', () => text('')),
         fixtureTool('a/b', () => text('')),
         fixtureTool('x'.repeat(70), () => text('')),
-        fixtureTool('ok-name_1', () => text(''), { inputSchema: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] } }),
+        fixtureTool('ok-name_1', () => text(''), {
+          inputSchema: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] },
+        }),
         fixtureTool('tasky', () => text(''), { execution: { taskSupport: 'required' } }),
       ],
       2,
@@ -83,11 +91,17 @@ describe('mcpTools: calls in a run', () => {
       ['mixed', `a\n${JSON.stringify({ type: 'image', mimeType: 'image/png', bytes: 3 })}\nb`],
       ['progress', 'progressed'],
     ]);
-    expect(events.filter((e) => e.type === 'tool_call_progress').map((e) => (e as { progress: unknown }).progress)).toEqual([
+    expect(
+      events.filter((e) => e.type === 'tool_call_progress').map((e) => (e as { progress: unknown }).progress),
+    ).toEqual([
       { progress: 1, total: 2 },
       { progress: 2, total: 2 },
     ]);
-    expect(model.requests[1]!.items.filter((i) => i.type === 'tool_result').map((i) => i.type === 'tool_result' && i.isError)).toEqual([false, false, false]);
+    expect(
+      model.requests[1]!.items.filter((i) => i.type === 'tool_result').map(
+        (i) => i.type === 'tool_result' && i.isError,
+      ),
+    ).toEqual([false, false, false]);
     expect(f.cancellations()).toEqual([]);
     expect(f.pending()).toEqual({ responseHandlers: 0, progressHandlers: 0, timeouts: 0 });
     await f.client.close();
@@ -95,13 +109,21 @@ describe('mcpTools: calls in a run', () => {
 
   it('isError results and server errors become tool errors with the server text; the run goes on', async () => {
     const f = await startFixture(serverTools);
-    const { agent, model } = agentWith(f, await mcpTools(f.client), [{ toolCalls: [{ name: 'fails' }, { name: 'throws' }] }, 'done']);
+    const { agent, model } = agentWith(f, await mcpTools(f.client), [
+      { toolCalls: [{ name: 'fails' }, { name: 'throws' }] },
+      'done',
+    ]);
     const events = await collectEvents(run(agent, 'go'));
     expect(events.at(-1)).toMatchObject({ type: 'run_completed', output: 'done' });
     const results = model.requests[1]!.items.filter((i) => i.type === 'tool_result');
     expect(results).toEqual([
       { type: 'tool_result', callId: 'call_1_1', output: 'Error: disk full', isError: true },
-      { type: 'tool_result', callId: 'call_1_2', output: 'Error: the MCP server failed the call to "throws": MCP error -32602: bad input', isError: true },
+      {
+        type: 'tool_result',
+        callId: 'call_1_2',
+        output: 'Error: the MCP server failed the call to "throws": MCP error -32602: bad input',
+        isError: true,
+      },
     ]);
     expect(f.pending()).toEqual({ responseHandlers: 0, progressHandlers: 0, timeouts: 0 });
     await f.client.close();
@@ -166,7 +188,11 @@ describe('mcpTools: cancellation (guarantee 10, row 8)', () => {
     const ids = f.callIds();
     expect(ids).toHaveLength(3);
     expect(f.cancellations()).toEqual([{ requestId: ids[1], reason: expect.stringContaining('Request timed out') }]);
-    expect(model.requests[2]!.items.at(-1)).toMatchObject({ type: 'tool_result', isError: true, output: expect.stringContaining('timed out after 20 ms') });
+    expect(model.requests[2]!.items.at(-1)).toMatchObject({
+      type: 'tool_result',
+      isError: true,
+      output: expect.stringContaining('timed out after 20 ms'),
+    });
     await settle();
     expect(f.cancellations()).toHaveLength(1);
     expect(f.pending()).toEqual({ responseHandlers: 0, progressHandlers: 0, timeouts: 0 });
@@ -199,8 +225,14 @@ describe('mcpTools: transport failures', () => {
     void entered.promise.then(() => f.server.close());
     const events = await collectEvents(run(agent, 'go'));
     expect(events.at(-1)).toMatchObject({ type: 'run_completed', output: 'done' });
-    expect(model.requests[1]!.items.at(-1)).toMatchObject({ isError: true, output: 'Error: the MCP server closed the connection during the call to "never"' });
-    expect(model.requests[2]!.items.at(-1)).toMatchObject({ isError: true, output: expect.stringContaining('MCP server is not connected') });
+    expect(model.requests[1]!.items.at(-1)).toMatchObject({
+      isError: true,
+      output: 'Error: the MCP server closed the connection during the call to "never"',
+    });
+    expect(model.requests[2]!.items.at(-1)).toMatchObject({
+      isError: true,
+      output: expect.stringContaining('MCP server is not connected'),
+    });
     expect(f.callIds()).toHaveLength(1); // the later call never reached the transport
     expect(f.client.transport).toBeUndefined();
     expect(f.pending()).toEqual({ responseHandlers: 0, progressHandlers: 0, timeouts: 0 });
@@ -210,10 +242,16 @@ describe('mcpTools: transport failures', () => {
   it('a failed send becomes a tool error, no response handler left (guarantee 9: nothing left behind)', async () => {
     const f = await startFixture(serverTools);
     f.failSends((m) => 'method' in m && m.method === 'tools/call');
-    const { agent, model } = agentWith(f, await mcpTools(f.client), [{ toolCalls: [{ name: 'echo', arguments: { message: 'x' } }] }, 'done']);
+    const { agent, model } = agentWith(f, await mcpTools(f.client), [
+      { toolCalls: [{ name: 'echo', arguments: { message: 'x' } }] },
+      'done',
+    ]);
     const events = await collectEvents(run(agent, 'go'));
     expect(events.at(-1)).toMatchObject({ type: 'run_completed' });
-    expect(model.requests[1]!.items.at(-1)).toMatchObject({ isError: true, output: 'Error: the MCP call to "echo" failed: simulated transport failure' });
+    expect(model.requests[1]!.items.at(-1)).toMatchObject({
+      isError: true,
+      output: 'Error: the MCP call to "echo" failed: simulated transport failure',
+    });
     await settle();
     expect(f.pending()).toEqual({ responseHandlers: 0, progressHandlers: 0, timeouts: 0 });
     expect(unhandled).toEqual([]);

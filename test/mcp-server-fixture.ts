@@ -3,11 +3,20 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type JSONRPCMessage, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  ListToolsRequestSchema,
+  type CallToolResult,
+  type JSONRPCMessage,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
 
 /** Test fixture: an in-process MCP server (the SDK's low-level `Server`) over an in-memory transport pair. */
 
-type Handler = (args: Record<string, unknown>, extra: { signal: AbortSignal; requestId: string | number; progress(p: number, total?: number): Promise<void> }) => Promise<CallToolResult> | CallToolResult;
+type Handler = (
+  args: Record<string, unknown>,
+  extra: { signal: AbortSignal; requestId: string | number; progress(p: number, total?: number): Promise<void> },
+) => Promise<CallToolResult> | CallToolResult;
 
 export interface FixtureTool {
   readonly info: Tool;
@@ -16,7 +25,10 @@ export interface FixtureTool {
 
 /** A server tool with an empty object schema. */
 export function fixtureTool(name: string, handler: Handler, extra: Partial<Tool> = {}): FixtureTool {
-  return { info: { name, description: `the ${name} tool`, inputSchema: { type: 'object', properties: {} }, ...extra }, handler };
+  return {
+    info: { name, description: `the ${name} tool`, inputSchema: { type: 'object', properties: {} }, ...extra },
+    handler,
+  };
 }
 
 export interface Fixture {
@@ -35,7 +47,11 @@ export interface Fixture {
 }
 
 /** Records every outgoing message of `transport` in `sent` (wraps `send`). */
-export function recordSends(transport: Transport, sent: JSONRPCMessage[], shouldFail: () => ((m: JSONRPCMessage) => boolean) | undefined = () => undefined): void {
+export function recordSends(
+  transport: Transport,
+  sent: JSONRPCMessage[],
+  shouldFail: () => ((m: JSONRPCMessage) => boolean) | undefined = () => undefined,
+): void {
   const send = transport.send.bind(transport);
   transport.send = async (message, options) => {
     sent.push(message);
@@ -46,8 +62,16 @@ export function recordSends(transport: Transport, sent: JSONRPCMessage[], should
 
 /** The SDK client's internal maps of pending requests (guarantee 9: nothing left behind, not even after a call). */
 export function pendingOf(client: Client): { responseHandlers: number; progressHandlers: number; timeouts: number } {
-  const c = client as unknown as { _responseHandlers: Map<unknown, unknown>; _progressHandlers: Map<unknown, unknown>; _timeoutInfo: Map<unknown, unknown> };
-  return { responseHandlers: c._responseHandlers.size, progressHandlers: c._progressHandlers.size, timeouts: c._timeoutInfo.size };
+  const c = client as unknown as {
+    _responseHandlers: Map<unknown, unknown>;
+    _progressHandlers: Map<unknown, unknown>;
+    _timeoutInfo: Map<unknown, unknown>;
+  };
+  return {
+    responseHandlers: c._responseHandlers.size,
+    progressHandlers: c._progressHandlers.size,
+    timeouts: c._timeoutInfo.size,
+  };
 }
 
 export const abortListeners = (signal: AbortSignal): number => getEventListeners(signal, 'abort').length;
@@ -73,7 +97,11 @@ export async function startFixture(tools: readonly FixtureTool[], pageSize = 100
     extra.signal.addEventListener('abort', () => serverAborted.push(extra.requestId), { once: true });
     const token = req.params._meta?.progressToken;
     const progress = async (p: number, total?: number): Promise<void> => {
-      if (token !== undefined) await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: p, ...(total !== undefined ? { total } : {}) } });
+      if (token !== undefined)
+        await extra.sendNotification({
+          method: 'notifications/progress',
+          params: { progressToken: token, progress: p, ...(total !== undefined ? { total } : {}) },
+        });
     };
     return t.handler(req.params.arguments ?? {}, { signal: extra.signal, requestId: extra.requestId, progress });
   });
@@ -91,7 +119,10 @@ export async function startFixture(tools: readonly FixtureTool[], pageSize = 100
     serverAborted,
     failSends: (match) => (failing = match),
     cancellations: () => cancellationsIn(sent),
-    callIds: () => sent.filter((m) => 'method' in m && m.method === 'tools/call' && 'id' in m).map((m) => (m as { id: string | number }).id),
+    callIds: () =>
+      sent
+        .filter((m) => 'method' in m && m.method === 'tools/call' && 'id' in m)
+        .map((m) => (m as { id: string | number }).id),
     pending: () => pendingOf(client),
   };
 }

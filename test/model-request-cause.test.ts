@@ -21,7 +21,11 @@ describe('model_request_started: cause and error of a restarted answer', () => {
     expect(starts(events)).toEqual([
       { type: 'model_request_started', model: 'm', attempt: 1, stream: true },
       {
-        type: 'model_request_started', model: 'm', attempt: 2, stream: true, cause: 'retry',
+        type: 'model_request_started',
+        model: 'm',
+        attempt: 2,
+        stream: true,
+        cause: 'retry',
         error: { name: 'ModelCallError', message: 'overloaded', status: 503, retryable: true },
       },
     ]);
@@ -35,7 +39,11 @@ describe('model_request_started: cause and error of a restarted answer', () => {
     expect(starts(events)).toEqual([
       { type: 'model_request_started', model: 'm', attempt: 1, stream: true },
       {
-        type: 'model_request_started', model: 'm', attempt: 2, stream: false, cause: 'rescue',
+        type: 'model_request_started',
+        model: 'm',
+        attempt: 2,
+        stream: false,
+        cause: 'rescue',
         error: { name: 'ModelCallError', message: 'connection reset', retryable: true, code: 'ECONNRESET' },
       },
     ]);
@@ -51,7 +59,11 @@ describe('model_request_started: cause and error of a restarted answer', () => {
     expect(starts(events)).toEqual([
       { type: 'model_request_started', model: 'p', attempt: 1, stream: true },
       {
-        type: 'model_request_started', model: 'f', attempt: 2, stream: true, cause: 'fallback',
+        type: 'model_request_started',
+        model: 'f',
+        attempt: 2,
+        stream: true,
+        cause: 'fallback',
         error: { name: 'ModelCallError', message: 'bad gateway', status: 502, retryable: false },
       },
     ]);

@@ -59,8 +59,18 @@ describe('list_dir', () => {
   it('lists recursively, skipping node_modules and .git and saying so', async () => {
     expect(await call(fsTools(root), 'list_dir', { recursive: true })).toBe(
       [
-        'a.txt', 'bin.dat', 'docs/', 'docs/readme.md', 'escape', 'escape-file',
-        'src/', 'src/deep/', 'src/deep/notes.md', 'src/main.ts', 'src/util.ts', '[skipped folders: .git, node_modules]',
+        'a.txt',
+        'bin.dat',
+        'docs/',
+        'docs/readme.md',
+        'escape',
+        'escape-file',
+        'src/',
+        'src/deep/',
+        'src/deep/notes.md',
+        'src/main.ts',
+        'src/util.ts',
+        '[skipped folders: .git, node_modules]',
       ].join('\n'),
     );
   });
@@ -71,7 +81,9 @@ describe('list_dir', () => {
       'src/main.ts\nsrc/util.ts\n[skipped folders: .git, node_modules]',
     );
     expect(await call(tools, 'list_dir', { path: 'src', recursive: true, pattern: '**/*.md' })).toBe('deep/notes.md');
-    expect(await call(tools, 'list_dir', { path: 'src', recursive: true, pattern: '*.{md,txt}' })).toBe('deep/notes.md');
+    expect(await call(tools, 'list_dir', { path: 'src', recursive: true, pattern: '*.{md,txt}' })).toBe(
+      'deep/notes.md',
+    );
     expect(await call(tools, 'list_dir', { pattern: '*.rs' })).toBe('(no entries match "*.rs")');
   });
 
@@ -90,7 +102,9 @@ describe('read_file', () => {
     expect(await call(tools, 'read_file', { path: 'a.txt', startLine: 2, endLine: 2 })).toBe('two\n');
     expect(await call(tools, 'read_file', { path: 'a.txt', startLine: 3 })).toBe('three\n');
     expect(await call(tools, 'read_file', { path: 'a.txt', endLine: 1 })).toBe('one\n');
-    expect(await call(tools, 'read_file', { path: 'a.txt', startLine: 5 })).toBe('(no lines in range: the file has 3 lines)');
+    expect(await call(tools, 'read_file', { path: 'a.txt', startLine: 5 })).toBe(
+      '(no lines in range: the file has 3 lines)',
+    );
     await expect(call(tools, 'read_file', { path: 'a.txt', startLine: 3, endLine: 2 })).rejects.toThrow(
       'endLine (2) is before startLine (3)',
     );
@@ -112,7 +126,9 @@ describe('read_file', () => {
       '"bin.dat" looks like a binary file (it contains a NUL byte); only text files can be read',
     );
     await expect(call(tools, 'read_file', { path: 'src' })).rejects.toThrow('"src" is a folder; use list_dir');
-    await expect(call(tools, 'read_file', { path: 'nope.txt' })).rejects.toThrow('"nope.txt": no such file or directory');
+    await expect(call(tools, 'read_file', { path: 'nope.txt' })).rejects.toThrow(
+      '"nope.txt": no such file or directory',
+    );
   });
 
   it('follows a symlink that stays inside the root', async () => {
@@ -151,7 +167,9 @@ describe('search_files', () => {
 
   it('C35: limits to a path and a glob, and caps the results stating the true total', async () => {
     const tools = fsTools(root);
-    expect(await call(tools, 'search_files', { pattern: 'TODO', glob: '*.md' })).toBe('src/deep/notes.md:2: TODO: write');
+    expect(await call(tools, 'search_files', { pattern: 'TODO', glob: '*.md' })).toBe(
+      'src/deep/notes.md:2: TODO: write',
+    );
     expect(await call(tools, 'search_files', { pattern: 'TODO', path: 'src', glob: '*.ts' })).toBe(
       'src/main.ts:2: // TODO: fix\nsrc/util.ts:2: export const y = 2; // TODO later',
     );
@@ -183,7 +201,13 @@ describe('write_file', () => {
 });
 
 describe('paths outside the root', () => {
-  const outsidePaths = () => ['../outside/secret.txt', '../x', join(outside, 'secret.txt'), 'escape/secret.txt', 'escape-file'];
+  const outsidePaths = () => [
+    '../outside/secret.txt',
+    '../x',
+    join(outside, 'secret.txt'),
+    'escape/secret.txt',
+    'escape-file',
+  ];
 
   it.each(['read_file', 'list_dir', 'search_files'])('%s refuses them', async (name) => {
     for (const path of [...outsidePaths(), outside, 'escape']) {

@@ -31,7 +31,11 @@ afterEach(async () => {
 
 const ctx = fakeToolContext;
 
-async function run(command: string, signal = new AbortController().signal, options?: ShellToolOptions): Promise<unknown> {
+async function run(
+  command: string,
+  signal = new AbortController().signal,
+  options?: ShellToolOptions,
+): Promise<unknown> {
   const t = shellTool(root, options);
   return await t.execute((t.parameters as any).parse({ command }), ctx(signal));
 }
@@ -105,7 +109,7 @@ describe('run_shell', () => {
 
     controller.abort(reason);
     expect(await result).toEqual({ error: reason });
-    expect((await result as { error: unknown }).error).toBe(reason);
+    expect(((await result) as { error: unknown }).error).toBe(reason);
     expect(getEventListeners(controller.signal, 'abort').length).toBe(0);
     expect(await eventually(() => !groupAlive(pgid))).toBe(true);
   });
@@ -127,7 +131,9 @@ describe('run_shell', () => {
   it('holds one process "exit" listener only while a group may be alive (none left after a run or a kill)', async () => {
     const before = process.listenerCount('exit');
     const started = async (file: string) => {
-      expect(await eventually(() => existsSync(join(root, file)) && readFileSyncTrim(join(root, file)) !== '')).toBe(true);
+      expect(await eventually(() => existsSync(join(root, file)) && readFileSyncTrim(join(root, file)) !== '')).toBe(
+        true,
+      );
       const pgid = Number(readFileSyncTrim(join(root, file)));
       groups.push(pgid);
       return pgid;
@@ -144,7 +150,9 @@ describe('run_shell', () => {
     expect(process.listenerCount('exit')).toBe(before);
 
     const controller = new AbortController();
-    const ignoring = run(`trap '' TERM; echo $$ > c; sleep 30`, controller.signal, { killGraceMs: 100 }).catch((e: unknown) => e);
+    const ignoring = run(`trap '' TERM; echo $$ > c; sleep 30`, controller.signal, { killGraceMs: 100 }).catch(
+      (e: unknown) => e,
+    );
     const pgidC = await started('c');
     controller.abort('stop');
     expect(await ignoring).toBe('stop');
@@ -175,7 +183,10 @@ const timer = setInterval(() => {
 }, 10);
 `,
     );
-    const child = spawn(process.execPath, ['--import', TSX_LOADER, script, root, mode], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', TSX_LOADER, script, root, mode], {
+      cwd: root,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
@@ -183,7 +194,9 @@ const timer = setInterval(() => {
     const pgid = Number(readFileSyncTrim(join(root, 'pid')));
     groups.push(pgid);
     // Killed on the child's 'exit' (the 60 s grace never ran); a zombie may linger until it is reaped.
-    expect(await eventually(async () => !groupAlive(pgid) || (existsSync('/proc') && (await groupMembers(pgid)) === 0))).toBe(true);
+    expect(
+      await eventually(async () => !groupAlive(pgid) || (existsSync('/proc') && (await groupMembers(pgid)) === 0)),
+    ).toBe(true);
   });
 
   it('an already-aborted signal rejects without running anything', async () => {

@@ -2,13 +2,25 @@ import { firstValueFrom, take, toArray } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openaiChat, openaiResponses } from '../src/model/openai/index.js';
 import type { ModelEvent, ModelProvider, ModelRequest } from '../src/model/types.js';
-import { chatCompletion, collect, startOpenAIServer, type OpenAIServer, type RecordedRequest, type ScriptedResponse } from './support/openai-server.js';
+import {
+  chatCompletion,
+  collect,
+  startOpenAIServer,
+  type OpenAIServer,
+  type RecordedRequest,
+  type ScriptedResponse,
+} from './support/openai-server.js';
 
 let server: OpenAIServer;
 beforeAll(async () => void (server = await startOpenAIServer()));
 afterAll(() => server.close());
 
-const request = (stream: boolean): ModelRequest => ({ instructions: '', items: [{ type: 'user', id: 'u', text: 'hi' }], tools: [], stream });
+const request = (stream: boolean): ModelRequest => ({
+  instructions: '',
+  items: [{ type: 'user', id: 'u', text: 'hi' }],
+  tools: [],
+  stream,
+});
 const chat = () => openaiChat({ model: 'm', apiKey: 'k', baseURL: server.baseURL });
 const responses = () => openaiResponses({ model: 'm', apiKey: 'k', baseURL: server.baseURL });
 
@@ -47,7 +59,9 @@ describe('unsubscribe aborts the request: the server sees the socket close', () 
 
   it('chat non-streaming, before headers and while reading the body', async () => {
     expect(await cancelWhileServing(chat(), false, { stall: true, sendHeaders: false })).toEqual([]);
-    expect(await cancelWhileServing(chat(), false, { stall: true, headers: { 'content-type': 'application/json' } })).toEqual([]);
+    expect(
+      await cancelWhileServing(chat(), false, { stall: true, headers: { 'content-type': 'application/json' } }),
+    ).toEqual([]);
   });
 
   it('responses streaming and non-streaming', async () => {
@@ -73,10 +87,12 @@ describe('unsubscribe aborts the request: the server sees the socket close', () 
     server.enqueue({ fixture: 'responses-text.sse' });
     const n = server.requests.length;
     const seen: ModelEvent[] = [];
-    const sub = responses().call(request(true)).subscribe((e) => {
-      seen.push(e);
-      sub.unsubscribe();
-    });
+    const sub = responses()
+      .call(request(true))
+      .subscribe((e) => {
+        seen.push(e);
+        sub.unsubscribe();
+      });
     const req = await server.request(n);
     await req.whenClosed;
     await new Promise((r) => setTimeout(r, 20)); // real socket: see cancelWhileServing
@@ -96,7 +112,10 @@ describe('unsubscribe aborts the request: the server sees the socket close', () 
     const n = server.requests.length;
     const [a, b] = await Promise.all([collect<ModelEvent>(call), collect<ModelEvent>(call)]);
     expect(server.requests.length).toBe(n + 2);
-    expect([a.events, b.events].map((ev) => (ev[0]?.type === 'response' ? ev[0].response.text : '')).sort()).toEqual(['a', 'b']);
+    expect([a.events, b.events].map((ev) => (ev[0]?.type === 'response' ? ev[0].response.text : '')).sort()).toEqual([
+      'a',
+      'b',
+    ]);
   });
 });
 

@@ -5,16 +5,18 @@ import type { Item } from '../src/items.js';
 import { openaiChat, toChatMessages, toChatTools } from '../src/model/openai/index.js';
 import { requestTimeout } from '../src/model/openai/provider.js';
 import type { ModelEvent, ModelRequest, ModelResponse } from '../src/model/types.js';
-import {
-  chatCompletion, collect, startOpenAIServer, wireUsage, type OpenAIServer,
-} from './support/openai-server.js';
+import { chatCompletion, collect, startOpenAIServer, wireUsage, type OpenAIServer } from './support/openai-server.js';
 
 let server: OpenAIServer;
 beforeAll(async () => void (server = await startOpenAIServer()));
 afterAll(() => server.close());
 
 const request = (over: Partial<ModelRequest> = {}): ModelRequest => ({
-  instructions: '', items: [{ type: 'user', id: 'u1', text: 'hi' }], tools: [], stream: true, ...over,
+  instructions: '',
+  items: [{ type: 'user', id: 'u1', text: 'hi' }],
+  tools: [],
+  stream: true,
+  ...over,
 });
 const model = () => openaiChat({ model: 'gpt-test', apiKey: 'test-key', baseURL: server.baseURL });
 const responseOf = (events: ModelEvent[]): ModelResponse => {
@@ -41,8 +43,8 @@ describe('openaiChat: recorded streams', () => {
     const { events, response } = await replayOk('chat-text-basic.sse');
     const text =
       'Hi there! How can I help today? I can answer questions, explain concepts, help with writing or ' +
-        'brainstorming, code, plan something, and more. Tell me what you’d like to work on or a topic ' +
-        'you’re curious about.';
+      'brainstorming, code, plan something, and more. Tell me what you’d like to work on or a topic ' +
+      'you’re curious about.';
     expect(response).toEqual({ text, toolCalls: [], finishReason: 'stop' });
     expect(deltas(events, 'text_delta')).toHaveLength(48);
     expect(deltas(events, 'text_delta').join('')).toBe(text);
@@ -51,7 +53,9 @@ describe('openaiChat: recorded streams', () => {
   it('chat-text-usage: text and the final usage chunk', async () => {
     const { response } = await replayOk('chat-text-usage.sse');
     expect(response).toEqual({
-      text: 'The capital of the UK is London.', toolCalls: [], finishReason: 'stop',
+      text: 'The capital of the UK is London.',
+      toolCalls: [],
+      finishReason: 'stop',
       usage: { inputTokens: 78, outputTokens: 9, totalTokens: 87 },
     });
   });
@@ -59,17 +63,27 @@ describe('openaiChat: recorded streams', () => {
   it('chat-tool-call-capital-usage: one call in 5 argument pieces', async () => {
     const { events, response } = await replayOk('chat-tool-call-capital-usage.sse');
     expect(response).toEqual({
-      text: '', finishReason: 'tool_calls', usage: { inputTokens: 53, outputTokens: 15, totalTokens: 68 },
+      text: '',
+      finishReason: 'tool_calls',
+      usage: { inputTokens: 53, outputTokens: 15, totalTokens: 68 },
       toolCalls: [{ callId: 'call_ZR5UUuTt3pf61kjwAJIYdVMj', name: 'get_capital', arguments: '{"country":"UK"}' }],
     });
     expect(JSON.parse(response.toolCalls[0]!.arguments)).toEqual({ country: 'UK' });
-    expect(events[0]).toEqual({ type: 'tool_call_delta', index: 0, callId: 'call_ZR5UUuTt3pf61kjwAJIYdVMj', name: 'get_capital', argumentsDelta: '' });
+    expect(events[0]).toEqual({
+      type: 'tool_call_delta',
+      index: 0,
+      callId: 'call_ZR5UUuTt3pf61kjwAJIYdVMj',
+      name: 'get_capital',
+      argumentsDelta: '',
+    });
     expect(events.filter((e) => e.type === 'tool_call_delta')).toHaveLength(6);
   });
 
   it('chat-tool-call-weather: 7 argument deltas', async () => {
     const { response } = await replayOk('chat-tool-call-weather.sse');
-    expect(response.toolCalls).toEqual([{ callId: 'call_bCEixqN8Y40SUyius8ZfVErH', name: 'get_weather', arguments: '{"location":"New York, NY"}' }]);
+    expect(response.toolCalls).toEqual([
+      { callId: 'call_bCEixqN8Y40SUyius8ZfVErH', name: 'get_weather', arguments: '{"location":"New York, NY"}' },
+    ]);
     expect(response.finishReason).toBe('tool_calls');
     expect(response.usage).toEqual({ inputTokens: 68, outputTokens: 18, totalTokens: 86 });
   });
@@ -78,11 +92,16 @@ describe('openaiChat: recorded streams', () => {
     const { response } = await replayOk('chat-tool-call-long-args.sse');
     const args =
       '{"answers":[{"label":"Capital","answer":"The capital of Mexico is Mexico ' +
-        'City."},{"label":"Weather","answer":"The weather in Mexico City is currently ' +
-        'sunny."},{"label":"Product Name","answer":"The product name is Pydantic AI."}]}';
+      'City."},{"label":"Weather","answer":"The weather in Mexico City is currently ' +
+      'sunny."},{"label":"Product Name","answer":"The product name is Pydantic AI."}]}';
     expect(args).toHaveLength(229);
-    expect(response.toolCalls).toEqual([{ callId: 'call_CCGIWaMeYWmxOQ91orkmTvzn', name: 'final_result', arguments: args }]);
-    expect(JSON.parse(response.toolCalls[0]!.arguments).answers[2]).toEqual({ label: 'Product Name', answer: 'The product name is Pydantic AI.' });
+    expect(response.toolCalls).toEqual([
+      { callId: 'call_CCGIWaMeYWmxOQ91orkmTvzn', name: 'final_result', arguments: args },
+    ]);
+    expect(JSON.parse(response.toolCalls[0]!.arguments).answers[2]).toEqual({
+      label: 'Product Name',
+      answer: 'The product name is Pydantic AI.',
+    });
     expect(response.usage).toEqual({ inputTokens: 448, outputTokens: 62, totalTokens: 510 });
   });
 
@@ -100,7 +119,13 @@ describe('openaiChat: recorded streams', () => {
   it('chat-refusal: refusal deltas, no text', async () => {
     const { events, response } = await replayOk('chat-refusal.sse');
     const refusal = "I'm very sorry, but I can't assist with that request.";
-    expect(response).toEqual({ text: '', toolCalls: [], finishReason: 'stop', refusal, usage: { inputTokens: 17, outputTokens: 13, totalTokens: 30 } });
+    expect(response).toEqual({
+      text: '',
+      toolCalls: [],
+      finishReason: 'stop',
+      refusal,
+      usage: { inputTokens: 17, outputTokens: 13, totalTokens: 30 },
+    });
     expect(deltas(events, 'refusal_delta')).toHaveLength(12);
     expect(deltas(events, 'text_delta')).toEqual([]);
   });
@@ -108,27 +133,44 @@ describe('openaiChat: recorded streams', () => {
   it('chat-length-usage: length with no visible content', async () => {
     const { events, response } = await replayOk('chat-length-usage.sse');
     expect(events).toHaveLength(1);
-    expect(response).toEqual({ text: '', toolCalls: [], finishReason: 'length', usage: { inputTokens: 12, outputTokens: 100, totalTokens: 112 } });
+    expect(response).toEqual({
+      text: '',
+      toolCalls: [],
+      finishReason: 'length',
+      usage: { inputTokens: 12, outputTokens: 100, totalTokens: 112 },
+    });
   });
 
   it('chat-error-midstream: an error object as the first chunk → retryable ModelCallError, stream not started', async () => {
     const { events, error } = await replay('chat-error-midstream.sse');
     expect(events).toEqual([]);
     expect(error).toBeInstanceOf(ModelCallError);
-    expect(error).toMatchObject({ status: undefined, retryable: true, code: 'server_error', streamStarted: false, retryAfterMs: undefined });
+    expect(error).toMatchObject({
+      status: undefined,
+      retryable: true,
+      code: 'server_error',
+      streamStarted: false,
+      retryAfterMs: undefined,
+    });
     expect((error as Error).message).toContain('The server had an error processing your request.');
     expect((error as ModelCallError).cause).toBeInstanceOf(OpenAI.APIError);
   });
 
   it('compat-vllm-length: finish_reason on the last content chunk, no usage', async () => {
     const { response } = await replayOk('compat-vllm-length.sse');
-    expect(response).toEqual({ text: '<|im_end|>doctor\n<|im_end|>supervisor\n<', toolCalls: [], finishReason: 'length' });
+    expect(response).toEqual({
+      text: '<|im_end|>doctor\n<|im_end|>supervisor\n<',
+      toolCalls: [],
+      finishReason: 'length',
+    });
   });
 
   it('compat-groq-tool-call: a whole call in one chunk, usage on the finish chunk', async () => {
     const { response } = await replayOk('compat-groq-tool-call.sse');
     expect(response).toEqual({
-      text: '', finishReason: 'tool_calls', usage: { inputTokens: 210, outputTokens: 15, totalTokens: 225 },
+      text: '',
+      finishReason: 'tool_calls',
+      usage: { inputTokens: 210, outputTokens: 15, totalTokens: 225 },
       toolCalls: [{ callId: 'tk85n1k4m', name: 'weather', arguments: '{}' }],
     });
   });
@@ -159,10 +201,15 @@ describe('openaiChat: recorded streams', () => {
     const { events, response } = await replayOk('compat-deepseek-reasoning-tool-call.sse');
     const reasoning =
       'The user is asking for the weather in San Francisco. I need to use the weather tool to get this ' +
-        'information. Let me invoke the weather tool with the location parameter set to "San Francisco".';
+      'information. Let me invoke the weather tool with the location parameter set to "San Francisco".';
     expect(response).toEqual({
-      text: '', reasoning, finishReason: 'tool_calls', usage: { inputTokens: 339, outputTokens: 83, totalTokens: 422 },
-      toolCalls: [{ callId: 'call_00_ioIn7yN9p1ZOMNpDLwd4MgAF', name: 'weather', arguments: '{"location": "San Francisco"}' }],
+      text: '',
+      reasoning,
+      finishReason: 'tool_calls',
+      usage: { inputTokens: 339, outputTokens: 83, totalTokens: 422 },
+      toolCalls: [
+        { callId: 'call_00_ioIn7yN9p1ZOMNpDLwd4MgAF', name: 'weather', arguments: '{"location": "San Francisco"}' },
+      ],
     });
     expect(deltas(events, 'reasoning_delta').join('')).toBe(reasoning);
   });
@@ -170,7 +217,8 @@ describe('openaiChat: recorded streams', () => {
   it('compat-anthropic-tool-index1: text, then a call whose first index is 1', async () => {
     const { events, response } = await replayOk('compat-anthropic-tool-index1.sse');
     expect(response).toEqual({
-      text: 'Reading it.', finishReason: 'tool_calls',
+      text: 'Reading it.',
+      finishReason: 'tool_calls',
       toolCalls: [{ callId: 'toolu_sanitized', name: 'read_file', arguments: '{"path": "a.txt"}' }],
     });
     expect(events.filter((e) => e.type === 'tool_call_delta')).toEqual([
@@ -184,32 +232,56 @@ describe('openaiChat: recorded streams', () => {
 describe('openaiChat: request', () => {
   const history: Item[] = [
     { type: 'user', id: 'u1', text: 'Weather in Paris and Rome?' },
-    { type: 'assistant', id: 'a1', text: '', toolCalls: [
-      { callId: 'c1', name: 'weather', arguments: '{"city":"Paris"}' },
-      { callId: 'c2', name: 'weather', arguments: '{"city":"Rome"}' },
-    ] },
+    {
+      type: 'assistant',
+      id: 'a1',
+      text: '',
+      toolCalls: [
+        { callId: 'c1', name: 'weather', arguments: '{"city":"Paris"}' },
+        { callId: 'c2', name: 'weather', arguments: '{"city":"Rome"}' },
+      ],
+    },
     { type: 'tool_result', callId: 'c1', output: 'sunny', isError: false },
     { type: 'tool_result', callId: 'c2', output: 'error: timeout', isError: true },
     { type: 'assistant', id: 'a2', text: 'Paris is sunny.', toolCalls: [] },
     { type: 'user', id: 'u2', text: 'And Oslo?' },
-    { type: 'assistant', id: 'a3', text: 'Checking.', toolCalls: [{ callId: 'c3', name: 'weather', arguments: '{"city":"Oslo"}' }] },
+    {
+      type: 'assistant',
+      id: 'a3',
+      text: 'Checking.',
+      toolCalls: [{ callId: 'c3', name: 'weather', arguments: '{"city":"Oslo"}' }],
+    },
     { type: 'tool_result', callId: 'c3', output: 'snow', isError: false, interrupted: true },
   ];
   const expected = [
     { role: 'system', content: 'You are terse.' },
     { role: 'user', content: 'Weather in Paris and Rome?' },
-    { role: 'assistant', content: null, tool_calls: [
-      { id: 'c1', type: 'function', function: { name: 'weather', arguments: '{"city":"Paris"}' } },
-      { id: 'c2', type: 'function', function: { name: 'weather', arguments: '{"city":"Rome"}' } },
-    ] },
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: [
+        { id: 'c1', type: 'function', function: { name: 'weather', arguments: '{"city":"Paris"}' } },
+        { id: 'c2', type: 'function', function: { name: 'weather', arguments: '{"city":"Rome"}' } },
+      ],
+    },
     { role: 'tool', tool_call_id: 'c1', content: 'sunny' },
     { role: 'tool', tool_call_id: 'c2', content: 'error: timeout' },
     { role: 'assistant', content: 'Paris is sunny.' },
     { role: 'user', content: 'And Oslo?' },
-    { role: 'assistant', content: 'Checking.', tool_calls: [{ id: 'c3', type: 'function', function: { name: 'weather', arguments: '{"city":"Oslo"}' } }] },
+    {
+      role: 'assistant',
+      content: 'Checking.',
+      tool_calls: [{ id: 'c3', type: 'function', function: { name: 'weather', arguments: '{"city":"Oslo"}' } }],
+    },
     { role: 'tool', tool_call_id: 'c3', content: 'snow' },
   ];
-  const tools = [{ name: 'weather', description: 'Weather by city', parameters: { type: 'object', properties: { city: { type: 'string' } } } }];
+  const tools = [
+    {
+      name: 'weather',
+      description: 'Weather by city',
+      parameters: { type: 'object', properties: { city: { type: 'string' } } },
+    },
+  ];
 
   it('converts items and tools to the exact wire messages', () => {
     expect(toChatMessages('You are terse.', history)).toEqual(expected);
@@ -219,7 +291,12 @@ describe('openaiChat: request', () => {
 
   it('streaming sends stream + include_usage, extras, key, and no SDK retries', async () => {
     server.enqueue({ fixture: 'chat-text-usage.sse' });
-    const provider = openaiChat({ model: 'gpt-test', apiKey: 'test-key', baseURL: server.baseURL, request: { temperature: 0, parallel_tool_calls: false, model: 'ignored' } });
+    const provider = openaiChat({
+      model: 'gpt-test',
+      apiKey: 'test-key',
+      baseURL: server.baseURL,
+      request: { temperature: 0, parallel_tool_calls: false, model: 'ignored' },
+    });
     expect(provider.id).toBe('openai:gpt-test');
     expect(provider.stream).toBe(true);
     const n = server.requests.length;
@@ -230,22 +307,40 @@ describe('openaiChat: request', () => {
     expect(sent.headers['authorization']).toBe('Bearer test-key');
     expect(sent.headers['x-stainless-retry-count']).toBe('0');
     expect(sent.body).toEqual({
-      temperature: 0, parallel_tool_calls: false, model: 'gpt-test', messages: expected,
-      tools: toChatTools(tools), stream: true, stream_options: { include_usage: true },
+      temperature: 0,
+      parallel_tool_calls: false,
+      model: 'gpt-test',
+      messages: expected,
+      tools: toChatTools(tools),
+      stream: true,
+      stream_options: { include_usage: true },
     });
   });
 
   it('non-streaming: stream false, the response carries text, tool calls and usage', async () => {
-    server.enqueue({ json: chatCompletion({ content: 'Let me check.', tool_calls: [{ id: 'call_1', name: 'weather', arguments: '{"city":"Oslo"}' }] }, 'tool_calls', wireUsage(21, 7)) });
+    server.enqueue({
+      json: chatCompletion(
+        { content: 'Let me check.', tool_calls: [{ id: 'call_1', name: 'weather', arguments: '{"city":"Oslo"}' }] },
+        'tool_calls',
+        wireUsage(21, 7),
+      ),
+    });
     const n = server.requests.length;
     const { events, completed } = await collect<ModelEvent>(model().call(request({ stream: false })));
     expect(completed).toBe(true);
     expect(server.requests[n]!.body.stream).toBe(false);
     expect(server.requests[n]!.body.stream_options).toBeUndefined();
-    expect(events).toEqual([{ type: 'response', response: {
-      text: 'Let me check.', finishReason: 'tool_calls', usage: { inputTokens: 21, outputTokens: 7, totalTokens: 28 },
-      toolCalls: [{ callId: 'call_1', name: 'weather', arguments: '{"city":"Oslo"}' }],
-    } }]);
+    expect(events).toEqual([
+      {
+        type: 'response',
+        response: {
+          text: 'Let me check.',
+          finishReason: 'tool_calls',
+          usage: { inputTokens: 21, outputTokens: 7, totalTokens: 28 },
+          toolCalls: [{ callId: 'call_1', name: 'weather', arguments: '{"city":"Oslo"}' }],
+        },
+      },
+    ]);
   });
 
   it('a user client keeps its options but gets maxRetries 0 and the timeout per request', async () => {

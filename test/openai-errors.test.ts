@@ -3,14 +3,32 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ModelCallError } from '../src/errors.js';
 import { openaiChat, openaiResponses, retryAfterMs, toModelCallError } from '../src/model/openai/index.js';
 import type { ModelEvent, ModelRequest, ModelResponse } from '../src/model/types.js';
-import { SSE_DONE, chatChunk, collect, sseData, startOpenAIServer, toolCallDelta, wireUsage, type OpenAIServer } from './support/openai-server.js';
+import {
+  SSE_DONE,
+  chatChunk,
+  collect,
+  sseData,
+  startOpenAIServer,
+  toolCallDelta,
+  wireUsage,
+  type OpenAIServer,
+} from './support/openai-server.js';
 
 let server: OpenAIServer;
 beforeAll(async () => void (server = await startOpenAIServer()));
 afterAll(() => server.close());
 
-const request = (stream: boolean): ModelRequest => ({ instructions: '', items: [{ type: 'user', id: 'u', text: 'hi' }], tools: [], stream });
-async function failWith(answer: Parameters<OpenAIServer['enqueue']>[0], stream = true, api: 'chat' | 'responses' = 'chat') {
+const request = (stream: boolean): ModelRequest => ({
+  instructions: '',
+  items: [{ type: 'user', id: 'u', text: 'hi' }],
+  tools: [],
+  stream,
+});
+async function failWith(
+  answer: Parameters<OpenAIServer['enqueue']>[0],
+  stream = true,
+  api: 'chat' | 'responses' = 'chat',
+) {
   server.enqueue(answer);
   const options = { model: 'gpt-test', apiKey: 'k', baseURL: server.baseURL };
   const provider = api === 'chat' ? openaiChat(options) : openaiResponses(options);
@@ -52,38 +70,77 @@ describe('recorded error bodies served with their status (and headers)', () => {
   });
 
   it('the Responses adapter classifies the same way', async () => {
-    expect(await failWith({ errorFixture: 'error-429-insufficient-quota.json', status: 429 }, true, 'responses')).toMatchObject({ status: 429, retryable: false, code: 'insufficient_quota' });
-    expect(await failWith({ errorFixture: 'error-500.json', status: 500 }, false, 'responses')).toMatchObject({ status: 500, retryable: true });
+    expect(
+      await failWith({ errorFixture: 'error-429-insufficient-quota.json', status: 429 }, true, 'responses'),
+    ).toMatchObject({ status: 429, retryable: false, code: 'insufficient_quota' });
+    expect(await failWith({ errorFixture: 'error-500.json', status: 500 }, false, 'responses')).toMatchObject({
+      status: 500,
+      retryable: true,
+    });
   });
 });
 
 describe('scripted statuses and headers', () => {
   const body = { error: { message: 'nope', type: 'x', code: 'c' } };
   it.each([
-    [408, true], [409, true], [429, true], [500, true], [502, true], [503, true], [400, false], [403, false], [422, false],
+    [408, true],
+    [409, true],
+    [429, true],
+    [500, true],
+    [502, true],
+    [503, true],
+    [400, false],
+    [403, false],
+    [422, false],
   ])('status %i → retryable %s', async (status, retryable) => {
     expect(await failWith({ json: body, status })).toMatchObject({ status, retryable, code: 'c' });
   });
 
   it('x-should-retry overrides the status rule', async () => {
-    expect(await failWith({ json: body, status: 500, headers: { 'x-should-retry': 'false' } })).toMatchObject({ retryable: false });
-    expect(await failWith({ json: body, status: 400, headers: { 'x-should-retry': 'true' } })).toMatchObject({ retryable: true });
-    expect(await failWith({ errorFixture: 'error-429-insufficient-quota.json', status: 429, headers: { 'x-should-retry': 'true' } })).toMatchObject({ retryable: true });
+    expect(await failWith({ json: body, status: 500, headers: { 'x-should-retry': 'false' } })).toMatchObject({
+      retryable: false,
+    });
+    expect(await failWith({ json: body, status: 400, headers: { 'x-should-retry': 'true' } })).toMatchObject({
+      retryable: true,
+    });
+    expect(
+      await failWith({
+        errorFixture: 'error-429-insufficient-quota.json',
+        status: 429,
+        headers: { 'x-should-retry': 'true' },
+      }),
+    ).toMatchObject({ retryable: true });
   });
 
   it('retry-after-ms wins over retry-after; retry-after in seconds', async () => {
-    expect(await failWith({ json: body, status: 429, headers: { 'retry-after-ms': '150', 'retry-after': '9' } })).toMatchObject({ retryAfterMs: 150 });
-    expect(await failWith({ json: body, status: 503, headers: { 'retry-after': '2' } })).toMatchObject({ retryAfterMs: 2000 });
-    expect(await failWith({ json: body, status: 503, headers: { 'retry-after': '0.5' } })).toMatchObject({ retryAfterMs: 500 });
+    expect(
+      await failWith({ json: body, status: 429, headers: { 'retry-after-ms': '150', 'retry-after': '9' } }),
+    ).toMatchObject({ retryAfterMs: 150 });
+    expect(await failWith({ json: body, status: 503, headers: { 'retry-after': '2' } })).toMatchObject({
+      retryAfterMs: 2000,
+    });
+    expect(await failWith({ json: body, status: 503, headers: { 'retry-after': '0.5' } })).toMatchObject({
+      retryAfterMs: 500,
+    });
   });
 
   it('an ordinary TPM limit (type tokens, "Rate limit reached") stays retryable', async () => {
-    const tpm = { error: { message: 'Rate limit reached for gpt-4o on tokens per min (TPM): Limit 30000. Please try again in 2s.', type: 'tokens', code: 'rate_limit_exceeded' } };
+    const tpm = {
+      error: {
+        message: 'Rate limit reached for gpt-4o on tokens per min (TPM): Limit 30000. Please try again in 2s.',
+        type: 'tokens',
+        code: 'rate_limit_exceeded',
+      },
+    };
     expect(await failWith({ json: tpm, status: 429 })).toMatchObject({ retryable: true, code: 'rate_limit_exceeded' });
   });
 
   it('a body that is not JSON still maps by status', async () => {
-    expect(await failWith({ json: 'Bad Gateway', status: 502 })).toMatchObject({ status: 502, retryable: true, code: undefined });
+    expect(await failWith({ json: 'Bad Gateway', status: 502 })).toMatchObject({
+      status: 502,
+      retryable: true,
+      code: undefined,
+    });
   });
 });
 
@@ -114,25 +171,44 @@ describe('connection failures', () => {
 
   it('socket destroyed mid-stream → retryable, stream started', async () => {
     server.enqueue({ fixture: 'chat-text-basic.sse', cutAfter: 5 });
-    const { events, error } = await collect<ModelEvent>(openaiChat({ model: 'm', apiKey: 'k', baseURL: server.baseURL }).call(request(true)));
+    const { events, error } = await collect<ModelEvent>(
+      openaiChat({ model: 'm', apiKey: 'k', baseURL: server.baseURL }).call(request(true)),
+    );
     expect(events.map((e) => (e.type === 'text_delta' ? e.delta : e.type))).toEqual(['Hi', ' there', '!', ' How']);
     expect(error).toBeInstanceOf(ModelCallError);
     expect(error).toMatchObject({ status: undefined, retryable: true, streamStarted: true });
   });
 
   it('SDK timeout and reset errors classify as retryable', () => {
-    expect(toModelCallError(new OpenAI.APIConnectionTimeoutError(), { streamStarted: false })).toMatchObject({ retryable: true, status: undefined });
+    expect(toModelCallError(new OpenAI.APIConnectionTimeoutError(), { streamStarted: false })).toMatchObject({
+      retryable: true,
+      status: undefined,
+    });
     const reset = Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
-    expect(toModelCallError(reset, { streamStarted: true })).toMatchObject({ retryable: true, code: 'ECONNRESET', streamStarted: true });
-    expect(toModelCallError(new TypeError('terminated', { cause: { code: 'UND_ERR_SOCKET' } }), { streamStarted: true })).toMatchObject({ retryable: true, code: 'UND_ERR_SOCKET' });
-    expect(toModelCallError(new Error('something else'), { streamStarted: false })).toMatchObject({ retryable: false, code: undefined });
+    expect(toModelCallError(reset, { streamStarted: true })).toMatchObject({
+      retryable: true,
+      code: 'ECONNRESET',
+      streamStarted: true,
+    });
+    expect(
+      toModelCallError(new TypeError('terminated', { cause: { code: 'UND_ERR_SOCKET' } }), { streamStarted: true }),
+    ).toMatchObject({ retryable: true, code: 'UND_ERR_SOCKET' });
+    expect(toModelCallError(new Error('something else'), { streamStarted: false })).toMatchObject({
+      retryable: false,
+      code: undefined,
+    });
     const same = new ModelCallError('x', { retryable: true });
     expect(toModelCallError(same, { streamStarted: true })).toBe(same);
   });
 
   it('in-stream error payloads: retryable only when 5xx-like', () => {
-    const inStream = (payload: object) => toModelCallError(new OpenAI.APIError(undefined, payload, undefined, undefined), { streamStarted: true });
-    expect(inStream({ type: 'server_error', code: null, message: 'm' })).toMatchObject({ retryable: true, code: 'server_error', status: undefined });
+    const inStream = (payload: object) =>
+      toModelCallError(new OpenAI.APIError(undefined, payload, undefined, undefined), { streamStarted: true });
+    expect(inStream({ type: 'server_error', code: null, message: 'm' })).toMatchObject({
+      retryable: true,
+      code: 'server_error',
+      status: undefined,
+    });
     expect(inStream({ code: 502, message: 'upstream' })).toMatchObject({ retryable: true, code: '502' });
     expect(inStream({ code: 'tool_use_failed', status_code: 400, message: 'm' })).toMatchObject({ retryable: false });
     expect(inStream({ code: 'rate_limit_exceeded', message: 'm' })).toMatchObject({ retryable: false });
@@ -149,7 +225,8 @@ const responseOf = (events: ModelEvent[]): ModelResponse => {
 };
 
 describe('openaiChat: malformed server output (typed error or clean response, never a hang)', () => {
-  const quiet = () => openaiChat({ model: 'gpt-test', client: new OpenAI({ apiKey: 'k', baseURL: server.baseURL, logLevel: 'off' }) });
+  const quiet = () =>
+    openaiChat({ model: 'gpt-test', client: new OpenAI({ apiKey: 'k', baseURL: server.baseURL, logLevel: 'off' }) });
 
   it('a data line that is not JSON → non-retryable invalid_json', async () => {
     server.enqueue({ sse: [sseData(chatChunk({ content: 'Hel' })), 'data: {not json\n\n', SSE_DONE] });
@@ -179,15 +256,19 @@ describe('openaiChat: malformed server output (typed error or clean response, ne
   });
 
   it('tool arguments that are not JSON pass through as raw text', async () => {
-    server.enqueue({ sse: [
-      sseData(chatChunk({ tool_calls: [toolCallDelta(0, '{"city": Par', 'call_x', 'weather')] })),
-      sseData(chatChunk({ tool_calls: [toolCallDelta(0, 'is')] })),
-      sseData(chatChunk({}, { finishReason: 'tool_calls', usage: wireUsage(3, 4) })),
-      SSE_DONE,
-    ] });
+    server.enqueue({
+      sse: [
+        sseData(chatChunk({ tool_calls: [toolCallDelta(0, '{"city": Par', 'call_x', 'weather')] })),
+        sseData(chatChunk({ tool_calls: [toolCallDelta(0, 'is')] })),
+        sseData(chatChunk({}, { finishReason: 'tool_calls', usage: wireUsage(3, 4) })),
+        SSE_DONE,
+      ],
+    });
     const { events } = await collect<ModelEvent>(chatModel().call(req()));
     expect(responseOf(events)).toEqual({
-      text: '', finishReason: 'tool_calls', usage: { inputTokens: 3, outputTokens: 4, totalTokens: 7 },
+      text: '',
+      finishReason: 'tool_calls',
+      usage: { inputTokens: 3, outputTokens: 4, totalTokens: 7 },
       toolCalls: [{ callId: 'call_x', name: 'weather', arguments: '{"city": Paris' }],
     });
   });

@@ -9,8 +9,16 @@ import { TestScheduler } from 'rxjs/testing';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
-  CancelSignal, MemorySession, ModelCallError, defineAgent, run, tool, type AgentDefinition, type CancelPhase,
-  type RunEvent, type RunOptions,
+  CancelSignal,
+  MemorySession,
+  ModelCallError,
+  defineAgent,
+  run,
+  tool,
+  type AgentDefinition,
+  type CancelPhase,
+  type RunEvent,
+  type RunOptions,
 } from '../src/index.js';
 import type { ModelEvent } from '../src/model/types.js';
 import { scriptedModel, type ScriptedStep } from '../src/testing/index.js';
@@ -29,7 +37,8 @@ type Cold = TestScheduler['createColdObservable'];
 const overloaded = new ModelCallError('overloaded', { status: 529, retryable: true });
 const delta = (text: string): ModelEvent => ({ type: 'text_delta', delta: text });
 const answer = (text: string): ModelEvent => ({
-  type: 'response', response: { text, toolCalls: [], finishReason: 'stop' },
+  type: 'response',
+  response: { text, toolCalls: [], finishReason: 'stop' },
 });
 const toolOf = (name: string, marble: () => Observable<string>) =>
   tool({ name, description: name, parameters: z.object({}), execute: () => marble() });
@@ -42,7 +51,9 @@ const scenarios: Record<CancelPhase, (cold: Cold) => Scenario> = {
     return { agent: { steps: ['never'] }, options: { session }, cancel: 3, spans: [] };
   },
   model_request: () => ({
-    agent: { steps: [{ text: 'late', delayMs: 10 }] }, cancel: 3, spans: ['  chat scripted ~interrupted'],
+    agent: { steps: [{ text: 'late', delayMs: 10 }] },
+    cancel: 3,
+    spans: ['  chat scripted ~interrupted'],
   }),
   model_stream: (cold) => {
     const stream = () => cold<ModelEvent>('-a-------(r|)', { a: delta('a'), r: answer('a') });
@@ -57,29 +68,38 @@ const scenarios: Record<CancelPhase, (cold: Cold) => Scenario> = {
     const broken = () => cold<ModelEvent>('-a-#', { a: delta('a') }, overloaded);
     const rescue = () => cold<ModelEvent>('-----(r|)', { r: answer('rescued') });
     return {
-      agent: { steps: [{ events: broken }, { events: rescue }] }, cancel: 5,
+      agent: { steps: [{ events: broken }, { events: rescue }] },
+      cancel: 5,
       spans: ['  chat scripted !ERROR(ModelCallError)', '  chat scripted ~interrupted'],
     };
   },
   backoff: () => {
     const options = { retry: { initialDelayMs: 1000 }, random: () => 0.5 };
     return {
-      agent: { steps: [{ error: overloaded, delayMs: 1 }, 'never'] }, options, cancel: 100,
+      agent: { steps: [{ error: overloaded, delayMs: 1 }, 'never'] },
+      options,
+      cancel: 100,
       spans: ['  chat scripted !ERROR(ModelCallError)'],
     };
   },
   dispatch: () => ({
-    agent: { steps: [twoCalls] }, cancel: { on: 'model_response_completed' }, spans: ['  chat scripted'],
+    agent: { steps: [twoCalls] },
+    cancel: { on: 'model_response_completed' },
+    spans: ['  chat scripted'],
   }),
   between_tools: () => ({
-    agent: { steps: [twoCalls] }, cancel: { on: 'tool_call_completed' }, spans: ['  chat scripted', '  execute_tool a'],
+    agent: { steps: [twoCalls] },
+    cancel: { on: 'tool_call_completed' },
+    spans: ['  chat scripted', '  execute_tool a'],
   }),
   wave_boundary: () => ({
-    agent: { steps: [twoCalls], parallelToolCalls: { maxConcurrency: 1 } }, cancel: { on: 'tool_call_completed' },
+    agent: { steps: [twoCalls], parallelToolCalls: { maxConcurrency: 1 } },
+    cancel: { on: 'tool_call_completed' },
     spans: ['  chat scripted', '  execute_tool a'],
   }),
   tool_call: () => ({
-    agent: { steps: [{ toolCalls: [{ name: 'slow' }], delayMs: 1 }] }, cancel: 4,
+    agent: { steps: [{ toolCalls: [{ name: 'slow' }], delayMs: 1 }] },
+    cancel: 4,
     spans: ['  chat scripted', '  execute_tool slow ~interrupted'],
   }),
   hook: (cold) => {
@@ -87,7 +107,9 @@ const scenarios: Record<CancelPhase, (cold: Cold) => Scenario> = {
     return { agent: { steps: ['never'], hooks }, cancel: 3, spans: [] };
   },
   approval: () => ({
-    agent: { steps: [{ toolCalls: [{ name: 'gated' }], delayMs: 1 }] }, cancel: 4, spans: ['  chat scripted'],
+    agent: { steps: [{ toolCalls: [{ name: 'gated' }], delayMs: 1 }] },
+    cancel: 4,
+    spans: ['  chat scripted'],
   }),
 };
 
@@ -104,7 +126,13 @@ describe('a run cancelled at each checkpoint: its spans', () => {
           toolOf('a', () => cold('-x|', { x: 'A' })),
           toolOf('b', () => cold('-x|', { x: 'B' })),
           toolOf('slow', () => cold('-----x|', { x: 'S' })),
-          tool({ name: 'gated', description: 'gated', parameters: z.object({}), needsApproval: true, execute: () => 'G' }),
+          tool({
+            name: 'gated',
+            description: 'gated',
+            parameters: z.object({}),
+            needsApproval: true,
+            execute: () => 'G',
+          }),
         ];
         const { steps: _steps, ...definition } = s.agent;
         const agent = defineAgent({ name: 'p', instructions: '', model, tools, ...definition });
@@ -127,7 +155,9 @@ describe('a run cancelled at each checkpoint: its spans', () => {
       const [root] = h.tree();
       expect(root!.status).toBeUndefined(); // cancelled is not failed
       expect(root!.attributes).toMatchObject({
-        'loopctl.stop_reason': 'cancelled', 'loopctl.cancel.phase': phase, 'loopctl.cancel.reason': 'stop',
+        'loopctl.stop_reason': 'cancelled',
+        'loopctl.cancel.phase': phase,
+        'loopctl.cancel.reason': 'stop',
       });
       expect(root!.attributes['error.type']).toBeUndefined();
       expect(h.endings()).toMatchObject({ open: [], twice: [] });

@@ -5,8 +5,18 @@
  * run of 2n streamed chunks makes exactly as many calls as a run of n: none per `text_delta`.
  */
 import {
-  INVALID_SPAN_CONTEXT, ROOT_CONTEXT, context, isSpanContextValid, metrics, trace, type Context, type ContextManager,
-  type Span, type SpanOptions, type Tracer, type TracerProvider,
+  INVALID_SPAN_CONTEXT,
+  ROOT_CONTEXT,
+  context,
+  isSpanContextValid,
+  metrics,
+  trace,
+  type Context,
+  type ContextManager,
+  type Span,
+  type SpanOptions,
+  type Tracer,
+  type TracerProvider,
 } from '@opentelemetry/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -39,7 +49,10 @@ class CountingContextManager implements ContextManager {
     return ROOT_CONTEXT;
   }
   with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(
-    _c: Context, fn: F, thisArg?: ThisParameterType<F>, ...args: A
+    _c: Context,
+    fn: F,
+    thisArg?: ThisParameterType<F>,
+    ...args: A
   ): ReturnType<F> {
     count('context.with');
     return fn.call(thisArg, ...args);

@@ -30,15 +30,22 @@ afterEach(async () => {
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CALLER = '00f067aa0ba902b7';
 const body = JSON.stringify({
-  threadId: 't1', runId: 'client-run', messages: [{ id: 'u1', role: 'user', content: 'hi' }],
-  tools: [], context: [], state: {}, forwardedProps: {},
+  threadId: 't1',
+  runId: 'client-run',
+  messages: [{ id: 'u1', role: 'user', content: 'hi' }],
+  tools: [],
+  context: [],
+  state: {},
+  forwardedProps: {},
 });
 
 async function post(
-  url: string, headers: Record<string, string>,
+  url: string,
+  headers: Record<string, string>,
 ): Promise<{ status: number; headers: Headers; text: string }> {
   const res = await fetch(`${url}/agents/helper/runs`, {
-    method: 'POST', body,
+    method: 'POST',
+    body,
     headers: { authorization: 'Bearer alice', 'content-type': 'application/json', ...headers },
   });
   return { status: res.status, headers: res.headers, text: await res.text() };
@@ -52,8 +59,14 @@ describe('traceCarrierOf: the W3C traceparent rules', () => {
     expect(parseTraceparent(valid)).toEqual({ traceId: TRACE, spanId: CALLER, flags: 1 });
     expect(parseTraceparent(`01-${TRACE}-${CALLER}-00-future`)).toEqual({ traceId: TRACE, spanId: CALLER, flags: 0 });
     for (const bad of [
-      `ff-${TRACE}-${CALLER}-01`, `00-${'0'.repeat(32)}-${CALLER}-01`, `00-${TRACE}-${'0'.repeat(16)}-01`,
-      `00-${TRACE}-${CALLER}-01-extra`, `00-${TRACE.toUpperCase()}-${CALLER}-01`, 'garbage', undefined, ['a', 'b'],
+      `ff-${TRACE}-${CALLER}-01`,
+      `00-${'0'.repeat(32)}-${CALLER}-01`,
+      `00-${TRACE}-${'0'.repeat(16)}-01`,
+      `00-${TRACE}-${CALLER}-01-extra`,
+      `00-${TRACE.toUpperCase()}-${CALLER}-01`,
+      'garbage',
+      undefined,
+      ['a', 'b'],
     ]) {
       expect(traceCarrierOf(bad, 'a=1')).toBeUndefined();
     }
@@ -79,7 +92,8 @@ describe('the HTTP handler and instrumentRuns', () => {
     expect(res.headers.get('traceparent')).toBe(`00-${TRACE}-${start!.spanContext().spanId}-01`);
     const [root] = h.tree();
     expect(root!.attributes).toEqual({
-      'gen_ai.agent.name': 'helper', 'gen_ai.conversation.id': 't1',
+      'gen_ai.agent.name': 'helper',
+      'gen_ai.conversation.id': 't1',
       'loopctl.run.id': root!.children![0]!.attributes['loopctl.run.id'],
     });
     expect(new Set(h.finished().map((s) => s.spanContext().traceId))).toEqual(new Set([TRACE]));
@@ -117,11 +131,18 @@ describe('the HTTP handler and instrumentRuns', () => {
     expect(await runs.stop(runId, { at: 'turn_end' }, 'p')).toBe(false); // the run has ended
     await expect(runs.stop(runId, { at: 'soon' as never }, 'p')).rejects.toThrow();
     expect(h.shape()).toEqual([
-      'runs.start helper', 'runs.steer', 'runs.withdraw', 'runs.cancel', 'runs.stop', 'runs.stop !ERROR(ConfigurationError)',
+      'runs.start helper',
+      'runs.steer',
+      'runs.withdraw',
+      'runs.cancel',
+      'runs.stop',
+      'runs.stop !ERROR(ConfigurationError)',
     ]);
     const cancel = h.tree().find((n) => n.name === 'runs.cancel')!;
     expect(cancel.attributes).toEqual({
-      'loopctl.run.id': runId, 'loopctl.cancel.reason': '{"by":"user"}', 'loopctl.runs.result': true,
+      'loopctl.run.id': runId,
+      'loopctl.cancel.reason': '{"by":"user"}',
+      'loopctl.runs.result': true,
     });
   });
 });
@@ -138,8 +159,10 @@ describe("the trace run option (a run for another process's caller: the queue wo
     expect(span!.spanContext().traceState?.get('vendor')).toBe('1');
     h.reset();
     const outer = h.tracerProvider.getTracer('test').startSpan('outer');
-    await context.with(trace.setSpan(context.active(), outer), () =>
-      start(agent, 'hi', { telemetry: h.telemetry, trace: { traceparent: valid } }).result);
+    await context.with(
+      trace.setSpan(context.active(), outer),
+      () => start(agent, 'hi', { telemetry: h.telemetry, trace: { traceparent: valid } }).result,
+    );
     outer.end();
     const [inner] = h.finished().filter((s) => s.name === 'invoke_agent helper');
     expect(inner!.parentSpanContext?.spanId).toBe(outer.spanContext().spanId);

@@ -9,9 +9,7 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { Subject } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  Mailbox, ModelCallError, defineAgent, mcpTools, run, start, tool, type RunEvent,
-} from '../src/index.js';
+import { Mailbox, ModelCallError, defineAgent, mcpTools, run, start, tool, type RunEvent } from '../src/index.js';
 import { collectEvents, scriptedModel, sequentialIds } from '../src/testing/index.js';
 import { chatAttributes, otelHarness } from './support/otel.js';
 import { fixtureTool, settle, startFixture } from './mcp-server-fixture.js';
@@ -25,11 +23,15 @@ afterAll(() => {
 
 const ids = { idGenerator: sequentialIds() };
 const add = tool({
-  name: 'add', description: 'adds', parameters: z.object({ a: z.number(), b: z.number() }),
+  name: 'add',
+  description: 'adds',
+  parameters: z.object({ a: z.number(), b: z.number() }),
   execute: ({ a, b }) => a + b,
 });
 const CHAT_METRIC = {
-  'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'scripted', 'gen_ai.request.model': 'scripted',
+  'gen_ai.operation.name': 'chat',
+  'gen_ai.provider.name': 'scripted',
+  'gen_ai.request.model': 'scripted',
 };
 const runAttributes = (agent: string, model = 'scripted') => ({
   'gen_ai.operation.name': 'invoke_agent',
@@ -54,31 +56,46 @@ describe('a completed run with tools', () => {
     expect(events.at(-1)).toMatchObject({ type: 'run_completed', output: 'It is 3.' });
     expect(h.tree({ kinds: true })).toEqual([
       {
-        name: 'invoke_agent calc', kind: 0,
+        name: 'invoke_agent calc',
+        kind: 0,
         attributes: {
-          ...runAttributes('calc'), 'loopctl.run.id': 'run-1', 'loopctl.stop_reason': 'completed', 'loopctl.turns': 2,
-          'loopctl.usage.reported': true, 'gen_ai.usage.input_tokens': 30, 'gen_ai.usage.output_tokens': 8,
+          ...runAttributes('calc'),
+          'loopctl.run.id': 'run-1',
+          'loopctl.stop_reason': 'completed',
+          'loopctl.turns': 2,
+          'loopctl.usage.reported': true,
+          'gen_ai.usage.input_tokens': 30,
+          'gen_ai.usage.output_tokens': 8,
         },
         children: [
           {
-            name: 'chat scripted', kind: 2,
+            name: 'chat scripted',
+            kind: 2,
             attributes: {
-              ...chatAttributes(1, 'first'), 'gen_ai.response.finish_reasons': ['tool_calls'],
-              'gen_ai.usage.input_tokens': 10, 'gen_ai.usage.output_tokens': 5,
+              ...chatAttributes(1, 'first'),
+              'gen_ai.response.finish_reasons': ['tool_calls'],
+              'gen_ai.usage.input_tokens': 10,
+              'gen_ai.usage.output_tokens': 5,
             },
           },
           {
-            name: 'execute_tool add', kind: 0,
+            name: 'execute_tool add',
+            kind: 0,
             attributes: {
-              'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'add', 'gen_ai.tool.call.id': 'call_1_1',
+              'gen_ai.operation.name': 'execute_tool',
+              'gen_ai.tool.name': 'add',
+              'gen_ai.tool.call.id': 'call_1_1',
               'gen_ai.tool.type': 'function',
             },
           },
           {
-            name: 'chat scripted', kind: 2,
+            name: 'chat scripted',
+            kind: 2,
             attributes: {
-              ...chatAttributes(1, 'first'), 'gen_ai.response.finish_reasons': ['stop'],
-              'gen_ai.usage.input_tokens': 20, 'gen_ai.usage.output_tokens': 3,
+              ...chatAttributes(1, 'first'),
+              'gen_ai.response.finish_reasons': ['stop'],
+              'gen_ai.usage.input_tokens': 20,
+              'gen_ai.usage.output_tokens': 3,
             },
           },
         ],
@@ -151,13 +168,19 @@ describe('a failed run, a retried request, a fallback', () => {
         name: 'invoke_agent f',
         status: { code: 'ERROR', message: 'bad request' },
         attributes: {
-          ...runAttributes('f'), 'loopctl.run.id': expect.any(String), 'loopctl.stop_reason': 'model_error',
-          'loopctl.turns': 1, 'loopctl.usage.reported': true, 'gen_ai.usage.input_tokens': 0,
-          'gen_ai.usage.output_tokens': 0, 'error.type': 'ModelCallError',
+          ...runAttributes('f'),
+          'loopctl.run.id': expect.any(String),
+          'loopctl.stop_reason': 'model_error',
+          'loopctl.turns': 1,
+          'loopctl.usage.reported': true,
+          'gen_ai.usage.input_tokens': 0,
+          'gen_ai.usage.output_tokens': 0,
+          'error.type': 'ModelCallError',
         },
         children: [
           {
-            name: 'chat scripted', status: { code: 'ERROR', message: 'bad request' },
+            name: 'chat scripted',
+            status: { code: 'ERROR', message: 'bad request' },
             attributes: { ...chatAttributes(1, 'first'), 'error.type': 'ModelCallError' },
           },
         ],
@@ -185,15 +208,20 @@ describe('a failed run, a retried request, a fallback', () => {
       {
         name: 'loopctl.retry',
         attributes: {
-          'loopctl.attempt': 2, 'loopctl.retry.delay_ms': 0, 'error.type': 'ModelCallError',
+          'loopctl.attempt': 2,
+          'loopctl.retry.delay_ms': 0,
+          'error.type': 'ModelCallError',
           'loopctl.error.message': 'overloaded',
         },
       },
     ]);
-    const attempts = root!.children!.map((c) =>
-       [c.attributes['loopctl.attempt'], c.attributes['loopctl.attempt_cause']]);
+    const attempts = root!.children!.map((c) => [
+      c.attributes['loopctl.attempt'],
+      c.attributes['loopctl.attempt_cause'],
+    ]);
     expect(attempts).toEqual([
-      [1, 'first'], [2, 'retry'],
+      [1, 'first'],
+      [2, 'retry'],
     ]);
     const metric = CHAT_METRIC;
     expect(await h.metric('gen_ai.client.operation.duration')).toEqual([
@@ -217,12 +245,16 @@ describe('a failed run, a retried request, a fallback', () => {
     const [root] = h.tree();
     expect(root!.attributes).toMatchObject({ 'gen_ai.provider.name': 'openai', 'gen_ai.request.model': 'gpt-4o' });
     expect(root!.events![0]!.attributes).toEqual({
-      'loopctl.fallback.from': 'openai:gpt-4o', 'loopctl.fallback.to': 'openai-responses:gpt-4o-mini',
+      'loopctl.fallback.from': 'openai:gpt-4o',
+      'loopctl.fallback.to': 'openai-responses:gpt-4o-mini',
       'loopctl.fallback.reason': 'down', // the event's reason: the error's message
     });
     expect(root!.children![1]!.attributes).toEqual({
-      ...chatAttributes(2, 'fallback', 'gpt-4o-mini'), 'gen_ai.provider.name': 'openai',
-      'gen_ai.response.finish_reasons': ['stop'], 'gen_ai.usage.input_tokens': 10, 'gen_ai.usage.output_tokens': 5,
+      ...chatAttributes(2, 'fallback', 'gpt-4o-mini'),
+      'gen_ai.provider.name': 'openai',
+      'gen_ai.response.finish_reasons': ['stop'],
+      'gen_ai.usage.input_tokens': 10,
+      'gen_ai.usage.output_tokens': 5,
     });
   });
 });
@@ -232,12 +264,16 @@ describe('sub-runs and MCP calls are children', () => {
     const h = otelHarness();
     const inner = tool({ name: 'inner', description: 'inner', parameters: z.object({}), execute: () => 'found' });
     const child = defineAgent({
-      name: 'child', instructions: '', tools: [inner],
+      name: 'child',
+      instructions: '',
+      tools: [inner],
       model: scriptedModel([{ toolCalls: [{ name: 'inner' }] }, 'child done']),
     });
     const research = child.asTool({ name: 'research', description: 'research' });
     const parent = defineAgent({
-      name: 'parent', instructions: '', tools: [research],
+      name: 'parent',
+      instructions: '',
+      tools: [research],
       model: scriptedModel([{ toolCalls: [{ name: 'research', arguments: { input: 'x' } }] }, 'done']),
     });
     const events = await collectEvents(run(parent, 'go', { telemetry: h.telemetry, idGenerator: sequentialIds() }));
@@ -264,7 +300,9 @@ describe('sub-runs and MCP calls are children', () => {
     const childModel = scriptedModel([{ toolCalls: [{ name: 'wait' }] }]);
     const child = defineAgent({ name: 'child', instructions: '', tools: [wait], model: childModel });
     const parent = defineAgent({
-      name: 'parent', instructions: '', tools: [child.asTool({ name: 'research', description: 'r' })],
+      name: 'parent',
+      instructions: '',
+      tools: [child.asTool({ name: 'research', description: 'r' })],
       model: scriptedModel([{ toolCalls: [{ name: 'research', arguments: { input: 'x' } }] }]),
     });
     const handle = start(parent, 'go', { telemetry: h.telemetry });
@@ -285,12 +323,18 @@ describe('sub-runs and MCP calls are children', () => {
     ]);
     const ended = h.finished().map((s) => s.name);
     expect(ended).toEqual([
-      'chat scripted', 'chat scripted', 'execute_tool wait', 'invoke_agent child', 'execute_tool research',
+      'chat scripted',
+      'chat scripted',
+      'execute_tool wait',
+      'invoke_agent child',
+      'execute_tool research',
       'invoke_agent parent',
     ]);
     const sub = h.tree()[0]!.children![1]!.children![0]!;
     expect(sub.attributes).toMatchObject({
-      'loopctl.stop_reason': 'cancelled', 'loopctl.cancel.phase': 'tool_call', 'loopctl.cancel.reason': 'user stop',
+      'loopctl.stop_reason': 'cancelled',
+      'loopctl.cancel.phase': 'tool_call',
+      'loopctl.cancel.reason': 'user stop',
     });
     expect(h.endings()).toMatchObject({ open: [], twice: [] });
   });
@@ -319,9 +363,12 @@ describe('sub-runs and MCP calls are children', () => {
       ]);
       const mcp = h.tree({ kinds: true })[0]!.children![1]!.children![0]!;
       expect(mcp).toEqual({
-        name: 'tools/call echo', kind: 2,
+        name: 'tools/call echo',
+        kind: 2,
         attributes: {
-          'mcp.method.name': 'tools/call', 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'echo',
+          'mcp.method.name': 'tools/call',
+          'gen_ai.operation.name': 'execute_tool',
+          'gen_ai.tool.name': 'echo',
           'gen_ai.tool.call.id': 'call_1_1',
         },
       });
@@ -336,7 +383,9 @@ describe('context: user instrumentation nests, runs join the active trace', () =
     const h = otelHarness();
     const user = h.tracerProvider.getTracer('user');
     const io = tool({
-      name: 'io', description: 'io', parameters: z.object({}),
+      name: 'io',
+      description: 'io',
+      parameters: z.object({}),
       execute: async () => {
         user.startSpan('sync work').end();
         await new Promise((r) => setTimeout(r, 1));
@@ -381,7 +430,9 @@ describe('span events: steering', () => {
     const mailbox = new Mailbox({ idGenerator: sequentialIds().bind(null, 'item') });
     const kept = mailbox.push('focus on errors');
     const slow = tool({
-      name: 'slow', description: 's', parameters: z.object({}),
+      name: 'slow',
+      description: 's',
+      parameters: z.object({}),
       execute: () => {
         const dropped = mailbox.push('never mind');
         mailbox.remove(dropped);
@@ -406,7 +457,8 @@ describe('span events: steering', () => {
     sub.unsubscribe();
     expect(h.shape()).toEqual(['invoke_agent u', '  chat scripted ~interrupted']);
     expect(h.tree()[0]!.attributes).toMatchObject({
-      'loopctl.cancel.phase': 'model_request', 'loopctl.cancel.reason': '{"type":"unsubscribed"}',
+      'loopctl.cancel.phase': 'model_request',
+      'loopctl.cancel.reason': '{"type":"unsubscribed"}',
     });
   });
 });

@@ -72,8 +72,13 @@ function writeConsumerLock(consumer: string, tarball: string): void {
   const packages: Record<string, unknown> = {
     '': { name: me.name, version: me.version, license: me.license, dependencies: { loopctl: spec } },
     'node_modules/loopctl': {
-      version: own.version, resolved: spec, integrity, license: own.license,
-      dependencies: own.dependencies, bin: own.bin, engines: own.engines,
+      version: own.version,
+      resolved: spec,
+      integrity,
+      license: own.license,
+      dependencies: own.dependencies,
+      bin: own.bin,
+      engines: own.engines,
     },
   };
   for (const [at, entry] of Object.entries(lock.packages)) if (at !== '' && !entry.dev) packages[at] = entry;
@@ -82,9 +87,21 @@ function writeConsumerLock(consumer: string, tarball: string): void {
 }
 
 /** What `node -e` prints for each entry when required from the consumer. */
-const ENTRIES = ['loopctl', 'loopctl/testing', 'loopctl/node', 'loopctl/node/testing', 'loopctl/postgres', 'loopctl/operators'];
+const ENTRIES = [
+  'loopctl',
+  'loopctl/testing',
+  'loopctl/node',
+  'loopctl/node/testing',
+  'loopctl/postgres',
+  'loopctl/operators',
+];
 const DIST_FILES = [
-  'index.js', 'testing/index.js', 'node/index.js', 'node/testing/index.js', 'postgres/index.js', 'operators/index.js',
+  'index.js',
+  'testing/index.js',
+  'node/index.js',
+  'node/testing/index.js',
+  'postgres/index.js',
+  'operators/index.js',
 ];
 const REQUIRE_SCRIPT = `
 const entries = ${JSON.stringify(ENTRIES)};
@@ -125,7 +142,10 @@ async function serveOnce(bin: string, cwd: string) {
   ]);
   if (address === undefined) return { code: await exited, stderr };
   const login = await fetch(address, { redirect: 'manual' });
-  const cookie = login.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+  const cookie = login.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
   const page = await (await fetch(new URL('/', address), { headers: { cookie } })).text();
   const script = /src="(\/assets\/[^"]+\.js)"/.exec(page)?.[1] ?? '/missing.js';
   const js = await fetch(new URL(script, address), { headers: { cookie } });
@@ -146,11 +166,17 @@ describe('C34: CommonJS and ESM consumers of the packed package (Node >= 20.19, 
       await run('npm', ['install', '--offline', '--no-audit', '--no-fund', tarball], consumer);
 
       const required = JSON.parse((await run(process.execPath, ['-e', REQUIRE_SCRIPT], consumer)).stdout) as {
-        entry: string; file: string; keys: string[]; same: boolean;
+        entry: string;
+        file: string;
+        keys: string[];
+        same: boolean;
       }[];
       const sources = [
-        await import('../src/index.js'), await import('../src/testing/index.js'), await import('../src/node/index.js'),
-        await import('../src/node/testing/index.js'), await import('../src/postgres/index.js'),
+        await import('../src/index.js'),
+        await import('../src/testing/index.js'),
+        await import('../src/node/index.js'),
+        await import('../src/node/testing/index.js'),
+        await import('../src/postgres/index.js'),
         await import('../src/operators/index.js'),
       ];
       expect(required).toEqual(

@@ -5,8 +5,20 @@ import { TestScheduler } from 'rxjs/testing';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
-  CancelSignal, Mailbox, MemorySession, ModelCallError, RunCancelledError, RunControl, RunEventSchema, defineAgent, run,
-  tool, type Item, type MailboxToken, type RunEvent, type TerminalEvent,
+  CancelSignal,
+  Mailbox,
+  MemorySession,
+  ModelCallError,
+  RunCancelledError,
+  RunControl,
+  RunEventSchema,
+  defineAgent,
+  run,
+  tool,
+  type Item,
+  type MailboxToken,
+  type RunEvent,
+  type TerminalEvent,
 } from '../src/index.js';
 import { unpairedToolCalls } from '../src/items.js';
 import { scriptedModel, type ScriptedStep } from '../src/testing/index.js';
@@ -29,10 +41,21 @@ const SOURCES = ['token', 'cancel$', 'signal', 'unsubscribe', 'deadline', 'tool'
  * Foreign values (a cancel reason, a tool's result or thrown value) that may be impossible to print: the
  * guarantees hold for them too. Made fresh per run; 'plain' is an ordinary string.
  */
-const trapThrower = new Proxy({}, { get: () => () => { throw new Error('trap'); } }) as ProxyHandler<object>;
+const trapThrower = new Proxy(
+  {},
+  {
+    get: () => () => {
+      throw new Error('trap');
+    },
+  },
+) as ProxyHandler<object>;
 const HOSTILE = {
   plain: () => 'plain',
-  toStringThrows: () => ({ toString() { throw new Error('toString'); } }),
+  toStringThrows: () => ({
+    toString() {
+      throw new Error('toString');
+    },
+  }),
   nullProtoBigInt: () => Object.assign(Object.create(null) as object, { n: 10n }),
   throwingProxy: () => new Proxy({}, trapThrower),
   revokedProxy: () => {
@@ -46,7 +69,10 @@ const HOSTILE = {
     o['self'] = o;
     return o;
   },
-  fn: () => function secret() { return 'source'; },
+  fn: () =>
+    function secret() {
+      return 'source';
+    },
   bigint: () => 2n ** 70n,
   map: () => new Map<unknown, unknown>([['k', new Set([1n])]]),
 } as const;
@@ -63,7 +89,9 @@ const scenarioArb = fc.record({
   steps: fc.array(stepArb, { minLength: 1, maxLength: 4 }),
   parallel: fc.option(fc.integer({ min: 1, max: 3 }), { nil: undefined }),
   hook: fc.constantFrom('none', 'deny', 'async'),
-  pushes: fc.array(fc.record({ at: fc.nat(12), removeAt: fc.option(fc.nat(12), { nil: undefined }) }), { maxLength: 3 }),
+  pushes: fc.array(fc.record({ at: fc.nat(12), removeAt: fc.option(fc.nat(12), { nil: undefined }) }), {
+    maxLength: 3,
+  }),
   cancelAt: fc.option(fc.integer({ min: 0, max: 16 }), { nil: undefined }),
   source: fc.constantFrom(...SOURCES),
   maxTurns: fc.integer({ min: 1, max: 5 }),
@@ -163,11 +191,19 @@ function executeRun(s: Scenario): Omit<Outcome, 'unhandled'> {
       text: st.deltas,
       delayMs: st.delay,
       toolCalls: st.calls.map((c) => ({ name: `t_${c.kind}`, arguments: c.badArgs ? '{"n":' : { n: 1 } })),
-      ...(st.fail ? { error: new ModelCallError(st.fail, { retryable: st.fail === 'retryable', status: st.fail === 'retryable' ? 503 : 400 }) } : {}),
+      ...(st.fail
+        ? {
+            error: new ModelCallError(st.fail, {
+              retryable: st.fail === 'retryable',
+              status: st.fail === 'retryable' ? 503 : 400,
+            }),
+          }
+        : {}),
     }));
     const model = scriptedModel(steps);
     const events: RunEvent[] = [];
-    const done = () => events.some((e) => e.type === 'run_completed' || e.type === 'run_cancelled' || e.type === 'run_failed');
+    const done = () =>
+      events.some((e) => e.type === 'run_completed' || e.type === 'run_cancelled' || e.type === 'run_failed');
     const note = () => (raisedAt ??= { requests: model.requests.length, executions, beforeTerminal: !done() });
     const params = z.object({ n: z.number() });
     const mk = (kind: (typeof TOOL_KINDS)[number]) =>
@@ -238,7 +274,10 @@ function executeRun(s: Scenario): Omit<Outcome, 'unhandled'> {
       retry: { maxRetries: 1, initialDelayMs: 2 },
       random: () => 0.5,
       telemetry: otel.telemetry,
-      deadlines: { approvalMs, ...(s.source === 'deadline' && s.cancelAt !== undefined ? { runMs: s.cancelAt + 1 } : {}) },
+      deadlines: {
+        approvalMs,
+        ...(s.source === 'deadline' && s.cancelAt !== undefined ? { runMs: s.cancelAt + 1 } : {}),
+      },
       hooks: {
         beforeToolCall: ({ call, cancel }) => {
           const hookCancels = s.source === 'hook' && s.cancelAt !== undefined && ts.now() >= s.cancelAt;
@@ -252,21 +291,24 @@ function executeRun(s: Scenario): Omit<Outcome, 'unhandled'> {
         },
         runEnded: ({ outcome }) => void (runEnded.push(outcome), log.push('runEnded')),
       },
-    }).subscribe({ error: () => void (errored = true), next: (e) => {
-      events.push(e);
-      if (e.type === 'tool_approval_requested' && s.approval.decision !== 'none') {
-        const { callId } = e;
-        later(s.approval.after, () =>
-          s.approval.decision === 'approve' ? control.approve(callId) : control.reject(callId, 'no'),
-        );
-      }
-      if (e.type === 'run_completed' || e.type === 'run_cancelled' || e.type === 'run_failed') {
-        log.push('terminal');
-        actionsAtTerminal = ts.actions.length - toolOwned - harness;
-        queuedAtTerminal = mailbox.peek().map((t) => t.id);
-        atTerminal = { requests: model.requests.length, executions };
-      }
-    } });
+    }).subscribe({
+      error: () => void (errored = true),
+      next: (e) => {
+        events.push(e);
+        if (e.type === 'tool_approval_requested' && s.approval.decision !== 'none') {
+          const { callId } = e;
+          later(s.approval.after, () =>
+            s.approval.decision === 'approve' ? control.approve(callId) : control.reject(callId, 'no'),
+          );
+        }
+        if (e.type === 'run_completed' || e.type === 'run_cancelled' || e.type === 'run_failed') {
+          log.push('terminal');
+          actionsAtTerminal = ts.actions.length - toolOwned - harness;
+          queuedAtTerminal = mailbox.peek().map((t) => t.id);
+          atTerminal = { requests: model.requests.length, executions };
+        }
+      },
+    });
     const pushed: Outcome['pushed'] = [];
     const later = (at: number, fn: () => void) => {
       harness++;
@@ -320,9 +362,27 @@ function executeRun(s: Scenario): Omit<Outcome, 'unhandled'> {
     }
     ts.flush();
     outcome = {
-      stopAnswers, stopTakenAt, callCancel, atTerminal,
-      events, log, raisedAt, final: { requests: model.requests.length, executions }, actionsAtTerminal, queuedAtTerminal, settledInCancel, pushed, mailbox,
-      session, initial, caller, controller, listenersBefore, runEnded, reason, errored,
+      stopAnswers,
+      stopTakenAt,
+      callCancel,
+      atTerminal,
+      events,
+      log,
+      raisedAt,
+      final: { requests: model.requests.length, executions },
+      actionsAtTerminal,
+      queuedAtTerminal,
+      settledInCancel,
+      pushed,
+      mailbox,
+      session,
+      initial,
+      caller,
+      controller,
+      listenersBefore,
+      runEnded,
+      reason,
+      errored,
       toolOutputs: model.requests.flatMap((r) => r.items).flatMap((i) => (i.type === 'tool_result' ? [i.output] : [])),
     };
   });
@@ -330,7 +390,9 @@ function executeRun(s: Scenario): Omit<Outcome, 'unhandled'> {
 }
 
 function check(s: Scenario, o: Outcome): void {
-  const terminals = o.events.filter((e) => e.type === 'run_completed' || e.type === 'run_cancelled' || e.type === 'run_failed');
+  const terminals = o.events.filter(
+    (e) => e.type === 'run_completed' || e.type === 'run_cancelled' || e.type === 'run_failed',
+  );
   const unsubscribed = s.source === 'unsubscribe' && o.raisedAt !== undefined && terminals.length === 0;
   // 1. exactly one terminal, the last event (none delivered after an unsubscribe), runEnded exactly once
   expect(o.runEnded).toHaveLength(1);
@@ -357,7 +419,10 @@ function check(s: Scenario, o: Outcome): void {
   // 3. latency: a cancel from outside has its terminal delivered before cancel() returns
   if (o.settledInCancel !== undefined) expect(o.settledInCancel).toBe(true);
   if (o.raisedAt && terminal.type === 'run_cancelled') {
-    expect({ requests: o.final.requests, executions: o.final.executions }).toEqual({ requests: o.raisedAt.requests, executions: o.raisedAt.executions });
+    expect({ requests: o.final.requests, executions: o.final.executions }).toEqual({
+      requests: o.raisedAt.requests,
+      executions: o.raisedAt.executions,
+    });
     expect(o.events.some((e) => e.type === 'retry_scheduled' && e.seq > terminal.seq)).toBe(false);
   }
   if (terminal.type === 'run_cancelled') expect(typeof terminal.phase).toBe('string');
@@ -376,7 +441,9 @@ function check(s: Scenario, o: Outcome): void {
     expect(unpairedToolCalls(terminal.partial)).toEqual([]);
   }
   // 7. steering: delivered exactly once, or back in the mailbox; withdrawn items never delivered
-  const injected = o.events.filter((e) => e.type === 'user_message_injected').map((e) => (e.type === 'user_message_injected' ? e.id : ''));
+  const injected = o.events
+    .filter((e) => e.type === 'user_message_injected')
+    .map((e) => (e.type === 'user_message_injected' ? e.id : ''));
   expect(new Set(injected).size).toBe(injected.length);
   const queued = o.mailbox.peek().map((t) => t.id);
   for (const { token, removed } of o.pushed) {
@@ -480,11 +547,14 @@ function checkRunControl(s: Scenario, o: Outcome, terminal: TerminalEvent, timed
 describe('DESIGN.md §4 guarantees under random schedules', () => {
   it(`hold for ${NUM_RUNS} random runs`, () => {
     const seed = process.env.FC_SEED ? Number(process.env.FC_SEED) : undefined;
-    const details = fc.check(fc.property(scenarioArb, (s) => check(s, execute(s))), {
-      numRuns: NUM_RUNS,
-      ...(seed !== undefined ? { seed } : {}),
-      ...(process.env.FC_PATH ? { path: process.env.FC_PATH } : {}),
-    });
+    const details = fc.check(
+      fc.property(scenarioArb, (s) => check(s, execute(s))),
+      {
+        numRuns: NUM_RUNS,
+        ...(seed !== undefined ? { seed } : {}),
+        ...(process.env.FC_PATH ? { path: process.env.FC_PATH } : {}),
+      },
+    );
     if (details.failed) {
       const replay = [
         `FC_SEED=${details.seed}`,

@@ -25,7 +25,9 @@ describe('C03 cancel during the retry backoff sleep', () => {
     const events: RunEvent[] = [];
     handle.events$.subscribe((e) => events.push(e));
 
-    const scheduled = await new Promise<RunEvent>((resolve) => handle.events$.subscribe((e) => e.type === 'retry_scheduled' && resolve(e)));
+    const scheduled = await new Promise<RunEvent>((resolve) =>
+      handle.events$.subscribe((e) => e.type === 'retry_scheduled' && resolve(e)),
+    );
     expect(scheduled).toMatchObject({ attempt: 2, delayMs: 1500, error: { name: 'ModelCallError', status: 429 } });
     await new Promise((r) => setTimeout(r, 100)); // 100 ms into the 1 500 ms backoff
     expect(events.at(-1)?.type).toBe('retry_scheduled'); // still sleeping
@@ -37,9 +39,14 @@ describe('C03 cancel during the retry backoff sleep', () => {
     expect(timers()).toBe(during - 1); // the sleep's timer is cleared, synchronously
     expect(T.isCancelled).toBe(false); // re-armed for the next run (guarantee 5)
 
-    const outcome = await handle.result.then(() => 'completed', (e: unknown) => (isCancellation(e) ? 'cancelled' : 'failed'));
+    const outcome = await handle.result.then(
+      () => 'completed',
+      (e: unknown) => (isCancellation(e) ? 'cancelled' : 'failed'),
+    );
     expect(outcome).toBe('cancelled');
-    expect(events.filter((e) => e.type === 'run_cancelled' || e.type === 'run_completed' || e.type === 'run_failed').length).toBe(1);
+    expect(
+      events.filter((e) => e.type === 'run_cancelled' || e.type === 'run_completed' || e.type === 'run_failed').length,
+    ).toBe(1);
     expect(model.calls.length).toBe(1);
     expect(events.filter((e) => e.type === 'retry_scheduled').length).toBe(1);
   });
@@ -51,14 +58,22 @@ describe('C03 cancel during the retry backoff sleep', () => {
       const agent = defineAgent({ name: 'c03', instructions: '', model });
       const T = new CancelSignal();
       const log: [number, string][] = [];
-      run(agent, 'task', { cancel: T, retry: RETRY, random: () => 0.75 }).subscribe((e) => log.push([ts.now(), e.type]));
+      run(agent, 'task', { cancel: T, retry: RETRY, random: () => 0.75 }).subscribe((e) =>
+        log.push([ts.now(), e.type]),
+      );
       let pending = -1;
       ts.schedule(() => {
         T.cancel('user stop');
         pending = ts.actions.length;
       }, 100);
       flush();
-      expect(log).toEqual([[0, 'run_started'], [0, 'turn_started'], [0, 'model_request_started'], [0, 'retry_scheduled'], [100, 'run_cancelled']]);
+      expect(log).toEqual([
+        [0, 'run_started'],
+        [0, 'turn_started'],
+        [0, 'model_request_started'],
+        [0, 'retry_scheduled'],
+        [100, 'run_cancelled'],
+      ]);
       expect(pending).toBe(0);
       expect(model.calls.length).toBe(1);
     });

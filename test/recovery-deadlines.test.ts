@@ -4,7 +4,18 @@
  * deadline (no fallback); the idle deadline costs one timer, not one per chunk.
  * Virtual time, not in run mode: the scheduler is injected.
  */
-import { NEVER, concat, interval, map, of, take, timeout, type SchedulerAction, type SchedulerLike, type Subscription } from 'rxjs';
+import {
+  NEVER,
+  concat,
+  interval,
+  map,
+  of,
+  take,
+  timeout,
+  type SchedulerAction,
+  type SchedulerLike,
+  type Subscription,
+} from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { CancelSignal } from '../src/cancel/index.js';
@@ -33,7 +44,10 @@ function runAll(steps: (ScriptedStep | string)[], options: Parameters<typeof run
 
 describe('an idle stall is a deadline, retried like any transient error', () => {
   it('idle stall → TimeoutError → retry_scheduled with it → the retry succeeds', () => {
-    const { model, events } = runAll([{ hold: NEVER }, 'ok'], { deadlines: { idleMs: 200 }, retry: { initialDelayMs: 100 } });
+    const { model, events } = runAll([{ hold: NEVER }, 'ok'], {
+      deadlines: { idleMs: 200 },
+      retry: { initialDelayMs: 100 },
+    });
     expect(events.filter((e) => e.type === 'retry_scheduled')).toMatchObject([
       { at: 200, attempt: 2, delayMs: 50, error: serializeError(new TimeoutError('idle', 200)) },
     ]);
@@ -42,8 +56,21 @@ describe('an idle stall is a deadline, retried like any transient error', () => 
   });
 
   it('a stall after the first delta is a broken stream: rescued without streaming, where the idle limit does not apply', () => {
-    const { model, events } = runAll([{ text: ['a', 'b'], hold: NEVER }, { text: 'ab', delayMs: 1000 }], { deadlines: { idleMs: 200 } });
-    expect(events.filter((e) => e.type === 'model_request_started').map((e) => [e.at, e.type === 'model_request_started' && e.stream])).toEqual([[0, true], [200, false]]);
+    const { model, events } = runAll(
+      [
+        { text: ['a', 'b'], hold: NEVER },
+        { text: 'ab', delayMs: 1000 },
+      ],
+      { deadlines: { idleMs: 200 } },
+    );
+    expect(
+      events
+        .filter((e) => e.type === 'model_request_started')
+        .map((e) => [e.at, e.type === 'model_request_started' && e.stream]),
+    ).toEqual([
+      [0, true],
+      [200, false],
+    ]);
     expect(events.at(-1)).toMatchObject({ type: 'run_completed', at: 1200, output: 'ab' });
     expect(model.requests.map((r) => r.stream)).toEqual([true, false]);
   });
@@ -52,7 +79,12 @@ describe('an idle stall is a deadline, retried like any transient error', () => 
     const cancel = new CancelSignal();
     ts.schedule(() => cancel.cancel('stop'), 150);
     const { model, events } = runAll([{ hold: NEVER }, 'ok'], { cancel, deadlines: { idleMs: 200 } });
-    expect(events.map((e) => e.type)).toEqual(['run_started', 'turn_started', 'model_request_started', 'run_cancelled']);
+    expect(events.map((e) => e.type)).toEqual([
+      'run_started',
+      'turn_started',
+      'model_request_started',
+      'run_cancelled',
+    ]);
     expect(events.at(-1)).toMatchObject({ at: 150, reason: 'stop', phase: 'model_request' });
     expect(model.calls.length).toBe(1);
     expect(ts.actions).toEqual([]);
@@ -67,7 +99,13 @@ describe('the run deadline is a cancel (reason deadline), never a failure', () =
       { deadlines: { runMs: 300 }, retry: { maxRetries: 3, initialDelayMs: 1000 } },
       ['fallback answer'],
     );
-    expect(events.map((e) => e.type)).toEqual(['run_started', 'turn_started', 'model_request_started', 'retry_scheduled', 'run_cancelled']);
+    expect(events.map((e) => e.type)).toEqual([
+      'run_started',
+      'turn_started',
+      'model_request_started',
+      'retry_scheduled',
+      'run_cancelled',
+    ]);
     expect(events.at(-1)).toMatchObject({ at: 300, reason: { type: 'deadline' }, phase: 'backoff' });
     expect(model.calls.length).toBe(1);
     expect(fallback!.calls.length).toBe(0);
@@ -81,7 +119,12 @@ describe('the run deadline is a cancel (reason deadline), never a failure', () =
       { deadlines: { runMs: 300 }, retry: { maxRetries: 3, initialDelayMs: 100 } },
       ['fallback answer'],
     );
-    expect(events.at(-1)).toMatchObject({ type: 'run_cancelled', at: 300, reason: { type: 'deadline' }, phase: 'model_request' });
+    expect(events.at(-1)).toMatchObject({
+      type: 'run_cancelled',
+      at: 300,
+      reason: { type: 'deadline' },
+      phase: 'model_request',
+    });
     expect(events.some((e) => e.type === 'fallback_activated')).toBe(false);
     expect(model.calls.map((c) => c.tornDown)).toEqual([false, true]);
     expect(fallback!.calls.length).toBe(0);
@@ -110,7 +153,10 @@ describe('the idle deadline costs one timer and a timestamp, not a timer per chu
    */
   const stream$ = () =>
     concat(
-      interval(1, ts).pipe(take(1000), map((): ModelEvent => ({ type: 'text_delta', delta: 'x' }))),
+      interval(1, ts).pipe(
+        take(1000),
+        map((): ModelEvent => ({ type: 'text_delta', delta: 'x' })),
+      ),
       of<ModelEvent>({ type: 'response', response: { text: 'x'.repeat(1000), toolCalls: [], finishReason: 'stop' } }),
     );
 
@@ -119,7 +165,9 @@ describe('the idle deadline costs one timer and a timestamp, not a timer per chu
     const model = scriptedModel([{ events: stream$ }]);
     const agent = defineAgent({ name: 'a', instructions: '', model });
     const events: RunEvent[] = [];
-    run(agent, 'q', { scheduler, deadlines: { firstEventMs: 50, idleMs: 100, requestMs: 60_000 } }).subscribe((e) => events.push(e));
+    run(agent, 'q', { scheduler, deadlines: { firstEventMs: 50, idleMs: 100, requestMs: 60_000 } }).subscribe((e) =>
+      events.push(e),
+    );
     ts.flush();
     expect(events.filter((e) => e.type === 'text_delta').length).toBe(1000);
     expect(events.at(-1)).toMatchObject({ type: 'run_completed', at: 1000 });
@@ -131,7 +179,9 @@ describe('the idle deadline costs one timer and a timestamp, not a timer per chu
 
   it('the counter is sound: a per-chunk timeout (rxjs timeout({ each })) on the same stream schedules > 1 000', () => {
     const { scheduler, count } = counting(ts);
-    stream$().pipe(timeout({ each: 100, scheduler })).subscribe();
+    stream$()
+      .pipe(timeout({ each: 100, scheduler }))
+      .subscribe();
     ts.flush();
     expect(count()).toBeGreaterThan(1000);
   });

@@ -11,19 +11,34 @@ import { collectEvents, scriptedModel } from '../src/testing/index.js';
 
 describe('run_failed after recovery gave up', () => {
   it('a ModelCallError → model_error', async () => {
-    const agent = defineAgent({ name: 'a', instructions: '', model: scriptedModel([{ error: new ModelCallError('bad', { status: 400 }) }]) });
-    expect((await collectEvents(run(agent, 'q'))).at(-1)).toMatchObject({ type: 'run_failed', stopReason: 'model_error' });
+    const agent = defineAgent({
+      name: 'a',
+      instructions: '',
+      model: scriptedModel([{ error: new ModelCallError('bad', { status: 400 }) }]),
+    });
+    expect((await collectEvents(run(agent, 'q'))).at(-1)).toMatchObject({
+      type: 'run_failed',
+      stopReason: 'model_error',
+    });
   });
 
   it('a model deadline (TimeoutError) → model_error', async () => {
     const agent = defineAgent({ name: 'a', instructions: '', model: scriptedModel([{ delayMs: 50 }]) });
     const events = await collectEvents(run(agent, 'q', { retry: false, deadlines: { firstEventMs: 1 } }));
-    expect(events.at(-1)).toMatchObject({ type: 'run_failed', stopReason: 'model_error', error: { name: 'TimeoutError', kind: 'first_event' } });
+    expect(events.at(-1)).toMatchObject({
+      type: 'run_failed',
+      stopReason: 'model_error',
+      error: { name: 'TimeoutError', kind: 'first_event' },
+    });
   });
 
   it('a provider that ends without a response (ModelOutputError) → model_error', async () => {
     const agent = defineAgent({ name: 'a', instructions: '', model: { id: 'm', call: () => EMPTY } });
     const events = await collectEvents(run(agent, 'q'));
-    expect(events.at(-1)).toMatchObject({ type: 'run_failed', stopReason: 'model_error', error: { name: 'ModelOutputError' } });
+    expect(events.at(-1)).toMatchObject({
+      type: 'run_failed',
+      stopReason: 'model_error',
+      error: { name: 'ModelOutputError' },
+    });
   });
 });

@@ -9,13 +9,20 @@ import { DEFAULTS, ModelCallError, RunFailedError, defineAgent, run, start, type
 import { scriptedModel } from '../src/testing/index.js';
 
 const rateLimited = (retryAfterMs: number) =>
-  new ModelCallError('429 Too Many Requests', { status: 429, retryable: true, retryAfterMs, code: 'rate_limit_exceeded' });
+  new ModelCallError('429 Too Many Requests', {
+    status: 429,
+    retryable: true,
+    retryAfterMs,
+    code: 'rate_limit_exceeded',
+  });
 
 function runWith(retryAfterMs: number, options: Parameters<typeof run>[2] = {}) {
   const scheduler = new VirtualTimeScheduler();
   const model = scriptedModel([{ error: rateLimited(retryAfterMs) }, 'ok'], { scheduler });
   const events: RunEvent[] = [];
-  run(defineAgent({ name: 'a', instructions: '', model }), 'q', { scheduler, random: () => 0.5, ...options }).subscribe((e) => events.push(e));
+  run(defineAgent({ name: 'a', instructions: '', model }), 'q', { scheduler, random: () => 0.5, ...options }).subscribe(
+    (e) => events.push(e),
+  );
   scheduler.flush();
   return { model, events };
 }
@@ -48,7 +55,9 @@ describe('retry-after above retry.maxRetryAfterMs fails at once', () => {
     expect(error).toBeInstanceOf(RunFailedError);
     const cause = (error as RunFailedError).cause as ModelCallError;
     expect(cause).toBeInstanceOf(ModelCallError);
-    expect(cause.message).toBe('rate limited, retry after 90.5 s (longer than retry.maxRetryAfterMs, 60 s): 429 Too Many Requests');
+    expect(cause.message).toBe(
+      'rate limited, retry after 90.5 s (longer than retry.maxRetryAfterMs, 60 s): 429 Too Many Requests',
+    );
     expect([cause.retryAfterMs, cause.retryable, cause.status, cause.cause]).toEqual([90_500, false, 429, original]);
     expect(model.calls).toHaveLength(1);
   });
@@ -66,7 +75,13 @@ describe('retry-after above retry.maxRetryAfterMs fails at once', () => {
 });
 
 describe('a shorter retry-after is honoured exactly, never earlier', () => {
-  for (const [asked, waited] of [[1_500, 1_500], [1_500.2, 1_501], [60_000, 60_000], [0, 0], [20_000, 20_000]] as const) {
+  for (const [asked, waited] of [
+    [1_500, 1_500],
+    [1_500.2, 1_501],
+    [60_000, 60_000],
+    [0, 0],
+    [20_000, 20_000],
+  ] as const) {
     it(`retry-after ${asked} ms: retry_scheduled.delayMs ${waited}, the retry sent ${waited} ms after the failure`, () => {
       const { events } = runWith(asked);
       expect(events.filter((e) => e.type === 'retry_scheduled' || e.type === 'model_request_started')).toMatchObject([

@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
-  ConfigurationError, RunControl, defineAgent, localRuns, run, start, tool, type RunEvent, type ToolContext,
+  ConfigurationError,
+  RunControl,
+  defineAgent,
+  localRuns,
+  run,
+  start,
+  tool,
+  type RunEvent,
+  type ToolContext,
 } from '../src/index.js';
 import { gate, scriptedModel } from '../src/testing/index.js';
 
@@ -11,7 +19,9 @@ import { gate, scriptedModel } from '../src/testing/index.js';
  */
 const slowTool = (entered: { open(): void }, seen: ToolContext[] = []) =>
   tool({
-    name: 'slow', description: 'slow', parameters: z.object({}),
+    name: 'slow',
+    description: 'slow',
+    parameters: z.object({}),
     execute: (_a, ctx) => {
       seen.push(ctx);
       entered.open();
@@ -52,8 +62,12 @@ describe('RunControl: bad input is a typed error naming the field', () => {
   it('options.control that is not a RunControl is refused by run() and start(), naming options.control', () => {
     const agent = defineAgent({ name: 'a', instructions: '', model: scriptedModel(['x']) });
     for (const bad of [{}, { stop() {} }, 'control']) {
-      expect(() => run(agent, 'go', { control: bad as never })).toThrow(expect.objectContaining({ field: 'options.control' }));
-      expect(() => start(agent, 'go', { control: bad as never })).toThrow(expect.objectContaining({ field: 'options.control' }));
+      expect(() => run(agent, 'go', { control: bad as never })).toThrow(
+        expect.objectContaining({ field: 'options.control' }),
+      );
+      expect(() => start(agent, 'go', { control: bad as never })).toThrow(
+        expect.objectContaining({ field: 'options.control' }),
+      );
     }
   });
 });
@@ -62,7 +76,9 @@ describe('RunControl: one live run per control', () => {
   it('a second run given a control in use ends run_failed (configuration_error), the first is unaffected', async () => {
     const entered = gate();
     const agent = defineAgent({
-      name: 'a', instructions: '', tools: [slowTool(entered)],
+      name: 'a',
+      instructions: '',
+      tools: [slowTool(entered)],
       model: scriptedModel([{ toolCalls: [{ name: 'slow', callId: 'c1' }] }, 'first done']),
     });
     const control = new RunControl();
@@ -85,7 +101,9 @@ describe('RunHandle: stop and cancelToolCall delegate to its own RunControl', ()
   it('a handle without options.control has a control of its own; stop ends the run stopped, once', async () => {
     const entered = gate();
     const agent = defineAgent({
-      name: 'a', instructions: '', tools: [slowTool(entered)],
+      name: 'a',
+      instructions: '',
+      tools: [slowTool(entered)],
       model: scriptedModel([{ text: 'on it', toolCalls: [{ name: 'slow', callId: 'c1' }] }, 'never']),
     });
     const handle = start(agent, 'go');
@@ -107,8 +125,12 @@ describe('per-call cancel of a sub-run tool', () => {
     const childModel = scriptedModel([{ toolCalls: [{ name: 'slow' }] }, 'never']);
     const child = defineAgent({ name: 'child', instructions: '', model: childModel, tools: [slowTool(entered)] });
     const parent = defineAgent({
-      name: 'parent', instructions: '',
-      model: scriptedModel([{ toolCalls: [{ name: 'delegate', callId: 'd1', arguments: { input: 'x' } }] }, 'parent done']),
+      name: 'parent',
+      instructions: '',
+      model: scriptedModel([
+        { toolCalls: [{ name: 'delegate', callId: 'd1', arguments: { input: 'x' } }] },
+        'parent done',
+      ]),
       tools: [child.asTool({ name: 'delegate', description: 'delegates' })],
     });
     const handle = start(parent, 'go');
@@ -133,11 +155,15 @@ describe('localRuns().stop', () => {
     const entered = gate();
     const release = gate<string>();
     const work = tool({
-      name: 'work', description: 'work', parameters: z.object({}),
+      name: 'work',
+      description: 'work',
+      parameters: z.object({}),
       execute: () => (entered.open(), release.promise),
     });
     const agent = defineAgent({
-      name: 'a', instructions: '', tools: [work],
+      name: 'a',
+      instructions: '',
+      tools: [work],
       model: scriptedModel([{ text: 'step', toolCalls: [{ name: 'work', callId: 's1' }] }, 'never']),
     });
     const runs = localRuns({ agents: { a: agent } });
@@ -145,7 +171,9 @@ describe('localRuns().stop', () => {
     await entered.promise;
     await expect(runs.stop(runId, { at: 'bogus' as never }, 'p')).rejects.toMatchObject({ field: 'at' });
     await expect(runs.stop(runId, { at: 'turn_end', graceMs: -2 }, 'p')).rejects.toMatchObject({ field: 'graceMs' });
-    await expect(runs.stop(runId, { at: 'turn_end' }, 'someone else')).rejects.toMatchObject({ name: 'RunNotFoundError' });
+    await expect(runs.stop(runId, { at: 'turn_end' }, 'someone else')).rejects.toMatchObject({
+      name: 'RunNotFoundError',
+    });
     await expect(runs.stop(runId, { at: 'tool_call_end' }, 'p')).resolves.toBe(true);
     await expect(runs.stop(runId, { at: 'turn_end' }, 'p')).resolves.toBe(false);
     const events: RunEvent[] = [];

@@ -1,7 +1,16 @@
 import { of } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { CancelSignal, RunCancelledError, defineAgent, isCancellation, run, start, tool, type RunEvent } from '../src/index.js';
+import {
+  CancelSignal,
+  RunCancelledError,
+  defineAgent,
+  isCancellation,
+  run,
+  start,
+  tool,
+  type RunEvent,
+} from '../src/index.js';
 import { collectEvents, gate, scriptedModel } from '../src/testing/index.js';
 import { virtualTime } from './support/virtual-time.js';
 
@@ -36,7 +45,10 @@ describe('C02 a token cancelled before the run starts', () => {
  * second model step, the call paired with an interrupted result.
  */
 describe('C04 a cancel during a tool in a non-streaming run', () => {
-  for (const variant of ['A: throws an abort error when its signal fires', 'B: ignores its signal and returns ok after a gate'] as const) {
+  for (const variant of [
+    'A: throws an abort error when its signal fires',
+    'B: ignores its signal and returns ok after a gate',
+  ] as const) {
     it(`ends cancelled, never completed, no step 2, the call recorded as interrupted (${variant})`, async () => {
       const model = scriptedModel([{ toolCalls: [{ name: 't', callId: 'c1' }] }, 'done'], { stream: false });
       const g = gate<string>();
@@ -48,7 +60,9 @@ describe('C04 a cancel during a tool in a non-streaming run', () => {
         execute: (_a, ctx) => {
           started.open();
           if (variant.startsWith('A'))
-            return new Promise<string>((_res, rej) => ctx.signal.addEventListener('abort', () => rej(new Error('AbortError')), { once: true }));
+            return new Promise<string>((_res, rej) =>
+              ctx.signal.addEventListener('abort', () => rej(new Error('AbortError')), { once: true }),
+            );
           return g.promise;
         },
       });
@@ -65,7 +79,9 @@ describe('C04 a cancel during a tool in a non-streaming run', () => {
       expect(model.requests[0]!.stream).toBe(false);
       const last = terminals[0]!;
       if (last.type !== 'run_cancelled') throw new Error('unreachable');
-      expect(last.partial.at(-1)).toEqual(expect.objectContaining({ type: 'tool_result', callId: 'c1', interrupted: true }));
+      expect(last.partial.at(-1)).toEqual(
+        expect.objectContaining({ type: 'tool_result', callId: 'c1', interrupted: true }),
+      );
       expect(events.some((e) => e.type === 'tool_call_failed' || e.type === 'tool_call_completed')).toBe(false);
     });
   }
@@ -133,7 +149,11 @@ describe('C15 a cancel raised synchronously from a handler with synchronous mode
       ]);
       const noop = tool({ name: 'noop', description: '', parameters: z.object({}), execute: () => 'ok' });
       const write = tool({ name: 'write', description: '', parameters: z.object({}), execute: () => ++sideEffects });
-      return { model, agent: defineAgent({ name: 'a', instructions: '', model, tools: [noop, write] }), effects: () => sideEffects };
+      return {
+        model,
+        agent: defineAgent({ name: 'a', instructions: '', model, tools: [noop, write] }),
+        effects: () => sideEffects,
+      };
     };
     const full = build();
     const all = await collectEvents(run(full.agent, 'go'));
@@ -184,7 +204,11 @@ describe('C16 a normal streaming completion leaves the caller token untouched', 
     const cancel = new CancelSignal();
     const outcomes: string[] = [];
     const events = await collectEvents(
-      run(agent, 'hi', { signal: controller.signal, cancel, hooks: { runEnded: ({ outcome }) => void outcomes.push(outcome.type) } }),
+      run(agent, 'hi', {
+        signal: controller.signal,
+        cancel,
+        hooks: { runEnded: ({ outcome }) => void outcomes.push(outcome.type) },
+      }),
     );
     expect(events.at(-1)).toMatchObject({ type: 'run_completed', output: 'Hello' });
     expect(controller.signal.aborted).toBe(false);

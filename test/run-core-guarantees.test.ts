@@ -2,7 +2,16 @@ import { Subject, VirtualTimeScheduler } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
-  CancelSignal, ConfigurationError, Mailbox, RunFailedError, defineAgent, run, start, tool, type RunEvent, type TerminalEvent,
+  CancelSignal,
+  ConfigurationError,
+  Mailbox,
+  RunFailedError,
+  defineAgent,
+  run,
+  start,
+  tool,
+  type RunEvent,
+  type TerminalEvent,
 } from '../src/index.js';
 import { collectEvents, gate, scriptedModel } from '../src/testing/index.js';
 import { virtualTime } from './support/virtual-time.js';
@@ -12,7 +21,12 @@ function slowAgent(steps: Parameters<typeof scriptedModel>[0] = [{ toolCalls: [{
   const g = gate<string>();
   const started = gate();
   const model = scriptedModel(steps);
-  const slow = tool({ name: 'slow', description: '', parameters: z.object({}), execute: () => (started.open(), g.promise) });
+  const slow = tool({
+    name: 'slow',
+    description: '',
+    parameters: z.object({}),
+    execute: () => (started.open(), g.promise),
+  });
   return { g, started, model, agent: defineAgent({ name: 'a', instructions: '', model, tools: [slow] }) };
 }
 
@@ -42,9 +56,16 @@ describe('cancel sources all end the run the same way', () => {
 
   it('ctx.cancel from a tool cancels this run only, never the caller token', async () => {
     const model = scriptedModel([{ toolCalls: [{ name: 'quit' }] }, 'never']);
-    const quit = tool({ name: 'quit', description: '', parameters: z.object({}), execute: (_a, ctx) => (ctx.cancel.cancel('tool says stop'), 'bye') });
+    const quit = tool({
+      name: 'quit',
+      description: '',
+      parameters: z.object({}),
+      execute: (_a, ctx) => (ctx.cancel.cancel('tool says stop'), 'bye'),
+    });
     const caller = new CancelSignal();
-    const events = await collectEvents(run(defineAgent({ name: 'a', instructions: '', model, tools: [quit] }), 'go', { cancel: caller }));
+    const events = await collectEvents(
+      run(defineAgent({ name: 'a', instructions: '', model, tools: [quit] }), 'go', { cancel: caller }),
+    );
     expect(last(events)).toMatchObject({ type: 'run_cancelled', reason: 'tool says stop' });
     expect(caller.isCancelled).toBe(false);
     expect(model.requests).toHaveLength(1);
@@ -54,9 +75,17 @@ describe('cancel sources all end the run the same way', () => {
     const scheduler = new VirtualTimeScheduler();
     const model = scriptedModel([{ text: 'late', delayMs: 5_000 }], { scheduler });
     const events: RunEvent[] = [];
-    run(defineAgent({ name: 'a', instructions: '', model }), 'go', { scheduler, deadlines: { runMs: 1_000 } }).subscribe((e) => events.push(e));
+    run(defineAgent({ name: 'a', instructions: '', model }), 'go', {
+      scheduler,
+      deadlines: { runMs: 1_000 },
+    }).subscribe((e) => events.push(e));
     scheduler.flush();
-    expect(last(events)).toMatchObject({ type: 'run_cancelled', reason: { type: 'deadline' }, phase: 'model_request', at: 1_000 });
+    expect(last(events)).toMatchObject({
+      type: 'run_cancelled',
+      reason: { type: 'deadline' },
+      phase: 'model_request',
+      at: 1_000,
+    });
     expect(model.calls[0]?.tornDown).toBe(true);
     expect(scheduler.actions).toHaveLength(0);
   });
@@ -157,7 +186,11 @@ describe('guarantee 8 and start()', () => {
     const handle = start(agent, 'go', { cancel: caller });
     await started.promise;
     handle.cancel('handle stop');
-    await expect(handle.result).rejects.toMatchObject({ name: 'RunCancelledError', reason: 'handle stop', phase: 'tool_call' });
+    await expect(handle.result).rejects.toMatchObject({
+      name: 'RunCancelledError',
+      reason: 'handle stop',
+      phase: 'tool_call',
+    });
     expect(caller.isCancelled).toBe(false);
     const late = await collectEvents(handle.events$);
     expect(late.at(-1)?.type).toBe('run_cancelled');
@@ -165,10 +198,26 @@ describe('guarantee 8 and start()', () => {
   });
 
   it('result resolves with output, usage and the committed Items', async () => {
-    const model = scriptedModel([{ toolCalls: [{ name: 'add', arguments: { a: 2, b: 3 } }], usage: { inputTokens: 3, outputTokens: 2, totalTokens: 5 } }, { text: '5', usage: { inputTokens: 7, outputTokens: 1, totalTokens: 8 } }]);
-    const add = tool({ name: 'add', description: '', parameters: z.object({ a: z.number(), b: z.number() }), execute: ({ a, b }) => a + b });
+    const model = scriptedModel([
+      {
+        toolCalls: [{ name: 'add', arguments: { a: 2, b: 3 } }],
+        usage: { inputTokens: 3, outputTokens: 2, totalTokens: 5 },
+      },
+      { text: '5', usage: { inputTokens: 7, outputTokens: 1, totalTokens: 8 } },
+    ]);
+    const add = tool({
+      name: 'add',
+      description: '',
+      parameters: z.object({ a: z.number(), b: z.number() }),
+      execute: ({ a, b }) => a + b,
+    });
     const result = await start(defineAgent({ name: 'a', instructions: '', model, tools: [add] }), 'add').result;
-    expect(result).toMatchObject({ output: '5', finishReason: 'stop', usage: { inputTokens: 10, outputTokens: 3, totalTokens: 13 }, undelivered: [] });
+    expect(result).toMatchObject({
+      output: '5',
+      finishReason: 'stop',
+      usage: { inputTokens: 10, outputTokens: 3, totalTokens: 13 },
+      undelivered: [],
+    });
     expect(result.items.map((i) => i.type)).toEqual(['user', 'assistant', 'tool_result', 'assistant']);
     expect(result.items[2]).toMatchObject({ output: '5', isError: false });
   });

@@ -263,9 +263,20 @@ describe('localRuns: a live run', () => {
   });
 
   it('decide approves or rejects a call awaiting approval ("approvals"): true once, false after; bad decisions name the field', async () => {
-    const gated = tool({ name: 'deploy', description: 'd', parameters: z.object({}), needsApproval: true, execute: () => 'deployed' });
+    const gated = tool({
+      name: 'deploy',
+      description: 'd',
+      parameters: z.object({}),
+      needsApproval: true,
+      execute: () => 'deployed',
+    });
     const model = scriptedModel([
-      { toolCalls: [{ name: 'deploy', callId: 'd1' }, { name: 'deploy', callId: 'd2' }] },
+      {
+        toolCalls: [
+          { name: 'deploy', callId: 'd1' },
+          { name: 'deploy', callId: 'd2' },
+        ],
+      },
       'finished',
     ]);
     const agent = defineAgent({ name: 'helper', instructions: '', model, tools: [gated] });
@@ -273,10 +284,16 @@ describe('localRuns: a live run', () => {
     const { runId } = await runs.start({ agent: 'helper', threadId: 't', input: 'ship it', principal: 'alice' });
     // Both calls await approval once the second one's tool_approval_requested is out.
     await firstValueFrom(
-      runs.events(runId, { principal: 'alice' }).pipe(filter((e) => e.type === 'tool_approval_requested' && e.callId === 'd2')),
+      runs
+        .events(runId, { principal: 'alice' })
+        .pipe(filter((e) => e.type === 'tool_approval_requested' && e.callId === 'd2')),
     );
-    await expect(runs.decide(runId, 'd1', { approve: 'yes' } as never, 'alice')).rejects.toMatchObject({ field: 'approve' });
-    await expect(runs.decide(runId, 'd1', { approve: false } as never, 'alice')).rejects.toMatchObject({ field: 'reason' });
+    await expect(runs.decide(runId, 'd1', { approve: 'yes' } as never, 'alice')).rejects.toMatchObject({
+      field: 'approve',
+    });
+    await expect(runs.decide(runId, 'd1', { approve: false } as never, 'alice')).rejects.toMatchObject({
+      field: 'reason',
+    });
     await expect(runs.decide(runId, 'd1', { approve: true }, 'bob')).rejects.toBeInstanceOf(RunNotFoundError);
     expect(await runs.decide(runId, 'nope', { approve: true }, 'alice')).toBe(false);
     expect(await runs.decide(runId, 'd1', { approve: true }, 'alice')).toBe(true);

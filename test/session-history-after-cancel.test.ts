@@ -2,11 +2,28 @@ import { NEVER, concat, lastValueFrom, of, toArray } from 'rxjs';
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import {
-  CancelSignal, MemorySession, commitPartial, defineAgent, run, start, tool,
-  type Item, type ModelEvent, type RunEvent, type Session, type TerminalEvent,
+  CancelSignal,
+  MemorySession,
+  commitPartial,
+  defineAgent,
+  run,
+  start,
+  tool,
+  type Item,
+  type ModelEvent,
+  type RunEvent,
+  type Session,
+  type TerminalEvent,
 } from '../src/index.js';
 import { unpairedToolCalls } from '../src/items.js';
-import { collectEvents, gate, scriptedModel, sequentialIds, type Gate, type ScriptedStep } from '../src/testing/index.js';
+import {
+  collectEvents,
+  gate,
+  scriptedModel,
+  sequentialIds,
+  type Gate,
+  type ScriptedStep,
+} from '../src/testing/index.js';
 
 /** What a session and `partial` hold after a run, cancelled or not. */
 
@@ -14,7 +31,12 @@ import { collectEvents, gate, scriptedModel, sequentialIds, type Gate, type Scri
 class SlowAppendSession implements Session {
   readonly inner = new MemorySession();
   append(items: readonly Item[]) {
-    return new Promise<void>((resolve) => setTimeout(() => { this.inner.append(items); resolve(); }, 50));
+    return new Promise<void>((resolve) =>
+      setTimeout(() => {
+        this.inner.append(items);
+        resolve();
+      }, 50),
+    );
   }
   load() {
     return this.inner.load();
@@ -36,15 +58,27 @@ describe('C06 persistence is never cut off by teardown', () => {
 
   it('normal run: when the stream ends, the session already holds input, tool call, tool result and final answer', async () => {
     const session = new SlowAppendSession();
-    const lookup = tool({ name: 'lookup', description: 'd', parameters: z.object({ q: z.string() }), execute: ({ q }) => `found ${q}` });
+    const lookup = tool({
+      name: 'lookup',
+      description: 'd',
+      parameters: z.object({ q: z.string() }),
+      execute: ({ q }) => `found ${q}`,
+    });
     const agent = defineAgent({ name: 'a', instructions: 'i', model: scriptedModel(steps), tools: [lookup] });
-    const events = await lastValueFrom(run(agent, 'question', { session, idGenerator: sequentialIds() }).pipe(toArray()));
+    const events = await lastValueFrom(
+      run(agent, 'question', { session, idGenerator: sequentialIds() }).pipe(toArray()),
+    );
     const items = session.inner.items; // read immediately
     expect(events.at(-1)).toMatchObject({ type: 'run_completed', output: 'the answer' });
     expect(session.inner.writes).toBe(1);
     expect(items).toEqual([
       { type: 'user', id: 'item-1', text: 'question' },
-      { type: 'assistant', id: 'item-2', text: '', toolCalls: [{ callId: 'call_1_1', name: 'lookup', arguments: '{"q":"x"}' }] },
+      {
+        type: 'assistant',
+        id: 'item-2',
+        text: '',
+        toolCalls: [{ callId: 'call_1_1', name: 'lookup', arguments: '{"q":"x"}' }],
+      },
       { type: 'tool_result', callId: 'call_1_1', output: 'found x', isError: false },
       { type: 'assistant', id: 'item-3', text: 'the answer', toolCalls: [] },
     ]);
@@ -54,8 +88,13 @@ describe('C06 persistence is never cut off by teardown', () => {
     const session = new SlowAppendSession();
     const cancel = new CancelSignal();
     const lookup = tool({
-      name: 'lookup', description: 'd', parameters: z.object({ q: z.string() }),
-      execute: () => { queueMicrotask(() => cancel.cancel('user stop')); return new Promise(() => {}); },
+      name: 'lookup',
+      description: 'd',
+      parameters: z.object({ q: z.string() }),
+      execute: () => {
+        queueMicrotask(() => cancel.cancel('user stop'));
+        return new Promise(() => {});
+      },
     });
     const agent = defineAgent({ name: 'a', instructions: 'i', model: scriptedModel(steps), tools: [lookup] });
     const events = await collectEvents(run(agent, 'question', { session, cancel, idGenerator: sequentialIds() }));
@@ -82,17 +121,28 @@ describe('C07 no dangling tool call in the history of a cancelled run', () => {
     const slowGate: Gate<string> = gate();
     const cancel = new CancelSignal();
     const slow = tool({
-      name: 'slow', description: 'd', parameters: z.object({}),
-      execute: () => { queueMicrotask(() => queueMicrotask(() => cancel.cancel('stop'))); return slowGate.promise; },
+      name: 'slow',
+      description: 'd',
+      parameters: z.object({}),
+      execute: () => {
+        queueMicrotask(() => queueMicrotask(() => cancel.cancel('stop')));
+        return slowGate.promise;
+      },
     });
     const fast = tool({ name: 'fast', description: 'd', parameters: z.object({}), execute: () => 'fast done' });
     const calls = parallel ? [{ name: 'fast' }, { name: 'slow' }] : [{ name: 'slow' }];
     const agent = defineAgent({
-      name: 'a', instructions: 'i', model: scriptedModel([{ toolCalls: calls }]), tools: [slow, fast],
+      name: 'a',
+      instructions: 'i',
+      model: scriptedModel([{ toolCalls: calls }]),
+      tools: [slow, fast],
       ...(parallel ? { parallelToolCalls: { maxConcurrency: 2 } } : {}),
     });
     const handle = start(agent, 'task', { cancel });
-    const err = await handle.result.then(() => undefined, (e: unknown) => e);
+    const err = await handle.result.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     const events = await lastValueFrom(handle.events$.pipe(toArray()));
     slowGate.open('late'); // the late result is ignored
     expect(err).toMatchObject({ name: 'RunCancelledError' });
@@ -105,13 +155,23 @@ describe('C07 no dangling tool call in the history of a cancelled run', () => {
       expect(events.at(-1)).toMatchObject({ type: 'run_cancelled' });
       const calls = partial.flatMap((i) => (i.type === 'assistant' ? i.toolCalls : []));
       expect(calls).toHaveLength(parallel ? 2 : 1);
-      for (const c of calls) expect(partial.filter((i) => i.type === 'tool_result' && i.callId === c.callId)).toHaveLength(1);
+      for (const c of calls)
+        expect(partial.filter((i) => i.type === 'tool_result' && i.callId === c.callId)).toHaveLength(1);
       const slowResult = partial.find((i) => i.type === 'tool_result' && i.callId === calls.at(-1)!.callId);
       expect(slowResult).toMatchObject({ interrupted: true });
-      if (parallel) expect(partial.find((i) => i.type === 'tool_result' && i.callId === calls[0]!.callId)).toMatchObject({ output: 'fast done', isError: false });
+      if (parallel)
+        expect(partial.find((i) => i.type === 'tool_result' && i.callId === calls[0]!.callId)).toMatchObject({
+          output: 'fast done',
+          isError: false,
+        });
 
       const model = scriptedModel(['continuing']);
-      const next = await collectEvents(run(defineAgent({ name: 'a', instructions: 'i', model }), [...partial, { type: 'user', id: 'u2', text: 'continue' }]));
+      const next = await collectEvents(
+        run(defineAgent({ name: 'a', instructions: 'i', model }), [
+          ...partial,
+          { type: 'user', id: 'u2', text: 'continue' },
+        ]),
+      );
       expect(next.at(-1)).toMatchObject({ type: 'run_completed', output: 'continuing' });
       expect(model.requests).toHaveLength(1);
     });
@@ -128,7 +188,9 @@ describe('C08 streamed text survives a cancel (in partial; in the session only a
     const session = new MemorySession();
     const cancel = new CancelSignal();
     // M streams "Hello" and " world", then blocks; anything after the cancel is never read.
-    const model = scriptedModel([{ events: () => concat(of(delta('Hello'), delta(' world')), NEVER, of(delta(' LATE'))) }]);
+    const model = scriptedModel([
+      { events: () => concat(of(delta('Hello'), delta(' world')), NEVER, of(delta(' LATE'))) },
+    ]);
     const agent = defineAgent({ name: 'a', instructions: 'i', model });
     const deltas: string[] = [];
     const events = await new Promise<RunEvent[]>((resolve) => {

@@ -25,12 +25,28 @@ afterEach(() => {
 
 const ROWS: [string, unknown, string][] = [
   ['null', null, 'item 1 is not an Item (Invalid input: expected object, received null)'],
-  ['an assistant Item without toolCalls', { type: 'assistant', id: 'a1', text: 'hello' },
-    'item 1 is not an Item (toolCalls: Invalid input: expected array, received undefined)'],
-  ['an assistant Item whose toolCalls hold null', { type: 'assistant', id: 'a1', text: '', toolCalls: [null] },
-    'item 1 is not an Item (toolCalls[0]: Invalid input: expected object, received null)'],
-  ['a Proxy that throws on every read', new Proxy({}, { get: () => { throw new Error('trap'); } }),
-    'item 1 cannot be read'],
+  [
+    'an assistant Item without toolCalls',
+    { type: 'assistant', id: 'a1', text: 'hello' },
+    'item 1 is not an Item (toolCalls: Invalid input: expected array, received undefined)',
+  ],
+  [
+    'an assistant Item whose toolCalls hold null',
+    { type: 'assistant', id: 'a1', text: '', toolCalls: [null] },
+    'item 1 is not an Item (toolCalls[0]: Invalid input: expected object, received null)',
+  ],
+  [
+    'a Proxy that throws on every read',
+    new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error('trap');
+        },
+      },
+    ),
+    'item 1 cannot be read',
+  ],
 ];
 
 describe('session.load() gives an array holding a corrupt row', () => {

@@ -3,8 +3,19 @@ import { TestScheduler } from 'rxjs/testing';
 import { z } from 'zod';
 import { beforeEach, describe, expect, it } from 'vitest';
 import {
-  CancelSignal, Mailbox, MemorySession, ModelCallError, commitPartial, defineAgent, run, tool,
-  type Item, type RunEvent, type RunOptions, type Session, type TerminalEvent,
+  CancelSignal,
+  Mailbox,
+  MemorySession,
+  ModelCallError,
+  commitPartial,
+  defineAgent,
+  run,
+  tool,
+  type Item,
+  type RunEvent,
+  type RunOptions,
+  type Session,
+  type TerminalEvent,
 } from '../src/index.js';
 import { unpairedToolCalls } from '../src/items.js';
 import { scriptedModel, sequentialIds, type ScriptedStep } from '../src/testing/index.js';
@@ -24,7 +35,12 @@ beforeEach(() => {
 
 function setup(steps: (ScriptedStep | string)[], options: RunOptions = {}) {
   const model = scriptedModel(steps);
-  const t = tool({ name: 't', description: 'd', parameters: z.object({ n: z.number() }), execute: ({ n }) => ts.createColdObservable(`${'-'.repeat(n)}a|`, { a: `out${n}` }) });
+  const t = tool({
+    name: 't',
+    description: 'd',
+    parameters: z.object({ n: z.number() }),
+    execute: ({ n }) => ts.createColdObservable(`${'-'.repeat(n)}a|`, { a: `out${n}` }),
+  });
   const agent = defineAgent({ name: 'a', instructions: 'i', model, tools: [t] });
   const cancel = new CancelSignal();
   const events: RunEvent[] = [];
@@ -33,7 +49,13 @@ function setup(steps: (ScriptedStep | string)[], options: RunOptions = {}) {
   return { model, agent, cancel, events, terminal };
 }
 const user: Item = { type: 'user', id: 'item-1', text: 'go' };
-const interrupted = (callId: string): Item => ({ type: 'tool_result', callId, output: 'interrupted: the run was stopped before this call finished', isError: true, interrupted: true });
+const interrupted = (callId: string): Item => ({
+  type: 'tool_result',
+  callId,
+  output: 'interrupted: the run was stopped before this call finished',
+  isError: true,
+  interrupted: true,
+});
 
 describe('partial (guarantee 6)', () => {
   it('streamed text is kept and marked interrupted; nothing after the cancel', () => {
@@ -42,35 +64,51 @@ describe('partial (guarantee 6)', () => {
       ts.schedule(() => s.cancel.cancel('stop'), 3);
       ts.flush();
       expect(s.terminal()).toMatchObject({ type: 'run_cancelled', phase: 'model_stream' });
-      expect(s.terminal().partial).toEqual([user, { type: 'assistant', id: 'item-2', text: 'Hello world', toolCalls: [], interrupted: true }]);
+      expect(s.terminal().partial).toEqual([
+        user,
+        { type: 'assistant', id: 'item-2', text: 'Hello world', toolCalls: [], interrupted: true },
+      ]);
     });
   });
 
   // Text the user saw before a failed stream stays in `partial` while the rescue has no answer yet.
   it('text streamed before a failed stream is kept when the cancel lands during the rescue', () => {
     ts.run(() => {
-      const s = setup([
-        { text: ['Hello'], error: new ModelCallError('connection reset', { status: 503 }) },
-        { text: 'Hello world', hold: NEVER },
-      ], { retry: false });
+      const s = setup(
+        [
+          { text: ['Hello'], error: new ModelCallError('connection reset', { status: 503 }) },
+          { text: 'Hello world', hold: NEVER },
+        ],
+        { retry: false },
+      );
       ts.schedule(() => s.cancel.cancel('stop'), 3);
       ts.flush();
       expect(s.terminal()).toMatchObject({ type: 'run_cancelled', phase: 'rescue' });
-      expect(s.terminal().partial).toEqual([user, { type: 'assistant', id: 'item-2', text: 'Hello', toolCalls: [], interrupted: true }]);
+      expect(s.terminal().partial).toEqual([
+        user,
+        { type: 'assistant', id: 'item-2', text: 'Hello', toolCalls: [], interrupted: true },
+      ]);
     });
   });
 
   it('a tool call whose arguments were still streaming is dropped (its text kept)', () => {
     ts.run(({ cold }) => {
-      const s = setup([{
-        events: () => cold('a-b-', {
-          a: { type: 'text_delta', delta: 'Let me check' },
-          b: { type: 'tool_call_delta', index: 0, callId: 'c1', name: 't', argumentsDelta: '{"n":' },
-        }),
-      }]);
+      const s = setup([
+        {
+          events: () =>
+            cold('a-b-', {
+              a: { type: 'text_delta', delta: 'Let me check' },
+              b: { type: 'tool_call_delta', index: 0, callId: 'c1', name: 't', argumentsDelta: '{"n":' },
+            }),
+        },
+      ]);
       ts.schedule(() => s.cancel.cancel('stop'), 3);
       ts.flush();
-      expect(s.terminal().partial).toEqual([user, { type: 'assistant', id: 'item-2', text: 'Let me check', toolCalls: [] }].map((i, k) => (k === 1 ? { ...i, interrupted: true } : i)));
+      expect(s.terminal().partial).toEqual(
+        [user, { type: 'assistant', id: 'item-2', text: 'Let me check', toolCalls: [] }].map((i, k) =>
+          k === 1 ? { ...i, interrupted: true } : i,
+        ),
+      );
       expect(unpairedToolCalls(s.terminal().partial)).toEqual([]);
     });
   });
@@ -82,7 +120,10 @@ describe('partial (guarantee 6)', () => {
       ts.flush();
       expect(s.terminal()).toMatchObject({ type: 'run_cancelled', phase: 'tool_call' });
       const [, assistant, ...results] = s.terminal().partial;
-      expect(assistant).toMatchObject({ type: 'assistant', toolCalls: [{ callId: 'call_1_1' }, { callId: 'call_1_2' }, { callId: 'call_1_3' }] });
+      expect(assistant).toMatchObject({
+        type: 'assistant',
+        toolCalls: [{ callId: 'call_1_1' }, { callId: 'call_1_2' }, { callId: 'call_1_3' }],
+      });
       expect(results).toEqual([
         { type: 'tool_result', callId: 'call_1_1', output: 'out1', isError: false },
         interrupted('call_1_2'),
@@ -97,7 +138,9 @@ describe('partial (guarantee 6)', () => {
       const model = scriptedModel([{ toolCalls: [{ name: 't', arguments: { n: 1 } }] }]);
       const t = tool({ name: 't', description: 'd', parameters: z.object({ n: z.number() }), execute: () => 'r' });
       const events: RunEvent[] = [];
-      run(defineAgent({ name: 'a', instructions: 'i', model, tools: [t], maxTurns: 1 }), 'go', { idGenerator: sequentialIds() }).subscribe((e) => events.push(e));
+      run(defineAgent({ name: 'a', instructions: 'i', model, tools: [t], maxTurns: 1 }), 'go', {
+        idGenerator: sequentialIds(),
+      }).subscribe((e) => events.push(e));
       ts.flush();
       const last = events.at(-1) as Extract<TerminalEvent, { type: 'run_failed' }>;
       expect(last.stopReason).toBe('max_turns');
@@ -110,7 +153,12 @@ describe('partial (guarantee 6)', () => {
 describe('commitPartial (guarantee 7: no steering lost or duplicated)', () => {
   it('commits once and withdraws only the given-back items the partial contains', async () => {
     const session = new MemorySession();
-    const mailbox = new Mailbox({ idGenerator: (() => { let n = 0; return () => `m${++n}`; })() });
+    const mailbox = new Mailbox({
+      idGenerator: (() => {
+        let n = 0;
+        return () => `m${++n}`;
+      })(),
+    });
     let partial: readonly Item[] = [];
     ts.run(() => {
       mailbox.push('drained');
@@ -149,7 +197,17 @@ describe('commitPartial (guarantee 7: no steering lost or duplicated)', () => {
     const session = new MemorySession();
     let partial: readonly Item[] = [];
     ts.run(() => {
-      const s = setup([{ toolCalls: [{ name: 't', arguments: { n: 5 } }, { name: 't', arguments: { n: 5 } }] }], { session });
+      const s = setup(
+        [
+          {
+            toolCalls: [
+              { name: 't', arguments: { n: 5 } },
+              { name: 't', arguments: { n: 5 } },
+            ],
+          },
+        ],
+        { session },
+      );
       ts.schedule(() => s.cancel.cancel('stop'), 2);
       ts.flush();
       partial = s.terminal().partial;

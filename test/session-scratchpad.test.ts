@@ -3,10 +3,25 @@ import { TestScheduler } from 'rxjs/testing';
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import {
-  CancelSignal, Mailbox, MemorySession, ModelCallError, defineAgent, run, tool,
-  type Item, type RunEvent, type Session,
+  CancelSignal,
+  Mailbox,
+  MemorySession,
+  ModelCallError,
+  defineAgent,
+  run,
+  tool,
+  type Item,
+  type RunEvent,
+  type Session,
 } from '../src/index.js';
-import { collectEvents, gate, scriptedModel, sequentialIds, type Gate, type ScriptedStep } from '../src/testing/index.js';
+import {
+  collectEvents,
+  gate,
+  scriptedModel,
+  sequentialIds,
+  type Gate,
+  type ScriptedStep,
+} from '../src/testing/index.js';
 
 /**
  * Guarantee 6: scratchpad: only a completed run commits. A run works on a
@@ -26,7 +41,11 @@ class SlowSession implements Session {
   readonly inner: MemorySession;
   appendCalls = 0;
   readonly appendStarted = gate();
-  constructor(readonly appendGate?: Gate, readonly loadNever = false, items: Item[] = initial) {
+  constructor(
+    readonly appendGate?: Gate,
+    readonly loadNever = false,
+    items: Item[] = initial,
+  ) {
     this.inner = new MemorySession(items);
   }
   load() {
@@ -44,7 +63,8 @@ function agentWith(steps: (ScriptedStep | string)[], execute: () => unknown = ()
   const t = tool({ name: 't', description: 'd', parameters: z.object({}), execute });
   return { model, agent: defineAgent({ name: 'a', instructions: 'i', model, tools: [t] }) };
 }
-const types = (events: RunEvent[]) => events.map((e) => (e.type === 'run_cancelled' ? `run_cancelled:${e.phase}` : e.type));
+const types = (events: RunEvent[]) =>
+  events.map((e) => (e.type === 'run_cancelled' ? `run_cancelled:${e.phase}` : e.type));
 
 describe('session scratchpad (guarantee 6)', () => {
   it('the run works on a copy: the session is unchanged mid-run; the completed run commits its new Items once', async () => {
@@ -126,7 +146,12 @@ describe('session scratchpad (guarantee 6)', () => {
     const token = mailbox.push('steer');
     const { agent } = agentWith(['final']);
     const events = await collectEvents(run(agent, 'go', { session, mailbox }));
-    expect(events.at(-1)).toMatchObject({ type: 'run_failed', stopReason: 'session_error', error: { message: 'disk full' }, undelivered: [{ content: 'steer' }] });
+    expect(events.at(-1)).toMatchObject({
+      type: 'run_failed',
+      stopReason: 'session_error',
+      error: { message: 'disk full' },
+      undelivered: [{ content: 'steer' }],
+    });
     expect(mailbox.peek()).toEqual([token]);
   });
 });
@@ -138,12 +163,21 @@ describe('a synchronously throwing append', () => {
     const previous = config.onUnhandledError;
     config.onUnhandledError = (err) => unhandled.push(err);
     try {
-      const session: Session = { load: () => [], append: () => { throw new Error('sync fail'); } };
+      const session: Session = {
+        load: () => [],
+        append: () => {
+          throw new Error('sync fail');
+        },
+      };
       const { agent } = agentWith(['final']);
       const watchdog = new Promise<'hang'>((r) => setTimeout(() => r('hang'), 300)); // catches a hang, measures nothing
       const outcome = await Promise.race([collectEvents(run(agent, 'go', { session })), watchdog]);
       expect(outcome).not.toBe('hang');
-      expect((outcome as RunEvent[]).at(-1)).toMatchObject({ type: 'run_failed', stopReason: 'session_error', error: { message: 'sync fail' } });
+      expect((outcome as RunEvent[]).at(-1)).toMatchObject({
+        type: 'run_failed',
+        stopReason: 'session_error',
+        error: { message: 'sync fail' },
+      });
       expect(unhandled).toEqual([]);
     } finally {
       // Real clock on purpose: RxJS reports an unhandled error from its own setTimeout, which no run scheduler drives.
@@ -159,7 +193,9 @@ describe('session load raced against cancel (checkpoint 12)', () => {
     const cancel = new CancelSignal();
     const { model, agent } = agentWith(['never']);
     const events: RunEvent[] = [];
-    const done = new Promise<void>((resolve) => run(agent, 'go', { session, cancel }).subscribe({ next: (e) => events.push(e), complete: resolve }));
+    const done = new Promise<void>((resolve) =>
+      run(agent, 'go', { session, cancel }).subscribe({ next: (e) => events.push(e), complete: resolve }),
+    );
     await new Promise((r) => setImmediate(r));
     cancel.cancel('stop');
     await done;

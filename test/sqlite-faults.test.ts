@@ -54,7 +54,10 @@ describe('a file the store cannot use is a SessionSchemaError, and the file is l
     const text = 'these are my notes, not a database\n'.repeat(200);
     writeFileSync(file, text);
     expect(await openError(file)).toEqual({
-      name: 'SessionSchemaError', problem: 'corrupt', expectedVersion: SQLITE_SCHEMA_VERSION, foundVersion: undefined,
+      name: 'SessionSchemaError',
+      problem: 'corrupt',
+      expectedVersion: SQLITE_SCHEMA_VERSION,
+      foundVersion: undefined,
       location: file,
     });
     expect(readFileSync(file, 'utf8')).toBe(text);
@@ -66,7 +69,10 @@ describe('a file the store cannot use is a SessionSchemaError, and the file is l
     truncateSync(file, Math.floor(size / 2));
     const before = readFileSync(file);
     expect(await openError(file)).toEqual({
-      name: 'SessionSchemaError', problem: 'corrupt', expectedVersion: SQLITE_SCHEMA_VERSION, foundVersion: undefined,
+      name: 'SessionSchemaError',
+      problem: 'corrupt',
+      expectedVersion: SQLITE_SCHEMA_VERSION,
+      foundVersion: undefined,
       location: file,
     });
     expect(readFileSync(file).equals(before)).toBe(true);
@@ -79,7 +85,10 @@ describe('a file the store cannot use is a SessionSchemaError, and the file is l
     db.close();
     const before = readFileSync(file);
     expect(await openError(file)).toEqual({
-      name: 'SessionSchemaError', problem: 'newer', expectedVersion: SQLITE_SCHEMA_VERSION, foundVersion: 99,
+      name: 'SessionSchemaError',
+      problem: 'newer',
+      expectedVersion: SQLITE_SCHEMA_VERSION,
+      foundVersion: 99,
       location: file,
     });
     expect(readFileSync(file).equals(before)).toBe(true);
@@ -103,7 +112,7 @@ describe('a file the store cannot use is a SessionSchemaError, and the file is l
 });
 
 describe('schema versions', () => {
-  it('a file with another program\'s tables gets loopctl\'s beside them, theirs untouched', async () => {
+  it("a file with another program's tables gets loopctl's beside them, theirs untouched", async () => {
     const file = path.join(dirs.make(), 'app.db');
     const app = new Database(file);
     app.exec("CREATE TABLE notes (body TEXT); INSERT INTO notes VALUES ('keep me')");
@@ -139,7 +148,9 @@ describe('a write that fails stores nothing: SessionStorageError, the history in
     const s = store.session('s');
     const err = (await s.append(items('b', 2), { runId: 'r2' }).catch((e: unknown) => e)) as Record<string, unknown>;
     expect({ name: err['name'], code: err['code'], sessionId: err['sessionId'] }).toEqual({
-      name: 'SessionStorageError', code: 'SQLITE_READONLY', sessionId: 's',
+      name: 'SessionStorageError',
+      code: 'SQLITE_READONLY',
+      sessionId: 's',
     });
     expect(await s.load()).toEqual(items('a', 3));
     await store.close();
@@ -202,10 +213,14 @@ describe('a write that fails stores nothing: SessionStorageError, the history in
     );
     const last = events.at(-1) as RunFailed;
     expect({ type: last.type, stopReason: last.stopReason, error: last.error.name, code: last.error['code'] }).toEqual({
-      type: 'run_failed', stopReason: 'session_error', error: 'SessionStorageError', code: 'SQLITE_READONLY',
+      type: 'run_failed',
+      stopReason: 'session_error',
+      error: 'SessionStorageError',
+      code: 'SQLITE_READONLY',
     });
     expect(last.partial.map((i) => [i.type, i.type === 'user' || i.type === 'assistant' ? i.text : ''])).toEqual([
-      ['user', 'the question'], ['assistant', 'the answer'],
+      ['user', 'the question'],
+      ['assistant', 'the answer'],
     ]);
     expect(await store.session('s').load()).toEqual(items('a', 3));
     await store.close();
@@ -224,7 +239,9 @@ describe('a write that fails stores nothing: SessionStorageError, the history in
     expect(events.map((e) => e.type)).toEqual(['run_started', 'run_failed']);
     const last = events.at(-1) as RunFailed;
     expect({ stopReason: last.stopReason, error: last.error.name, code: last.error['code'] }).toEqual({
-      stopReason: 'session_error', error: 'SessionStorageError', code: 'SQLITE_READONLY',
+      stopReason: 'session_error',
+      error: 'SessionStorageError',
+      code: 'SQLITE_READONLY',
     });
     expect(last.partial).toEqual([{ type: 'user', id: 'item-1', text: 'the question' }]);
     expect(model.requests).toHaveLength(0);
@@ -237,7 +254,10 @@ describe('a write that fails stores nothing: SessionStorageError, the history in
     const file = await fileWithHistory();
     const store = new SqliteSessionStore(file);
     await store.close();
-    const err = (await store.session('s').load().catch((e: unknown) => e)) as Record<string, unknown>;
+    const err = (await store
+      .session('s')
+      .load()
+      .catch((e: unknown) => e)) as Record<string, unknown>;
     expect({ name: err['name'], code: err['code'] }).toEqual({ name: 'SessionStorageError', code: 'closed' });
   });
 });

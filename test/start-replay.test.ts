@@ -7,8 +7,16 @@
 import { Observable, lastValueFrom, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import {
-  ConfigurationError, ModelCallError, RunEventSchema, defineAgent, sliceAfterSeq, start, type ModelEvent,
-  type ModelProvider, type RunEvent, type TextDelta,
+  ConfigurationError,
+  ModelCallError,
+  RunEventSchema,
+  defineAgent,
+  sliceAfterSeq,
+  start,
+  type ModelEvent,
+  type ModelProvider,
+  type RunEvent,
+  type TextDelta,
 } from '../src/index.js';
 import { scriptedModel, sequentialIds } from '../src/testing/index.js';
 
@@ -41,12 +49,22 @@ describe("start(…, { replay: 'compact' })", () => {
   it('a late subscriber gets the deltas of one attempt as one text_delta (last seq, fromSeq, offsets)', async () => {
     const { late } = await handleOver('compact');
     expect(late.map((e) => e.type)).toEqual([
-      'run_started', 'turn_started', 'model_request_started', 'text_delta', 'model_response_completed',
-      'turn_completed', 'run_completed',
+      'run_started',
+      'turn_started',
+      'model_request_started',
+      'text_delta',
+      'model_response_completed',
+      'turn_completed',
+      'run_completed',
     ]);
     expect(late.map((e) => e.seq)).toEqual([0, 1, 2, 9, 10, 11, 12]);
     expect(strip(late[3]!)).toEqual({
-      type: 'text_delta', runId: 'run-1', seq: 9, turn: 1, delta: 'Hello, world!', fromSeq: 3,
+      type: 'text_delta',
+      runId: 'run-1',
+      seq: 9,
+      turn: 1,
+      delta: 'Hello, world!',
+      fromSeq: 3,
       offsets: [0, 3, 5, 7, 7, 10, 12],
     });
     for (const event of late) expect(RunEventSchema.parse(event)).toEqual(event);
@@ -75,7 +93,8 @@ describe("start(…, { replay: 'compact' })", () => {
       }
       expect(sliced!.delta, `after ${after}`).toBe(missed.map((d) => d.delta).join(''));
       expect(sliced!.seq).toBe(compacted.seq);
-      if (missed.length === 1) expect(sliced).toEqual(missed[0]); // one delta left: the event as it was emitted
+      if (missed.length === 1)
+        expect(sliced).toEqual(missed[0]); // one delta left: the event as it was emitted
       else {
         expect(sliced!.fromSeq).toBe(missed[0]!.seq);
         const starts = missed.map((_, i) => missed.slice(0, i).reduce((n, d) => n + d.delta.length, 0));
@@ -95,8 +114,10 @@ describe("start(…, { replay: 'compact' })", () => {
     const late = await lastValueFrom(handle.events$.pipe(toArray()));
     const kept = late.filter((e) => e.type === 'text_delta' || e.type === 'model_request_started');
     expect(kept.map((e) => (e.type === 'text_delta' ? [e.delta, e.offsets ?? null] : [e.type, e.attempt]))).toEqual([
-      ['model_request_started', 1], ['ab', [0, 1]],
-      ['model_request_started', 2], ['cd', null], // the rescue's one delta
+      ['model_request_started', 1],
+      ['ab', [0, 1]],
+      ['model_request_started', 2],
+      ['cd', null], // the rescue's one delta
     ]);
   });
 
@@ -112,7 +133,11 @@ describe("start(…, { replay: 'compact' })", () => {
     await h.result;
     const deltas = seen.filter((e): e is TextDelta => e.type === 'text_delta');
     expect(deltas.map((d) => [d.seq, d.delta, d.fromSeq ?? null])).toEqual([
-      [5, 'Hello, ', 3], [6, '', null], [7, 'wor', null], [8, 'ld', null], [9, '!', null],
+      [5, 'Hello, ', 3],
+      [6, '', null],
+      [7, 'wor', null],
+      [8, 'ld', null],
+      [9, '!', null],
     ]);
   });
 

@@ -49,7 +49,7 @@ const assistant = (id: string, text: string): Item => ({ type: 'assistant', id, 
 
 describe('C19 steering queued before a run keeps its arrival order', () => {
   for (const pushFromHook of [false, true]) {
-    const variant = pushFromHook ? ', S3 pushed from turn 1\'s turnStarted hook' : '';
+    const variant = pushFromHook ? ", S3 pushed from turn 1's turnStarted hook" : '';
     const s3 = pushFromHook ? ', S3' : '';
     it(`string input M with S1, S2 queued before the run${variant}: S1, S2, M${s3}`, async () => {
       const mailbox = new Mailbox({ idGenerator: counterIds() });

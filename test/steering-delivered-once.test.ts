@@ -3,8 +3,19 @@ import { TestScheduler } from 'rxjs/testing';
 import { z } from 'zod';
 import { beforeEach, describe, expect, it } from 'vitest';
 import {
-  CancelSignal, Mailbox, MemorySession, commitPartial, defineAgent, run, tool,
-  type Item, type MailboxToken, type RunEvent, type RunOptions, type TerminalEvent, type Tool,
+  CancelSignal,
+  Mailbox,
+  MemorySession,
+  commitPartial,
+  defineAgent,
+  run,
+  tool,
+  type Item,
+  type MailboxToken,
+  type RunEvent,
+  type RunOptions,
+  type TerminalEvent,
+  type Tool,
 } from '../src/index.js';
 import { unpairedToolCalls } from '../src/items.js';
 import { gate, scriptedModel, sequentialIds, type ScriptedStep } from '../src/testing/index.js';
@@ -17,14 +28,28 @@ beforeEach(() => {
   ts = new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
 });
 
-const newMailbox = () => { let n = 0; return new Mailbox({ idGenerator: () => `m${++n}` }); };
-const count = (items: readonly Item[], text: string) => items.filter((i) => i.type === 'user' && i.text === text).length;
+const newMailbox = () => {
+  let n = 0;
+  return new Mailbox({ idGenerator: () => `m${++n}` });
+};
+const count = (items: readonly Item[], text: string) =>
+  items.filter((i) => i.type === 'user' && i.text === text).length;
 
-function runOnce(steps: (ScriptedStep | string)[], options: RunOptions, tools: Tool[] = [], onEvent?: (e: RunEvent) => void) {
+function runOnce(
+  steps: (ScriptedStep | string)[],
+  options: RunOptions,
+  tools: Tool[] = [],
+  onEvent?: (e: RunEvent) => void,
+) {
   const model = scriptedModel(steps);
   const events: RunEvent[] = [];
-  run(defineAgent({ name: 'a', instructions: 'i', model, tools }), 'task', { idGenerator: sequentialIds(), ...options })
-    .subscribe((e) => { events.push(e); onEvent?.(e); });
+  run(defineAgent({ name: 'a', instructions: 'i', model, tools }), 'task', {
+    idGenerator: sequentialIds(),
+    ...options,
+  }).subscribe((e) => {
+    events.push(e);
+    onEvent?.(e);
+  });
   return { model, events, terminal: () => events.at(-1) as TerminalEvent & { partial: readonly Item[] } };
 }
 
@@ -35,7 +60,11 @@ function runOnce(steps: (ScriptedStep | string)[], options: RunOptions, tools: T
  * front ("give back to the front") and the next run delivers it once.
  */
 describe('C09 a drained steer is never lost by a cancel', () => {
-  const variants = ['cancel at turn_completed (never drained)', 'cancel at injection (drained, given back)', 'given back, then commitPartial'] as const;
+  const variants = [
+    'cancel at turn_completed (never drained)',
+    'cancel at injection (drained, given back)',
+    'given back, then commitPartial',
+  ] as const;
   for (const variant of variants) {
     it(variant, () => {
       ts.run(() => {
@@ -43,18 +72,40 @@ describe('C09 a drained steer is never lost by a cancel', () => {
         const session = new MemorySession();
         const cancel = new CancelSignal();
         const started: string[] = [];
-        const mk = (name: string, marble: string) => tool({ name, description: 'd', parameters: z.object({}), execute: () => { started.push(name); return ts.createColdObservable(marble); } });
+        const mk = (name: string, marble: string) =>
+          tool({
+            name,
+            description: 'd',
+            parameters: z.object({}),
+            execute: () => {
+              started.push(name);
+              return ts.createColdObservable(marble);
+            },
+          });
         const tools = [mk('t1', '----a|'), mk('t2', '-a|'), mk('t3', '-a|')];
         let steer: MailboxToken | undefined;
-        const first = runOnce([{ toolCalls: [{ name: 't1' }, { name: 't2' }, { name: 't3' }] }, 'never'], { mailbox, session, cancel }, tools, (e) => {
-          if (variant.startsWith('cancel at turn_completed') ? e.type === 'turn_completed' : e.type === 'user_message_injected') cancel.cancel('stop');
-        });
+        const first = runOnce(
+          [{ toolCalls: [{ name: 't1' }, { name: 't2' }, { name: 't3' }] }, 'never'],
+          { mailbox, session, cancel },
+          tools,
+          (e) => {
+            if (
+              variant.startsWith('cancel at turn_completed')
+                ? e.type === 'turn_completed'
+                : e.type === 'user_message_injected'
+            )
+              cancel.cancel('stop');
+          },
+        );
         ts.schedule(() => (steer = mailbox.push('use plan B')), 2); // while t1 runs
         ts.flush();
         // The push never interrupted the tool phase: t2 and t3 ran; the model was never asked again.
         expect(started).toEqual(['t1', 't2', 't3']);
         expect(first.model.requests).toHaveLength(1);
-        expect(first.terminal()).toMatchObject({ type: 'run_cancelled', undelivered: [{ id: 'm1', content: 'use plan B' }] });
+        expect(first.terminal()).toMatchObject({
+          type: 'run_cancelled',
+          undelivered: [{ id: 'm1', content: 'use plan B' }],
+        });
         expect(unpairedToolCalls(first.terminal().partial)).toEqual([]);
         expect(mailbox.peek()).toEqual([steer]); // still pending, same token
         expect(session.writes).toBe(0);
@@ -86,7 +137,12 @@ describe('C10 a withdrawn steer is never delivered', () => {
       const session = new MemorySession();
       const acks: boolean[] = [];
       let held: MailboxToken | undefined;
-      const gated = tool({ name: 'g', description: 'd', parameters: z.object({}), execute: () => ts.createColdObservable('-----a|') });
+      const gated = tool({
+        name: 'g',
+        description: 'd',
+        parameters: z.object({}),
+        execute: () => ts.createColdObservable('-----a|'),
+      });
       const a = runOnce([{ toolCalls: [{ name: 'g' }] }, 'A done'], { mailbox, session }, [gated], (e) => {
         if (e.type === 'user_message_injected') acks.push(mailbox.remove(held!)); // already taken: not withdrawable
       });
@@ -122,10 +178,13 @@ describe('C11 no work resumes after cancel through queued steering', () => {
     const toolGate = gate<string>();
     let executions = 0;
     const work = tool({
-      name: 'work', description: 'd', parameters: z.object({}),
+      name: 'work',
+      description: 'd',
+      parameters: z.object({}),
       execute: () => {
         executions++;
-        queueMicrotask(() => { // while the tool runs: queue a steer and a follow-up, then cancel
+        queueMicrotask(() => {
+          // while the tool runs: queue a steer and a follow-up, then cancel
           steer$.next('steering message');
           mailbox.push('follow-up message');
           cancel.cancel('stop');
@@ -152,7 +211,10 @@ describe('C11 no work resumes after cancel through queued steering', () => {
     await vt.runOut(); // all virtual time passes, not just 300 ms
     expect({ requests: model.requests.length, executions, events: events.length }).toEqual(after);
     expect(mailbox.peek().map((t) => t.content)).toEqual(['steering message', 'follow-up message']);
-    expect((events.at(-1) as TerminalEvent).undelivered.map((u) => u.content)).toEqual(['steering message', 'follow-up message']);
+    expect((events.at(-1) as TerminalEvent).undelivered.map((u) => u.content)).toEqual([
+      'steering message',
+      'follow-up message',
+    ]);
   });
 });
 
@@ -170,7 +232,12 @@ describe('C12 a steer is never duplicated', () => {
         const cancel = new CancelSignal();
         const live: RunEvent[] = [];
         const latch = cold('------a');
-        const first = runOnce([{ text: 'answer', gate: latch }, 'answer with S'], { mailbox, session, cancel }, [], (e) => live.push(e));
+        const first = runOnce(
+          [{ text: 'answer', gate: latch }, 'answer with S'],
+          { mailbox, session, cancel },
+          [],
+          (e) => live.push(e),
+        );
         ts.schedule(() => mailbox.push('S'), 2);
         if (outcome.startsWith('cancelled')) ts.schedule(() => cancel.cancel('stop'), 4);
         ts.flush();
@@ -214,7 +281,9 @@ describe('C13 a steer during a tool-free answer is never stranded', () => {
       const mailbox = newMailbox();
       const model = scriptedModel([{ text: ['Slow', 'ly'], deltaDelayMs: 3 }]);
       const events: RunEvent[] = [];
-      run(defineAgent({ name: 'a', instructions: 'i', model, maxTurns: 1 }), 'task', { mailbox }).subscribe((e) => events.push(e));
+      run(defineAgent({ name: 'a', instructions: 'i', model, maxTurns: 1 }), 'task', { mailbox }).subscribe((e) =>
+        events.push(e),
+      );
       ts.schedule(() => mailbox.push('also mention X'), 1);
       ts.flush();
       const terminal = events.at(-1) as TerminalEvent;

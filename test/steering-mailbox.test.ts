@@ -3,8 +3,17 @@ import { TestScheduler } from 'rxjs/testing';
 import { z } from 'zod';
 import { beforeEach, describe, expect, it } from 'vitest';
 import {
-  CancelSignal, Mailbox, MemorySession, ModelCallError, defineAgent, run, tool,
-  type MailboxToken, type RunEvent, type RunOptions, type TerminalEvent,
+  CancelSignal,
+  Mailbox,
+  MemorySession,
+  ModelCallError,
+  defineAgent,
+  run,
+  tool,
+  type MailboxToken,
+  type RunEvent,
+  type RunOptions,
+  type TerminalEvent,
 } from '../src/index.js';
 import { scriptedModel, sequentialIds, type ScriptedStep } from '../src/testing/index.js';
 
@@ -21,12 +30,26 @@ beforeEach(() => {
   ts = new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
 });
 
-const newMailbox = () => { let n = 0; return new Mailbox({ idGenerator: () => `m${++n}` }); };
-const slowTool = tool({ name: 't', description: 'd', parameters: z.object({}), execute: () => ts.createColdObservable('----a|') });
+const newMailbox = () => {
+  let n = 0;
+  return new Mailbox({ idGenerator: () => `m${++n}` });
+};
+const slowTool = tool({
+  name: 't',
+  description: 'd',
+  parameters: z.object({}),
+  execute: () => ts.createColdObservable('----a|'),
+});
 
 function start(steps: (ScriptedStep | string)[], options: RunOptions, maxTurns?: number) {
   const model = scriptedModel(steps);
-  const agent = defineAgent({ name: 'a', instructions: 'i', model, tools: [slowTool], ...(maxTurns ? { maxTurns } : {}) });
+  const agent = defineAgent({
+    name: 'a',
+    instructions: 'i',
+    model,
+    tools: [slowTool],
+    ...(maxTurns ? { maxTurns } : {}),
+  });
   const events: RunEvent[] = [];
   const sub = run(agent, 'go', { idGenerator: sequentialIds(), ...options }).subscribe((e) => events.push(e));
   const terminal = () => events.at(-1) as TerminalEvent;
@@ -49,7 +72,14 @@ describe('undelivered and give-back (guarantee 7)', () => {
       }, 2);
       ts.schedule(() => cancel.cancel('stop'), 3);
       ts.flush();
-      expect(r.terminal()).toMatchObject({ type: 'run_cancelled', undelivered: [{ id: 'm1', content: 'A' }, { id: 'm2', content: 'B' }, { id: 'm3', content: 'C' }] });
+      expect(r.terminal()).toMatchObject({
+        type: 'run_cancelled',
+        undelivered: [
+          { id: 'm1', content: 'A' },
+          { id: 'm2', content: 'B' },
+          { id: 'm3', content: 'C' },
+        ],
+      });
       expect(mailbox.peek()).toEqual([a, b, c]);
       expect(mailbox.peek()[0]).toBe(a);
       expect(mailbox.peek()[1]).toBe(b);
@@ -112,20 +142,30 @@ describe('undelivered and give-back (guarantee 7)', () => {
 
 describe('ctx.mailbox in tools and hooks', () => {
   for (const own of [false, true]) {
-    it(`is the run's mailbox in tools and hooks${own ? ' (the run\'s own when none is given)' : ''}; a push from a tool lands next turn`, () => {
+    it(`is the run's mailbox in tools and hooks${own ? " (the run's own when none is given)" : ''}; a push from a tool lands next turn`, () => {
       ts.run(() => {
         const caller = own ? undefined : newMailbox();
         const seen: Mailbox[] = [];
         const pusher = tool({
-          name: 'p', description: 'd', parameters: z.object({}),
-          execute: (_a, ctx) => { seen.push(ctx.mailbox); ctx.mailbox.push('from tool'); return 'pushed'; },
+          name: 'p',
+          description: 'd',
+          parameters: z.object({}),
+          execute: (_a, ctx) => {
+            seen.push(ctx.mailbox);
+            ctx.mailbox.push('from tool');
+            return 'pushed';
+          },
         });
         const model = scriptedModel([{ toolCalls: [{ name: 'p' }] }, 'done']);
         const agent = defineAgent({ name: 'a', instructions: 'i', model, tools: [pusher] });
         const events: RunEvent[] = [];
         run(agent, 'go', {
-          ...(caller ? { mailbox: caller } : {}), idGenerator: sequentialIds(),
-          hooks: { beforeModelCall: (ctx) => void seen.push(ctx.mailbox), afterToolCall: (ctx) => void seen.push(ctx.mailbox) },
+          ...(caller ? { mailbox: caller } : {}),
+          idGenerator: sequentialIds(),
+          hooks: {
+            beforeModelCall: (ctx) => void seen.push(ctx.mailbox),
+            afterToolCall: (ctx) => void seen.push(ctx.mailbox),
+          },
         }).subscribe((e) => events.push(e));
         ts.flush();
         expect(seen).toHaveLength(4);
@@ -154,7 +194,10 @@ describe('one active run per mailbox and per session', () => {
         ts.schedule(() => (third = start(['third'], opts)), 10);
         ts.flush();
         expect(second!.events.map((e) => e.type)).toEqual(['run_started', 'run_failed']);
-        expect(second!.terminal()).toMatchObject({ stopReason: 'configuration_error', error: { name: 'ConcurrentRunError' } });
+        expect(second!.terminal()).toMatchObject({
+          stopReason: 'configuration_error',
+          error: { name: 'ConcurrentRunError' },
+        });
         expect(second!.model.requests).toHaveLength(0);
         expect(first.terminal()).toMatchObject({ type: 'run_completed', output: 'first' });
         expect(third!.terminal()).toMatchObject({ type: 'run_completed', output: 'third' });
@@ -164,12 +207,15 @@ describe('one active run per mailbox and per session', () => {
   }
 
   // A run refused because the mailbox is busy never owned its queue.
-  it('a run refused for a busy mailbox does not report the other run\'s queue as its undelivered', () => {
+  it("a run refused for a busy mailbox does not report the other run's queue as its undelivered", () => {
     ts.run(() => {
       const mailbox = newMailbox();
       const first = start([{ text: 'first', delayMs: 5 }, 'again'], { mailbox });
       let refused: ReturnType<typeof start> | undefined;
-      ts.schedule(() => { mailbox.push('X'); refused = start(['never'], { mailbox }); }, 2);
+      ts.schedule(() => {
+        mailbox.push('X');
+        refused = start(['never'], { mailbox });
+      }, 2);
       ts.flush();
       expect(refused!.terminal()).toMatchObject({ error: { name: 'ConcurrentRunError' }, undelivered: [] });
       expect(first.events.filter((e) => e.type === 'user_message_injected')).toMatchObject([{ content: 'X' }]);
@@ -187,7 +233,10 @@ describe('one active run per mailbox and per session', () => {
       ts.schedule(() => (refused = start(['never'], { session, mailbox: m2 })), 2);
       ts.schedule(() => (later = start(['later'], { mailbox: m2 })), 10);
       ts.flush();
-      expect(refused!.terminal()).toMatchObject({ stopReason: 'configuration_error', error: { name: 'ConcurrentRunError' } });
+      expect(refused!.terminal()).toMatchObject({
+        stopReason: 'configuration_error',
+        error: { name: 'ConcurrentRunError' },
+      });
       expect(later!.terminal()).toMatchObject({ type: 'run_completed', output: 'later' });
     });
   });

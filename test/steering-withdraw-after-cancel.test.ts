@@ -1,6 +1,15 @@
 import { NEVER } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { CancelSignal, Mailbox, MemorySession, commitPartial, defineAgent, run, type Item, type Session } from '../src/index.js';
+import {
+  CancelSignal,
+  Mailbox,
+  MemorySession,
+  commitPartial,
+  defineAgent,
+  run,
+  type Item,
+  type Session,
+} from '../src/index.js';
 import { collectEvents, gate, scriptedModel } from '../src/testing/index.js';
 
 /**
@@ -43,7 +52,10 @@ describe('C10 a withdrawal acknowledged after a cancel is honoured by commitPart
   it('during an async append: the withdrawal is refused (false), the steer is committed once and not redelivered', async () => {
     const mem = new MemorySession();
     const written = gate();
-    const session = { load: () => mem.load(), append: (items: readonly Item[]) => written.promise.then(() => mem.append(items)) };
+    const session = {
+      load: () => mem.load(),
+      append: (items: readonly Item[]) => written.promise.then(() => mem.append(items)),
+    };
     const { mailbox, steer, partial, model, agent } = await cancelledWithSteer(session);
     const committing = commitPartial(session, partial, mailbox);
     expect(mailbox.remove(steer)).toBe(false);

@@ -5,8 +5,16 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
-  ConfigurationError, RunEventSchema, RunFailedError, defineAgent, openaiChat, openaiResponses, run, start,
-  type ModelProvider, type RunEvent,
+  ConfigurationError,
+  RunEventSchema,
+  RunFailedError,
+  defineAgent,
+  openaiChat,
+  openaiResponses,
+  run,
+  start,
+  type ModelProvider,
+  type RunEvent,
 } from '../src/index.js';
 import { collectEvents, scriptedModel } from '../src/testing/index.js';
 import { startOpenAIServer, type OpenAIServer } from './support/openai-server.js';
@@ -51,7 +59,8 @@ describe('native structured outputs', () => {
     expect(server.requests).toHaveLength(1);
     const body = server.requests[0]!.body;
     expect(body.response_format).toEqual({
-      type: 'json_schema', json_schema: { name: 'city_facts', schema: WIRE_SCHEMA, strict: true },
+      type: 'json_schema',
+      json_schema: { name: 'city_facts', schema: WIRE_SCHEMA, strict: true },
     });
     expect(body.messages[0]).toEqual({ role: 'system', content: 'You know cities.' });
     const done = terminal(events);
@@ -75,7 +84,10 @@ describe('native structured outputs', () => {
   it("Responses: text.format sits beside the caller's own text options", async () => {
     server.enqueue({ fixture: 'responses-structured-output.sse' });
     const model = openaiResponses({
-      model: 'gpt-4.1', apiKey: 'k', baseURL: server.baseURL, structuredOutputs: 'native',
+      model: 'gpt-4.1',
+      apiKey: 'k',
+      baseURL: server.baseURL,
+      structuredOutputs: 'native',
       request: { text: { verbosity: 'low' } },
     });
     await collectEvents(run(agentOn(model), 'q', RETRY_OFF));
@@ -126,7 +138,11 @@ describe('output_delta', () => {
     server.enqueue({ fixture: 'responses-structured-output.sse' });
     const events = await collectEvents(run(agentOn(responses('native')), 'q', RETRY_OFF));
     expect(ofType(events, 'output_delta').map((e) => e.value)).toEqual([
-      {}, { city: 'Par' }, { city: 'Paris' }, { city: 'Paris', population: 2102 }, PARIS,
+      {},
+      { city: 'Par' },
+      { city: 'Paris' },
+      { city: 'Paris', population: 2102 },
+      PARIS,
     ]);
   });
 
@@ -152,7 +168,9 @@ describe('output_delta', () => {
     const events2 = await collectEvents(run(agent2, 'q'));
     expect(ofType(events2, 'output_delta').map((e) => e.value)).toEqual([{}, { city: 'Rome' }]);
     expect(terminal(events2)).toMatchObject({
-      type: 'run_completed', output: '```json\n{"city": "Rome"}\n```', value: { city: 'Rome' },
+      type: 'run_completed',
+      output: '```json\n{"city": "Rome"}\n```',
+      value: { city: 'Rome' },
     });
   });
 });
@@ -205,7 +223,10 @@ describe('repair turns and output_invalid', () => {
     expect(server.requests).toHaveLength(2);
     const failed = terminal(events);
     expect(failed).toMatchObject({
-      type: 'run_failed', stopReason: 'output_invalid', output: INVALID_TEXT, turn: 2,
+      type: 'run_failed',
+      stopReason: 'output_invalid',
+      output: INVALID_TEXT,
+      turn: 2,
       error: { name: 'OutputValidationError' },
     });
     expect(failed.type === 'run_failed' && failed.error.message).toContain('expected number, received string');
@@ -222,7 +243,10 @@ describe('repair turns and output_invalid', () => {
     const zero = agentOn(scriptedModel([INVALID_TEXT, VALID_TEXT]), { outputRetries: 0 });
     const zeroEvents = await collectEvents(run(zero, 'q'));
     expect(terminal(zeroEvents)).toMatchObject({
-      type: 'run_failed', stopReason: 'output_invalid', output: INVALID_TEXT, turn: 1,
+      type: 'run_failed',
+      stopReason: 'output_invalid',
+      output: INVALID_TEXT,
+      turn: 1,
     });
     const twice = scriptedModel(['not json', INVALID_TEXT, VALID_TEXT]);
     const twoEvents = await collectEvents(run(agentOn(twice, { outputRetries: 2 }), 'q'));
@@ -259,7 +283,11 @@ describe("structuredOutputs: 'auto' and 'instructions'", () => {
     const model = chat(); // 'auto' is the default
     const fallback = scriptedModel([]);
     const agent = defineAgent({
-      name: 'city_facts', instructions: 'You know cities.', model, output: CityFacts, fallbackModel: fallback,
+      name: 'city_facts',
+      instructions: 'You know cities.',
+      model,
+      output: CityFacts,
+      fallbackModel: fallback,
       breaker: { failureThreshold: 1 },
     });
     const events = await collectEvents(run(agent, 'q'));
@@ -348,7 +376,9 @@ describe('the model abstraction and the options', () => {
     expect(defineAgent({ name: 'a', instructions: '', model, output: CityFacts }).outputRetries).toBe(1);
     const chatWith = (structuredOutputs: unknown) => () =>
       openaiChat({ model: 'm', apiKey: 'k', structuredOutputs: structuredOutputs as Mode });
-    expect(chatWith('json')).toThrow(expect.objectContaining({ name: 'ConfigurationError', field: 'structuredOutputs' }));
+    expect(chatWith('json')).toThrow(
+      expect.objectContaining({ name: 'ConfigurationError', field: 'structuredOutputs' }),
+    );
     expect(() => openaiResponses({ model: 'm', apiKey: 'k', structuredOutputs: 1 as never })).toThrow(
       expect.objectContaining({ field: 'structuredOutputs' }),
     );

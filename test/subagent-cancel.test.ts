@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { CancelSignal, defineAgent, run, tool, type ModelProvider, type ModelRequest, type RunEvent } from '../src/index.js';
+import {
+  CancelSignal,
+  defineAgent,
+  run,
+  tool,
+  type ModelProvider,
+  type ModelRequest,
+  type RunEvent,
+} from '../src/index.js';
 import { collectEvents, gate, scriptedModel, type ScriptedStep } from '../src/testing/index.js';
 import { trackUnhandledRejections } from './support/unhandled.js';
 import { virtualTime } from './support/virtual-time.js';
@@ -35,7 +43,9 @@ describe('sub-agents: the parent cancel stops the tree', () => {
       const entered = gate();
       const childSignals: AbortSignal[] = [];
       const work = tool({
-        name: 'work', description: '', parameters: z.object({}),
+        name: 'work',
+        description: '',
+        parameters: z.object({}),
         execute: (_a, ctx) => {
           childSignals.push(ctx.signal);
           entered.open();
@@ -48,13 +58,24 @@ describe('sub-agents: the parent cancel stops the tree', () => {
         },
       });
       const child = defineAgent({
-        name: 'child', instructions: '', tools: [work],
+        name: 'child',
+        instructions: '',
+        tools: [work],
         model: scriptedModel([{ toolCalls: [{ name: 'work' }] }, 'never']),
-        hooks: { runEnded: ({ outcome }) => void log.push(`child ${outcome.type}: ${String((outcome as { reason?: unknown }).reason)}`) },
+        hooks: {
+          runEnded: ({ outcome }) =>
+            void log.push(`child ${outcome.type}: ${String((outcome as { reason?: unknown }).reason)}`),
+        },
       });
-      const parentModel = scriptedModel([{ toolCalls: [{ name: 'delegate', arguments: { input: 'do it' } }] }, 'never']);
+      const parentModel = scriptedModel([
+        { toolCalls: [{ name: 'delegate', arguments: { input: 'do it' } }] },
+        'never',
+      ]);
       const parent = defineAgent({
-        name: 'parent', instructions: '', model: parentModel, tools: [child.asTool({ name: 'delegate', description: 'Delegates' })],
+        name: 'parent',
+        instructions: '',
+        model: parentModel,
+        tools: [child.asTool({ name: 'delegate', description: 'Delegates' })],
         hooks: { runEnded: ({ outcome }) => void log.push(`parent ${outcome.type}`) },
       });
       const T = new CancelSignal();
@@ -72,12 +93,22 @@ describe('sub-agents: the parent cancel stops the tree', () => {
       await entered.promise;
       T.cancel(`stop ${i}`);
       expect(closed).toBe(true);
-      expect(log).toEqual(['child tool aborted', `child run_cancelled: stop ${i}`, 'parent run_cancelled', 'parent terminal event']);
+      expect(log).toEqual([
+        'child tool aborted',
+        `child run_cancelled: stop ${i}`,
+        'parent run_cancelled',
+        'parent terminal event',
+      ]);
       expect(childSignals).toHaveLength(1);
       expect(childSignals[0]!.aborted).toBe(true);
       expect(childSignals[0]!.reason).toBe(`stop ${i}`);
       // The cancelled child's usage (one model call) is summed into the parent's terminal event.
-      expect(events.at(-1)).toMatchObject({ type: 'run_cancelled', reason: `stop ${i}`, phase: 'tool_call', usage: { inputTokens: 20, outputTokens: 10, totalTokens: 30 } });
+      expect(events.at(-1)).toMatchObject({
+        type: 'run_cancelled',
+        reason: `stop ${i}`,
+        phase: 'tool_call',
+        usage: { inputTokens: 20, outputTokens: 10, totalTokens: 30 },
+      });
       expect(parentModel.requests).toHaveLength(1);
       expect(T.isCancelled).toBe(false); // re-armed by the parent run
       await vt.runOut(); // the rejected child tool and anything after it, at any later (virtual) time
@@ -88,10 +119,26 @@ describe('sub-agents: the parent cancel stops the tree', () => {
   it('unsubscribing from the parent tears the child down the same way', async () => {
     const entered = gate();
     let signal: AbortSignal | undefined;
-    const work = tool({ name: 'work', description: '', parameters: z.object({}), execute: (_a, ctx) => ((signal = ctx.signal), entered.open(), new Promise(() => {})) });
+    const work = tool({
+      name: 'work',
+      description: '',
+      parameters: z.object({}),
+      execute: (_a, ctx) => ((signal = ctx.signal), entered.open(), new Promise(() => {})),
+    });
     const ended: string[] = [];
-    const child = defineAgent({ name: 'child', instructions: '', tools: [work], model: scriptedModel([{ toolCalls: [{ name: 'work' }] }]), hooks: { runEnded: ({ outcome }) => void ended.push(outcome.type) } });
-    const parent = defineAgent({ name: 'parent', instructions: '', model: scriptedModel([{ toolCalls: [{ name: 'delegate', arguments: { input: 'x' } }] }]), tools: [child.asTool({ name: 'delegate', description: '' })] });
+    const child = defineAgent({
+      name: 'child',
+      instructions: '',
+      tools: [work],
+      model: scriptedModel([{ toolCalls: [{ name: 'work' }] }]),
+      hooks: { runEnded: ({ outcome }) => void ended.push(outcome.type) },
+    });
+    const parent = defineAgent({
+      name: 'parent',
+      instructions: '',
+      model: scriptedModel([{ toolCalls: [{ name: 'delegate', arguments: { input: 'x' } }] }]),
+      tools: [child.asTool({ name: 'delegate', description: '' })],
+    });
     const sub = run(parent, 'go').subscribe();
     await entered.promise;
     sub.unsubscribe();
@@ -102,19 +149,43 @@ describe('sub-agents: the parent cancel stops the tree', () => {
 
 describe('sub-agents: a child cancel stays inside the child', () => {
   it('a child that cancels itself gives the parent a tool error; the parent completes and its token is untouched', async () => {
-    const giveUp = tool({ name: 'give_up', description: '', parameters: z.object({}), execute: (_a, ctx) => (ctx.cancel.cancel('child gave up'), 'ignored') });
-    const child = defineAgent({ name: 'child', instructions: '', tools: [giveUp], model: scriptedModel([{ toolCalls: [{ name: 'give_up' }] }, 'never']) });
+    const giveUp = tool({
+      name: 'give_up',
+      description: '',
+      parameters: z.object({}),
+      execute: (_a, ctx) => (ctx.cancel.cancel('child gave up'), 'ignored'),
+    });
+    const child = defineAgent({
+      name: 'child',
+      instructions: '',
+      tools: [giveUp],
+      model: scriptedModel([{ toolCalls: [{ name: 'give_up' }] }, 'never']),
+    });
     let parentToken: CancelSignal | undefined;
-    const parentModel = scriptedModel([{ toolCalls: [{ name: 'delegate', arguments: { input: 'try' } }] }, 'parent done']);
+    const parentModel = scriptedModel([
+      { toolCalls: [{ name: 'delegate', arguments: { input: 'try' } }] },
+      'parent done',
+    ]);
     const parent = defineAgent({
-      name: 'parent', instructions: '', model: parentModel, tools: [child.asTool({ name: 'delegate', description: '' })],
+      name: 'parent',
+      instructions: '',
+      model: parentModel,
+      tools: [child.asTool({ name: 'delegate', description: '' })],
       hooks: { turnStarted: ({ cancel }) => void (parentToken = cancel) },
     });
     const T = new CancelSignal();
     const events = await collectEvents(run(parent, 'go', { cancel: T }));
     expect(events.at(-1)).toMatchObject({ type: 'run_completed', output: 'parent done' });
-    expect(events.find((e) => e.type === 'tool_call_failed')).toMatchObject({ name: 'delegate', error: { name: 'ToolExecutionError', message: 'sub-run cancelled: run cancelled at tool_call: child gave up' } });
-    expect(parentModel.requests[1]!.items.at(-1)).toEqual({ type: 'tool_result', callId: 'call_1_1', isError: true, output: 'Error: sub-run cancelled: run cancelled at tool_call: child gave up' });
+    expect(events.find((e) => e.type === 'tool_call_failed')).toMatchObject({
+      name: 'delegate',
+      error: { name: 'ToolExecutionError', message: 'sub-run cancelled: run cancelled at tool_call: child gave up' },
+    });
+    expect(parentModel.requests[1]!.items.at(-1)).toEqual({
+      type: 'tool_result',
+      callId: 'call_1_1',
+      isError: true,
+      output: 'Error: sub-run cancelled: run cancelled at tool_call: child gave up',
+    });
     expect(parentToken!.isCancelled).toBe(false);
     expect(T.isCancelled).toBe(false);
     expect(unhandled).toEqual([]);
@@ -122,16 +193,31 @@ describe('sub-agents: a child cancel stays inside the child', () => {
 
   it('three parallel child calls, one of which cancels itself, all settle and the parent completes', async () => {
     const released = gate();
-    const wait = tool({ name: 'wait', description: '', parameters: z.object({}), execute: () => released.promise.then(() => 'waited') });
-    const giveUp = tool({ name: 'give_up', description: '', parameters: z.object({}), execute: (_a, ctx) => (ctx.cancel.cancel('c gave up'), released.open(), 'ignored') });
-    const childModel = modelBy((input, n) => (n === 0 ? { toolCalls: [{ name: input === 'c' ? 'give_up' : 'wait' }] } : `done ${input}`));
+    const wait = tool({
+      name: 'wait',
+      description: '',
+      parameters: z.object({}),
+      execute: () => released.promise.then(() => 'waited'),
+    });
+    const giveUp = tool({
+      name: 'give_up',
+      description: '',
+      parameters: z.object({}),
+      execute: (_a, ctx) => (ctx.cancel.cancel('c gave up'), released.open(), 'ignored'),
+    });
+    const childModel = modelBy((input, n) =>
+      n === 0 ? { toolCalls: [{ name: input === 'c' ? 'give_up' : 'wait' }] } : `done ${input}`,
+    );
     const child = defineAgent({ name: 'child', instructions: '', tools: [wait, giveUp], model: childModel });
     const parentModel = scriptedModel([
       { toolCalls: ['a', 'b', 'c'].map((input) => ({ name: 'delegate', arguments: { input } })) },
       'all settled',
     ]);
     const parent = defineAgent({
-      name: 'parent', instructions: '', model: parentModel, parallelToolCalls: { maxConcurrency: 3 },
+      name: 'parent',
+      instructions: '',
+      model: parentModel,
+      parallelToolCalls: { maxConcurrency: 3 },
       tools: [child.asTool({ name: 'delegate', description: '' })],
     });
     const events = await collectEvents(run(parent, 'go'));

@@ -14,7 +14,9 @@ const usage = (n: number) => ({ inputTokens: n, outputTokens: n, totalTokens: 2 
 function tree() {
   const seen: { mailbox?: Mailbox; token?: CancelSignal; context?: unknown } = {};
   const probe = tool({
-    name: 'probe', description: '', parameters: z.object({}),
+    name: 'probe',
+    description: '',
+    parameters: z.object({}),
     execute: (_a, ctx) => {
       seen.mailbox = ctx.mailbox;
       seen.token = ctx.cancel;
@@ -22,18 +24,43 @@ function tree() {
       return 'probed';
     },
   });
-  const grandModel = scriptedModel([{ toolCalls: [{ name: 'probe' }], usage: usage(1) }, { text: 'grand result', usage: usage(2) }]);
+  const grandModel = scriptedModel([
+    { toolCalls: [{ name: 'probe' }], usage: usage(1) },
+    { text: 'grand result', usage: usage(2) },
+  ]);
   const grand = defineAgent({ name: 'grand', instructions: '', model: grandModel, tools: [probe] });
-  const childModel = scriptedModel([{ toolCalls: [{ name: 'ask_grand', arguments: { input: 'deeper' } }], usage: usage(10) }, { text: 'child result', usage: usage(20) }]);
-  const child = defineAgent({ name: 'child', instructions: '', model: childModel, tools: [grand.asTool({ name: 'ask_grand', description: '' })] });
-  const parentModel = scriptedModel([{ toolCalls: [{ name: 'ask_child', arguments: { input: 'task' } }], usage: usage(100) }, { text: 'parent result', usage: usage(200) }]);
+  const childModel = scriptedModel([
+    { toolCalls: [{ name: 'ask_grand', arguments: { input: 'deeper' } }], usage: usage(10) },
+    { text: 'child result', usage: usage(20) },
+  ]);
+  const child = defineAgent({
+    name: 'child',
+    instructions: '',
+    model: childModel,
+    tools: [grand.asTool({ name: 'ask_grand', description: '' })],
+  });
+  const parentModel = scriptedModel([
+    { toolCalls: [{ name: 'ask_child', arguments: { input: 'task' } }], usage: usage(100) },
+    { text: 'parent result', usage: usage(200) },
+  ]);
   let parentMailbox: Mailbox | undefined;
   let parentToken: CancelSignal | undefined;
   const parent = defineAgent({
-    name: 'parent', instructions: '', model: parentModel, tools: [child.asTool({ name: 'ask_child', description: '' })],
+    name: 'parent',
+    instructions: '',
+    model: parentModel,
+    tools: [child.asTool({ name: 'ask_child', description: '' })],
     hooks: { turnStarted: ({ mailbox, cancel }) => void ((parentMailbox = mailbox), (parentToken = cancel)) },
   });
-  return { parent, parentModel, childModel, grandModel, seen, parentMailbox: () => parentMailbox, parentToken: () => parentToken };
+  return {
+    parent,
+    parentModel,
+    childModel,
+    grandModel,
+    seen,
+    parentMailbox: () => parentMailbox,
+    parentToken: () => parentToken,
+  };
 }
 
 describe('sub-agents: events, usage, history', () => {
@@ -67,7 +94,9 @@ describe('sub-agents: events, usage, history', () => {
     const events = await collectEvents(run(t.parent, 'go'));
     const terminal = events.at(-1)!;
     expect(terminal).toMatchObject({ type: 'run_completed', usage: usage(333) });
-    const childEnd = events.find((e) => e.type === 'subrun_event' && e.path.length === 1 && e.event.type === 'run_completed') as Extract<RunEvent, { type: 'subrun_event' }>;
+    const childEnd = events.find(
+      (e) => e.type === 'subrun_event' && e.path.length === 1 && e.event.type === 'run_completed',
+    ) as Extract<RunEvent, { type: 'subrun_event' }>;
     expect(childEnd.event).toMatchObject({ usage: usage(33) });
   });
 

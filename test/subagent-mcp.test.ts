@@ -15,12 +15,19 @@ describe('sub-agent with an MCP tool, parent cancel', () => {
     const f = await startFixture([fixtureTool('never', () => (entered.open(), new Promise(() => {})))]);
     const log: string[] = [];
     const child = defineAgent({
-      name: 'child', instructions: '', tools: await mcpTools(f.client, { prefix: 'mcp_' }),
+      name: 'child',
+      instructions: '',
+      tools: await mcpTools(f.client, { prefix: 'mcp_' }),
       model: scriptedModel([{ toolCalls: [{ name: 'mcp_never' }] }]),
-      hooks: { runEnded: ({ outcome }) => void log.push(`child ${outcome.type} (cancellations sent: ${f.cancellations().length})`) },
+      hooks: {
+        runEnded: ({ outcome }) =>
+          void log.push(`child ${outcome.type} (cancellations sent: ${f.cancellations().length})`),
+      },
     });
     const parent = defineAgent({
-      name: 'parent', instructions: '', tools: [child.asTool({ name: 'delegate', description: '' })],
+      name: 'parent',
+      instructions: '',
+      tools: [child.asTool({ name: 'delegate', description: '' })],
       model: scriptedModel([{ toolCalls: [{ name: 'delegate', arguments: { input: 'x' } }] }]),
       hooks: { runEnded: ({ outcome }) => void log.push(`parent ${outcome.type}`) },
     });
@@ -30,7 +37,11 @@ describe('sub-agent with an MCP tool, parent cancel', () => {
     });
     await entered.promise;
     T.cancel('stop');
-    expect(log).toEqual(['child run_cancelled (cancellations sent: 1)', 'parent run_cancelled', 'parent terminal event']);
+    expect(log).toEqual([
+      'child run_cancelled (cancellations sent: 1)',
+      'parent run_cancelled',
+      'parent terminal event',
+    ]);
     expect(f.cancellations()).toEqual([{ requestId: f.callIds()[0], reason: 'cancelled: stop' }]);
     expect(f.pending()).toEqual({ responseHandlers: 0, progressHandlers: 0, timeouts: 0 });
     await settle();

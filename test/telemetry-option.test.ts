@@ -7,7 +7,14 @@ import { config } from 'rxjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
-  ConfigurationError, defineAgent, run, tool, type Item, type RunEvent, type RunObserver, type RunTelemetry,
+  ConfigurationError,
+  defineAgent,
+  run,
+  tool,
+  type Item,
+  type RunEvent,
+  type RunObserver,
+  type RunTelemetry,
   type TelemetryRun,
 } from '../src/index.js';
 import { instrumentRuns, withTelemetry } from '../src/otel/index.js';
@@ -19,7 +26,10 @@ afterEach(() => void (config.onUnhandledError = previous));
 const echo = tool({ name: 'echo', description: 'echo', parameters: z.object({}), execute: () => 'echoed' });
 const agent = () =>
   defineAgent({
-    name: 'a', instructions: '', tools: [echo], model: scriptedModel([{ toolCalls: [{ name: 'echo' }] }, 'done']),
+    name: 'a',
+    instructions: '',
+    tools: [echo],
+    model: scriptedModel([{ toolCalls: [{ name: 'echo' }] }, 'done']),
   });
 
 describe('the telemetry run option', () => {
@@ -46,10 +56,20 @@ describe('the telemetry run option', () => {
     expect(opened[0]).toMatchObject({ runId: 'run-1', agent: 'a', model: 'scripted', input: 'go' });
     expect(opened[0]!.parent).toBeUndefined();
     expect(heard).toEqual([
-      'run_started', 'turn_started', 'model_request_started', 'model_response_completed:assistant',
-      'tool_call_started', 'tool_call_completed:tool_result', 'turn_completed', 'turn_started',
-      'model_request_started', 'text_delta', 'model_response_completed:assistant', 'turn_completed',
-      'ending:completed', 'run_completed',
+      'run_started',
+      'turn_started',
+      'model_request_started',
+      'model_response_completed:assistant',
+      'tool_call_started',
+      'tool_call_completed:tool_result',
+      'turn_completed',
+      'turn_started',
+      'model_request_started',
+      'text_delta',
+      'model_response_completed:assistant',
+      'turn_completed',
+      'ending:completed',
+      'run_completed',
     ]);
     expect(heard.filter((h) => !h.startsWith('ending')).length).toBe(events.length);
   });

@@ -6,8 +6,19 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
-  CancelSignal, Mailbox, RunCancelledError, RunCompletedSchema, RunCancelledSchema, RunFailedError, RunFailedSchema,
-  StopReasonSchema, defineAgent, run, start, tool, type TerminalEvent,
+  CancelSignal,
+  Mailbox,
+  RunCancelledError,
+  RunCompletedSchema,
+  RunCancelledSchema,
+  RunFailedError,
+  RunFailedSchema,
+  StopReasonSchema,
+  defineAgent,
+  run,
+  start,
+  tool,
+  type TerminalEvent,
 } from '../src/index.js';
 import { collectEvents, scriptedModel, sequentialIds } from '../src/testing/index.js';
 
@@ -19,8 +30,17 @@ const terminal = async (events: Promise<unknown[]>): Promise<TerminalEvent> => (
 describe('stopReason on every terminal event', () => {
   it('the stop reasons are exactly: completed, stopped, needs_approval, cancelled, the five failures, output_invalid, worker_lost', () => {
     expect(StopReasonSchema.options).toEqual([
-      'completed', 'stopped', 'needs_approval', 'cancelled', 'max_turns', 'model_error', 'configuration_error',
-      'internal_error', 'session_error', 'output_invalid', 'worker_lost',
+      'completed',
+      'stopped',
+      'needs_approval',
+      'cancelled',
+      'max_turns',
+      'model_error',
+      'configuration_error',
+      'internal_error',
+      'session_error',
+      'output_invalid',
+      'worker_lost',
     ]);
   });
 
@@ -34,7 +54,12 @@ describe('stopReason on every terminal event', () => {
     const cancel = new CancelSignal();
     cancel.cancel('stop');
     const ended = await terminal(collectEvents(run(agentOf(['never']), 'q', { cancel })));
-    expect(ended).toMatchObject({ type: 'run_cancelled', stopReason: 'cancelled', reason: 'stop', phase: 'turn_entry' });
+    expect(ended).toMatchObject({
+      type: 'run_cancelled',
+      stopReason: 'cancelled',
+      reason: 'stop',
+      phase: 'turn_entry',
+    });
     expect(RunCancelledSchema.parse(ended)).toEqual(ended);
     cancel.cancel('again');
     const error = await start(agentOf(['never']), 'q', { cancel }).result.catch((e: unknown) => e);
@@ -49,28 +74,47 @@ describe('stopReason on every terminal event', () => {
     );
     expect(maxTurns).toMatchObject({ type: 'run_failed', stopReason: 'max_turns', error: { name: 'MaxTurnsError' } });
 
-    const plainError = await terminal(collectEvents(run(agentOf([{ error: new Error('boom') }, 'x']), 'q', { retry: false })));
+    const plainError = await terminal(
+      collectEvents(run(agentOf([{ error: new Error('boom') }, 'x']), 'q', { retry: false })),
+    );
     expect(plainError).toMatchObject({ type: 'run_failed', stopReason: 'internal_error', error: { message: 'boom' } });
 
     const mailbox = new Mailbox();
     mailbox.acquire({}); // another owner holds it
     const busy = await terminal(collectEvents(run(agentOf(['x']), 'q', { mailbox })));
-    expect(busy).toMatchObject({ type: 'run_failed', stopReason: 'configuration_error', error: { name: 'ConcurrentRunError' } });
+    expect(busy).toMatchObject({
+      type: 'run_failed',
+      stopReason: 'configuration_error',
+      error: { name: 'ConcurrentRunError' },
+    });
 
-    const hooks = { turnStarted: () => { throw new Error('hook broke'); } };
+    const hooks = {
+      turnStarted: () => {
+        throw new Error('hook broke');
+      },
+    };
     const hookError = await terminal(collectEvents(run(agentOf(['x']), 'q', { hooks })));
     expect(hookError).toMatchObject({ type: 'run_failed', stopReason: 'internal_error', error: { name: 'HookError' } });
     for (const e of [maxTurns, plainError, busy, hookError]) expect(RunFailedSchema.parse(e)).toEqual(e);
   });
 
   it("RunFailedError carries the run_failed event's stopReason", async () => {
-    const error = await start(agentOf([{ error: new Error('boom') }]), 'q', { retry: false }).result.catch((e: unknown) => e);
+    const error = await start(agentOf([{ error: new Error('boom') }]), 'q', { retry: false }).result.catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(RunFailedError);
     expect(error).toMatchObject({ stopReason: 'internal_error' });
   });
 
   it('a terminal event without its stopReason, or with one that does not belong to its type, is rejected by the schemas', () => {
-    const base = { runId: 'r', seq: 1, turn: 1, at: 0, undelivered: [], usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0, reported: true } };
+    const base = {
+      runId: 'r',
+      seq: 1,
+      turn: 1,
+      at: 0,
+      undelivered: [],
+      usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0, reported: true },
+    };
     const completed = { type: 'run_completed', ...base, output: '', finishReason: 'stop' };
     expect(RunCompletedSchema.safeParse(completed).success).toBe(false);
     expect(RunCompletedSchema.safeParse({ ...completed, stopReason: 'completed' }).success).toBe(true);

@@ -34,8 +34,8 @@ describe('loopctl/testing: toMatchLoopctlError (registered with expect.extend)',
       [
         'expected the error to match {"name":"ConfigurationError","field":"agent.name"}',
         '  field: expected "agent.name", received "options.maxTurns"',
-        'normalized error: {"name":"ConfigurationError","message":"options.maxTurns: must be a positive integer",'
-          + '"field":"options.maxTurns"}',
+        'normalized error: {"name":"ConfigurationError","message":"options.maxTurns: must be a positive integer",' +
+          '"field":"options.maxTurns"}',
       ].join('\n'),
     );
   });

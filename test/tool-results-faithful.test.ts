@@ -51,7 +51,10 @@ describe('C27 tool results serialise faithfully or fail with a reason', () => {
   });
 
   it('a Map: an array of [key, value] entries; a Set: an array; a Date: its ISO string', async () => {
-    const map = new Map<unknown, unknown>([['a', 1], [{ k: 1 }, new Set([1, 2n])]]);
+    const map = new Map<unknown, unknown>([
+      ['a', 1],
+      [{ k: 1 }, new Set([1, 2n])],
+    ]);
     expect((await modelSees(() => map)).result).toMatchObject({ output: '[["a",1],[{"k":1},[1,"2"]]]' });
     const when = new Date(Date.UTC(2025, 0, 2, 3, 4, 5));
     expect((await modelSees(() => ({ when }))).result).toMatchObject({ output: '{"when":"2025-01-02T03:04:05.000Z"}' });
@@ -59,7 +62,8 @@ describe('C27 tool results serialise faithfully or fail with a reason', () => {
 
   it('a function: a tool error that says why, never the source code', async () => {
     const { result, event } = await modelSees(() => sourceOf);
-    const message = 'the result of tool produce cannot be sent to the model: ' +
+    const message =
+      'the result of tool produce cannot be sent to the model: ' +
       'it is a function ([function sourceOf]), which has no JSON form';
     expect(result).toEqual({ type: 'tool_result', callId: 'c1', output: `Error: ${message}`, isError: true });
     expect(event).toMatchObject({
@@ -72,13 +76,22 @@ describe('C27 tool results serialise faithfully or fail with a reason', () => {
   it('a Symbol: a tool error that says why', async () => {
     const { result } = await modelSees(() => Symbol('token'));
     expect(result).toEqual({
-      type: 'tool_result', callId: 'c1', isError: true,
+      type: 'tool_result',
+      callId: 'c1',
+      isError: true,
       output: `${CANNOT} it is a symbol (Symbol(token)), which has no JSON form`,
     });
   });
 
   it('nested functions and symbols become markers; a throwing getter is marked unreadable', async () => {
-    const value = { run: sourceOf, tag: Symbol('t'), get broken(): never { throw new Error('no'); }, ok: 1 };
+    const value = {
+      run: sourceOf,
+      tag: Symbol('t'),
+      get broken(): never {
+        throw new Error('no');
+      },
+      ok: 1,
+    };
     expect((await modelSees(() => value)).result).toMatchObject({
       output: '{"run":"[function sourceOf]","tag":"Symbol(t)","broken":"[unreadable]","ok":1}',
       isError: false,
@@ -86,10 +99,19 @@ describe('C27 tool results serialise faithfully or fail with a reason', () => {
   });
 
   it('a Proxy that throws on every trap: a tool error that says the result cannot be read', async () => {
-    const trapThrower = new Proxy({}, { get: () => () => { throw new Error('trap'); } }) as ProxyHandler<object>;
+    const trapThrower = new Proxy(
+      {},
+      {
+        get: () => () => {
+          throw new Error('trap');
+        },
+      },
+    ) as ProxyHandler<object>;
     const hostile = new Proxy({}, trapThrower);
     expect((await modelSees(() => hostile)).result).toEqual({
-      type: 'tool_result', callId: 'c1', isError: true,
+      type: 'tool_result',
+      callId: 'c1',
+      isError: true,
       output: `${CANNOT} it cannot be read (it threw while being serialised)`,
     });
   });
@@ -110,8 +132,16 @@ describe('toJsonText', () => {
 
   it('matches JSON.stringify on plain data, toJSON included', () => {
     const values = [
-      1, 'x', null, true, [1, undefined, 2], { a: undefined, b: NaN, c: [Infinity] }, { toJSON: () => ({ z: 1 }) },
-      new String('s'), new Number(3), new Boolean(false),
+      1,
+      'x',
+      null,
+      true,
+      [1, undefined, 2],
+      { a: undefined, b: NaN, c: [Infinity] },
+      { toJSON: () => ({ z: 1 }) },
+      new String('s'),
+      new Number(3),
+      new Boolean(false),
     ];
     for (const v of values) expect(text(v)).toBe(JSON.stringify(v));
   });

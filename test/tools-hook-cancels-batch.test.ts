@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { CancelSignal, defineAgent, run, tool, type HookReturn, type RunCancelled, type RunEvent } from '../src/index.js';
+import {
+  CancelSignal,
+  defineAgent,
+  run,
+  tool,
+  type HookReturn,
+  type RunCancelled,
+  type RunEvent,
+} from '../src/index.js';
 import { collectEvents, scriptedModel } from '../src/testing/index.js';
 
 /**
@@ -21,15 +29,25 @@ function scenario(opts: { who: Canceller; kind: HookKind; maxConcurrency?: numbe
   const seen: string[] = [];
   const T = new CancelSignal();
   const write = tool({
-    name: 'write', description: 'side-effecting write', parameters: z.object({ id: z.string() }),
+    name: 'write',
+    description: 'side-effecting write',
+    parameters: z.object({ id: z.string() }),
     execute: ({ id }) => (executions.push(id), `wrote ${id}`),
   });
   const model = scriptedModel([
-    { toolCalls: [{ name: 'write', arguments: { id: 'w1' }, callId: 'w1' }, { name: 'write', arguments: { id: 'w2' }, callId: 'w2' }] },
+    {
+      toolCalls: [
+        { name: 'write', arguments: { id: 'w1' }, callId: 'w1' },
+        { name: 'write', arguments: { id: 'w2' }, callId: 'w2' },
+      ],
+    },
     'never asked',
   ]);
   const agent = defineAgent({
-    name: 'c14', instructions: '', model, tools: [write],
+    name: 'c14',
+    instructions: '',
+    model,
+    tools: [write],
     ...(opts.maxConcurrency ? { parallelToolCalls: { maxConcurrency: opts.maxConcurrency } } : {}),
     hooks: {
       beforeToolCall: ({ call, cancel }): HookReturn<void> => {
@@ -39,7 +57,9 @@ function scenario(opts: { who: Canceller; kind: HookKind; maxConcurrency?: numbe
         };
         if (opts.kind === 'sync') return fire();
         if (opts.kind === 'promise') return Promise.resolve(fire());
-        return Promise.resolve().then(() => new Promise((r) => setTimeout(r, 1))).then(fire);
+        return Promise.resolve()
+          .then(() => new Promise((r) => setTimeout(r, 1)))
+          .then(fire);
       },
     },
   });
@@ -64,12 +84,17 @@ describe('C14 a beforeToolCall hook cancels the run while a parallel batch is pr
       expect(s.executions).toEqual([]);
       expect(s.seen).toEqual(['w1', 'w2']);
       expect(events.filter((e) => e.type === 'tool_call_started')).toEqual([]);
-      const terminals = events.filter((e) => e.type === 'run_completed' || e.type === 'run_cancelled' || e.type === 'run_failed');
+      const terminals = events.filter(
+        (e) => e.type === 'run_completed' || e.type === 'run_cancelled' || e.type === 'run_failed',
+      );
       expect(terminals).toHaveLength(1);
       const terminal = events.at(-1) as RunCancelled;
       expect(terminal).toMatchObject({ type: 'run_cancelled', reason: 'hook saw w2', phase: 'hook' });
       expect(terminal.partial.slice(1)).toEqual([
-        expect.objectContaining({ type: 'assistant', toolCalls: [expect.objectContaining({ callId: 'w1' }), expect.objectContaining({ callId: 'w2' })] }),
+        expect.objectContaining({
+          type: 'assistant',
+          toolCalls: [expect.objectContaining({ callId: 'w1' }), expect.objectContaining({ callId: 'w2' })],
+        }),
         expect.objectContaining({ type: 'tool_result', callId: 'w1', interrupted: true }),
         expect.objectContaining({ type: 'tool_result', callId: 'w2', interrupted: true }),
       ]);

@@ -33,18 +33,35 @@ describe('per-tool timeouts, virtual time', () => {
       let signal: AbortSignal | undefined;
       let torndown = false;
       const t = tool({
-        name: 'stuck', description: '', parameters: z.object({}), ...(source === 'tool.timeoutMs' ? { timeoutMs: 30 } : {}),
+        name: 'stuck',
+        description: '',
+        parameters: z.object({}),
+        ...(source === 'tool.timeoutMs' ? { timeoutMs: 30 } : {}),
         execute: (_a, ctx) => ((signal = ctx.signal), NEVER.pipe(finalize(() => (torndown = true)))),
       });
       const cancel = new CancelSignal();
-      const { model, events, scheduler } = virtualRun(t, { cancel, ...(source === 'deadlines.toolMs' ? { deadlines: { toolMs: 30 } } : {}) });
+      const { model, events, scheduler } = virtualRun(t, {
+        cancel,
+        ...(source === 'deadlines.toolMs' ? { deadlines: { toolMs: 30 } } : {}),
+      });
       expect(signal!.aborted).toBe(true);
       expect((signal!.reason as Error).name).toBe('TimeoutError');
       expect(signal!.reason).toMatchObject({ kind: 'tool', timeoutMs: 30 });
       expect(torndown).toBe(true);
       const failed = events.find((e) => e.type === 'tool_call_failed');
-      expect(failed).toMatchObject({ callId: 'c1', name: 'stuck', error: { name: 'TimeoutError', kind: 'tool', timeoutMs: 30 }, interrupted: false, at: 30 });
-      expect(lastResult(model)).toEqual({ type: 'tool_result', callId: 'c1', output: 'Error: tool stuck timed out after 30 ms', isError: true });
+      expect(failed).toMatchObject({
+        callId: 'c1',
+        name: 'stuck',
+        error: { name: 'TimeoutError', kind: 'tool', timeoutMs: 30 },
+        interrupted: false,
+        at: 30,
+      });
+      expect(lastResult(model)).toEqual({
+        type: 'tool_result',
+        callId: 'c1',
+        output: 'Error: tool stuck timed out after 30 ms',
+        isError: true,
+      });
       expect(events.at(-1)).toMatchObject({ type: 'run_completed', output: 'recovered' });
       expect(events.some((e) => e.type === 'run_cancelled')).toBe(false);
       expect(cancel.isCancelled).toBe(false);
@@ -62,7 +79,10 @@ describe('per-tool timeouts, virtual time', () => {
     let signal: AbortSignal | undefined;
     const scheduler = new VirtualTimeScheduler();
     const t = tool({
-      name: 'quick', description: '', parameters: z.object({}), timeoutMs: 30,
+      name: 'quick',
+      description: '',
+      parameters: z.object({}),
+      timeoutMs: 30,
       execute: (_a, ctx) => ((signal = ctx.signal), timer(29, scheduler).pipe(map(() => 'in time'))),
     });
     const { model, agent } = setup(t);
@@ -83,7 +103,10 @@ describe('per-tool timeouts, real time', () => {
     let signal: AbortSignal | undefined;
     let resolveLate!: (v: string) => void;
     const t = tool({
-      name: 'deaf', description: '', parameters: z.object({}), timeoutMs: 10,
+      name: 'deaf',
+      description: '',
+      parameters: z.object({}),
+      timeoutMs: 10,
       execute: (_a, ctx) => ((signal = ctx.signal), new Promise<string>((r) => (resolveLate = r))),
     });
     const { model, agent } = setup(t);
@@ -99,8 +122,12 @@ describe('per-tool timeouts, real time', () => {
 
   it('a tool that rejects with the abort reason when its signal fires: still a timeout tool error, not a cancel', async () => {
     const t = tool({
-      name: 'polite', description: '', parameters: z.object({}), timeoutMs: 10,
-      execute: (_a, ctx) => new Promise<string>((_r, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason))),
+      name: 'polite',
+      description: '',
+      parameters: z.object({}),
+      timeoutMs: 10,
+      execute: (_a, ctx) =>
+        new Promise<string>((_r, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason))),
     });
     const { model, agent } = setup(t);
     const events = await collectEvents(run(agent, 'go'));

@@ -13,18 +13,40 @@ import { collectEvents, scriptedModel, type ScriptedToolCall } from '../src/test
 function setup(calls: ScriptedToolCall[], parallel = false) {
   const executed: string[] = [];
   const hooked: string[] = [];
-  const echo = tool({ name: 'echo', description: '', parameters: z.object({ text: z.string() }), execute: ({ text }) => (executed.push(`echo:${text}`), text) });
+  const echo = tool({
+    name: 'echo',
+    description: '',
+    parameters: z.object({ text: z.string() }),
+    execute: ({ text }) => (executed.push(`echo:${text}`), text),
+  });
   const raw = tool({
-    name: 'raw', description: '', parameters: { type: 'object', properties: { n: { type: 'number' } } },
+    name: 'raw',
+    description: '',
+    parameters: { type: 'object', properties: { n: { type: 'number' } } },
     execute: (args) => (executed.push('raw'), args),
   });
-  const boom = tool({ name: 'boom', description: '', parameters: z.object({}), execute: () => { throw new Error('kaput'); } });
-  const rejects = tool({ name: 'rejects', description: '', parameters: z.object({}), execute: () => Promise.reject(new Error('nope')) });
+  const boom = tool({
+    name: 'boom',
+    description: '',
+    parameters: z.object({}),
+    execute: () => {
+      throw new Error('kaput');
+    },
+  });
+  const rejects = tool({
+    name: 'rejects',
+    description: '',
+    parameters: z.object({}),
+    execute: () => Promise.reject(new Error('nope')),
+  });
   const empty = tool({ name: 'empty', description: '', parameters: z.object({}), execute: () => EMPTY });
   const obj = tool({ name: 'obj', description: '', parameters: z.object({}), execute: () => of(1, { a: [1, 2] }) });
   const model = scriptedModel([{ toolCalls: calls }, 'done']);
   const agent = defineAgent({
-    name: 'v', instructions: '', model, tools: [echo, raw, boom, rejects, empty, obj],
+    name: 'v',
+    instructions: '',
+    model,
+    tools: [echo, raw, boom, rejects, empty, obj],
     hooks: { beforeToolCall: ({ call }) => void hooked.push(call.callId) },
     ...(parallel ? { parallelToolCalls: { maxConcurrency: 4 } } : {}),
   });
@@ -36,15 +58,18 @@ const results = (model: ReturnType<typeof scriptedModel>): ToolResultItem[] =>
 
 describe.each([false, true])('unusable model output becomes a tool error (parallel: %s)', (parallel) => {
   it('bad JSON, a zod failure, a non-object for a JSON Schema tool and an unknown name: errors for the model, valid calls run', async () => {
-    const { model, agent, executed, hooked } = setup([
-      { name: 'echo', arguments: '{"text": ', callId: 'json' },
-      { name: 'echo', arguments: { text: 42 }, callId: 'zod' },
-      { name: 'raw', arguments: '[1, 2]', callId: 'array' },
-      { name: 'raw', arguments: '"text"', callId: 'string' },
-      { name: 'nope', arguments: {}, callId: 'unknown' },
-      { name: 'echo', arguments: { text: 'fine' }, callId: 'ok' },
-      { name: 'raw', arguments: '', callId: 'empty-args' },
-    ], parallel);
+    const { model, agent, executed, hooked } = setup(
+      [
+        { name: 'echo', arguments: '{"text": ', callId: 'json' },
+        { name: 'echo', arguments: { text: 42 }, callId: 'zod' },
+        { name: 'raw', arguments: '[1, 2]', callId: 'array' },
+        { name: 'raw', arguments: '"text"', callId: 'string' },
+        { name: 'nope', arguments: {}, callId: 'unknown' },
+        { name: 'echo', arguments: { text: 'fine' }, callId: 'ok' },
+        { name: 'raw', arguments: '', callId: 'empty-args' },
+      ],
+      parallel,
+    );
     const events = await collectEvents(run(agent, 'go'));
     expect(events.at(-1)).toMatchObject({ type: 'run_completed', output: 'done' });
     expect(executed).toEqual(['echo:fine', 'raw']);
@@ -72,24 +97,39 @@ describe.each([false, true])('unusable model output becomes a tool error (parall
     // The history keeps only valid JSON objects: the raw text lives in the error results above.
     const assistant = model.requests[1]!.items.find((i) => i.type === 'assistant');
     expect(assistant?.type === 'assistant' && assistant.toolCalls.map((c) => c.arguments)).toEqual([
-      '{}', '{"text":42}', '{}', '{}', '{}', '{"text":"fine"}', '{}',
+      '{}',
+      '{"text":42}',
+      '{}',
+      '{}',
+      '{}',
+      '{"text":"fine"}',
+      '{}',
     ]);
     expect(out[4]!.output).toBe('Error: unknown tool "nope"; available tools: echo, raw, boom, rejects, empty, obj');
     expect(out[5]).toEqual({ type: 'tool_result', callId: 'ok', output: 'fine', isError: false });
     expect(out[6]).toEqual({ type: 'tool_result', callId: 'empty-args', output: '{}', isError: false });
     const failed = events.filter((e) => e.type === 'tool_call_failed').map((e) => [e.callId, e.error.name]);
     expect(failed).toEqual([
-      ['json', 'InvalidArgumentsError'], ['zod', 'InvalidArgumentsError'], ['array', 'InvalidArgumentsError'],
-      ['string', 'InvalidArgumentsError'], ['unknown', 'UnknownToolError'],
+      ['json', 'InvalidArgumentsError'],
+      ['zod', 'InvalidArgumentsError'],
+      ['array', 'InvalidArgumentsError'],
+      ['string', 'InvalidArgumentsError'],
+      ['unknown', 'UnknownToolError'],
     ]);
     const started = events.filter((e) => e.type === 'tool_call_started').map((e) => e.callId);
     expect(started).toEqual(['ok', 'empty-args']);
   });
 
   it('a throwing, a rejecting and an empty-Observable tool are tool errors; an Observable tool gives its last value as JSON', async () => {
-    const { model, agent } = setup([
-      { name: 'boom', callId: 'b' }, { name: 'rejects', callId: 'r' }, { name: 'empty', callId: 'e' }, { name: 'obj', callId: 'o' },
-    ], parallel);
+    const { model, agent } = setup(
+      [
+        { name: 'boom', callId: 'b' },
+        { name: 'rejects', callId: 'r' },
+        { name: 'empty', callId: 'e' },
+        { name: 'obj', callId: 'o' },
+      ],
+      parallel,
+    );
     const events = await collectEvents(run(agent, 'go'));
     expect(events.at(-1)).toMatchObject({ type: 'run_completed' });
     expect(results(model)).toEqual([
@@ -98,6 +138,8 @@ describe.each([false, true])('unusable model output becomes a tool error (parall
       { type: 'tool_result', callId: 'e', output: 'Error: tool empty returned an empty Observable', isError: true },
       { type: 'tool_result', callId: 'o', output: '{"a":[1,2]}', isError: false },
     ]);
-    expect(events.filter((e) => e.type === 'tool_call_failed').map((e) => e.type === 'tool_call_failed' && e.interrupted)).toEqual([false, false, false]);
+    expect(
+      events.filter((e) => e.type === 'tool_call_failed').map((e) => e.type === 'tool_call_failed' && e.interrupted),
+    ).toEqual([false, false, false]);
   });
 });

@@ -10,12 +10,34 @@ describe('RunEvent', () => {
       if (event.type === 'text_delta') expectTypeOf(event.delta).toEqualTypeOf<string>();
       if (event.type === 'run_cancelled') {
         expectTypeOf(event.phase).toEqualTypeOf<
-          'turn_entry' | 'hook' | 'session_load' | 'model_request' | 'model_stream' | 'stream_gate' | 'rescue' | 'between_tools' | 'wave_boundary' | 'tool_call' | 'backoff' | 'dispatch' | 'approval'
+          | 'turn_entry'
+          | 'hook'
+          | 'session_load'
+          | 'model_request'
+          | 'model_stream'
+          | 'stream_gate'
+          | 'rescue'
+          | 'between_tools'
+          | 'wave_boundary'
+          | 'tool_call'
+          | 'backoff'
+          | 'dispatch'
+          | 'approval'
         >();
         expectTypeOf(event.reason).toEqualTypeOf<unknown>();
       }
-      if (event.type === 'run_failed') expectTypeOf(event.stopReason).toEqualTypeOf<'max_turns' | 'model_error' | 'configuration_error' | 'internal_error' | 'session_error' | 'output_invalid' | 'worker_lost'>();
-      if (event.type === 'run_completed') expectTypeOf(event.stopReason).toEqualTypeOf<'completed' | 'stopped' | 'needs_approval'>();
+      if (event.type === 'run_failed')
+        expectTypeOf(event.stopReason).toEqualTypeOf<
+          | 'max_turns'
+          | 'model_error'
+          | 'configuration_error'
+          | 'internal_error'
+          | 'session_error'
+          | 'output_invalid'
+          | 'worker_lost'
+        >();
+      if (event.type === 'run_completed')
+        expectTypeOf(event.stopReason).toEqualTypeOf<'completed' | 'stopped' | 'needs_approval'>();
       if (event.type === 'run_cancelled') expectTypeOf(event.stopReason).toEqualTypeOf<'cancelled'>();
       if (event.type === 'tool_call_started') expectTypeOf(event).toHaveProperty('callId').toEqualTypeOf<string>();
       if (event.type === 'subrun_event') expectTypeOf(event.event).toEqualTypeOf<RunEvent>();
@@ -31,7 +53,7 @@ describe('RunEvent', () => {
     expectTypeOf(start(agent, 'x').result).toEqualTypeOf<Promise<RunResult>>();
   });
 
-  it("an agent's output schema types RunResult.value (docs/run-control.md, \"Structured output\")", () => {
+  it('an agent\'s output schema types RunResult.value (docs/run-control.md, "Structured output")', () => {
     const output = z.object({ city: z.string(), population: z.number() });
     const agent = defineAgent({ name: 'a', instructions: '', model: scriptedModel([]), output });
     expectTypeOf(agent.output).toEqualTypeOf<z.ZodType<{ city: string; population: number }> | undefined>();

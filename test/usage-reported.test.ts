@@ -6,18 +6,32 @@
 import { of } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import {
-  CancelSignal, UsageSchema, ZERO_USAGE, addUsage, defineAgent, run, type ModelEvent, type ModelProvider,
+  CancelSignal,
+  UsageSchema,
+  ZERO_USAGE,
+  addUsage,
+  defineAgent,
+  run,
+  type ModelEvent,
+  type ModelProvider,
 } from '../src/index.js';
 import { collectEvents, scriptedModel } from '../src/testing/index.js';
 
 /** A provider whose responses come from `answers` in order; `usage: undefined` is a response without counts. */
-function answering(answers: { text: string; usage?: { inputTokens: number; outputTokens: number; totalTokens: number } }[]): ModelProvider {
+function answering(
+  answers: { text: string; usage?: { inputTokens: number; outputTokens: number; totalTokens: number } }[],
+): ModelProvider {
   let n = 0;
   return {
     id: 'counted',
     call: () => {
       const a = answers[n++]!;
-      const response = { text: a.text, toolCalls: [], finishReason: 'stop' as const, ...(a.usage ? { usage: a.usage } : {}) };
+      const response = {
+        text: a.text,
+        toolCalls: [],
+        finishReason: 'stop' as const,
+        ...(a.usage ? { usage: a.usage } : {}),
+      };
       return of<ModelEvent>({ type: 'response', response });
     },
   };
@@ -36,9 +50,24 @@ describe('Usage.reported', () => {
     const a = { ...counts(3, 2), reported: true };
     expect(addUsage(a, counts(10, 5))).toEqual({ inputTokens: 13, outputTokens: 7, totalTokens: 20, reported: true });
     expect(addUsage(a, undefined)).toEqual({ inputTokens: 3, outputTokens: 2, totalTokens: 5, reported: false });
-    expect(addUsage(a, { ...counts(1, 1), reported: false })).toEqual({ inputTokens: 4, outputTokens: 3, totalTokens: 7, reported: false });
-    expect(addUsage({ ...a, reported: false }, counts(1, 1))).toEqual({ inputTokens: 4, outputTokens: 3, totalTokens: 7, reported: false });
-    expect(addUsage(ZERO_USAGE, counts(1, 2))).toEqual({ inputTokens: 1, outputTokens: 2, totalTokens: 3, reported: true });
+    expect(addUsage(a, { ...counts(1, 1), reported: false })).toEqual({
+      inputTokens: 4,
+      outputTokens: 3,
+      totalTokens: 7,
+      reported: false,
+    });
+    expect(addUsage({ ...a, reported: false }, counts(1, 1))).toEqual({
+      inputTokens: 4,
+      outputTokens: 3,
+      totalTokens: 7,
+      reported: false,
+    });
+    expect(addUsage(ZERO_USAGE, counts(1, 2))).toEqual({
+      inputTokens: 1,
+      outputTokens: 2,
+      totalTokens: 3,
+      reported: true,
+    });
   });
 
   it('a response without counts: model_response_completed has (0, 0, 0, not reported); the run total is not reported', async () => {
@@ -47,26 +76,47 @@ describe('Usage.reported', () => {
     expect(events.find((e) => e.type === 'model_response_completed')).toMatchObject({
       usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0, reported: false },
     });
-    expect(events.at(-1)).toMatchObject({ type: 'run_completed', usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0, reported: false } });
+    expect(events.at(-1)).toMatchObject({
+      type: 'run_completed',
+      usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0, reported: false },
+    });
   });
 
   it('two turns, one response reported and one not: the total counts the reported one and is not reported', async () => {
     const model = answering([{ text: 'first', usage: counts(10, 5) }, { text: 'second' }]);
     const agent = defineAgent({ name: 'a', instructions: '', model });
     // A push during the first answer gets one more turn (the final-answer check).
-    const hooks = { beforeModelCall: (ctx: { turn: number; mailbox: { push(t: string): unknown } }) => void (ctx.turn === 1 && ctx.mailbox.push('more')) };
+    const hooks = {
+      beforeModelCall: (ctx: { turn: number; mailbox: { push(t: string): unknown } }) =>
+        void (ctx.turn === 1 && ctx.mailbox.push('more')),
+    };
     const events = await collectEvents(run(agent, 'q', { hooks }));
-    expect(events.filter((e) => e.type === 'model_response_completed').map((e) => e.type === 'model_response_completed' && e.usage)).toEqual([
+    expect(
+      events
+        .filter((e) => e.type === 'model_response_completed')
+        .map((e) => e.type === 'model_response_completed' && e.usage),
+    ).toEqual([
       { inputTokens: 10, outputTokens: 5, totalTokens: 15, reported: true },
       { inputTokens: 0, outputTokens: 0, totalTokens: 0, reported: false },
     ]);
-    expect(events.at(-1)).toMatchObject({ type: 'run_completed', output: 'second', usage: { inputTokens: 10, outputTokens: 5, totalTokens: 15, reported: false } });
+    expect(events.at(-1)).toMatchObject({
+      type: 'run_completed',
+      output: 'second',
+      usage: { inputTokens: 10, outputTokens: 5, totalTokens: 15, reported: false },
+    });
   });
 
   it('every response reported: the total is reported', async () => {
-    const agent = defineAgent({ name: 'a', instructions: '', model: scriptedModel([{ text: 'hi', usage: counts(7, 3) }]) });
+    const agent = defineAgent({
+      name: 'a',
+      instructions: '',
+      model: scriptedModel([{ text: 'hi', usage: counts(7, 3) }]),
+    });
     const events = await collectEvents(run(agent, 'q'));
-    expect(events.at(-1)).toMatchObject({ type: 'run_completed', usage: { inputTokens: 7, outputTokens: 3, totalTokens: 10, reported: true } });
+    expect(events.at(-1)).toMatchObject({
+      type: 'run_completed',
+      usage: { inputTokens: 7, outputTokens: 3, totalTokens: 10, reported: true },
+    });
   });
 
   it('a run that made no model call (cancelled at turn entry) has the neutral usage', async () => {
@@ -74,7 +124,10 @@ describe('Usage.reported', () => {
     cancel.cancel();
     const agent = defineAgent({ name: 'a', instructions: '', model: scriptedModel(['never']) });
     const events = await collectEvents(run(agent, 'q', { cancel }));
-    expect(events.at(-1)).toMatchObject({ type: 'run_cancelled', usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0, reported: true } });
+    expect(events.at(-1)).toMatchObject({
+      type: 'run_cancelled',
+      usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0, reported: true },
+    });
   });
 
   it("a sub-run's unreported usage makes the parent's not reported", async () => {
@@ -82,10 +135,16 @@ describe('Usage.reported', () => {
     const parent = defineAgent({
       name: 'parent',
       instructions: '',
-      model: scriptedModel([{ toolCalls: [{ name: 'ask', arguments: { input: 'x' } }], usage: counts(1, 1) }, { text: 'done', usage: counts(2, 2) }]),
+      model: scriptedModel([
+        { toolCalls: [{ name: 'ask', arguments: { input: 'x' } }], usage: counts(1, 1) },
+        { text: 'done', usage: counts(2, 2) },
+      ]),
       tools: [child.asTool({ name: 'ask', description: '' })],
     });
     const events = await collectEvents(run(parent, 'q'));
-    expect(events.at(-1)).toMatchObject({ type: 'run_completed', usage: { inputTokens: 3, outputTokens: 3, totalTokens: 6, reported: false } });
+    expect(events.at(-1)).toMatchObject({
+      type: 'run_completed',
+      usage: { inputTokens: 3, outputTokens: 3, totalTokens: 6, reported: false },
+    });
   });
 });

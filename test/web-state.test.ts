@@ -202,7 +202,10 @@ describe('web app state: events by hand (run control, retries, failures)', () =>
     let s = started();
     s = reduce(s, frame('5', { type: 'CUSTOM', name: 'loopctl.stop_requested', value: { at: 'turn_end' } }));
     const result = { output: 'step one', finishReason: 'tool_calls', undelivered: [], stopReason: 'stopped' };
-    s = reduce(s, frame('9', { type: 'RUN_FINISHED', threadId: THREAD, runId: 'r1', result, outcome: { type: 'success' } }));
+    s = reduce(
+      s,
+      frame('9', { type: 'RUN_FINISHED', threadId: THREAD, runId: 'r1', result, outcome: { type: 'success' } }),
+    );
     expect(s.run).toBeUndefined();
     expect(s.entries.at(-1)).toEqual({ kind: 'outcome', id: 'r1', outcome: 'stopped' });
   });

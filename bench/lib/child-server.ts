@@ -17,7 +17,10 @@ const serverFile = path.join(path.dirname(fileURLToPath(import.meta.url)), '..',
 
 /** Forks bench/server.ts (`node --import tsx`) and resolves once it listens. */
 export async function startChildServer(): Promise<ChildServer> {
-  const child: ChildProcess = fork(serverFile, [], { execArgv: ['--import', import.meta.resolve('tsx')], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const child: ChildProcess = fork(serverFile, [], {
+    execArgv: ['--import', import.meta.resolve('tsx')],
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
   const port = await new Promise<number>((resolve, reject) => {
     child.once('error', reject);
     child.once('exit', (code) => reject(new Error(`bench server exited (${code})`)));
@@ -57,10 +60,13 @@ export async function startChildServer(): Promise<ChildServer> {
 export async function privateFetch(): Promise<{ fetch: typeof fetch; destroy: () => Promise<void> }> {
   const key = Symbol.for('undici.globalDispatcher.1');
   if (!(globalThis as Record<symbol, unknown>)[key]) await fetch('http://127.0.0.1:1').catch(() => undefined);
-  const Agent = ((globalThis as Record<symbol, unknown>)[key] as { constructor: new (o: object) => { destroy(): Promise<void> } }).constructor;
+  const Agent = (
+    (globalThis as Record<symbol, unknown>)[key] as { constructor: new (o: object) => { destroy(): Promise<void> } }
+  ).constructor;
   const dispatcher = new Agent({});
   return {
-    fetch: ((url: RequestInfo | URL, init?: RequestInit) => fetch(url, { ...init, dispatcher } as RequestInit)) as typeof fetch,
+    fetch: ((url: RequestInfo | URL, init?: RequestInit) =>
+      fetch(url, { ...init, dispatcher } as RequestInit)) as typeof fetch,
     destroy: () => dispatcher.destroy(),
   };
 }

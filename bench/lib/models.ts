@@ -19,7 +19,11 @@ export function instantToolModel(turns: number, toolName = 'noop', callsPerTurn 
         t < turns
           ? {
               text: '',
-              toolCalls: Array.from({ length: callsPerTurn }, (_, i) => ({ callId: `call_${t}_${i}`, name: toolName, arguments: '{}' })),
+              toolCalls: Array.from({ length: callsPerTurn }, (_, i) => ({
+                callId: `call_${t}_${i}`,
+                name: toolName,
+                arguments: '{}',
+              })),
               finishReason: 'tool_calls',
               usage: USAGE,
             }

@@ -27,12 +27,21 @@ beforeEach(() => {
 });
 
 const L = {
-  s: 'run_started', t: 'turn_started', q: 'model_request_started', d: 'text_delta', r: 'model_response_completed',
-  u: 'turn_completed', C: 'run_completed', x: 'run_cancelled:model_stream', D: 'run_cancelled:dispatch',
+  s: 'run_started',
+  t: 'turn_started',
+  q: 'model_request_started',
+  d: 'text_delta',
+  r: 'model_response_completed',
+  u: 'turn_completed',
+  C: 'run_completed',
+  x: 'run_cancelled:model_stream',
+  D: 'run_cancelled:dispatch',
 };
 const E: Record<string, ModelEvent> = {
-  a: { type: 'text_delta', delta: 'a' }, b: { type: 'text_delta', delta: 'b' },
-  c: { type: 'text_delta', delta: 'c' }, d: { type: 'text_delta', delta: 'd' },
+  a: { type: 'text_delta', delta: 'a' },
+  b: { type: 'text_delta', delta: 'b' },
+  c: { type: 'text_delta', delta: 'c' },
+  d: { type: 'text_delta', delta: 'd' },
   r: { type: 'response', response: { text: 'abcd', toolCalls: [], finishReason: 'stop' } },
 };
 /** Deltas at frames 5, 10, 15, 20; the response and completion at 25. */
@@ -46,7 +55,9 @@ function late(work: () => void, frame: number): void {
 function setup(cold: (m: string, v?: Record<string, ModelEvent>) => any) {
   const stream = cold(STREAM, E);
   const read: string[] = [];
-  const model = scriptedModel([{ events: () => stream.pipe(tap((e: ModelEvent) => read.push(e.type === 'text_delta' ? e.delta : e.type))) }]);
+  const model = scriptedModel([
+    { events: () => stream.pipe(tap((e: ModelEvent) => read.push(e.type === 'text_delta' ? e.delta : e.type))) },
+  ]);
   const agent = defineAgent({ name: 'a', instructions: '', model });
   const cancel = new CancelSignal();
   const events$ = run(agent, 'hi', { cancel, idGenerator: sequentialIds() }).pipe(eventLabels());
@@ -109,7 +120,13 @@ describe('row 3: streaming, each event raced against the cancel', () => {
       expectSubscriptions(stream.subscriptions).toBe('^ 4ms !');
       flush();
       expect(read).toEqual(['a']);
-      expect(seen).toEqual(['run_started', 'turn_started', 'model_request_started', 'text_delta', 'run_cancelled:model_stream']);
+      expect(seen).toEqual([
+        'run_started',
+        'turn_started',
+        'model_request_started',
+        'text_delta',
+        'run_cancelled:model_stream',
+      ]);
     });
   });
 });
@@ -118,12 +135,14 @@ describe('requestAttempts: one request, the base of every recovery operator (its
   const usage = { inputTokens: 1, outputTokens: 2, totalTokens: 3 };
   const response = { text: 'xy', toolCalls: [], finishReason: 'stop' as const, usage };
   const M: Record<string, ModelEvent> = {
-    x: { type: 'text_delta', delta: 'x' }, y: { type: 'text_delta', delta: 'y' }, r: { type: 'response', response },
+    x: { type: 'text_delta', delta: 'x' },
+    y: { type: 'text_delta', delta: 'y' },
+    r: { type: 'response', response },
   };
   const off = { deadlines: { firstEventMs: false, idleMs: false }, stream: undefined, wrap: undefined } as const;
   const provider = (events$: Observable<ModelEvent>): ModelProvider => ({ id: 'm', call: () => events$ });
 
-  it('emits model_request_started and the deltas through the run\'s route, and the response as its value', () => {
+  it("emits model_request_started and the deltas through the run's route, and the response as its value", () => {
     ts.run(({ cold, expectObservable, flush }) => {
       const { ctx, events, waits } = recoveryContext();
       const out = requestAttempts(ctx, provider(cold('--x-y(r|)', M)), off)(newCall(), FIRST_ATTEMPT);
@@ -148,7 +167,11 @@ describe('requestAttempts: one request, the base of every recovery operator (its
       requestAttempts(seeing, provider(cold('(r|)', M)), off)(call, { cause: 'retry', error: reset }).subscribe();
       flush();
       expect(drafts[0]).toEqual({
-        type: 'model_request_started', model: 'm', attempt: 2, stream: true, cause: 'retry',
+        type: 'model_request_started',
+        model: 'm',
+        attempt: 2,
+        stream: true,
+        cause: 'retry',
         error: { name: 'ModelCallError', message: 'connection reset', retryable: true },
       });
       expect(facts[0]).toEqual({ billed: { inputTokens: 1, outputTokens: 1, totalTokens: 2, reported: true } });
@@ -161,7 +184,11 @@ describe('requestAttempts: one request, the base of every recovery operator (its
       const { ctx } = recoveryContext();
       const failures: Record<string, string> = {};
       const attempt = (name: string, events$: Observable<ModelEvent>) =>
-        requestAttempts(ctx, provider(events$), off)(newCall(), FIRST_ATTEMPT).subscribe({
+        requestAttempts(
+          ctx,
+          provider(events$),
+          off,
+        )(newCall(), FIRST_ATTEMPT).subscribe({
           error: (f) => {
             failures[name] = f instanceof StreamBroke ? `rescue:${(f.error as Error).message}` : (f as Error).message;
           },
@@ -181,7 +208,7 @@ describe('requestAttempts: one request, the base of every recovery operator (its
     });
   });
 
-  it('a rescue is not streamed; a response then a failure was billed (the call\'s ledger)', () => {
+  it("a rescue is not streamed; a response then a failure was billed (the call's ledger)", () => {
     ts.run(({ cold, flush }) => {
       const { ctx } = recoveryContext();
       const requests: ModelRequest[] = [];

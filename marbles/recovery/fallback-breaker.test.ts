@@ -76,15 +76,16 @@ describe('the fallbackWithBreaker operator over attempt factories', () => {
     ts.run(({ cold, expectObservable, flush }) => {
       const fallback = fakeAttempts([cold('(r|)', { r: answer('fb') })]);
       const primary = fakeAttempts([cold('-(r|)', { r: answer('p') })]);
-      expectObservable(fallbackWithBreaker('p', 'f', fallback.attempts)(primary.attempts)(newCall(), FIRST_ATTEMPT))
-        .toBe('-(r|)', { r: answer('p') });
+      expectObservable(
+        fallbackWithBreaker('p', 'f', fallback.attempts)(primary.attempts)(newCall(), FIRST_ATTEMPT),
+      ).toBe('-(r|)', { r: answer('p') });
       flush();
       expect(fallback.count()).toBe(0);
     });
   });
 });
 
-describe('a cancel tied with the primary\'s failure wins the switch (guarantee 4: cancelled is not failed)', () => {
+describe("a cancel tied with the primary's failure wins the switch (guarantee 4: cancelled is not failed)", () => {
   for (const order of ['cancel scheduled first', 'cancel scheduled after the failure'] as const) {
     it(`${order}: no fallback_activated, the fallback is never called`, () => {
       ts.run(({ flush }) => {
@@ -106,7 +107,7 @@ describe('a cancel tied with the primary\'s failure wins the switch (guarantee 4
     });
   }
 
-  it('without a cancel the same failure switches: fallback_activated, then the fallback\'s request says why', () => {
+  it("without a cancel the same failure switches: fallback_activated, then the fallback's request says why", () => {
     ts.run(({ flush }) => {
       const bad = new ModelCallError('bad', { status: 400 });
       const primary = scriptedModel([{ delayMs: 5, error: bad }], { id: 'primary' });
@@ -117,10 +118,15 @@ describe('a cancel tied with the primary\'s failure wins the switch (guarantee 4
       flush();
       const recovery = events.filter((e) => e.type === 'fallback_activated' || e.type === 'model_request_started');
       expect(recovery.map((e) => [e.at, e.type])).toEqual([
-        [0, 'model_request_started'], [5, 'fallback_activated'], [5, 'model_request_started'],
+        [0, 'model_request_started'],
+        [5, 'fallback_activated'],
+        [5, 'model_request_started'],
       ]);
       expect(recovery[2]).toMatchObject({
-        model: 'fallback', attempt: 2, stream: true, cause: 'fallback',
+        model: 'fallback',
+        attempt: 2,
+        stream: true,
+        cause: 'fallback',
         error: { name: 'ModelCallError', message: 'bad', status: 400 },
       });
       expect(recovery[0]).not.toHaveProperty('cause');

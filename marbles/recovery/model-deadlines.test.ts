@@ -19,30 +19,38 @@ describe('modelDeadlines (streamed requests)', () => {
   it('idle: an error 50 frames after the last event, and the source is torn down', () => {
     ts.run(({ cold, expectObservable, expectSubscriptions }) => {
       const src = cold('10ms a 9ms b 99ms c|');
-      expectObservable(src.pipe(modelDeadlines({ idleMs: 50 }, asyncScheduler, true)))
-        .toBe('10ms a 9ms b 49ms #', undefined, new TimeoutError('idle', 50));
+      expectObservable(src.pipe(modelDeadlines({ idleMs: 50 }, asyncScheduler, true))).toBe(
+        '10ms a 9ms b 49ms #',
+        undefined,
+        new TimeoutError('idle', 50),
+      );
       expectSubscriptions(src.subscriptions).toBe('^ 69ms !');
     });
   });
 
   it('without firstEventMs the idle limit also bounds the wait for the first event (kind idle)', () => {
     ts.run(({ cold, expectObservable }) => {
-      expectObservable(cold('80ms a|').pipe(modelDeadlines({ idleMs: 50 }, asyncScheduler, true)))
-        .toBe('50ms #', undefined, new TimeoutError('idle', 50));
+      expectObservable(cold('80ms a|').pipe(modelDeadlines({ idleMs: 50 }, asyncScheduler, true))).toBe(
+        '50ms #',
+        undefined,
+        new TimeoutError('idle', 50),
+      );
     });
   });
 
   it('first event: kind first_event at firstEventMs', () => {
     ts.run(({ cold, expectObservable }) => {
-      expectObservable(cold('80ms a|').pipe(modelDeadlines({ firstEventMs: 30, idleMs: 50 }, asyncScheduler, true)))
-        .toBe('30ms #', undefined, new TimeoutError('first_event', 30));
+      expectObservable(
+        cold('80ms a|').pipe(modelDeadlines({ firstEventMs: 30, idleMs: 50 }, asyncScheduler, true)),
+      ).toBe('30ms #', undefined, new TimeoutError('first_event', 30));
     });
   });
 
   it('a first event early under a long firstEventMs: the idle limit starts from it, not from the first-event timer', () => {
     ts.run(({ cold, expectObservable }) => {
-      expectObservable(cold('10ms a 200ms b|').pipe(modelDeadlines({ firstEventMs: 1000, idleMs: 50 }, asyncScheduler, true)))
-        .toBe('10ms a 49ms #', undefined, new TimeoutError('idle', 50));
+      expectObservable(
+        cold('10ms a 200ms b|').pipe(modelDeadlines({ firstEventMs: 1000, idleMs: 50 }, asyncScheduler, true)),
+      ).toBe('10ms a 49ms #', undefined, new TimeoutError('idle', 50));
     });
   });
 
@@ -59,15 +67,19 @@ describe('modelDeadlines (streamed requests)', () => {
   it('events within the idle limit keep the stream alive; the whole-request deadline still ends it', () => {
     ts.run(({ cold, expectObservable }) => {
       const src = cold('a 39ms b 39ms c 39ms d 39ms e|');
-      expectObservable(src.pipe(modelDeadlines({ idleMs: 50, requestMs: 100 }, asyncScheduler, true)))
-        .toBe('a 39ms b 39ms c 19ms #', undefined, new TimeoutError('request', 100));
+      expectObservable(src.pipe(modelDeadlines({ idleMs: 50, requestMs: 100 }, asyncScheduler, true))).toBe(
+        'a 39ms b 39ms c 19ms #',
+        undefined,
+        new TimeoutError('request', 100),
+      );
     });
   });
 
   it('a completed source leaves no deadline scheduled', () => {
     ts.run(({ cold, expectObservable, flush }) => {
-      expectObservable(cold('5ms a|').pipe(modelDeadlines({ firstEventMs: 30, idleMs: 50, requestMs: 100 }, asyncScheduler, true)))
-        .toBe('5ms a|');
+      expectObservable(
+        cold('5ms a|').pipe(modelDeadlines({ firstEventMs: 30, idleMs: 50, requestMs: 100 }, asyncScheduler, true)),
+      ).toBe('5ms a|');
       ts.schedule(() => expect(ts.actions).toEqual([]), 7);
       flush();
     });
@@ -79,8 +91,11 @@ describe('modelDeadlines (non-streaming requests: row 2)', () => {
     ts.run(({ cold, expectObservable }) => {
       const d = { firstEventMs: 10, idleMs: 10, requestMs: 300 };
       expectObservable(cold('200ms (r|)').pipe(modelDeadlines(d, asyncScheduler, false))).toBe('200ms (r|)');
-      expectObservable(cold('400ms (r|)').pipe(modelDeadlines(d, asyncScheduler, false)))
-        .toBe('300ms #', undefined, new TimeoutError('request', 300));
+      expectObservable(cold('400ms (r|)').pipe(modelDeadlines(d, asyncScheduler, false))).toBe(
+        '300ms #',
+        undefined,
+        new TimeoutError('request', 300),
+      );
     });
   });
 

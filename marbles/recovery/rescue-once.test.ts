@@ -22,13 +22,29 @@ beforeEach(() => {
 });
 
 const L = {
-  s: 'run_started', t: 'turn_started', q: 'model_request_started', d: 'text_delta', r: 'model_response_completed',
-  u: 'turn_completed', y: 'retry_scheduled', C: 'run_completed', F: 'run_failed:model_error',
-  x: 'run_cancelled:model_stream', R: 'run_cancelled:rescue',
+  s: 'run_started',
+  t: 'turn_started',
+  q: 'model_request_started',
+  d: 'text_delta',
+  r: 'model_response_completed',
+  u: 'turn_completed',
+  y: 'retry_scheduled',
+  C: 'run_completed',
+  F: 'run_failed:model_error',
+  x: 'run_cancelled:model_stream',
+  R: 'run_cancelled:rescue',
 };
 const E: Record<string, ModelEvent> = {
   a: { type: 'text_delta', delta: 'Hel' },
-  r: { type: 'response', response: { text: 'Hello', toolCalls: [], finishReason: 'stop', usage: { inputTokens: 3, outputTokens: 2, totalTokens: 5 } } },
+  r: {
+    type: 'response',
+    response: {
+      text: 'Hello',
+      toolCalls: [],
+      finishReason: 'stop',
+      usage: { inputTokens: 3, outputTokens: 2, totalTokens: 5 },
+    },
+  },
 };
 const reset = new ModelCallError('connection reset', { retryable: true });
 
@@ -59,10 +75,24 @@ describe('row 5: the non-streaming rescue of a broken stream', () => {
       expectSubscriptions(rescue.subscriptions).toBe('10ms ^ 19ms !');
       flush();
       expect(seen.map((e) => [e.at, e.type])).toEqual([
-        [0, 'run_started'], [0, 'turn_started'], [0, 'model_request_started'], [5, 'text_delta'],
-        [10, 'model_request_started'], [30, 'text_delta'], [30, 'model_response_completed'], [30, 'turn_completed'], [30, 'run_completed'],
+        [0, 'run_started'],
+        [0, 'turn_started'],
+        [0, 'model_request_started'],
+        [5, 'text_delta'],
+        [10, 'model_request_started'],
+        [30, 'text_delta'],
+        [30, 'model_response_completed'],
+        [30, 'turn_completed'],
+        [30, 'run_completed'],
       ]);
-      expect(seen.filter((e) => e.type === 'model_request_started').map((e) => e.type === 'model_request_started' && [e.attempt, e.stream])).toEqual([[1, true], [2, false]]);
+      expect(
+        seen
+          .filter((e) => e.type === 'model_request_started')
+          .map((e) => e.type === 'model_request_started' && [e.attempt, e.stream]),
+      ).toEqual([
+        [1, true],
+        [2, false],
+      ]);
       expect(requests.map((r) => r.stream)).toEqual([false]);
       expect(model.calls.length).toBe(2);
     });
@@ -107,7 +137,9 @@ describe('row 5: the non-streaming rescue of a broken stream', () => {
       const broken = (): any => cold('5ms a 4ms #', E, reset);
       const model = scriptedModel([{ events: broken }, { error: reset }, { events: broken }, { error: reset }]);
       const agent = defineAgent({ name: 'a', instructions: '', model });
-      const labels$ = run(agent, 'hi', { retry: { maxRetries: 1, initialDelayMs: 100 }, random: () => 0.5 }).pipe(eventLabels());
+      const labels$ = run(agent, 'hi', { retry: { maxRetries: 1, initialDelayMs: 100 }, random: () => 0.5 }).pipe(
+        eventLabels(),
+      );
       // stream (0) → rescue (10) fails → retry_scheduled (10) → stream again (60) breaks at 70 → no second rescue
       expectObservable(labels$).toBe('(stq) d 4ms (qy) 46ms q 4ms d 4ms (F|)', L);
       flush();
@@ -123,7 +155,12 @@ describe('row 5: the non-streaming rescue of a broken stream', () => {
       const events: RunEvent[] = [];
       run(agent, 'hi', { retry: false }).subscribe((e) => events.push(e));
       flush();
-      expect(events.at(-1)).toMatchObject({ type: 'run_failed', at: 20, stopReason: 'model_error', error: { name: 'ModelCallError', message: 'connection reset' } });
+      expect(events.at(-1)).toMatchObject({
+        type: 'run_failed',
+        at: 20,
+        stopReason: 'model_error',
+        error: { name: 'ModelCallError', message: 'connection reset' },
+      });
     });
   });
 
@@ -131,7 +168,9 @@ describe('row 5: the non-streaming rescue of a broken stream', () => {
     ts.run(({ expectObservable }) => {
       const model = scriptedModel([{ delayMs: 5, error: reset }, 'ok']);
       const agent = defineAgent({ name: 'a', instructions: '', model });
-      const labels$ = run(agent, 'hi', { retry: { maxRetries: 1, initialDelayMs: 100 }, random: () => 0.5 }).pipe(eventLabels());
+      const labels$ = run(agent, 'hi', { retry: { maxRetries: 1, initialDelayMs: 100 }, random: () => 0.5 }).pipe(
+        eventLabels(),
+      );
       expectObservable(labels$).toBe('(stq) y 49ms (qdruC|)', L);
     });
   });

@@ -24,12 +24,24 @@ beforeEach(() => {
 });
 
 const L = {
-  s: 'run_started', t: 'turn_started', q: 'model_request_started', d: 'text_delta', r: 'model_response_completed',
-  u: 'turn_completed', y: 'retry_scheduled', C: 'run_completed', F: 'run_failed:model_error',
-  b: 'run_cancelled:backoff', m: 'run_cancelled:model_request',
+  s: 'run_started',
+  t: 'turn_started',
+  q: 'model_request_started',
+  d: 'text_delta',
+  r: 'model_response_completed',
+  u: 'turn_completed',
+  y: 'retry_scheduled',
+  C: 'run_completed',
+  F: 'run_failed:model_error',
+  b: 'run_cancelled:backoff',
+  m: 'run_cancelled:model_request',
 };
 const rateLimited = (retryAfterMs?: number): ModelCallError =>
-  new ModelCallError('rate limited', { status: 429, retryable: true, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) });
+  new ModelCallError('rate limited', {
+    status: 429,
+    retryable: true,
+    ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+  });
 
 /** Schedules `work` at `frame`, after every action of that frame that exists by frame `from` (< frame). */
 function late(work: () => void, frame: number, from: number): void {
@@ -157,36 +169,55 @@ describe('the retry schedule (full jitter from the injected random source, cap, 
       const agent = defineAgent({ name: 'a', instructions: '', model });
       const rs = [0.5, 0.25, 0.9];
       const log: unknown[] = [];
-      run(agent, 'hi', { idGenerator: sequentialIds(), retry: { maxRetries: 3, initialDelayMs: 1000, maxDelayMs: 3000 }, random: () => rs.shift()! })
-        .subscribe((e) => {
-          if (e.type === 'model_request_started') log.push([ts.now(), 'request', e.attempt]);
-          if (e.type === 'retry_scheduled') log.push([ts.now(), 'retry', e.attempt, e.delayMs, e.error.name, e.error.status]);
-          if (e.type === 'run_completed') log.push([ts.now(), 'completed']);
-        });
+      run(agent, 'hi', {
+        idGenerator: sequentialIds(),
+        retry: { maxRetries: 3, initialDelayMs: 1000, maxDelayMs: 3000 },
+        random: () => rs.shift()!,
+      }).subscribe((e) => {
+        if (e.type === 'model_request_started') log.push([ts.now(), 'request', e.attempt]);
+        if (e.type === 'retry_scheduled')
+          log.push([ts.now(), 'retry', e.attempt, e.delayMs, e.error.name, e.error.status]);
+        if (e.type === 'run_completed') log.push([ts.now(), 'completed']);
+      });
       flush();
       expect(log).toEqual([
-        [0, 'request', 1], [0, 'retry', 2, 500, 'ModelCallError', 429],
-        [500, 'request', 2], [500, 'retry', 3, 500, 'ModelCallError', 429], // 0.25 * 2000
-        [1000, 'request', 3], [1000, 'retry', 4, 2700, 'ModelCallError', 429], // 0.9 * min(3000, 4000)
-        [3700, 'request', 4], [3700, 'completed'],
+        [0, 'request', 1],
+        [0, 'retry', 2, 500, 'ModelCallError', 429],
+        [500, 'request', 2],
+        [500, 'retry', 3, 500, 'ModelCallError', 429], // 0.25 * 2000
+        [1000, 'request', 3],
+        [1000, 'retry', 4, 2700, 'ModelCallError', 429], // 0.9 * min(3000, 4000)
+        [3700, 'request', 4],
+        [3700, 'completed'],
       ]);
     });
   });
 
   it('retry-after is honoured exactly (above maxDelayMs too); beyond 60 s (maxRetryAfterMs) it fails at once', () => {
     ts.run(({ flush }) => {
-      const model = scriptedModel([{ error: rateLimited(12_000) }, { error: rateLimited(0) }, { error: rateLimited(90_000) }, 'ok']);
+      const model = scriptedModel([
+        { error: rateLimited(12_000) },
+        { error: rateLimited(0) },
+        { error: rateLimited(90_000) },
+        'ok',
+      ]);
       const agent = defineAgent({ name: 'a', instructions: '', model });
       const delays: [number, number][] = [];
       let done = -1;
       let failed: RunEvent | undefined;
-      run(agent, 'hi', { retry: { maxRetries: 3, initialDelayMs: 1000, maxDelayMs: 3000 }, random: () => 0.5 }).subscribe((e) => {
+      run(agent, 'hi', {
+        retry: { maxRetries: 3, initialDelayMs: 1000, maxDelayMs: 3000 },
+        random: () => 0.5,
+      }).subscribe((e) => {
         if (e.type === 'retry_scheduled') delays.push([ts.now(), e.delayMs]);
         if (e.type === 'run_completed') done = ts.now();
         if (e.type === 'run_failed') failed = e;
       });
       flush();
-      expect(delays).toEqual([[0, 12_000], [12_000, 0]]);
+      expect(delays).toEqual([
+        [0, 12_000],
+        [12_000, 0],
+      ]);
       expect(done).toBe(-1);
       const error = { retryAfterMs: 90_000, retryable: false };
       expect(failed).toMatchObject({ at: 12_000, stopReason: 'model_error', error });
@@ -198,7 +229,9 @@ describe('the retry schedule (full jitter from the injected random source, cap, 
     ts.run(({ expectObservable }) => {
       const model = scriptedModel([{ error: rateLimited() }, { error: rateLimited() }]);
       const agent = defineAgent({ name: 'a', instructions: '', model });
-      const labels$ = run(agent, 'hi', { retry: { maxRetries: 1, initialDelayMs: 100 }, random: () => 0.5 }).pipe(eventLabels());
+      const labels$ = run(agent, 'hi', { retry: { maxRetries: 1, initialDelayMs: 100 }, random: () => 0.5 }).pipe(
+        eventLabels(),
+      );
       expectObservable(labels$).toBe('(stqy) 44ms (qF|)', L);
     });
   });
@@ -271,14 +304,17 @@ describe('the retryTransient operator over an attempt factory (its own spec)', (
       const last = rateLimited();
       const spent = fakeAttempts([cold('--#', undefined, rateLimited()), cold('--#', undefined, last)]);
       const oneRetry = retryPolicy({ maxRetries: 1, initialDelayMs: 100 });
-      expectObservable(retryTransient(ctx, oneRetry, () => 0.5)(spent.attempts)(newCall(), FIRST_ATTEMPT))
-        .toBe('54ms #', undefined, last);
+      expectObservable(retryTransient(ctx, oneRetry, () => 0.5)(spent.attempts)(newCall(), FIRST_ATTEMPT)).toBe(
+        '54ms #',
+        undefined,
+        last,
+      );
       flush();
       expect(events).toEqual(['2:retry_scheduled:2:50']);
     });
   });
 
-  it('a retry-after beyond maxRetryAfterMs fails at once, not retryable, keeping the server\'s wait', () => {
+  it("a retry-after beyond maxRetryAfterMs fails at once, not retryable, keeping the server's wait", () => {
     ts.run(({ cold, flush }) => {
       const { ctx, events } = recoveryContext();
       const asked = rateLimited(90_000);

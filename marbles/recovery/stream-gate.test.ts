@@ -28,8 +28,15 @@ beforeEach(() => {
 });
 
 const L = {
-  s: 'run_started', t: 'turn_started', q: 'model_request_started', d: 'text_delta', r: 'model_response_completed',
-  u: 'turn_completed', C: 'run_completed', g: 'run_cancelled:stream_gate', m: 'run_cancelled:model_request',
+  s: 'run_started',
+  t: 'turn_started',
+  q: 'model_request_started',
+  d: 'text_delta',
+  r: 'model_response_completed',
+  u: 'turn_completed',
+  C: 'run_completed',
+  g: 'run_cancelled:stream_gate',
+  m: 'run_cancelled:model_request',
 };
 const overloaded = new ModelCallError('overloaded', { status: 529, retryable: true });
 
@@ -42,7 +49,9 @@ function setup(steps: (ScriptedStep | string)[] = [{ error: overloaded }, 'ok'])
   const model = scriptedModel(steps);
   const agent = defineAgent({ name: 'a', instructions: '', model, breaker: { failureThreshold: 1, cooldownMs: 1000 } });
   const first: string[] = [];
-  run(agent, 'one', { retry: false }).pipe(eventLabels()).subscribe((l) => first.push(l));
+  run(agent, 'one', { retry: false })
+    .pipe(eventLabels())
+    .subscribe((l) => first.push(l));
   return { model, agent, first, breaker: breakerFor(model, agent.breaker) };
 }
 
@@ -51,7 +60,8 @@ function startAt(frame: number, agent: ReturnType<typeof defineAgent>, cancel?: 
   const out: [number, string][] = [];
   ts.schedule(() => {
     run(agent, 'two', { retry: false, ...(cancel ? { cancel } : {}) }).subscribe((e: RunEvent) =>
-      out.push([ts.now(), e.type === 'run_cancelled' ? `run_cancelled:${e.phase}` : e.type]));
+      out.push([ts.now(), e.type === 'run_cancelled' ? `run_cancelled:${e.phase}` : e.type]),
+    );
   }, frame);
   return out;
 }
@@ -65,8 +75,13 @@ describe('row 4: the stream gate while the breaker is open and there is no fallb
       flush();
       expect(first).toEqual(['run_started', 'turn_started', 'model_request_started', 'run_failed:model_error']);
       expect(second).toEqual([
-        [100, 'run_started'], [100, 'turn_started'],
-        [1000, 'model_request_started'], [1000, 'text_delta'], [1000, 'model_response_completed'], [1000, 'turn_completed'], [1000, 'run_completed'],
+        [100, 'run_started'],
+        [100, 'turn_started'],
+        [1000, 'model_request_started'],
+        [1000, 'text_delta'],
+        [1000, 'model_response_completed'],
+        [1000, 'turn_completed'],
+        [1000, 'run_completed'],
       ]);
       expect(model.calls.length).toBe(2);
       expect(breaker.state).toBe('closed');
@@ -85,7 +100,11 @@ describe('row 4: the stream gate while the breaker is open and there is no fallb
         pending.push(ts.actions.length);
       }, 400);
       flush();
-      expect(second).toEqual([[100, 'run_started'], [100, 'turn_started'], [400, 'run_cancelled:stream_gate']]);
+      expect(second).toEqual([
+        [100, 'run_started'],
+        [100, 'turn_started'],
+        [400, 'run_cancelled:stream_gate'],
+      ]);
       expect(pending).toEqual([1, 0]);
       expect(model.calls.length).toBe(1);
       expect(breaker.state).toBe('open'); // the cancel neither probed nor fed it
@@ -128,8 +147,13 @@ describe('row 4: the stream gate while the breaker is open and there is no fallb
       flush();
       expect(second.at(-1)).toEqual([1500, 'run_cancelled:model_request']);
       expect(third).toEqual([
-        [1100, 'run_started'], [1100, 'turn_started'],
-        [1500, 'model_request_started'], [1500, 'text_delta'], [1500, 'model_response_completed'], [1500, 'turn_completed'], [1500, 'run_completed'],
+        [1100, 'run_started'],
+        [1100, 'turn_started'],
+        [1500, 'model_request_started'],
+        [1500, 'text_delta'],
+        [1500, 'model_response_completed'],
+        [1500, 'turn_completed'],
+        [1500, 'run_completed'],
       ]);
       expect(breaker.state).toBe('closed');
     });
@@ -139,8 +163,10 @@ describe('row 4: the stream gate while the breaker is open and there is no fallb
     ts.run(({ expectObservable }) => {
       const model = scriptedModel([{ error: overloaded }, { error: overloaded }, { error: overloaded }, 'ok']);
       const agent = defineAgent({ name: 'a', instructions: '', model });
-      expectObservable(run(agent, 'x', { retry: { maxRetries: 3, initialDelayMs: 0 } }).pipe(eventLabels()))
-        .toBe('(stqyqyqyqdruC|)', { ...L, y: 'retry_scheduled' });
+      expectObservable(run(agent, 'x', { retry: { maxRetries: 3, initialDelayMs: 0 } }).pipe(eventLabels())).toBe(
+        '(stqyqyqyqdruC|)',
+        { ...L, y: 'retry_scheduled' },
+      );
     });
   });
 });
@@ -158,8 +184,9 @@ describe('the streamGate operator over an attempt factory (its own spec)', () =>
     ts.run(({ cold, expectObservable, flush }) => {
       const { ctx, waits } = recoveryContext();
       const started = fakeAttempts([cold('-(r|)', { r: ok })], waits);
-      expectObservable(streamGate(ctx, new CircuitBreaker(), 'ignore')(started.attempts)(newCall(), FIRST_ATTEMPT))
-        .toBe('-(r|)', { r: ok });
+      expectObservable(
+        streamGate(ctx, new CircuitBreaker(), 'ignore')(started.attempts)(newCall(), FIRST_ATTEMPT),
+      ).toBe('-(r|)', { r: ok });
       flush();
       expect(started.phases).toEqual(['model_request']);
     });

@@ -6,7 +6,11 @@ import { eventLabel } from '../../src/testing/index.js';
  * Subscribes a run and records its timeline as `"<frame> <label>"` entries
  * (frame from `scheduler.now()`), its events, and calls `onEvent` for each.
  */
-export function observe(scheduler: { now(): number }, events$: Observable<RunEvent>, onEvent: (e: RunEvent) => void = () => {}) {
+export function observe(
+  scheduler: { now(): number },
+  events$: Observable<RunEvent>,
+  onEvent: (e: RunEvent) => void = () => {},
+) {
   const log: string[] = [];
   const events: RunEvent[] = [];
   events$.subscribe((e) => {

@@ -31,12 +31,16 @@ export function recoveryContext() {
 
 function describe(draft: RunEventDraft): string {
   switch (draft.type) {
-    case 'retry_scheduled': return `retry_scheduled:${draft.attempt}:${draft.delayMs}`;
-    case 'fallback_activated': return `fallback_activated:${draft.reason}`;
+    case 'retry_scheduled':
+      return `retry_scheduled:${draft.attempt}:${draft.delayMs}`;
+    case 'fallback_activated':
+      return `fallback_activated:${draft.reason}`;
     case 'model_request_started':
       return `model_request_started:${draft.attempt}${draft.cause ? `:${draft.cause}` : ''}`;
-    case 'text_delta': return `text_delta:${draft.delta}`;
-    default: return draft.type;
+    case 'text_delta':
+      return `text_delta:${draft.delta}`;
+    default:
+      return draft.type;
   }
 }
 

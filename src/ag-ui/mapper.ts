@@ -130,9 +130,10 @@ export class AgUiMapper {
         break;
       case 'stop_requested':
         // The payload reserved for it: `{ at, graceMs? }` (`at` is the boundary, as `stop()` takes it).
-        custom(LOOPCTL_EVENTS.stopRequested, event.graceMs === undefined
-          ? { at: event.stopAt }
-          : { at: event.stopAt, graceMs: event.graceMs });
+        custom(
+          LOOPCTL_EVENTS.stopRequested,
+          event.graceMs === undefined ? { at: event.stopAt } : { at: event.stopAt, graceMs: event.graceMs },
+        );
         break;
       case 'subrun_event':
         break;
@@ -152,7 +153,10 @@ export class AgUiMapper {
       const value = { suspended: event.suspended };
       out.push({ type: EventType.CUSTOM, ...base, name: LOOPCTL_EVENTS.suspended, value });
       const interrupts = event.suspended.pending.map((c) => ({
-        id: c.callId, reason: 'tool_approval', toolCallId: c.callId, metadata: { name: c.name, arguments: c.arguments },
+        id: c.callId,
+        reason: 'tool_approval',
+        toolCallId: c.callId,
+        metadata: { name: c.name, arguments: c.arguments },
       }));
       out.push({ type: EventType.RUN_FINISHED, ...base, ...run, outcome: { type: 'interrupt', interrupts }, ...usage });
     } else if (event.type === 'run_completed') {

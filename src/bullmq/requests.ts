@@ -38,7 +38,13 @@ export type CancelMode = 'cancel' | 'interrupt' | 'rollback';
  * not live there).
  */
 export type WorkerReply =
-  | { readonly ok: true; readonly ids?: readonly string[]; readonly removed?: boolean; readonly stopped?: boolean; readonly decided?: boolean }
+  | {
+      readonly ok: true;
+      readonly ids?: readonly string[];
+      readonly removed?: boolean;
+      readonly stopped?: boolean;
+      readonly decided?: boolean;
+    }
   | { readonly ok: false; readonly why: 'not_live' };
 
 interface Envelope {

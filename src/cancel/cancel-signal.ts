@@ -24,7 +24,10 @@ const noop = (): void => {};
 function report(err: unknown): void {
   const onUnhandledError = config.onUnhandledError;
   if (onUnhandledError) onUnhandledError(err);
-  else setTimeout(() => { throw err; });
+  else
+    setTimeout(() => {
+      throw err;
+    });
 }
 
 /** One-shot token: fired once, never un-fired. Listeners live in a Map keyed by their remover. */
@@ -35,8 +38,7 @@ class Token implements CancelMark {
   ac: AbortController | null = null;
 }
 
-const disposeSymbol: typeof Symbol.dispose =
-  (Symbol.dispose ?? Symbol.for('nodejs.dispose')) as typeof Symbol.dispose;
+const disposeSymbol: typeof Symbol.dispose = (Symbol.dispose ?? Symbol.for('nodejs.dispose')) as typeof Symbol.dispose;
 
 let tokenOf: (signal: CancelSignal) => Token;
 let childrenOf: (signal: CancelSignal) => ChildLinks<CancelSignal> | null;
@@ -97,8 +99,12 @@ export class CancelSignal implements Disposable {
           sub?.unsubscribe();
           sig.cancel(value);
         },
-        error: () => { sig.#unlinkSource = null; },
-        complete: () => { sig.#unlinkSource = null; },
+        error: () => {
+          sig.#unlinkSource = null;
+        },
+        complete: () => {
+          sig.#unlinkSource = null;
+        },
       });
       if (done || s.closed) s.unsubscribe();
       else {
@@ -179,13 +185,21 @@ export class CancelSignal implements Disposable {
     // a reset) belongs to the next token and must not see this cancel.
     const children = this.#children === null ? null : this.#children.live();
     if (tok.ac !== null) {
-      try { tok.ac.abort(r); } catch (err) { report(err); }
+      try {
+        tok.ac.abort(r);
+      } catch (err) {
+        report(err);
+      }
     }
     const listeners = tok.listeners;
     if (listeners !== null) {
       tok.listeners = null;
       for (const fn of listeners.values()) {
-        try { fn(r); } catch (err) { report(err); }
+        try {
+          fn(r);
+        } catch (err) {
+          report(err);
+        }
       }
       listeners.clear();
     }
@@ -198,7 +212,9 @@ export class CancelSignal implements Disposable {
    * fired; a reset before it fires does not detach the waiter). Never rejects.
    */
   notified(): Promise<unknown> {
-    return new Promise((resolve) => { this.onCancel(resolve); });
+    return new Promise((resolve) => {
+      this.onCancel(resolve);
+    });
   }
 
   /**
@@ -281,8 +297,9 @@ export class CancelSignal implements Disposable {
     const parent = this.#parent;
     if (parent === null) return;
     const tok = this.#token;
-    const wanted = (!tok.fired && ((tok.listeners !== null && tok.listeners.size > 0) || tok.ac !== null))
-      || (this.#children !== null && this.#children.pinnedCount > 0);
+    const wanted =
+      (!tok.fired && ((tok.listeners !== null && tok.listeners.size > 0) || tok.ac !== null)) ||
+      (this.#children !== null && this.#children.pinnedCount > 0);
     if (wanted === this.#pinned) return;
     this.#pinned = wanted;
     parent.#children!.setPinned(this, wanted);

@@ -21,10 +21,15 @@ export function cancellableTimer(
     }
     const remove = cancel.onCancel(() => subscriber.complete());
     subscriber.add(remove);
-    subscriber.add(scheduler.schedule(() => {
-      remove();
-      subscriber.next(0);
-      subscriber.complete();
-    }, dueMs > 0 ? dueMs : 0));
+    subscriber.add(
+      scheduler.schedule(
+        () => {
+          remove();
+          subscriber.next(0);
+          subscriber.complete();
+        },
+        dueMs > 0 ? dueMs : 0,
+      ),
+    );
   });
 }

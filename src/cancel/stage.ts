@@ -1,6 +1,10 @@
 import {
-  Observable, asapScheduler, from,
-  type MonoTypeOperatorFunction, type ObservableInput, type SchedulerLike,
+  Observable,
+  asapScheduler,
+  from,
+  type MonoTypeOperatorFunction,
+  type ObservableInput,
+  type SchedulerLike,
 } from 'rxjs';
 import { cancelMark, type CancelSignal } from './cancel-signal.js';
 
@@ -28,20 +32,22 @@ export function stage<T>(
       subscriber.complete();
       return;
     }
-    subscriber.add(scheduler.schedule(() => {
-      if (mark.fired) {
-        subscriber.complete();
-        return;
-      }
-      let input: ObservableInput<T>;
-      try {
-        input = start();
-      } catch (err) {
-        subscriber.error(err);
-        return;
-      }
-      from(input).subscribe(subscriber);
-    }, 0));
+    subscriber.add(
+      scheduler.schedule(() => {
+        if (mark.fired) {
+          subscriber.complete();
+          return;
+        }
+        let input: ObservableInput<T>;
+        try {
+          input = start();
+        } catch (err) {
+          subscriber.error(err);
+          return;
+        }
+        from(input).subscribe(subscriber);
+      }, 0),
+    );
   });
 }
 

@@ -1,6 +1,12 @@
 import {
-  Observable, Subscription, from,
-  type MonoTypeOperatorFunction, type Observer, type ObservableInput, type OperatorFunction, type Subscriber,
+  Observable,
+  Subscription,
+  from,
+  type MonoTypeOperatorFunction,
+  type Observer,
+  type ObservableInput,
+  type OperatorFunction,
+  type Subscriber,
 } from 'rxjs';
 import type { CancelSignal } from './cancel-signal.js';
 
@@ -53,10 +59,12 @@ function gated<T, R>(
       return;
     }
     const gate = new Gate<T | R>(subscriber);
-    subscriber.add(cancel.onCancel((reason) => {
-      gate.unsubscribe();
-      switchTo(reason);
-    }));
+    subscriber.add(
+      cancel.onCancel((reason) => {
+        gate.unsubscribe();
+        switchTo(reason);
+      }),
+    );
     subscriber.add(gate);
     source.subscribe(gate);
   });

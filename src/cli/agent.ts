@@ -22,8 +22,10 @@ export function instructions(options: CliOptions): string {
     'Look at the files with the tools before you answer; paths are relative to that folder and cannot leave it.',
     options.readOnly ? 'This run is read-only: you cannot write files.' : 'Write files only when the task asks for it.',
     options.allowShell ? 'run_shell runs a shell command in the folder; prefer the file tools when they suffice.' : '',
-    options.confirm ? 'The user approves each write and shell command; a refused call comes back as a tool error: do ' +
-      'not retry it, say what you would have done.' : '',
+    options.confirm
+      ? 'The user approves each write and shell command; a refused call comes back as a tool error: do ' +
+        'not retry it, say what you would have done.'
+      : '',
     'Answer concisely, in plain text.',
   ]
     .filter(Boolean)

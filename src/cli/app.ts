@@ -18,7 +18,9 @@ import { StoreError } from './store/open-store.js';
 /** The package version, read from the package.json next to `src/` or `dist/`. */
 export function version(): string {
   try {
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      version?: string;
+    };
     return pkg.version ?? 'unknown';
   } catch {
     return 'unknown';
@@ -59,8 +61,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
   };
   try {
     const command = parseCli(argv, env, (io.stdin ?? process.stdin).isTTY === true);
-    if (command.kind === 'help') return void io.stdout.write(HELP), 0;
-    if (command.kind === 'version') return void io.stdout.write(`loopctl ${version()}\n`), 0;
+    if (command.kind === 'help') return (void io.stdout.write(HELP), 0);
+    if (command.kind === 'version') return (void io.stdout.write(`loopctl ${version()}\n`), 0);
     if (command.kind === 'subcommand' && command.name === 'sessions') return await runSessions(command, env, io);
     if (command.kind === 'subcommand') {
       // The words may come from a script's variable: shown escaped like any text loopctl did not write.
@@ -75,14 +77,14 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
     if (command.kind === 'serve') {
       releaseEarly();
       const runServe = await loadServe();
-      if ('missing' in runServe) return void io.stderr.write(`loopctl: ${runServe.missing}\n`), 2;
+      if ('missing' in runServe) return (void io.stderr.write(`loopctl: ${runServe.missing}\n`), 2);
       const settings = { port: command.port, version: version(), ...(command.queue ? { queue: command.queue } : {}) };
       return await runServe(command.options, settings, env, { ...io, stops });
     }
     if (command.kind === 'worker') {
       releaseEarly();
       const runWorker = await loadWorker();
-      if ('missing' in runWorker) return void io.stderr.write(`loopctl: ${runWorker.missing}\n`), 2;
+      if ('missing' in runWorker) return (void io.stderr.write(`loopctl: ${runWorker.missing}\n`), 2);
       return await runWorker(command.options, command.queue, env, { ...io, stops });
     }
     // --otel: the SDK and exporter load only now (a missing one is a usage error naming the install command).

@@ -124,7 +124,11 @@ const OPTIONS = {
  *   bad value, `--confirm` with piped tasks, a folder that does not exist,
  *   `--port` without `serve`, or a task or run-only option with `serve`.
  */
-export function parseCli(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, stdinIsTTY = false): CliCommand {
+export function parseCli(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+  stdinIsTTY = false,
+): CliCommand {
   let parsed;
   try {
     parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true, tokens: true });
@@ -236,7 +240,8 @@ function conversationChoice(values: {
  *   unless `url` is an http(s) URL with a host.
  */
 export function checkBaseURL(what: string, url: string): void {
-  if (!/^https?:\/\/[^/]/.test(url)) throw new UsageError(`${what} must be an http(s) URL (got ${JSON.stringify(url)})`);
+  if (!/^https?:\/\/[^/]/.test(url))
+    throw new UsageError(`${what} must be an http(s) URL (got ${JSON.stringify(url)})`);
 }
 
 function maxTurns(value: string | undefined): number {

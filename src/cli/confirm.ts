@@ -69,7 +69,11 @@ export function isYes(answer: string | undefined): boolean {
  * resolves with the raw answer (`undefined` at the end of input or when the
  * run ended meanwhile).
  */
-export function askApproval(call: ToolCall, input: LineInput, say: (line: string) => void): Promise<string | undefined> {
+export function askApproval(
+  call: ToolCall,
+  input: LineInput,
+  say: (line: string) => void,
+): Promise<string | undefined> {
   say(`[confirm] ${sanitizeLine(call.name)} ${clip(sanitizeLine(call.arguments), 400)}`);
   return input.ask(QUESTION);
 }

@@ -1,6 +1,4 @@
-import {
-  CancelSignal, describeValue, Mailbox, type Agent, type Session, type TerminalEvent,
-} from '../index.js';
+import { CancelSignal, describeValue, Mailbox, type Agent, type Session, type TerminalEvent } from '../index.js';
 import { isInstance } from '../describe.js';
 import type { CliOptions } from './args.js';
 import { cliAgent, header } from './agent.js';
@@ -20,7 +18,7 @@ export const DOUBLE_INTERRUPT_MS = 2000;
 
 const HINT =
   'interactive: type a task and press Enter. While it runs, a line steers it; /cancel stops it, ' +
-    '/quit exits, /help lists the commands. Ctrl-C cancels the run (twice within 2 s exits).';
+  '/quit exits, /help lists the commands. Ctrl-C cancels the run (twice within 2 s exits).';
 /** The commands of the prompt loop, in the order `/help` and a refused command list them. */
 export const COMMANDS: readonly string[] = ['/cancel', '/drop', '/quit', '/exit', '/help'];
 
@@ -90,7 +88,10 @@ export class InteractiveLoop {
     this.#model = model;
     this.#agent = cliAgent(options, model);
     this.#confirm = options.confirm ? confirmApprovals((call) => this.#approve(call)) : undefined;
-    this.#untrap = onStopSignals((signal) => (signal === 'SIGINT' ? this.#interrupt() : this.#quit(exitCodeFor(signal), signal)), io.stops);
+    this.#untrap = onStopSignals(
+      (signal) => (signal === 'SIGINT' ? this.#interrupt() : this.#quit(exitCodeFor(signal), signal)),
+      io.stops,
+    );
     this.#input = new LineInput({ input: io.stdin ?? process.stdin, log: io.stderr });
     this.#input.onLine = (line) => this.#onLine(line);
     this.#input.onInterrupt = () => this.#interrupt();

@@ -52,7 +52,9 @@ export async function selectModel(options: CliOptions, env: NodeJS.ProcessEnv): 
     return { provider: boundNonStreamed(provider, requestMs), label, baseURL: url, close: async () => undefined };
   }
   if (options.responses)
-    throw new UsageError('option --responses needs --base-url or OPENAI_API_KEY: the offline model speaks Chat Completions only');
+    throw new UsageError(
+      'option --responses needs --base-url or OPENAI_API_KEY: the offline model speaks Chat Completions only',
+    );
   const offline = await startOfflineModel({ delayMs: offlineDelay(env) });
   const provider = openaiChat({ model: options.model ?? offline.model, client: sdkClient('offline', offline.baseURL) });
   return {
@@ -94,6 +96,7 @@ function offlineDelay(env: NodeJS.ProcessEnv): number {
   const raw = env['LOOPCTL_OFFLINE_DELAY_MS'];
   if (raw === undefined || raw === '') return 15;
   const ms = Number(raw);
-  if (!Number.isFinite(ms) || ms < 0) throw new UsageError(`LOOPCTL_OFFLINE_DELAY_MS must be a number of ms >= 0 (got ${JSON.stringify(raw)})`);
+  if (!Number.isFinite(ms) || ms < 0)
+    throw new UsageError(`LOOPCTL_OFFLINE_DELAY_MS must be a number of ms >= 0 (got ${JSON.stringify(raw)})`);
   return ms;
 }

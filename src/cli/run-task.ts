@@ -1,5 +1,11 @@
 import {
-  isTerminalEvent, run, type Agent, type RunEvent, type RunOptions, type RunTelemetry, type TerminalEvent,
+  isTerminalEvent,
+  run,
+  type Agent,
+  type RunEvent,
+  type RunOptions,
+  type RunTelemetry,
+  type TerminalEvent,
 } from '../index.js';
 import type { CliOptions } from './args.js';
 import { toJsonLine } from './json-line.js';

@@ -51,7 +51,10 @@ export function requestApprovals$(
         ),
       ),
     );
-    return concat(asked$, defer(() => of(out)));
+    return concat(
+      asked$,
+      defer(() => of(out)),
+    );
   });
 }
 
@@ -145,7 +148,10 @@ function refuseVerdict(
 
 /** A call that never runs: its error result rides with its `tool_call_failed`. */
 function refuseCall(
-  rc: RunContext<any>, call: ToolCall, error: ReturnType<typeof serializeError>, message: string,
+  rc: RunContext<any>,
+  call: ToolCall,
+  error: ReturnType<typeof serializeError>,
+  message: string,
 ): Observable<never> {
   const { callId, name } = call;
   const result = errorResult(callId, message);

@@ -1,11 +1,17 @@
-import { Observable, type MonoTypeOperatorFunction, type SchedulerAction, type SchedulerLike, type Subscription } from 'rxjs';
+import {
+  Observable,
+  type MonoTypeOperatorFunction,
+  type SchedulerAction,
+  type SchedulerLike,
+  type Subscription,
+} from 'rxjs';
 import { DEFAULTS } from '../defaults.js';
 import { TimeoutError } from '../errors.js';
 import type { Deadlines } from './types.js';
 
 /** A deadline the caller gave (`number | false | undefined`) with its default: a number of ms, or undefined for off. */
 function withDefault(value: number | false | undefined, fallback: number | undefined): number | undefined {
-  return value === false ? undefined : value ?? fallback;
+  return value === false ? undefined : (value ?? fallback);
 }
 
 /**
@@ -16,7 +22,10 @@ function withDefault(value: number | false | undefined, fallback: number | undef
  * keeps their `idleMs` as the limit before the first event too (undefined here: the operator's
  * stand-in), as before there were defaults.
  */
-export function attemptDeadlines(deadlines: Deadlines | undefined, stream: boolean): {
+export function attemptDeadlines(
+  deadlines: Deadlines | undefined,
+  stream: boolean,
+): {
   readonly firstEventMs: number | false | undefined;
   readonly idleMs: number | undefined;
   readonly requestMs: number | undefined;
@@ -26,7 +35,7 @@ export function attemptDeadlines(deadlines: Deadlines | undefined, stream: boole
   if (!stream) return { firstEventMs: false, idleMs: undefined, requestMs };
   const idleMs = withDefault(deadlines?.idleMs, d.idleMs);
   const idleStandsIn = deadlines?.firstEventMs === undefined && typeof deadlines?.idleMs === 'number';
-  const firstEventMs = idleStandsIn ? undefined : withDefault(deadlines?.firstEventMs, d.firstEventMs) ?? false;
+  const firstEventMs = idleStandsIn ? undefined : (withDefault(deadlines?.firstEventMs, d.firstEventMs) ?? false);
   return { firstEventMs, idleMs, requestMs };
 }
 
@@ -68,11 +77,15 @@ export function commitDeadline(deadlines: Deadlines | undefined): number | undef
  * re-arms it once, when the idle limit ends before the pending first-event
  * timer would fire.
  */
-export function modelDeadlines<T>(deadlines: Deadlines | undefined, scheduler: SchedulerLike, stream: boolean): MonoTypeOperatorFunction<T> {
+export function modelDeadlines<T>(
+  deadlines: Deadlines | undefined,
+  scheduler: SchedulerLike,
+  stream: boolean,
+): MonoTypeOperatorFunction<T> {
   const requestMs = optionalDeadline(deadlines?.requestMs);
   const firstEventMs = stream ? deadlines?.firstEventMs : undefined;
   const idleMs = stream ? optionalDeadline(deadlines?.idleMs) : undefined;
-  const beforeFirst = firstEventMs === false ? undefined : firstEventMs ?? idleMs; // the limit until the first event
+  const beforeFirst = firstEventMs === false ? undefined : (firstEventMs ?? idleMs); // the limit until the first event
   if (beforeFirst === undefined && idleMs === undefined && requestMs === undefined) return (source) => source;
   return (source) =>
     new Observable<T>((subscriber) => {
@@ -85,7 +98,8 @@ export function modelDeadlines<T>(deadlines: Deadlines | undefined, scheduler: S
         const ms = limit();
         if (ms === undefined) return;
         const quiet = scheduler.now() - lastAt;
-        if (quiet >= ms) subscriber.error(new TimeoutError(seen || firstEventMs === undefined ? 'idle' : 'first_event', ms));
+        if (quiet >= ms)
+          subscriber.error(new TimeoutError(seen || firstEventMs === undefined ? 'idle' : 'first_event', ms));
         else {
           dueAt = scheduler.now() + ms - quiet;
           this.schedule(undefined, ms - quiet);

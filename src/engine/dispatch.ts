@@ -51,11 +51,13 @@ export function prepare$(rc: RunContext<any>, calls: readonly ToolCall[]): Obser
         }
         let denied: string | undefined;
         return concat(
-          callHooks$(rc, 'beforeToolCall', { call }, true).pipe(concatMap((verdict) => {
-            const reason = denialOf(verdict); // a malformed verdict errors here: the batch never starts
-            if (denied === undefined) denied = reason;
-            return EMPTY;
-          })),
+          callHooks$(rc, 'beforeToolCall', { call }, true).pipe(
+            concatMap((verdict) => {
+              const reason = denialOf(verdict); // a malformed verdict errors here: the batch never starts
+              if (denied === undefined) denied = reason;
+              return EMPTY;
+            }),
+          ),
           defer(() => {
             if (denied !== undefined) return refuse(rc, call, 'ToolCallDenied', `the call was denied: ${denied}`);
             runnables.push({ call, tool, args: parsed.args });
@@ -64,7 +66,10 @@ export function prepare$(rc: RunContext<any>, calls: readonly ToolCall[]): Obser
         );
       }),
     );
-    return concat(prepared$, defer(() => requestApprovals$(rc, runnables)));
+    return concat(
+      prepared$,
+      defer(() => requestApprovals$(rc, runnables)),
+    );
   });
 }
 
@@ -91,12 +96,16 @@ export function batch$(rc: RunContext<any>, runnables: readonly Runnable[]): Obs
       if (--queued === 0) boundary.unsubscribe();
     };
     const start = (r: Runnable): Observable<never> =>
-      stage(rc.token, () => {
-        dequeue();
-        // A graceful stop at tool_call_end: no further call starts; each is paired "not run" ("Stop").
-        if (stopsBeforeCall(rc)) return notRun(rc, r.call);
-        return toolCall$(rc, r.call, r.tool, r.args);
-      }, rc.hopScheduler);
+      stage(
+        rc.token,
+        () => {
+          dequeue();
+          // A graceful stop at tool_call_end: no further call starts; each is paired "not run" ("Stop").
+          if (stopsBeforeCall(rc)) return notRun(rc, r.call);
+          return toolCall$(rc, r.call, r.tool, r.args);
+        },
+        rc.hopScheduler,
+      );
     // A call not approved leaves the queue when its tool_call_failed is out.
     const approved = (r: Runnable): Observable<Runnable> =>
       r.approval ? approval$(rc, r).pipe(tapEnd(r, dequeue)) : of(r);
@@ -160,7 +169,8 @@ function denialOf(verdict: unknown): string | undefined {
     return deny === true ? 'denied by beforeToolCall' : describeValue(deny, 'deny reason');
   }
   const shown = typeof verdict === 'string' ? JSON.stringify(verdict) : describeValue(verdict);
-  const why = `it returned ${shown}, which is neither undefined (allow) nor { deny: reason } (deny); ` +
+  const why =
+    `it returned ${shown}, which is neither undefined (allow) nor { deny: reason } (deny); ` +
     'return undefined to allow the call';
   throw new HookError('beforeToolCall', new TypeError(why));
 }

@@ -30,10 +30,15 @@ export function hasHooks(rc: RunContext<any>, name: keyof Hooks): boolean {
  * (an Observable unsubscribed). A throw, rejection or error becomes a {@link HookError}.
  */
 export function callHooks$<K extends AwaitedHook>(
-  rc: RunContext<any>, name: K, extra?: HookExtra<K>,
+  rc: RunContext<any>,
+  name: K,
+  extra?: HookExtra<K>,
 ): Observable<never>;
 export function callHooks$<K extends AwaitedHook>(
-  rc: RunContext<any>, name: K, extra: HookExtra<K>, values: true,
+  rc: RunContext<any>,
+  name: K,
+  extra: HookExtra<K>,
+  values: true,
 ): Observable<HookValue<K> | undefined>;
 export function callHooks$<K extends AwaitedHook>(
   rc: RunContext<any>,

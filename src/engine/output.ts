@@ -95,8 +95,7 @@ function strictBelow(node: unknown, depth: number): boolean {
 
 /** What checking a final answer gives: its value, or why it was refused. */
 export type OutputCheck =
-  | { readonly ok: true; readonly value: unknown }
-  | { readonly ok: false; readonly error: string };
+  { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: string };
 
 /**
  * The JSON text of an answer: trimmed, and without one Markdown code fence around it (models asked

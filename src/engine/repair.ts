@@ -23,8 +23,7 @@ export interface CallFault {
 }
 
 type ArgumentsCheck =
-  | { readonly ok: true; readonly text: string }
-  | { readonly ok: false; readonly reason: string; readonly raw: string };
+  { readonly ok: true; readonly text: string } | { readonly ok: false; readonly reason: string; readonly raw: string };
 
 /**
  * Checks a call's arguments text. A JSON object is kept as it is; empty text

@@ -180,7 +180,7 @@ export class EventLog {
       // What is kept may grow while it is replayed (a handler that cancels the run): each entry is
       // replayed from what this subscriber has not seen yet.
       let seen = -1;
-      for (let i = 0; i < this.#entries.length && !subscriber.closed; ) {
+      for (let i = 0; i < this.#entries.length && !subscriber.closed;) {
         const entry = this.#entries[i]!;
         if (lastSeqOf(entry) <= seen) {
           i++;

@@ -3,7 +3,12 @@ import type { CancelSignal } from '../cancel/cancel-signal.js';
 import type { Approvals } from '../control/approvals.js';
 import type { Suspended } from '../control/suspended.js';
 import {
-  isConfigurationError, isModelCallError, isModelOutputError, isOutputValidationError, isResumeError, isTimeoutError,
+  isConfigurationError,
+  isModelCallError,
+  isModelOutputError,
+  isOutputValidationError,
+  isResumeError,
+  isTimeoutError,
 } from '../errors.js';
 import type { FinishReason, RunEventDraft, RunFailed } from '../events.js';
 import type { Usage } from '../items.js';

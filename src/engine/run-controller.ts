@@ -1,5 +1,12 @@
 import {
-  Subscription, asapScheduler, asyncScheduler, config, defer, type Observable, type SchedulerLike, type Subscriber,
+  Subscription,
+  asapScheduler,
+  asyncScheduler,
+  config,
+  defer,
+  type Observable,
+  type SchedulerLike,
+  type Subscriber,
   type Unsubscribable,
 } from 'rxjs';
 import { CancelSignal } from '../cancel/cancel-signal.js';
@@ -189,13 +196,13 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
   start(loop: (rc: RunController<C>) => Observable<Outcome>): void {
     this.#tap = this.internals.tap;
     const { session, control } = this.opts;
-    if (session && busy.has(session)) this.#busyError = new ConcurrentRunError('options.session', 'another run is using this session');
+    if (session && busy.has(session))
+      this.#busyError = new ConcurrentRunError('options.session', 'another run is using this session');
     else if (control && !attachRun(control, this)) {
       this.#busyError = new ConcurrentRunError('options.control', 'another run is using this RunControl');
     } else if (!this.mailbox.acquire(this)) {
       this.#busyError = new ConcurrentRunError('options.mailbox', 'another run is using this mailbox');
-    }
-    else if (session) busy.set(session, this);
+    } else if (session) busy.set(session, this);
     const started = { type: 'run_started', agent: this.agent.name } as const;
     if (this.#busyError) {
       this.emit(started);
@@ -322,7 +329,9 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
       if (outcome.kind === 'failed') onSettled?.({ error: outcome.error });
     }
     // A run refused as busy never owned the mailbox's queue: nothing of it is this run's to report.
-    const undelivered: Undelivered[] = this.#busyError ? [] : this.mailbox.peek().map((t) => ({ id: t.id, content: t.content }));
+    const undelivered: Undelivered[] = this.#busyError
+      ? []
+      : this.mailbox.peek().map((t) => ({ id: t.id, content: t.content }));
     this.#links.unsubscribe();
     if (control) detachRun(control, this); // only if this run holds it (a run refused as busy does not)
     if (!this.#busyError) {
@@ -381,5 +390,8 @@ function initialItems(input: string | readonly Item[], newId: () => string): rea
 
 function reportUnhandled(err: unknown): void {
   if (config.onUnhandledError) config.onUnhandledError(err);
-  else setTimeout(() => { throw err; });
+  else
+    setTimeout(() => {
+      throw err;
+    });
 }

@@ -26,7 +26,11 @@ import type { Agent, RunOptions } from './types.js';
  * run(agent, 'Summarise the logs', { cancel, mailbox })
  *   .subscribe(event => console.log(event.type));
  */
-export function run<C = unknown>(agent: Agent<C>, input: string | readonly Item[], options: RunOptions<C> = {}): Observable<RunEvent> {
+export function run<C = unknown>(
+  agent: Agent<C>,
+  input: string | readonly Item[],
+  options: RunOptions<C> = {},
+): Observable<RunEvent> {
   // A plain definition (JavaScript callers) is validated here like defineAgent does; a defined agent passes through.
   return createRun(defineAgent(agent), input, options);
 }

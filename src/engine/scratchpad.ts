@@ -5,7 +5,13 @@ import type { AssistantItem, Item, ToolCall, ToolResultItem } from '../items.js'
  * (guarantee 6: scratchpad: only a completed run commits).
  */
 export function interruptedResult(callId: string): ToolResultItem {
-  return { type: 'tool_result', callId, output: 'interrupted: the run was stopped before this call finished', isError: true, interrupted: true };
+  return {
+    type: 'tool_result',
+    callId,
+    output: 'interrupted: the run was stopped before this call finished',
+    isError: true,
+    interrupted: true,
+  };
 }
 
 /**
@@ -54,10 +60,11 @@ export class Scratchpad {
   suspendedItems(): Item[] {
     const out: Item[] = [...this.items];
     const batch = this.#batch;
-    if (batch) for (const call of batch.calls) {
-      const result = batch.results.get(call.callId);
-      if (result) out.push(result);
-    }
+    if (batch)
+      for (const call of batch.calls) {
+        const result = batch.results.get(call.callId);
+        if (result) out.push(result);
+      }
     return out;
   }
 
@@ -99,7 +106,8 @@ export class Scratchpad {
   partial(interruptedId: () => string): Item[] {
     const out = [...this.items];
     const batch = this.#batch;
-    if (batch) for (const call of batch.calls) out.push(batch.results.get(call.callId) ?? interruptedResult(call.callId));
+    if (batch)
+      for (const call of batch.calls) out.push(batch.results.get(call.callId) ?? interruptedResult(call.callId));
     else if (this.streamingText !== '')
       out.push({ type: 'assistant', id: interruptedId(), text: this.streamingText, toolCalls: [], interrupted: true });
     return out;

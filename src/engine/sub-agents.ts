@@ -21,11 +21,7 @@ export interface ParentRun {
 }
 
 /** Internal: runs one call of an agent-as-tool: the sub-run's final output, its events relayed to `parent`. */
-export type SubAgentRun = (
-  args: unknown,
-  ctx: ToolContext<any>,
-  parent: ParentRun | undefined,
-) => Observable<string>;
+export type SubAgentRun = (args: unknown, ctx: ToolContext<any>, parent: ParentRun | undefined) => Observable<string>;
 
 const subAgents = new WeakMap<Tool, SubAgentRun>();
 

@@ -21,11 +21,15 @@ export function suspendOrRun$(
   finishReason: FinishReason,
 ): Observable<Outcome> {
   if (rc.opts.approvals !== 'suspend' || !runnables.some((r) => r.approval)) return batch$(rc, runnables);
-  return stage(rc.token, (): Observable<Outcome> | Outcome[] => {
-    const pending = rc.approvals.awaiting();
-    if (pending.length === 0) return batch$(rc, runnables);
-    return [{ kind: 'suspended', suspended: suspensionOf(rc, history, pending), finishReason }];
-  }, rc.hopScheduler);
+  return stage(
+    rc.token,
+    (): Observable<Outcome> | Outcome[] => {
+      const pending = rc.approvals.awaiting();
+      if (pending.length === 0) return batch$(rc, runnables);
+      return [{ kind: 'suspended', suspended: suspensionOf(rc, history, pending), finishReason }];
+    },
+    rc.hopScheduler,
+  );
 }
 
 /** The suspension of a run at its open batch (see `SuspendedSchema`). */

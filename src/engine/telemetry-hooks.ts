@@ -67,5 +67,8 @@ function around(outer: RunWrap | undefined, inner: RunWrap): RunWrap {
 
 function reportUnhandled(err: unknown): void {
   if (config.onUnhandledError) config.onUnhandledError(err);
-  else setTimeout(() => { throw err; });
+  else
+    setTimeout(() => {
+      throw err;
+    });
 }

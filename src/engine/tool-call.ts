@@ -110,10 +110,12 @@ export function toolCall$(rc: RunContext<any>, call: ToolCall, tool: Tool, args:
       else rc.emit({ type: 'tool_call_completed', callId, name, output: item.output }, fact);
       if (subscriber.closed) return;
       if (!hasHooks(rc, 'afterToolCall')) return subscriber.complete();
-      subscriber.add(callHooks$(rc, 'afterToolCall', { call, result: item }).subscribe({
-        error: (err) => subscriber.error(err),
-        complete: () => subscriber.complete(),
-      }));
+      subscriber.add(
+        callHooks$(rc, 'afterToolCall', { call, result: item }).subscribe({
+          error: (err) => subscriber.error(err),
+          complete: () => subscriber.complete(),
+        }),
+      );
     };
     // Per-call cancel (docs/run-control.md): the call is settled as cancelled at once, its tool abandoned
     // (signal aborted, Observable unsubscribed, a sub-run cancelled on its own token with `reason`), so its
@@ -144,7 +146,8 @@ export function toolCall$(rc: RunContext<any>, call: ToolCall, tool: Tool, args:
       },
       error: (err) => settle(errorResult(call.callId, describeValue(err, 'thrown value')), err),
     });
-    if (cancelled) tool$.unsubscribe(); // cancelled while it was being subscribed
+    if (cancelled)
+      tool$.unsubscribe(); // cancelled while it was being subscribed
     else subscriber.add(tool$);
   });
 }

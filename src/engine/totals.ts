@@ -1,6 +1,12 @@
 import { isTerminalEvent, type FinishReason, type RunEventDraft } from '../events.js';
 import {
-  ZERO_USAGE, addUsage, type AssistantItem, type Item, type ToolResultItem, type Usage, type UserItem,
+  ZERO_USAGE,
+  addUsage,
+  type AssistantItem,
+  type Item,
+  type ToolResultItem,
+  type Usage,
+  type UserItem,
 } from '../items.js';
 import type { MailboxToken } from '../mailbox/mailbox.js';
 import { Scratchpad } from './scratchpad.js';

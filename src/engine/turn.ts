@@ -103,16 +103,20 @@ function respond$(turns: Turns, n: number, response: ModelResponse): Observable<
       const repair = checked?.ok === false && canRepair;
       if (repair) turns.repairs++;
       rc.emit(TURN_COMPLETED, repair ? { repair: repairItem(rc.nextId(), checked.error) } : undefined);
-      return stage(rc.token, (): Decision[] => {
-        const stopping = rc.stopping !== undefined;
-        if (repair && !stopping) return [NEXT_TURN];
-        if (checked?.ok === false) return [outputInvalid(turns, n, checked.error, response.text)];
-        // Under a graceful stop pending steering starts no turn: it stays queued ("Stop").
-        if (rc.mailbox.size > 0 && n < maxTurns && !stopping) return [NEXT_TURN];
-        const { text: output, finishReason } = response;
-        if (checked === undefined) return [{ kind: 'completed', output, finishReason }];
-        return [completed(output, finishReason, checked)];
-      }, rc.hopScheduler);
+      return stage(
+        rc.token,
+        (): Decision[] => {
+          const stopping = rc.stopping !== undefined;
+          if (repair && !stopping) return [NEXT_TURN];
+          if (checked?.ok === false) return [outputInvalid(turns, n, checked.error, response.text)];
+          // Under a graceful stop pending steering starts no turn: it stays queued ("Stop").
+          if (rc.mailbox.size > 0 && n < maxTurns && !stopping) return [NEXT_TURN];
+          const { text: output, finishReason } = response;
+          if (checked === undefined) return [{ kind: 'completed', output, finishReason }];
+          return [completed(output, finishReason, checked)];
+        },
+        rc.hopScheduler,
+      );
     }).pipe(waitingAt(rc.waits, 'dispatch'));
   }
   const prepared$ = defer(() => {

@@ -48,7 +48,8 @@ export function checkHooks(hooks: Hooks<any>, field: string): void {
   checkObject(hooks, field);
   for (const name of HOOK_NAMES) {
     const h = read(hooks, name, `${field}.${name}`);
-    if (h !== undefined && typeof h !== 'function') throw new ConfigurationError(`${field}.${name}`, 'must be a function');
+    if (h !== undefined && typeof h !== 'function')
+      throw new ConfigurationError(`${field}.${name}`, 'must be a function');
   }
 }
 
@@ -94,12 +95,15 @@ export function validateRunArgs(input: unknown, options: RunOptions<any>): reado
       if (v !== undefined && v !== false) checkMs(v, `options.deadlines.${key}`, false, ', or false for none');
     }
   }
-  if (o.stream !== undefined && typeof o.stream !== 'boolean') throw new ConfigurationError('options.stream', 'must be a boolean');
+  if (o.stream !== undefined && typeof o.stream !== 'boolean')
+    throw new ConfigurationError('options.stream', 'must be a boolean');
   const schedule = readProp(o.scheduler, 'schedule');
   if (o.scheduler !== undefined && (typeof o.scheduler !== 'object' || typeof schedule !== 'function'))
     refuse('scheduler', 'must be an RxJS SchedulerLike');
-  if (o.idGenerator !== undefined && typeof o.idGenerator !== 'function') throw new ConfigurationError('options.idGenerator', 'must be a function');
-  if (o.random !== undefined && typeof o.random !== 'function') throw new ConfigurationError('options.random', 'must be a function returning [0, 1)');
+  if (o.idGenerator !== undefined && typeof o.idGenerator !== 'function')
+    throw new ConfigurationError('options.idGenerator', 'must be a function');
+  if (o.random !== undefined && typeof o.random !== 'function')
+    throw new ConfigurationError('options.random', 'must be a function returning [0, 1)');
   checkControl(o.control);
   if (o.telemetry !== undefined && typeof (o.telemetry as { open?: unknown } | null)?.open !== 'function')
     throw new ConfigurationError('options.telemetry', 'must be a RunTelemetry (with open(), e.g. withTelemetry())');
@@ -130,8 +134,25 @@ function checkInput(input: unknown): void {
   });
 }
 
-const OPTION_KEYS = ['cancel', 'cancel$', 'signal', 'mailbox', 'steer$', 'session', 'hooks', 'retry', 'deadlines',
-  'stream', 'scheduler', 'idGenerator', 'random', 'telemetry', 'control', 'trace', 'approvals'] as const;
+const OPTION_KEYS = [
+  'cancel',
+  'cancel$',
+  'signal',
+  'mailbox',
+  'steer$',
+  'session',
+  'hooks',
+  'retry',
+  'deadlines',
+  'stream',
+  'scheduler',
+  'idGenerator',
+  'random',
+  'telemetry',
+  'control',
+  'trace',
+  'approvals',
+] as const;
 const RETRY_KEYS = ['maxRetries', 'initialDelayMs', 'maxDelayMs', 'multiplier', 'maxRetryAfterMs'] as const;
 
 /** `keys` of `obj`, each read once (totally) into a plain copy; `field` names `obj` in the error. */

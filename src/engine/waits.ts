@@ -1,5 +1,9 @@
 import {
-  Observable, type MonoTypeOperatorFunction, type ObservableInput, type SchedulerLike, type Unsubscribable,
+  Observable,
+  type MonoTypeOperatorFunction,
+  type ObservableInput,
+  type SchedulerLike,
+  type Unsubscribable,
 } from 'rxjs';
 import type { CancelSignal } from '../cancel/cancel-signal.js';
 import { stage } from '../cancel/stage.js';

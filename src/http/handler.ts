@@ -103,7 +103,11 @@ export function createHandler(options: HandlerOptions): NodeHandler {
 
   /** Streams a run's AG-UI frames after `after`; settles when the stream ends or the client leaves. */
   function stream(
-    ctx: Context, runId: string, threadId: string, after: EventCursor | undefined, headers: Record<string, string> = {},
+    ctx: Context,
+    runId: string,
+    threadId: string,
+    after: EventCursor | undefined,
+    headers: Record<string, string> = {},
   ): Promise<void> {
     const { res, principal } = ctx;
     const writer = new SseWriter(res, maxBufferedBytes, { 'Loopctl-Run-Id': encodeURIComponent(runId), ...headers });

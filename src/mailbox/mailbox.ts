@@ -183,7 +183,7 @@ export class Mailbox {
   takeById(ids: ReadonlySet<string>): MailboxToken[] {
     const taken: MailboxToken[] = [];
     if (ids.size === 0) return taken;
-    for (let e = this.#head; e !== null; ) {
+    for (let e = this.#head; e !== null;) {
       const next = e.next;
       if (ids.has(e.token.id)) {
         this.#unlink(e);

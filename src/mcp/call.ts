@@ -25,10 +25,12 @@ export interface McpCallTarget {
   readonly mcpName: string;
 }
 
-
 /** True for errors raised before or while sending, which leave the SDK's response handler behind (docs/recovery.md). */
 function isSendFailure(err: unknown): boolean {
-  return !(err instanceof McpError) && !(err !== null && typeof err === 'object' && Array.isArray((err as { issues?: unknown }).issues));
+  return (
+    !(err instanceof McpError) &&
+    !(err !== null && typeof err === 'object' && Array.isArray((err as { issues?: unknown }).issues))
+  );
 }
 
 /**
@@ -43,16 +45,25 @@ function isSendFailure(err: unknown): boolean {
  * `ToolExecutionError` carrying the server's text for `isError` results,
  * server errors, timeouts and a closed connection (fails fast once closed).
  */
-export function mcpCall$(client: Client, target: McpCallTarget, args: Record<string, unknown>, ctx: ToolContext, options: McpCallOptions = {}): Observable<string> {
+export function mcpCall$(
+  client: Client,
+  target: McpCallTarget,
+  args: Record<string, unknown>,
+  ctx: ToolContext,
+  options: McpCallOptions = {},
+): Observable<string> {
   const { toolName, mcpName } = target;
-  const fail = (message: string, cause?: unknown): ToolExecutionError => new ToolExecutionError(toolName, ctx.callId, message, { cause });
+  const fail = (message: string, cause?: unknown): ToolExecutionError =>
+    new ToolExecutionError(toolName, ctx.callId, message, { cause });
   return new Observable<string>((subscriber) => {
     if (client.transport === undefined) {
       subscriber.error(fail(`MCP server is not connected (its transport is closed); "${mcpName}" cannot be called`));
       return;
     }
     if (ctx.signal.aborted) {
-      subscriber.error(fail(`the call to "${mcpName}" was aborted before it started: ${describeReason(ctx.signal.reason)}`));
+      subscriber.error(
+        fail(`the call to "${mcpName}" was aborted before it started: ${describeReason(ctx.signal.reason)}`),
+      );
       return;
     }
     const controller = new AbortController();
@@ -66,50 +77,59 @@ export function mcpCall$(client: Client, target: McpCallTarget, args: Record<str
       ctx.signal.removeEventListener('abort', onAbort);
       return true;
     };
-    const send = () => client.callTool({ name: mcpName, arguments: args }, undefined, {
-      signal: controller.signal,
-      onprogress: (progress) => {
-        if (!settled) ctx.reportProgress(progress);
-      },
-      ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
-      ...(options.resetTimeoutOnProgress !== undefined
-        ? { resetTimeoutOnProgress: options.resetTimeoutOnProgress }
-        : {}),
-      ...(options.maxTotalTimeoutMs !== undefined ? { maxTotalTimeout: options.maxTotalTimeoutMs } : {}),
-    });
+    const send = () =>
+      client.callTool({ name: mcpName, arguments: args }, undefined, {
+        signal: controller.signal,
+        onprogress: (progress) => {
+          if (!settled) ctx.reportProgress(progress);
+        },
+        ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
+        ...(options.resetTimeoutOnProgress !== undefined
+          ? { resetTimeoutOnProgress: options.resetTimeoutOnProgress }
+          : {}),
+        ...(options.maxTotalTimeoutMs !== undefined ? { maxTotalTimeout: options.maxTotalTimeoutMs } : {}),
+      });
     // The run's telemetry (if any) sends the request inside its span.
     const wrap = mcpWrapOf(ctx);
     const request = { method: 'tools/call', tool: mcpName, callId: ctx.callId, signal: controller.signal };
-    (wrap !== undefined ? wrap(request, send) : send())
-      .then(
-        (result) => {
-          if (!settle()) return;
-          const text = resultText(result as Parameters<typeof resultText>[0]);
-          if (result.isError === true) subscriber.error(fail(text || `the MCP tool "${mcpName}" reported an error`));
-          else {
-            subscriber.next(text);
-            subscriber.complete();
-          }
-        },
-        (err: unknown) => {
-          if (!settle()) return;
-          if (controller.signal.aborted) return subscriber.error(fail(`the MCP call to "${mcpName}" was ${describeReason(controller.signal.reason)}`, err));
-          // A failed send leaves the SDK's response and progress handlers behind: its own cancel path drops them.
-          if (isSendFailure(err) && client.transport !== undefined) controller.abort(`send failed: ${describeReason(err)}`);
-          subscriber.error(fail(errorMessage(err, mcpName, options), err));
-        },
-      );
+    (wrap !== undefined ? wrap(request, send) : send()).then(
+      (result) => {
+        if (!settle()) return;
+        const text = resultText(result as Parameters<typeof resultText>[0]);
+        if (result.isError === true) subscriber.error(fail(text || `the MCP tool "${mcpName}" reported an error`));
+        else {
+          subscriber.next(text);
+          subscriber.complete();
+        }
+      },
+      (err: unknown) => {
+        if (!settle()) return;
+        if (controller.signal.aborted)
+          return subscriber.error(
+            fail(`the MCP call to "${mcpName}" was ${describeReason(controller.signal.reason)}`, err),
+          );
+        // A failed send leaves the SDK's response and progress handlers behind: its own cancel path drops them.
+        if (isSendFailure(err) && client.transport !== undefined)
+          controller.abort(`send failed: ${describeReason(err)}`);
+        subscriber.error(fail(errorMessage(err, mcpName, options), err));
+      },
+    );
     return () => {
       // Torn down mid-call (cancel, timeout, unsubscribe): the SDK sends notifications/cancelled.
       if (!settle()) return;
-      controller.abort(ctx.cancel.isCancelled ? `cancelled: ${describeReason(ctx.cancel.reason)}` : 'abandoned: the tool call was torn down (e.g. its deadline expired)');
+      controller.abort(
+        ctx.cancel.isCancelled
+          ? `cancelled: ${describeReason(ctx.cancel.reason)}`
+          : 'abandoned: the tool call was torn down (e.g. its deadline expired)',
+      );
     };
   });
 }
 
 function errorMessage(err: unknown, mcpName: string, options: McpCallOptions): string {
   if (err instanceof McpError) {
-    if (err.code === ErrorCode.ConnectionClosed) return `the MCP server closed the connection during the call to "${mcpName}"`;
+    if (err.code === ErrorCode.ConnectionClosed)
+      return `the MCP server closed the connection during the call to "${mcpName}"`;
     if (err.code === ErrorCode.RequestTimeout) {
       const after = options.timeoutMs !== undefined ? ` after ${options.timeoutMs} ms` : '';
       return `the MCP call to "${mcpName}" timed out${after} (${err.message})`;

@@ -25,7 +25,11 @@ export function contentText(block: Content): string {
       const { resource } = block;
       if ('text' in resource && typeof resource.text === 'string') return resource.text;
       const { blob, ...rest } = resource as { blob?: unknown } & Record<string, unknown>;
-      return JSON.stringify({ type: 'resource', ...rest, ...(typeof blob === 'string' ? { bytes: base64Bytes(blob) } : {}) });
+      return JSON.stringify({
+        type: 'resource',
+        ...rest,
+        ...(typeof blob === 'string' ? { bytes: base64Bytes(blob) } : {}),
+      });
     }
     default:
       return JSON.stringify(block);
@@ -41,6 +45,7 @@ export function resultText(result: { content?: unknown; structuredContent?: unkn
   const content = Array.isArray(result.content) ? (result.content as Content[]) : [];
   if (content.length > 0) return content.map(contentText).join('\n');
   if (result.structuredContent !== undefined) return JSON.stringify(result.structuredContent);
-  if (result.toolResult !== undefined) return typeof result.toolResult === 'string' ? result.toolResult : JSON.stringify(result.toolResult);
+  if (result.toolResult !== undefined)
+    return typeof result.toolResult === 'string' ? result.toolResult : JSON.stringify(result.toolResult);
   return '';
 }

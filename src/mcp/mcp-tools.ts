@@ -5,7 +5,6 @@ import { tool, type Tool } from '../tools/tool.js';
 import { mcpCall$, type McpCallOptions } from './call.js';
 import { providerToolName } from './names.js';
 
-
 /** Options of {@link mcpTools}. Times in ms. */
 export interface McpToolsOptions extends McpCallOptions {
   /** Prepended verbatim (then made provider-valid) to every tool name, e.g. `'fs_'`. Default `''`. */
@@ -40,7 +39,10 @@ export interface McpToolsOptions extends McpCallOptions {
  * // … run it …
  * await client.close();
  */
-export async function mcpTools(client: Client, options: McpToolsOptions = {}): Promise<Tool<Record<string, unknown>, string>[]> {
+export async function mcpTools(
+  client: Client,
+  options: McpToolsOptions = {},
+): Promise<Tool<Record<string, unknown>, string>[]> {
   const infos: McpToolInfo[] = [];
   let cursor: string | undefined;
   do {
@@ -50,20 +52,22 @@ export async function mcpTools(client: Client, options: McpToolsOptions = {}): P
   } while (cursor !== undefined);
   const include = options.include ? new Set(options.include) : undefined;
   const taken = new Set<string>();
-  return infos
-    // Tools that require task-based execution cannot be called with tools/call: left out.
-    .filter((info) => info.execution?.taskSupport !== 'required')
-    .filter((info) => (include ? include.has(info.name) : true) && (options.filter ? options.filter(info) : true))
-    .map((info) => {
-      const name = providerToolName(info.name, options.prefix ?? '', taken);
-      const target = { toolName: name, mcpName: info.name };
-      return tool<string>({
-        name,
-        description: info.description ?? info.title ?? '',
-        parameters: parametersOf(info),
-        execute: (args, ctx) => mcpCall$(client, target, args, ctx, options),
-      });
-    });
+  return (
+    infos
+      // Tools that require task-based execution cannot be called with tools/call: left out.
+      .filter((info) => info.execution?.taskSupport !== 'required')
+      .filter((info) => (include ? include.has(info.name) : true) && (options.filter ? options.filter(info) : true))
+      .map((info) => {
+        const name = providerToolName(info.name, options.prefix ?? '', taken);
+        const target = { toolName: name, mcpName: info.name };
+        return tool<string>({
+          name,
+          description: info.description ?? info.title ?? '',
+          parameters: parametersOf(info),
+          execute: (args, ctx) => mcpCall$(client, target, args, ctx, options),
+        });
+      })
+  );
 }
 
 /** The server's input schema without `$schema`, always an object schema (as providers require). */

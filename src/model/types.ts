@@ -63,7 +63,13 @@ export type ModelEvent =
   | { readonly type: 'reasoning_delta'; readonly delta: string }
   | { readonly type: 'refusal_delta'; readonly delta: string }
   /** A tool call's arguments are streaming; the engine drops such a call from `partial`. */
-  | { readonly type: 'tool_call_delta'; readonly index: number; readonly callId?: string; readonly name?: string; readonly argumentsDelta: string }
+  | {
+      readonly type: 'tool_call_delta';
+      readonly index: number;
+      readonly callId?: string;
+      readonly name?: string;
+      readonly argumentsDelta: string;
+    }
   | { readonly type: 'response'; readonly response: ModelResponse };
 
 /**

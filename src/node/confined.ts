@@ -21,7 +21,10 @@ export const DESCRIPTOR_PATHS = existsSync('/proc/self/fd');
 /** A path given to a workspace tool names something that is not a regular file (a FIFO, a device, a socket). */
 export class NotRegularFileError extends LoopctlError {
   override readonly name: string = 'NotRegularFileError';
-  constructor(readonly path: string, readonly kind: string) {
+  constructor(
+    readonly path: string,
+    readonly kind: string,
+  ) {
     super(`${JSON.stringify(path)} is not a regular file (it is ${kind}); only regular files can be read`);
   }
 }

@@ -51,9 +51,9 @@ export function searchFilesTool(s: SearchSettings) {
     name: 'search_files',
     description:
       'Search the text files of the workspace for lines matching a JavaScript regular expression ' +
-        '(or a plain string). ' +
+      '(or a plain string). ' +
       'Returns "file:line: text" lines. path limits the search to a folder or file; glob filters file ' +
-        'names, e.g. "*.ts".',
+      'names, e.g. "*.ts".',
     parameters: z.object({
       pattern: z.string().min(1).describe('JavaScript regex source, or a plain string'),
       path: z.string().default('.').describe('Folder or file to search, relative to the workspace root'),

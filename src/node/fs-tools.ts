@@ -85,7 +85,7 @@ function listDirTool(s: FsToolsSettings) {
     description:
       'List a folder of the workspace: one entry per line, folders end with "/". ' +
       'recursive lists sub-folders too (skipping node_modules and .git); pattern filters with a glob ' +
-        'such as "*.ts" or "**/*.md".',
+      'such as "*.ts" or "**/*.md".',
     parameters: z.object({
       path: z.string().default('.').describe('Folder, relative to the workspace root'),
       recursive: z.boolean().optional().describe('Also list sub-folders'),
@@ -187,7 +187,7 @@ function writeFileTool(s: FsToolsSettings) {
     name: 'write_file',
     description:
       'Create or replace a text file of the workspace with the given content (written atomically; ' +
-        'missing folders are created).',
+      'missing folders are created).',
     parameters: z.object({
       path: z.string().describe('File, relative to the workspace root'),
       content: z.string().describe('The complete new content of the file'),

@@ -10,4 +10,11 @@ export { BinaryFileError } from './read-text.js';
 export { NotRegularFileError } from './confined.js';
 export { runShell, shellTool, type ShellToolOptions } from './shell-tool.js';
 export { isPathOutsideRootError, PathOutsideRootError, resolveInside } from './workspace.js';
-export { connectStdio, connectStreamableHttp, type StdioServerOptions, type StreamableHttpOptions, type McpConnectOptions, type McpClientInfo } from './mcp.js';
+export {
+  connectStdio,
+  connectStreamableHttp,
+  type StdioServerOptions,
+  type StreamableHttpOptions,
+  type McpConnectOptions,
+  type McpClientInfo,
+} from './mcp.js';

@@ -29,7 +29,7 @@ export function shellTool(root: string, options: ShellToolOptions = {}): Tool<{ 
     name: 'run_shell',
     description:
       'Run a shell command (/bin/sh -c) in the workspace folder. ' +
-        'Returns "exit code N" then the combined stdout and stderr. ' +
+      'Returns "exit code N" then the combined stdout and stderr. ' +
       'stdin is closed; the command is killed if it runs too long.',
     parameters: z.object({ command: z.string().min(1).describe('The shell command line') }),
     execute: ({ command }, ctx) => runShell(command, { ...options, cwd: root, signal: ctx.signal }),

@@ -107,7 +107,10 @@ function globSource(pattern: string): string {
       const end = pattern.indexOf('}', i);
       if (end < 0) out += '\\{';
       else {
-        const options = pattern.slice(i + 1, end).split(',').map(globSource);
+        const options = pattern
+          .slice(i + 1, end)
+          .split(',')
+          .map(globSource);
         out += `(?:${options.join('|')})`;
         i = end;
       }

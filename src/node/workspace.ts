@@ -8,7 +8,10 @@ import { LoopctlError } from '../errors.js';
  */
 export class PathOutsideRootError extends LoopctlError {
   override readonly name: string = 'PathOutsideRootError';
-  constructor(readonly path: string, readonly root: string) {
+  constructor(
+    readonly path: string,
+    readonly root: string,
+  ) {
     super(
       `path ${JSON.stringify(path)} is outside the working folder ${root} ` +
         '(symlinks are followed); use a path inside it',
@@ -32,7 +35,11 @@ export const isPathOutsideRootError = (e: unknown): e is PathOutsideRootError =>
  * The check is made at call time: a symlink swapped in afterwards is not seen
  * (this is a guard against mistakes, not a sandbox).
  */
-export async function resolveInside(root: string, relPath: string, options: { signal?: AbortSignal } = {}): Promise<string> {
+export async function resolveInside(
+  root: string,
+  relPath: string,
+  options: { signal?: AbortSignal } = {},
+): Promise<string> {
   const rootReal = await realpath(root);
   const wanted = resolve(rootReal, relPath);
   const missing: string[] = [];
@@ -68,7 +75,9 @@ export function isInside(root: string, path: string): boolean {
 
 /** The `code` of a Node.js system error, if any. */
 export function code(error: unknown): string | undefined {
-  return typeof error === 'object' && error !== null && 'code' in error ? String((error as { code: unknown }).code) : undefined;
+  return typeof error === 'object' && error !== null && 'code' in error
+    ? String((error as { code: unknown }).code)
+    : undefined;
 }
 
 const MESSAGES: Record<string, string> = {

@@ -6,11 +6,23 @@ import { clip, outputContent, requestContent } from './content.js';
 import type { Instruments } from './instruments.js';
 import { providerOf } from './options.js';
 import {
-  ATTR_ERROR_TYPE, ATTR_GEN_AI_INPUT_MESSAGES, ATTR_GEN_AI_OPERATION_NAME, ATTR_GEN_AI_OUTPUT_MESSAGES,
-  ATTR_GEN_AI_PROVIDER_NAME, ATTR_GEN_AI_REQUEST_MODEL, ATTR_GEN_AI_REQUEST_STREAM,
-  ATTR_GEN_AI_RESPONSE_FINISH_REASONS, ATTR_GEN_AI_SYSTEM_INSTRUCTIONS, ATTR_GEN_AI_TOKEN_TYPE,
-  ATTR_GEN_AI_USAGE_INPUT_TOKENS, ATTR_GEN_AI_USAGE_OUTPUT_TOKENS, ATTR_LOOPCTL_ATTEMPT, ATTR_LOOPCTL_ATTEMPT_CAUSE,
-  GEN_AI_OPERATION_NAME_VALUE_CHAT, GEN_AI_TOKEN_TYPE_VALUE_INPUT, GEN_AI_TOKEN_TYPE_VALUE_OUTPUT,
+  ATTR_ERROR_TYPE,
+  ATTR_GEN_AI_INPUT_MESSAGES,
+  ATTR_GEN_AI_OPERATION_NAME,
+  ATTR_GEN_AI_OUTPUT_MESSAGES,
+  ATTR_GEN_AI_PROVIDER_NAME,
+  ATTR_GEN_AI_REQUEST_MODEL,
+  ATTR_GEN_AI_REQUEST_STREAM,
+  ATTR_GEN_AI_RESPONSE_FINISH_REASONS,
+  ATTR_GEN_AI_SYSTEM_INSTRUCTIONS,
+  ATTR_GEN_AI_TOKEN_TYPE,
+  ATTR_GEN_AI_USAGE_INPUT_TOKENS,
+  ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
+  ATTR_LOOPCTL_ATTEMPT,
+  ATTR_LOOPCTL_ATTEMPT_CAUSE,
+  GEN_AI_OPERATION_NAME_VALUE_CHAT,
+  GEN_AI_TOKEN_TYPE_VALUE_INPUT,
+  GEN_AI_TOKEN_TYPE_VALUE_OUTPUT,
 } from './semconv.js';
 import { endSpan, seconds, type SpanEnd } from './spans.js';
 import type { Tracer } from '@opentelemetry/api';
@@ -26,7 +38,12 @@ export class ChatSpan {
   readonly #started = performance.now();
   readonly #metric: Attributes;
 
-  constructor(tracer: Tracer, parent: Context, event: ModelRequestStarted, private readonly maxChars?: number) {
+  constructor(
+    tracer: Tracer,
+    parent: Context,
+    event: ModelRequestStarted,
+    private readonly maxChars?: number,
+  ) {
     const { provider, model } = providerOf(event.model);
     this.#metric = {
       [ATTR_GEN_AI_OPERATION_NAME]: GEN_AI_OPERATION_NAME_VALUE_CHAT,

@@ -1,5 +1,11 @@
 import {
-  SpanKind, context as otelContext, trace, type Attributes, type Context, type SpanContext, type Tracer,
+  SpanKind,
+  context as otelContext,
+  trace,
+  type Attributes,
+  type Context,
+  type SpanContext,
+  type Tracer,
 } from '@opentelemetry/api';
 import { describeValue } from '../describe.js';
 import { ConfigurationError } from '../errors.js';
@@ -30,7 +36,10 @@ export function instrumentRuns(runs: Runs, options?: TelemetryOptions): Runs {
   const { tracerProvider, maxChars } = resolveOptions(options, 'options');
   let tracer: Tracer | undefined;
   const traced = <T>(
-    name: string, attributes: Attributes, parent: Context, call: (own: SpanContext) => Promise<T>,
+    name: string,
+    attributes: Attributes,
+    parent: Context,
+    call: (own: SpanContext) => Promise<T>,
     ok: (value: T) => Attributes,
   ): { result: Promise<T>; traceparent: string | undefined } => {
     tracer ??= (tracerProvider ?? trace.getTracerProvider()).getTracer('loopctl');
@@ -66,8 +75,10 @@ export function instrumentRuns(runs: Runs, options?: TelemetryOptions): Runs {
       const name = `runs.start ${String(req?.agent)}`;
       // The start's own context goes on as `trace`: a queue carries it to the worker that runs the run.
       const call = (own: SpanContext) => runs.start(withTrace(req, own));
-      const started = traced(name, attributes, parentContext(req?.trace), call,
-        (s) => ({ ...runId(s.runId), ...steered(s) }));
+      const started = traced(name, attributes, parentContext(req?.trace), call, (s) => ({
+        ...runId(s.runId),
+        ...steered(s),
+      }));
       const { traceparent } = started;
       return started.result.then((s) => (traceparent === undefined ? s : { ...s, traceparent }));
     },
@@ -84,8 +95,13 @@ export function instrumentRuns(runs: Runs, options?: TelemetryOptions): Runs {
       if (maxChars !== undefined && typeof text === 'string') {
         attributes[C.ATTR_LOOPCTL_STEERING_CONTENT] = clip(text, maxChars);
       }
-      return traced('runs.steer', attributes, here(), () => runs.steer(id, text, principal),
-        (s) => ({ [C.ATTR_LOOPCTL_STEERING_ID]: s.id })).result;
+      return traced(
+        'runs.steer',
+        attributes,
+        here(),
+        () => runs.steer(id, text, principal),
+        (s) => ({ [C.ATTR_LOOPCTL_STEERING_ID]: s.id }),
+      ).result;
     },
     withdraw(id, steeringId, principal) {
       const attributes = { ...runId(id), [C.ATTR_LOOPCTL_STEERING_ID]: String(steeringId) };

@@ -1,6 +1,8 @@
 import { metrics, type Counter, type Histogram, type MeterProvider } from '@opentelemetry/api';
 import {
-  METRIC_GEN_AI_CLIENT_OPERATION_DURATION, METRIC_GEN_AI_CLIENT_TOKEN_USAGE, METRIC_LOOPCTL_CANCEL_DURATION,
+  METRIC_GEN_AI_CLIENT_OPERATION_DURATION,
+  METRIC_GEN_AI_CLIENT_TOKEN_USAGE,
+  METRIC_LOOPCTL_CANCEL_DURATION,
   METRIC_LOOPCTL_RUNS_ENDED,
 } from './semconv.js';
 
@@ -36,18 +38,23 @@ export class InstrumentCache {
     this.#provider = provider;
     return (this.#instruments = {
       operationDuration: meter.createHistogram(METRIC_GEN_AI_CLIENT_OPERATION_DURATION, {
-        description: 'GenAI operation duration', unit: 's', advice: { explicitBucketBoundaries: DURATION_BUCKETS },
+        description: 'GenAI operation duration',
+        unit: 's',
+        advice: { explicitBucketBoundaries: DURATION_BUCKETS },
       }),
       tokenUsage: meter.createHistogram(METRIC_GEN_AI_CLIENT_TOKEN_USAGE, {
-        description: 'Number of input and output tokens used', unit: '{token}',
+        description: 'Number of input and output tokens used',
+        unit: '{token}',
         advice: { explicitBucketBoundaries: TOKEN_BUCKETS },
       }),
       cancelDuration: meter.createHistogram(METRIC_LOOPCTL_CANCEL_DURATION, {
-        description: 'From the moment a run saw its cancel to its run_cancelled event', unit: 's',
+        description: 'From the moment a run saw its cancel to its run_cancelled event',
+        unit: 's',
         advice: { explicitBucketBoundaries: CANCEL_BUCKETS },
       }),
       runsEnded: meter.createCounter(METRIC_LOOPCTL_RUNS_ENDED, {
-        description: 'Runs ended, by stop reason', unit: '{run}',
+        description: 'Runs ended, by stop reason',
+        unit: '{run}',
       }),
     });
   }

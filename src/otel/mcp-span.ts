@@ -2,7 +2,10 @@ import { SpanKind, context as otelContext, trace, type Context, type Span, type 
 import { describeValue } from '../describe.js';
 import type { TelemetryMcpRequest } from '../engine/telemetry.js';
 import {
-  ATTR_GEN_AI_OPERATION_NAME, ATTR_GEN_AI_TOOL_CALL_ID, ATTR_GEN_AI_TOOL_NAME, ATTR_MCP_METHOD_NAME,
+  ATTR_GEN_AI_OPERATION_NAME,
+  ATTR_GEN_AI_TOOL_CALL_ID,
+  ATTR_GEN_AI_TOOL_NAME,
+  ATTR_MCP_METHOD_NAME,
   GEN_AI_OPERATION_NAME_VALUE_EXECUTE_TOOL,
 } from './semconv.js';
 import { endSpan, type SpanEnd } from './spans.js';

@@ -1,5 +1,11 @@
 import {
-  SpanKind, context as otelContext, trace, type Attributes, type Context, type Span, type Tracer,
+  SpanKind,
+  context as otelContext,
+  trace,
+  type Attributes,
+  type Context,
+  type Span,
+  type Tracer,
 } from '@opentelemetry/api';
 import type { Subscription } from 'rxjs';
 import { describeValue } from '../describe.js';
@@ -43,7 +49,11 @@ export class RunTrace implements RunObserver {
   #cancelledAt: number | undefined;
   #ended = false;
 
-  constructor(private readonly shared: Shared, private readonly info: TelemetryRun, parent: Context) {
+  constructor(
+    private readonly shared: Shared,
+    private readonly info: TelemetryRun,
+    parent: Context,
+  ) {
     const run = info;
     const { provider, model } = providerOf(run.model);
     const attributes: Attributes = {
@@ -218,7 +228,8 @@ export class RunTrace implements RunObserver {
     attributes[C.ATTR_LOOPCTL_CANCEL_REASON] = describeValue(terminal.reason, 'reason');
     const at = this.#cancelledAt ?? performance.now();
     instruments.cancelDuration.record(seconds(at, performance.now()), {
-      ...agent, [C.ATTR_LOOPCTL_CANCEL_PHASE]: terminal.phase,
+      ...agent,
+      [C.ATTR_LOOPCTL_CANCEL_PHASE]: terminal.phase,
     });
     endSpan(span, { kind: 'ok', attributes });
   }

@@ -1,5 +1,11 @@
 import {
-  ROOT_CONTEXT, TraceFlags, context as otelContext, createTraceState, isSpanContextValid, trace, type Context,
+  ROOT_CONTEXT,
+  TraceFlags,
+  context as otelContext,
+  createTraceState,
+  isSpanContextValid,
+  trace,
+  type Context,
   type SpanContext,
 } from '@opentelemetry/api';
 import { parseTraceparent, type TraceCarrier } from '../runs/trace-carrier.js';

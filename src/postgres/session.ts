@@ -1,8 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Item } from '../items.js';
-import {
-  alreadyResumed, appendRunId, checkId, checkItems, checkTtl, suspensionKey,
-} from '../session/checks.js';
+import { alreadyResumed, appendRunId, checkId, checkItems, checkTtl, suspensionKey } from '../session/checks.js';
 import { SessionSchemaError } from '../session/errors.js';
 import { leaseLost } from '../session/lease-errors.js';
 import type { AppendOptions, Lease, LeaseOptions, Session } from '../session/session.js';
@@ -22,7 +20,10 @@ import type { PostgresBackend } from './backend.js';
  * - `acquire(runId, { ttlMs })`: a lease row whose expiry is on the server's clock.
  */
 export class PostgresSession implements Session {
-  constructor(private readonly store: PostgresBackend, readonly id: string) {}
+  constructor(
+    private readonly store: PostgresBackend,
+    readonly id: string,
+  ) {}
 
   async load(): Promise<readonly Item[]> {
     const rows = await this.store.query<{ item: string }>(this.id, this.store.sql.load, [this.id]);

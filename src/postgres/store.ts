@@ -2,7 +2,11 @@ import type { Pool, PoolClient, QueryResultRow } from 'pg';
 import { isConfigurationError } from '../errors.js';
 import { checkId } from '../session/checks.js';
 import {
-  SessionExistsError, SessionNotFoundError, SessionSchemaError, SessionStorageError, isSessionSchemaError,
+  SessionExistsError,
+  SessionNotFoundError,
+  SessionSchemaError,
+  SessionStorageError,
+  isSessionSchemaError,
 } from '../session/errors.js';
 import { refusal } from '../session/lease-errors.js';
 import type { SessionInfo, SessionStore } from '../session/session.js';
@@ -39,7 +43,10 @@ export class PostgresSessionStore implements SessionStore {
   #ready: Promise<void> | undefined;
   #closed = false;
 
-  constructor(readonly pool: Pool, options: PostgresSessionStoreOptions = {}) {
+  constructor(
+    readonly pool: Pool,
+    options: PostgresSessionStoreOptions = {},
+  ) {
     this.schema = schemaName(options);
     this.sql = sqlFor(quoteIdent(this.schema));
   }
@@ -57,7 +64,10 @@ export class PostgresSessionStore implements SessionStore {
       [],
     );
     return rows.map((r) => ({
-      id: r.id, items: r.items, createdAt: Number(r.created_at), updatedAt: Number(r.updated_at),
+      id: r.id,
+      items: r.items,
+      createdAt: Number(r.created_at),
+      updatedAt: Number(r.updated_at),
     }));
   }
 

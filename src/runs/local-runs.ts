@@ -7,13 +7,7 @@ import type { Agent, RunHandle, RunOptions } from '../engine/types.js';
 import { start } from '../engine/start.js';
 import { checkDecision } from './decision.js';
 import { eventsAfter } from './compact.js';
-import {
-  AgentNotFoundError,
-  NotSupportedError,
-  RunNotFoundError,
-  RunNotLiveError,
-  ThreadBusyError,
-} from './errors.js';
+import { AgentNotFoundError, NotSupportedError, RunNotFoundError, RunNotLiveError, ThreadBusyError } from './errors.js';
 import { newInput, settle } from './new-input.js';
 import { ThreadState, type LocalRunsSessionStore } from './thread.js';
 import type { Runs, StartRunRequest, StartedRun } from './types.js';

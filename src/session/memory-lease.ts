@@ -14,7 +14,10 @@ interface Holder {
 export class LeaseSlot {
   #holder: Holder | undefined;
 
-  constructor(private readonly now: () => number, private readonly name: () => string) {}
+  constructor(
+    private readonly now: () => number,
+    private readonly name: () => string,
+  ) {}
 
   /** The run holding a live lease, or undefined. */
   holder(): string | undefined {

@@ -18,7 +18,10 @@ import type { SqliteBackend } from './backend.js';
  * - `acquire(runId, { ttlMs })`: a lease row with an expiry, shared by every process using the file.
  */
 export class SqliteSession implements Session {
-  constructor(private readonly store: SqliteBackend, readonly id: string) {}
+  constructor(
+    private readonly store: SqliteBackend,
+    readonly id: string,
+  ) {}
 
   async load(): Promise<readonly Item[]> {
     const rows = this.store.run(this.id, (sql) => sql.items.all(this.id));

@@ -3,7 +3,10 @@ import Database from 'better-sqlite3';
 import { isConfigurationError } from '../errors.js';
 import { checkId } from '../session/checks.js';
 import {
-  SessionExistsError, SessionNotFoundError, SessionStorageError, isSessionSchemaError,
+  SessionExistsError,
+  SessionNotFoundError,
+  SessionStorageError,
+  isSessionSchemaError,
 } from '../session/errors.js';
 import { refusal } from '../session/lease-errors.js';
 import type { SessionInfo, SessionStore } from '../session/session.js';
@@ -168,9 +171,14 @@ export class SqliteSessionStore implements SessionStore {
     if (isCorruptionError(err)) return corrupt(this.location, SQLITE_SCHEMA_VERSION, 'the database is corrupt', err);
     const code = (err as { code?: unknown } | null)?.code;
     if (!(err instanceof Database.SqliteError) || typeof code !== 'string') return err;
-    const what = code === 'SQLITE_FULL' ? 'the disk or database is full'
-      : code.startsWith('SQLITE_READONLY') ? 'the database is read-only'
-      : code.startsWith('SQLITE_BUSY') ? 'another process kept the database busy' : err.message;
+    const what =
+      code === 'SQLITE_FULL'
+        ? 'the disk or database is full'
+        : code.startsWith('SQLITE_READONLY')
+          ? 'the database is read-only'
+          : code.startsWith('SQLITE_BUSY')
+            ? 'another process kept the database busy'
+            : err.message;
     return new SessionStorageError(sessionId, code, `${this.where(sessionId)}: ${what} (${code})`, { cause: err });
   }
 }

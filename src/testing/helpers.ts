@@ -15,7 +15,12 @@ export function eventLabels(): OperatorFunction<RunEvent, string> {
 export function eventLabel(e: RunEvent): string {
   if (e.type === 'run_cancelled') return `run_cancelled:${e.phase}`;
   if (e.type === 'run_failed') return `run_failed:${e.stopReason}`;
-  if (e.type === 'tool_call_started' || e.type === 'tool_call_completed' || e.type === 'tool_call_failed' || e.type === 'tool_call_progress')
+  if (
+    e.type === 'tool_call_started' ||
+    e.type === 'tool_call_completed' ||
+    e.type === 'tool_call_failed' ||
+    e.type === 'tool_call_progress'
+  )
     return `${e.type}:${e.name}`;
   return e.type;
 }
@@ -52,7 +57,13 @@ export function gate<T = void>(): Gate<T> {
   return {
     promise,
     wait$: new Observable<T>((s) => {
-      promise.then((v) => { s.next(v); s.complete(); }, (e) => s.error(e));
+      promise.then(
+        (v) => {
+          s.next(v);
+          s.complete();
+        },
+        (e) => s.error(e),
+      );
     }),
     get isOpen() {
       return isOpen;

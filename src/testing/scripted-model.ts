@@ -1,4 +1,18 @@
-import { EMPTY, Observable, asyncScheduler, concat, concatMap, defer, from, of, take, throwError, timer, type ObservableInput, type SchedulerLike } from 'rxjs';
+import {
+  EMPTY,
+  Observable,
+  asyncScheduler,
+  concat,
+  concatMap,
+  defer,
+  from,
+  of,
+  take,
+  throwError,
+  timer,
+  type ObservableInput,
+  type SchedulerLike,
+} from 'rxjs';
 import { ModelCallError } from '../errors.js';
 import type { FinishReason } from '../events.js';
 import { checkArguments } from '../engine/repair.js';
@@ -75,7 +89,10 @@ export interface ScriptedModelOptions {
  * @example
  * const model = scriptedModel([{ toolCalls: [{ name: 'add', arguments: { a: 1, b: 2 } }] }, 'It is 3.']);
  */
-export function scriptedModel(steps: readonly (ScriptedStep | string)[], options: ScriptedModelOptions = {}): ScriptedModel {
+export function scriptedModel(
+  steps: readonly (ScriptedStep | string)[],
+  options: ScriptedModelOptions = {},
+): ScriptedModel {
   const requests: ModelRequest[] = [];
   const calls: ScriptedCall[] = [];
   const scheduler = options.scheduler ?? asyncScheduler;
@@ -136,9 +153,15 @@ function wireFault(items: readonly Item[]): string | undefined {
   return undefined;
 }
 
-function stepEvents(step: ScriptedStep, request: ModelRequest, n: number, scheduler: SchedulerLike): Observable<ModelEvent> {
+function stepEvents(
+  step: ScriptedStep,
+  request: ModelRequest,
+  n: number,
+  scheduler: SchedulerLike,
+): Observable<ModelEvent> {
   if (step.events) return step.events(request);
-  const deltas = step.text === undefined ? [] : typeof step.text === 'string' ? (step.text === '' ? [] : [step.text]) : step.text;
+  const deltas =
+    step.text === undefined ? [] : typeof step.text === 'string' ? (step.text === '' ? [] : [step.text]) : step.text;
   const toolCalls: ToolCall[] = (step.toolCalls ?? []).map((c, i) => ({
     callId: c.callId ?? `call_${n + 1}_${i + 1}`,
     name: c.name,
@@ -153,12 +176,19 @@ function stepEvents(step: ScriptedStep, request: ModelRequest, n: number, schedu
     ...(step.reasoning !== undefined ? { reasoning: step.reasoning } : {}),
   };
   const wait = (input: ObservableInput<unknown> | undefined): Observable<never> =>
-    input === undefined ? EMPTY : from(input).pipe(take(1), concatMap(() => EMPTY));
+    input === undefined
+      ? EMPTY
+      : from(input).pipe(
+          take(1),
+          concatMap(() => EMPTY),
+        );
   const text$ = request.stream
     ? from(deltas).pipe(
         concatMap((delta, i) => {
           const event = of<ModelEvent>({ type: 'text_delta', delta });
-          return i > 0 && step.deltaDelayMs ? concat(timer(step.deltaDelayMs, scheduler).pipe(concatMap(() => EMPTY)), event) : event;
+          return i > 0 && step.deltaDelayMs
+            ? concat(timer(step.deltaDelayMs, scheduler).pipe(concatMap(() => EMPTY)), event)
+            : event;
         }),
       )
     : EMPTY;
@@ -167,7 +197,8 @@ function stepEvents(step: ScriptedStep, request: ModelRequest, n: number, schedu
     step.delayMs ? timer(step.delayMs, scheduler).pipe(concatMap(() => EMPTY)) : EMPTY,
     text$,
     wait(step.hold),
-    defer(() => (step.error !== undefined ? throwError(() => step.error) : of<ModelEvent>({ type: 'response', response }))),
+    defer(() =>
+      step.error !== undefined ? throwError(() => step.error) : of<ModelEvent>({ type: 'response', response }),
+    ),
   );
 }
-

@@ -38,8 +38,7 @@ export type ApprovalContext<C = unknown> = Omit<ToolContext<C>, 'signal' | 'repo
  * closed).
  */
 export type NeedsApproval<A = any, C = any> =
-  | boolean
-  | ((args: A, ctx: ApprovalContext<C>) => boolean | PromiseLike<boolean>);
+  boolean | ((args: A, ctx: ApprovalContext<C>) => boolean | PromiseLike<boolean>);
 
 /**
  * A tool may return a value, a Promise or an Observable (its last value is the result; an empty one is a tool error).
@@ -113,7 +112,11 @@ export function validateTool(t: Tool, path: string): void {
   try {
     toJsonSchema(t.parameters);
   } catch (err) {
-    throw new ConfigurationError(`${path}.parameters`, `cannot be sent to a model as JSON Schema: ${(err as Error).message}`, { cause: err });
+    throw new ConfigurationError(
+      `${path}.parameters`,
+      `cannot be sent to a model as JSON Schema: ${(err as Error).message}`,
+      { cause: err },
+    );
   }
   if (t.timeoutMs !== undefined && !(Number.isFinite(t.timeoutMs) && t.timeoutMs > 0))
     throw new ConfigurationError(`${path}.timeoutMs`, 'must be a positive number of ms');

@@ -8,14 +8,31 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import {
-  cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
 } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  BIN, cliEnv, ensureBuilt, occurrences, removeTempFolders, repoRoot, runBin, runBinInPty, spawnCli,
-  tempFolder, waitFor,
+  BIN,
+  cliEnv,
+  ensureBuilt,
+  occurrences,
+  removeTempFolders,
+  repoRoot,
+  runBin,
+  runBinInPty,
+  spawnCli,
+  tempFolder,
+  waitFor,
 } from '../cli-helpers.js';
 
 beforeAll(() => ensureBuilt(), 180_000);
@@ -106,7 +123,11 @@ describe('--continue and sessions show', () => {
     const unsaved = await runBin(['--no-save', 'list the .txt files'], dir, env).done;
     expect(unsaved.stderr).toContain('\n[loopctl] conversation not saved (--no-save)\n');
     expect((await sessions(dir, env, 'show', 'work')).stdout).toBe(`${FIRST}\n\n${SECOND}\n`);
-    expect(stored(db).map(([id, items]) => [id.slice(0, dir.length + 1), items]).sort()).toEqual([
+    expect(
+      stored(db)
+        .map(([id, items]) => [id.slice(0, dir.length + 1), items])
+        .sort(),
+    ).toEqual([
       [`${dir}#`, 4],
       [`${dir}#`, 8],
     ]);
@@ -137,7 +158,7 @@ describe('a cancelled run leaves the stored conversation unchanged', () => {
     cli.type('how many lines in a.txt\r');
     await waitFor('the first run to complete', () => occurrences(cli.screen(), '[loopctl] completed') === 1, 20_000);
     cli.type('list the .txt files\r');
-    await waitFor('the second run\'s tool call', () => cli.screen().includes('[tool] list_dir'), 20_000);
+    await waitFor("the second run's tool call", () => cli.screen().includes('[tool] list_dir'), 20_000);
     cli.type('\x03');
     await waitFor('the second run cancelled', () => cli.screen().includes('[loopctl] cancelled'), 20_000);
     cli.type('/quit\r');
@@ -179,7 +200,10 @@ describe('loopctl sessions rm', () => {
   it('on a terminal it asks: "n" keeps the conversation, "y" deletes it', async () => {
     const { dir, env, db } = setup();
     await runBin(['--session', 'work', 'how many lines in a.txt'], dir, env).done;
-    for (const [answer, kept] of [['n', true], ['y', false]] as const) {
+    for (const [answer, kept] of [
+      ['n', true],
+      ['y', false],
+    ] as const) {
       const cli = runBinInPty(['sessions', 'rm', 'work'], dir, env);
       await waitFor('the question', () => cli.screen().includes('delete conversation work (4 items)? [y/N] '));
       cli.type(`${answer}\r`);
@@ -238,7 +262,9 @@ describe('a full disk', () => {
     const { dir, data, env } = setup();
     mkdirSync(data);
     const cli = spawnCli('unshare', ['-m', 'sh', '-c', mountThenRun(data, ['--session', 's'])], {
-      cwd: dir, env, stdin: 'pipe',
+      cwd: dir,
+      env,
+      stdin: 'pipe',
     });
     const completed = (n: number) =>
       waitFor(`${n} completed`, () => occurrences(cli.stderr(), '[loopctl] completed') >= n);
@@ -285,7 +311,7 @@ describe('one run per conversation across processes', () => {
     const { dir, env } = setup();
     const slowEnv = { ...env, LOOPCTL_OFFLINE_DELAY_MS: '300' };
     const slow = runBin(['--session', 's', 'how many lines in a.txt'], dir, slowEnv);
-    await waitFor('the slow run\'s tool call', () => slow.stderr().includes('[tool] read_file'), 20_000);
+    await waitFor("the slow run's tool call", () => slow.stderr().includes('[tool] read_file'), 20_000);
     const refused = await runBin(['--session', 's', 'list the .txt files'], dir, env).done;
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain(
@@ -322,10 +348,9 @@ describe('without better-sqlite3', () => {
     const cont = await spawnCli(process.execPath, [bin, '--continue', 'hi'], { cwd: dir, env }).done;
     expect(cont.code).toBe(1);
     expect(cont.stderr).toBe(
-      "loopctl: --continue needs the saved conversations, but better-sqlite3 cannot be loaded: Cannot find package " +
+      'loopctl: --continue needs the saved conversations, but better-sqlite3 cannot be loaded: Cannot find package ' +
         "'better-sqlite3'\n",
     );
     expect(existsSync(data)).toBe(false);
   });
 });
-

@@ -23,21 +23,28 @@ async function failure(promise: Promise<unknown>): Promise<Record<string, unknow
     (e: unknown) => e,
   )) as Record<string, unknown>;
   return {
-    name: err['name'], problem: err['problem'], expectedVersion: err['expectedVersion'],
-    foundVersion: err['foundVersion'], location: err['location'],
+    name: err['name'],
+    problem: err['problem'],
+    expectedVersion: err['expectedVersion'],
+    foundVersion: err['foundVersion'],
+    location: err['location'],
   };
 }
 
 const tables = async (schema: string): Promise<string[]> =>
-  (await pool.query<{ t: string }>('SELECT tablename AS t FROM pg_tables WHERE schemaname = $1 ORDER BY 1', [schema]))
-    .rows.map((r) => r.t);
+  (
+    await pool.query<{ t: string }>('SELECT tablename AS t FROM pg_tables WHERE schemaname = $1 ORDER BY 1', [schema])
+  ).rows.map((r) => r.t);
 
 describe('Postgres schema: explicit createSchema and migrate', () => {
   it('a schema without loopctl tables is refused: SessionSchemaError (missing); nothing is created', async () => {
     const schema = freshSchema();
     const store = new PostgresSessionStore(pool, { schema });
     const missing = {
-      name: 'SessionSchemaError', problem: 'missing', expectedVersion: POSTGRES_SCHEMA_VERSION, foundVersion: undefined,
+      name: 'SessionSchemaError',
+      problem: 'missing',
+      expectedVersion: POSTGRES_SCHEMA_VERSION,
+      foundVersion: undefined,
       location: `Postgres schema "${schema}"`,
     };
     expect(await failure(store.session('s').load())).toEqual(missing);
@@ -48,7 +55,11 @@ describe('Postgres schema: explicit createSchema and migrate', () => {
     await createSchema(pool, { schema });
     await createSchema(pool, { schema }); // idempotent at the current version
     expect(await tables(schema)).toEqual([
-      'loopctl_items', 'loopctl_leases', 'loopctl_runs', 'loopctl_schema', 'loopctl_sessions',
+      'loopctl_items',
+      'loopctl_leases',
+      'loopctl_runs',
+      'loopctl_schema',
+      'loopctl_sessions',
     ]);
     await store.session('s').append(items('a', 2), { runId: 'r' }); // the same store works once the tables exist
     expect(await store.session('s').load()).toEqual(items('a', 2));
@@ -79,8 +90,11 @@ describe('Postgres schema: explicit createSchema and migrate', () => {
     // Now this loopctl is the older one: the store refuses the newer schema, and so do createSchema and migrate.
     const fresh = new PostgresSessionStore(pool, { schema });
     const newer = {
-      name: 'SessionSchemaError', problem: 'newer', expectedVersion: POSTGRES_SCHEMA_VERSION,
-      foundVersion: later.length, location: `Postgres schema "${schema}"`,
+      name: 'SessionSchemaError',
+      problem: 'newer',
+      expectedVersion: POSTGRES_SCHEMA_VERSION,
+      foundVersion: later.length,
+      location: `Postgres schema "${schema}"`,
     };
     expect(await failure(fresh.session('s').load())).toEqual(newer);
     expect(await failure(createSchema(pool, { schema }))).toEqual(newer);
@@ -95,7 +109,10 @@ describe('Postgres schema: explicit createSchema and migrate', () => {
     await pool.query(`UPDATE "${schema}".loopctl_schema SET version = 0`);
     const store = new PostgresSessionStore(pool, { schema });
     expect(await failure(store.list())).toEqual({
-      name: 'SessionSchemaError', problem: 'older', expectedVersion: POSTGRES_SCHEMA_VERSION, foundVersion: 0,
+      name: 'SessionSchemaError',
+      problem: 'older',
+      expectedVersion: POSTGRES_SCHEMA_VERSION,
+      foundVersion: 0,
       location: `Postgres schema "${schema}"`,
     });
   });
@@ -107,12 +124,14 @@ describe('Postgres schema: explicit createSchema and migrate', () => {
     await store.session('s').append(items('a', 1), { runId: 'r1' });
     await store.session('s').load(); // the version check is done: the next failure is the write's own
     await pool.query(`ALTER TABLE "${schema}".loopctl_items ADD CONSTRAINT short CHECK (length(item) < 100)`);
-    const err = (await store.session('s').append(items('b'.repeat(200), 2), { runId: 'r2' }).catch((e) => e)) as Record<
-      string,
-      unknown
-    >;
+    const err = (await store
+      .session('s')
+      .append(items('b'.repeat(200), 2), { runId: 'r2' })
+      .catch((e) => e)) as Record<string, unknown>;
     expect({ name: err['name'], code: err['code'], sessionId: err['sessionId'] }).toEqual({
-      name: 'SessionStorageError', code: '23514', sessionId: 's',
+      name: 'SessionStorageError',
+      code: '23514',
+      sessionId: 's',
     });
     expect(await store.session('s').load()).toEqual(items('a', 1));
     expect((await store.list()).map((i) => [i.id, i.items])).toEqual([['s', 1]]);

@@ -22,7 +22,12 @@ afterEach(async () => {
 async function awaitingApproval() {
   fx = queueFixture();
   await fx.worker();
-  const { runId } = await fx.runs.start({ agent: 'queue-agent', threadId: 't', input: [user('u', '!approve')], principal: P });
+  const { runId } = await fx.runs.start({
+    agent: 'queue-agent',
+    threadId: 't',
+    input: [user('u', '!approve')],
+    principal: P,
+  });
   const requested = (await firstOf(fx.runs.events(runId, { principal: P }), 'tool_approval_requested')) as Extract<
     RunEvent,
     { type: 'tool_approval_requested' }

@@ -91,7 +91,7 @@ describe("queueRuns: the worker's run joins the caller's trace", () => {
     expect(chat.map((s) => [s.name, s.spanContext().traceId])).toEqual([['chat directive', TRACE]]);
   }, 60_000);
 
-  it('POST without a traceparent (or with an invalid one): the worker\'s run is a root span', async () => {
+  it("POST without a traceparent (or with an invalid one): the worker's run is a root span", async () => {
     const { h, fx } = await setUp();
     server = await listen(createHandler({ runs: fx.runs, authorize: bearer }));
     const plain = await post(server.url, {});
@@ -142,7 +142,7 @@ describe("queueRuns: the worker's run joins the caller's trace", () => {
     expect(run.parentSpanContext?.spanId).toBe(root.spanContext().spanId);
   }, 60_000);
 
-  it('startWorker checks runOptions: telemetry must be a RunTelemetry, trace is the job\'s', async () => {
+  it("startWorker checks runOptions: telemetry must be a RunTelemetry, trace is the job's", async () => {
     const base = { connection: 'redis://127.0.0.1:6379', queue: 'never-started', agents: {} };
     const bad = [
       [{ ...base, runOptions: 'x' }, 'options.runOptions'],

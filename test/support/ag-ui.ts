@@ -72,4 +72,3 @@ export function normalForm(events: readonly AGUIEvent[]): AGUIEvent[] {
   }
   return out.map((e) => ('timestamp' in e ? { ...e, timestamp: 0 } : e));
 }
-

@@ -1,7 +1,18 @@
 import { z } from 'zod';
 import {
-  Mailbox, MemorySession, RunControl, defineAgent, resume, run, start, tool,
-  type Agent, type ApprovalDecision, type Item, type RunEvent, type Suspended,
+  Mailbox,
+  MemorySession,
+  RunControl,
+  defineAgent,
+  resume,
+  run,
+  start,
+  tool,
+  type Agent,
+  type ApprovalDecision,
+  type Item,
+  type RunEvent,
+  type Suspended,
 } from '../../src/index.js';
 import { collectEvents, scriptedModel, type ScriptedStep } from '../../src/testing/index.js';
 
@@ -35,7 +46,11 @@ export function makeAgent(script: ApprovalScript): Agent {
   const tools = [
     tool({ name: 'gated', description: 'gated', parameters: args, needsApproval: true, execute: () => 'G' }),
     tool({
-      name: 'maybe', description: 'maybe', parameters: args, needsApproval: async ({ ask }) => ask, execute: () => 'M',
+      name: 'maybe',
+      description: 'maybe',
+      parameters: args,
+      needsApproval: async ({ ask }) => ask,
+      execute: () => 'M',
     }),
     tool({ name: 'free', description: 'free', parameters: args, execute: () => 'F' }),
   ];

@@ -14,7 +14,10 @@ const ROWS: Record<string, { unit: string; meaning: string }> = {
   'retry.initialDelayMs': { unit: 'ms', meaning: 'the backoff ceiling before the first retry' },
   'retry.maxDelayMs': { unit: 'ms', meaning: 'the cap of the backoff ceiling' },
   'retry.multiplier': { unit: 'factor', meaning: 'the growth of the ceiling from one retry to the next' },
-  'retry.maxRetryAfterMs': { unit: 'ms', meaning: "the longest server-requested wait (`retry-after`) honoured; a longer one fails at once" },
+  'retry.maxRetryAfterMs': {
+    unit: 'ms',
+    meaning: 'the longest server-requested wait (`retry-after`) honoured; a longer one fails at once',
+  },
   maxTurns: { unit: 'turns', meaning: "turns before `run_failed` with `stopReason: 'max_turns'`" },
   outputRetries: {
     unit: 'repair turns',

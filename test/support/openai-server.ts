@@ -79,7 +79,8 @@ function fixtureHeaders(name: string): Record<string, string> | undefined {
   if (!existsSync(file)) return undefined;
   const raw = JSON.parse(readFileSync(file, 'utf8')) as Record<string, string | string[]>;
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(raw)) if (!DROPPED.has(k.toLowerCase())) out[k] = Array.isArray(v) ? v.join(', ') : v;
+  for (const [k, v] of Object.entries(raw))
+    if (!DROPPED.has(k.toLowerCase())) out[k] = Array.isArray(v) ? v.join(', ') : v;
   return out;
 }
 
@@ -132,14 +133,20 @@ export async function startOpenAIServer(
     while (typeof answer === 'function') answer = await answer(record);
     if (!answer) {
       const message = `openai test server: no response queued for ${record.method} ${record.path}`;
-      return void res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message, type: 'test_server_error' } }));
+      return void res
+        .writeHead(500, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: { message, type: 'test_server_error' } }));
     }
     await respond(answer, res);
   }
 
-  async function respond(answer: Exclude<ScriptedResponse, (...args: never[]) => unknown>, res: ServerResponse): Promise<void> {
+  async function respond(
+    answer: Exclude<ScriptedResponse, (...args: never[]) => unknown>,
+    res: ServerResponse,
+  ): Promise<void> {
     if ('stall' in answer) {
-      if (answer.sendHeaders !== false) res.writeHead(answer.status ?? 200, { ...SSE_HEADERS, ...answer.headers }).flushHeaders();
+      if (answer.sendHeaders !== false)
+        res.writeHead(answer.status ?? 200, { ...SSE_HEADERS, ...answer.headers }).flushHeaders();
       return;
     }
     if ('json' in answer) {
@@ -205,41 +212,92 @@ export const sseData = (payload: unknown): string => `data: ${JSON.stringify(pay
 export const SSE_DONE = 'data: [DONE]\n\n';
 
 /** Wire shape of a usage object. */
-export const wireUsage = (prompt: number, completion: number) => ({ prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion });
+export const wireUsage = (prompt: number, completion: number) => ({
+  prompt_tokens: prompt,
+  completion_tokens: completion,
+  total_tokens: prompt + completion,
+});
 
 const meta = (object: string) => ({ id: 'test-id', object, created: 0, model: 'test-model' });
 
 /** A Chat Completions chunk for choice 0 with the given `delta` (and optional finish reason / top-level usage). */
-export function chatChunk(delta: Record<string, unknown>, extra: { finishReason?: string | null; usage?: unknown; choices?: unknown[] } = {}) {
+export function chatChunk(
+  delta: Record<string, unknown>,
+  extra: { finishReason?: string | null; usage?: unknown; choices?: unknown[] } = {},
+) {
   const choices = extra.choices ?? [{ index: 0, delta, finish_reason: extra.finishReason ?? null }];
   return { ...meta('chat.completion.chunk'), choices, ...(extra.usage !== undefined ? { usage: extra.usage } : {}) };
 }
 
 /** A tool-call delta entry for `chatChunk({ tool_calls: [...] })`. */
 export const toolCallDelta = (index: number, args: string, id?: string, name?: string) => ({
-  index, ...(id ? { id, type: 'function' } : {}), function: { ...(name ? { name } : {}), arguments: args },
+  index,
+  ...(id ? { id, type: 'function' } : {}),
+  function: { ...(name ? { name } : {}), arguments: args },
 });
 
 type Call = { id: string; name: string; arguments: string };
 /** A non-streamed Chat Completion body (choice 0). */
-export function chatCompletion(message: { content?: string | null; tool_calls?: Call[]; refusal?: string | null }, finishReason = 'stop', usage: unknown = wireUsage(10, 5)) {
-  const calls = message.tool_calls?.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }));
-  const msg = { role: 'assistant', content: message.content ?? null, refusal: message.refusal ?? null, ...(calls ? { tool_calls: calls } : {}) };
-  return { ...meta('chat.completion'), choices: [{ index: 0, finish_reason: finishReason, logprobs: null, message: msg }], usage };
+export function chatCompletion(
+  message: { content?: string | null; tool_calls?: Call[]; refusal?: string | null },
+  finishReason = 'stop',
+  usage: unknown = wireUsage(10, 5),
+) {
+  const calls = message.tool_calls?.map((c) => ({
+    id: c.id,
+    type: 'function',
+    function: { name: c.name, arguments: c.arguments },
+  }));
+  const msg = {
+    role: 'assistant',
+    content: message.content ?? null,
+    refusal: message.refusal ?? null,
+    ...(calls ? { tool_calls: calls } : {}),
+  };
+  return {
+    ...meta('chat.completion'),
+    choices: [{ index: 0, finish_reason: finishReason, logprobs: null, message: msg }],
+    usage,
+  };
 }
 
 /** A non-streamed Responses API body with a message and/or function calls; `usage` is `[input, output]`. */
-export function responsesBody(opts: { text?: string; calls?: { callId: string; name: string; arguments: string }[]; usage?: [number, number] }) {
+export function responsesBody(opts: {
+  text?: string;
+  calls?: { callId: string; name: string; arguments: string }[];
+  usage?: [number, number];
+}) {
   const output: unknown[] = [];
   if (opts.text !== undefined) {
-    output.push({ id: 'msg_1', type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: opts.text, annotations: [] }] });
+    output.push({
+      id: 'msg_1',
+      type: 'message',
+      role: 'assistant',
+      status: 'completed',
+      content: [{ type: 'output_text', text: opts.text, annotations: [] }],
+    });
   }
   for (const [i, c] of (opts.calls ?? []).entries()) {
-    output.push({ id: `fc_${i}`, type: 'function_call', status: 'completed', call_id: c.callId, name: c.name, arguments: c.arguments });
+    output.push({
+      id: `fc_${i}`,
+      type: 'function_call',
+      status: 'completed',
+      call_id: c.callId,
+      name: c.name,
+      arguments: c.arguments,
+    });
   }
   const [input, out] = opts.usage ?? [10, 5];
   const usage = { input_tokens: input, output_tokens: out, total_tokens: input + out };
-  return { ...meta('response'), created_at: 0, status: 'completed', incomplete_details: null, error: null, output, usage };
+  return {
+    ...meta('response'),
+    created_at: 0,
+    status: 'completed',
+    incomplete_details: null,
+    error: null,
+    output,
+    usage,
+  };
 }
 
 /** What an adapter Observable produced: every event, then `completed` or the `error`. */
@@ -250,7 +308,9 @@ export interface Collected<E> {
 }
 
 /** Subscribes and resolves when the Observable completes or errors (never rejects). */
-export function collect<E>(source: { subscribe(observer: { next(e: E): void; error(err: unknown): void; complete(): void }): unknown }): Promise<Collected<E>> {
+export function collect<E>(source: {
+  subscribe(observer: { next(e: E): void; error(err: unknown): void; complete(): void }): unknown;
+}): Promise<Collected<E>> {
   return new Promise((resolve) => {
     const events: E[] = [];
     source.subscribe({
@@ -269,7 +329,9 @@ export function toolCallsStream(calls: readonly { id: string; name: string; args
   return {
     sse: [
       sseData(chatChunk({ role: 'assistant', content: null })),
-      ...calls.map((c, i) => sseData(chatChunk({ tool_calls: [toolCallDelta(i, JSON.stringify(c.args), c.id, c.name)] }))),
+      ...calls.map((c, i) =>
+        sseData(chatChunk({ tool_calls: [toolCallDelta(i, JSON.stringify(c.args), c.id, c.name)] })),
+      ),
       sseData(chatChunk({}, { finishReason: 'tool_calls' })),
       sseData(chatChunk({}, { choices: [], usage: wireUsage(20, 10) })),
       SSE_DONE,
@@ -279,6 +341,11 @@ export function toolCallsStream(calls: readonly { id: string; name: string; args
 
 /** A scripted Chat Completions stream that answers `text` in one delta, then `finish_reason: stop` with usage. */
 export function textStream(text: string): ScriptedResponse {
-  return { sse: [sseData(chatChunk({ role: 'assistant', content: text })), sseData(chatChunk({}, { finishReason: 'stop', usage: wireUsage(30, 5) })), SSE_DONE] };
+  return {
+    sse: [
+      sseData(chatChunk({ role: 'assistant', content: text })),
+      sseData(chatChunk({}, { finishReason: 'stop', usage: wireUsage(30, 5) })),
+      SSE_DONE,
+    ],
+  };
 }
-

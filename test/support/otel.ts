@@ -5,10 +5,18 @@
  */
 import { SpanStatusCode, type Attributes, type Span } from '@opentelemetry/api';
 import {
-  AggregationTemporality, MeterProvider, MetricReader, type DataPoint, type Histogram as HistogramPoint,
+  AggregationTemporality,
+  MeterProvider,
+  MetricReader,
+  type DataPoint,
+  type Histogram as HistogramPoint,
 } from '@opentelemetry/sdk-metrics';
 import {
-  BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan, type SpanProcessor,
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+  type ReadableSpan,
+  type SpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { withTelemetry, type TelemetryOptions } from '../../src/otel/index.js';
 

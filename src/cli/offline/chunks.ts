@@ -83,7 +83,13 @@ export function completion(id: string, reply: Reply, usage: WireUsage, created =
           role: 'assistant',
           content: null,
           refusal: null,
-          tool_calls: [{ id: `call_${id}`, type: 'function', function: { name: reply.name, arguments: JSON.stringify(reply.args) } }],
+          tool_calls: [
+            {
+              id: `call_${id}`,
+              type: 'function',
+              function: { name: reply.name, arguments: JSON.stringify(reply.args) },
+            },
+          ],
         };
   const finishReason = reply.kind === 'text' ? 'stop' : 'tool_calls';
   return {

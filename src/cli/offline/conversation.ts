@@ -27,7 +27,8 @@ const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null 
 /** Message content as text: a string, or the text parts of a content array. */
 function contentText(content: unknown): string {
   if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return content.map((p) => (isObject(p) && typeof p['text'] === 'string' ? p['text'] : '')).join('');
+  if (Array.isArray(content))
+    return content.map((p) => (isObject(p) && typeof p['text'] === 'string' ? p['text'] : '')).join('');
   return '';
 }
 

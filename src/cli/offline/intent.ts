@@ -42,7 +42,10 @@ const SUMMARISE = new RegExp(
 const QUOTED = /"[^"]+"|'[^']+'|\x60[^\x60]+\x60/;
 const COUNT = /\b(?:how many lines|count(?:ing)? (?:the )?lines|line count|number of lines|lines? count)\b/i;
 const COUNT_PATH = new RegExp(String.raw`\b(?:in|of)\s+(?:the\s+)?(?:file\s+)?${PATH}`, 'i');
-const CONTAINING = new RegExp(String.raw`\bfiles?\s+(?:that\s+)?(?:contain(?:s|ing)?|with|mentioning)\s+(?:the\s+(?:word|text|string)\s+)?${PATH}`, 'i');
+const CONTAINING = new RegExp(
+  String.raw`\bfiles?\s+(?:that\s+)?(?:contain(?:s|ing)?|with|mentioning)\s+(?:the\s+(?:word|text|string)\s+)?${PATH}`,
+  'i',
+);
 const LIST = /\b(?:list|show|what|which|find|give|are there|any)\b[^?]*\bfiles?\b/i;
 const FIND = new RegExp(
   String.raw`\b(?:find|search(?:\s+for)?|grep(?:\s+for)?|look\s+for|where\s+is|locate)\s+` +
@@ -52,13 +55,27 @@ const FIND = new RegExp(
 const IN_PATH = new RegExp(String.raw`\s+(?:in|under|inside)\s+(?:the\s+)?(?:folder\s+)?${PATH}\s*$`, 'i');
 
 /** Words that name no particular folder or pattern ("in the files", "find all files"). */
-const VAGUE: ReadonlySet<string> = new Set(['files', 'file', 'folder', 'project', 'repo', 'repository', 'here', 'workspace', 'all', 'every', 'code', 'codebase']);
+const VAGUE: ReadonlySet<string> = new Set([
+  'files',
+  'file',
+  'folder',
+  'project',
+  'repo',
+  'repository',
+  'here',
+  'workspace',
+  'all',
+  'every',
+  'code',
+  'codebase',
+]);
 
 /** Parses `task` into an {@link Intent}. */
 export function parseIntent(task: string): Intent {
   const text = task.trim();
   const summarise = SUMMARISE.exec(text);
-  if (summarise) return { kind: 'summarise', path: clean(summarise[1]!), target: summarise[2] ? clean(summarise[2]) : undefined };
+  if (summarise)
+    return { kind: 'summarise', path: clean(summarise[1]!), target: summarise[2] ? clean(summarise[2]) : undefined };
   if (COUNT.test(text)) {
     const path = QUOTED.exec(text)?.[0] ?? fileLike(text) ?? COUNT_PATH.exec(text)?.[1];
     if (path) return { kind: 'count', path: clean(path) };

@@ -41,7 +41,9 @@ export function plan(conversation: Conversation): Reply {
     case 'list':
       return steps.length === 0 ? call('list_dir', listArgs(intent)) : say(listAnswer(intent, steps[0]!.output));
     case 'find':
-      return steps.length === 0 ? call('search_files', { pattern: literal(intent.pattern), path: intent.path }) : say(findAnswer(intent, steps[0]!.output));
+      return steps.length === 0
+        ? call('search_files', { pattern: literal(intent.pattern), path: intent.path })
+        : say(findAnswer(intent, steps[0]!.output));
     case 'count':
       return count(intent.path, steps);
     case 'summarise':
@@ -150,7 +152,11 @@ function count(path: string, steps: readonly Step[]): Reply {
   return say(`${path} has ${atLeast}${lines} line${lines === 1 ? '' : 's'}${note}.`);
 }
 
-function summariseStep(intent: Extract<Intent, { kind: 'summarise' }>, steps: readonly Step[], canWrite: boolean): Reply {
+function summariseStep(
+  intent: Extract<Intent, { kind: 'summarise' }>,
+  steps: readonly Step[],
+  canWrite: boolean,
+): Reply {
   if (steps.length === 0) return call('read_file', { path: intent.path });
   const source = steps[0]!;
   const read = readResult(source.output);
@@ -227,6 +233,10 @@ function failure(step: Step): string {
 
 /** True when two workspace paths name the same file once normalised (`./a.md`, `docs/../a.md`, `a.md`). */
 function samePath(a: string, b: string): boolean {
-  const norm = (p: string) => posix.normalize(p.replace(/\\/g, '/')).replace(/^(\.\/)+/, '').replace(/\/+$/, '');
+  const norm = (p: string) =>
+    posix
+      .normalize(p.replace(/\\/g, '/'))
+      .replace(/^(\.\/)+/, '')
+      .replace(/\/+$/, '');
   return norm(a) === norm(b);
 }

@@ -1,7 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ChunkBuilder, completion, countTokens, OFFLINE_MODEL, replyText, wordChunks, type Reply, type WireUsage } from './chunks.js';
+import {
+  ChunkBuilder,
+  completion,
+  countTokens,
+  OFFLINE_MODEL,
+  replyText,
+  wordChunks,
+  type Reply,
+  type WireUsage,
+} from './chunks.js';
 import { readConversation } from './conversation.js';
 import { plan } from './planner.js';
 
@@ -59,10 +68,17 @@ export async function startOfflineModel(options: OfflineModelOptions = {}): Prom
 async function handle(req: IncomingMessage, res: ServerResponse, delayMs: number): Promise<void> {
   const path = (req.url ?? '').split('?')[0];
   if (req.method === 'GET' && path === '/v1/models') {
-    return json(res, 200, { object: 'list', data: [{ id: OFFLINE_MODEL, object: 'model', created: 0, owned_by: 'loopctl' }] });
+    return json(res, 200, {
+      object: 'list',
+      data: [{ id: OFFLINE_MODEL, object: 'model', created: 0, owned_by: 'loopctl' }],
+    });
   }
   if (req.method !== 'POST' || path !== '/v1/chat/completions') {
-    return sendError(res, 404, `offline model: no route ${req.method} ${path}; it serves POST /v1/chat/completions only`);
+    return sendError(
+      res,
+      404,
+      `offline model: no route ${req.method} ${path}; it serves POST /v1/chat/completions only`,
+    );
   }
   let body: Record<string, unknown>;
   let reply: Reply;
@@ -81,7 +97,13 @@ async function handle(req: IncomingMessage, res: ServerResponse, delayMs: number
   await stream(res, id, reply, streamOptions?.include_usage === true ? usage : undefined, delayMs);
 }
 
-async function stream(res: ServerResponse, id: string, reply: Reply, usage: WireUsage | undefined, delayMs: number): Promise<void> {
+async function stream(
+  res: ServerResponse,
+  id: string,
+  reply: Reply,
+  usage: WireUsage | undefined,
+  delayMs: number,
+): Promise<void> {
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
   res.flushHeaders();
   const gone = () => res.destroyed || res.writableEnded;
@@ -89,7 +111,8 @@ async function stream(res: ServerResponse, id: string, reply: Reply, usage: Wire
   const chunks = new ChunkBuilder(id);
   send(chunks.role());
   if (reply.kind === 'tool') {
-    for (const chunk of chunks.toolCall(0, `call_${randomUUID().slice(0, 8)}`, reply.name, JSON.stringify(reply.args))) send(chunk);
+    for (const chunk of chunks.toolCall(0, `call_${randomUUID().slice(0, 8)}`, reply.name, JSON.stringify(reply.args)))
+      send(chunk);
     send(chunks.finish('tool_calls'));
   } else {
     for (const word of wordChunks(reply.text)) {
@@ -127,5 +150,7 @@ function json(res: ServerResponse, status: number, payload: unknown): void {
 }
 
 function sendError(res: ServerResponse, status: number, message: string): void {
-  json(res, status, { error: { message, type: status === 404 ? 'not_found_error' : 'invalid_request_error', param: null, code: null } });
+  json(res, status, {
+    error: { message, type: status === 404 ? 'not_found_error' : 'invalid_request_error', param: null, code: null },
+  });
 }

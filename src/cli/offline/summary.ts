@@ -28,7 +28,8 @@ export function summarise(text: string, name: string): string {
       if (section.heading === undefined) points.push(`- ${sentence}`);
       else points.push(sentence ? `- **${section.heading}**: ${sentence}` : `- **${section.heading}**`);
     } else {
-      for (const paragraph of section.paragraphs.slice(0, MAX_POINTS - points.length)) points.push(`- ${firstSentence(paragraph)}`);
+      for (const paragraph of section.paragraphs.slice(0, MAX_POINTS - points.length))
+        points.push(`- ${firstSentence(paragraph)}`);
     }
   }
   const body = points.length > 0 ? points.join('\n') : '- (the file has no text to summarise)';

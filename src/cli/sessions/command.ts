@@ -115,8 +115,10 @@ class Sessions {
     const items = await this.store.session(found.info.id).load();
     const when = localTime(found.info.updatedAt);
     const where = sanitizeLine(found.folder || found.info.id);
-    io.stderr.write(`[loopctl] conversation ${sanitizeLine(found.name)} · ${items.length} items · updated ${when}` +
-      ` · folder ${where}\n`);
+    io.stderr.write(
+      `[loopctl] conversation ${sanitizeLine(found.name)} · ${items.length} items · updated ${when}` +
+        ` · folder ${where}\n`,
+    );
     if (json) for (const item of items) io.stdout.write(safeJsonLine(item));
     else io.stdout.write(transcript(items));
     return 0;
@@ -141,8 +143,10 @@ class Sessions {
         await this.store.delete(target.info.id);
       } catch (error) {
         if (!isConcurrentRunError(error)) throw error;
-        io.stderr.write(`loopctl: conversation ${sanitizeLine(target.name)} is in use by a running loopctl; ` +
-          'it was not deleted\n');
+        io.stderr.write(
+          `loopctl: conversation ${sanitizeLine(target.name)} is in use by a running loopctl; ` +
+            'it was not deleted\n',
+        );
         return 1;
       }
       io.stderr.write(`[loopctl] deleted conversation ${sanitizeLine(target.name)} (${target.info.items} items)\n`);
@@ -158,8 +162,10 @@ class Sessions {
 
   missing(io: CliIO, name: string | undefined, more = ''): number {
     const what = name === undefined ? 'no saved conversation' : `no conversation ${JSON.stringify(name)}`;
-    io.stderr.write(`loopctl: ${sanitizeLine(`${what} in ${this.folder}`)} (loopctl sessions list shows them)` +
-      `${more ? `;${more}` : ''}\n`);
+    io.stderr.write(
+      `loopctl: ${sanitizeLine(`${what} in ${this.folder}`)} (loopctl sessions list shows them)` +
+        `${more ? `;${more}` : ''}\n`,
+    );
     return 1;
   }
 }

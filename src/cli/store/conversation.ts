@@ -3,7 +3,12 @@ import { realpathSync } from 'node:fs';
 import { lastValueFrom } from 'rxjs';
 import { toLastValue } from '../../last-value.js';
 import {
-  isConcurrentRunError, isSessionStorageError, MemorySession, type Lease, type Session, type SessionStore,
+  isConcurrentRunError,
+  isSessionStorageError,
+  MemorySession,
+  type Lease,
+  type Session,
+  type SessionStore,
 } from '../../index.js';
 import type { CliOptions } from '../args.js';
 import { sanitizeLine } from '../sanitize.js';

@@ -94,7 +94,11 @@ export function requestAttempts(ctx: RecoveryContext, provider: ModelProvider, o
 function startedDraft(model: string, attempt: number, stream: boolean, why: AttemptCause): RunEventDraft {
   if (why.cause === undefined) return { type: 'model_request_started', model, attempt, stream };
   const draft: Omit<ModelRequestStarted, 'runId' | 'seq' | 'turn' | 'at'> = {
-    type: 'model_request_started', model, attempt, stream, cause: why.cause,
+    type: 'model_request_started',
+    model,
+    attempt,
+    stream,
+    cause: why.cause,
     ...(why.error !== undefined ? { error: serializeError(why.error) } : {}),
   };
   return draft;

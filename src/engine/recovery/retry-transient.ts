@@ -18,9 +18,7 @@ export function retryTransient(ctx: RecoveryContext, policy: RetryPolicy, random
   return (attempts) => (call, why) => {
     // Each resubscription is the next attempt; it says why it is made.
     let next: AttemptCause = why;
-    const attempt$ = new Observable<ModelResponse>((subscriber) =>
-      attempts(call, next).subscribe(subscriber),
-    );
+    const attempt$ = new Observable<ModelResponse>((subscriber) => attempts(call, next).subscribe(subscriber));
     return attempt$.pipe(
       retry({
         count: policy.maxRetries,

@@ -154,7 +154,14 @@ export class ChatStreamAccumulator {
     const toolCalls: ToolCall[] = [...this.calls.entries()]
       .sort(([a], [b]) => a - b)
       .map(([index, c]) => ({ callId: c.callId || `call_${index}`, name: c.name, arguments: c.arguments }));
-    return buildResponse(this.text, toolCalls, mapChatFinishReason(this.finishReason), this.usage, this.refusal, this.reasoning);
+    return buildResponse(
+      this.text,
+      toolCalls,
+      mapChatFinishReason(this.finishReason),
+      this.usage,
+      this.refusal,
+      this.reasoning,
+    );
   }
 
   private toolCallDelta(entry: unknown, field: string): ModelEvent | undefined {
@@ -177,7 +184,13 @@ export class ChatStreamAccumulator {
     if (name) call.name = name;
     call.arguments += args;
     if (!id && !name && !args) return undefined;
-    return { type: 'tool_call_delta', index, ...(id ? { callId: id } : {}), ...(name ? { name } : {}), argumentsDelta: args };
+    return {
+      type: 'tool_call_delta',
+      index,
+      ...(id ? { callId: id } : {}),
+      ...(name ? { name } : {}),
+      argumentsDelta: args,
+    };
   }
 }
 

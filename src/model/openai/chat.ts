@@ -2,7 +2,10 @@ import type OpenAI from 'openai';
 import type { ModelProvider, ModelRequest } from '../types.js';
 import { toChatMessages, toChatTools } from './chat-messages.js';
 import {
-  CHAT_COMPLETION_BODY, ChatStreamAccumulator, chatCompletionToResponse, type ChatChunk,
+  CHAT_COMPLETION_BODY,
+  ChatStreamAccumulator,
+  chatCompletionToResponse,
+  type ChatChunk,
 } from './chat-stream.js';
 import { clientFactory, requestTimeout, singleCall, streamCall, type OpenAIProviderOptions } from './provider.js';
 import { checkStructuredOutputs, structuredOutputs } from './structured.js';

@@ -101,14 +101,19 @@ export const SERVER_ERROR_CODES: ReadonlySet<string> = new Set([
   'api_error',
 ]);
 
-function httpRetryable(status: number, payload: Record<string, unknown> | undefined, headers: Headers | undefined): boolean {
+function httpRetryable(
+  status: number,
+  payload: Record<string, unknown> | undefined,
+  headers: Headers | undefined,
+): boolean {
   const header = headers?.get('x-should-retry');
   if (header === 'true') return true;
   if (header === 'false') return false;
   if (status === 429) {
     if (payload?.['code'] === 'insufficient_quota' || payload?.['type'] === 'insufficient_quota') return false;
     const message = payload?.['message'];
-    if (payload?.['type'] === 'tokens' && typeof message === 'string' && /^request too large/i.test(message)) return false;
+    if (payload?.['type'] === 'tokens' && typeof message === 'string' && /^request too large/i.test(message))
+      return false;
     return true;
   }
   return status === 408 || status === 409 || status >= 500;

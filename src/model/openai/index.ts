@@ -6,7 +6,10 @@
 export { openaiChat, type OpenAIChatOptions } from './chat.js';
 export { openaiResponses, type OpenAIResponsesOptions } from './responses.js';
 export {
-  checkStructuredOutputs, outputInstructions, refusesStructuredOutputs, type StructuredOutputsMode,
+  checkStructuredOutputs,
+  outputInstructions,
+  refusesStructuredOutputs,
+  type StructuredOutputsMode,
 } from './structured.js';
 export { DEFAULT_TIMEOUT_MS, SDK_TIMEOUT_MARGIN_MS, type OpenAIProviderOptions } from './provider.js';
 export { toChatMessages, toChatTools, type ChatMessage, type ChatTool } from './chat-messages.js';

@@ -74,7 +74,8 @@ export function clientFactory(options: OpenAIProviderOptions): () => OpenAI {
   const apiKey = options.apiKey ?? env?.['OPENAI_API_KEY'];
   if (!apiKey) throw new ConfigurationError('apiKey', 'no API key: pass apiKey or client, or set OPENAI_API_KEY');
   let client: OpenAI | undefined;
-  return () => (client ??= new OpenAI({ apiKey, baseURL: options.baseURL, maxRetries: 0, dangerouslyAllowBrowser: true }));
+  return () =>
+    (client ??= new OpenAI({ apiKey, baseURL: options.baseURL, maxRetries: 0, dangerouslyAllowBrowser: true }));
 }
 
 /**

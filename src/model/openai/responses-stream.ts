@@ -131,7 +131,11 @@ export class ResponsesStreamAccumulator {
     return responseToModelResponse(this.final, streamed, { code: 'malformed_chunk', prefix: 'response.' });
   }
 
-  private append(field: 'text' | 'refusal' | 'reasoning', type: 'text_delta' | 'refusal_delta' | 'reasoning_delta', delta: string): ModelEvent[] {
+  private append(
+    field: 'text' | 'refusal' | 'reasoning',
+    type: 'text_delta' | 'refusal_delta' | 'reasoning_delta',
+    delta: string,
+  ): ModelEvent[] {
     if (!delta) return [];
     this[field] += delta;
     return [{ type, delta }];

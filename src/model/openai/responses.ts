@@ -1,7 +1,11 @@
 import type OpenAI from 'openai';
 import type { ModelProvider, ModelRequest } from '../types.js';
 import {
-  RESPONSE_BODY, responseToModelResponse, toResponsesInput, toResponsesTools, type ResponsesResponse,
+  RESPONSE_BODY,
+  responseToModelResponse,
+  toResponsesInput,
+  toResponsesTools,
+  type ResponsesResponse,
 } from './responses-items.js';
 import { ResponsesStreamAccumulator, type ResponsesStreamEvent } from './responses-stream.js';
 import { clientFactory, requestTimeout, singleCall, streamCall, type OpenAIProviderOptions } from './provider.js';

@@ -2,12 +2,18 @@
 import type { Item } from '../../items.js';
 import type { AppendOptions, Session } from '../../session/session.js';
 import {
-  hostileItems, nameAndField, rejection, settle, userItems, withStore, type ContractFramework, type MakeStore,
+  hostileItems,
+  nameAndField,
+  rejection,
+  settle,
+  userItems,
+  withStore,
+  type ContractFramework,
+  type MakeStore,
 } from './kit.js';
 
 const load = (s: Session): Promise<readonly Item[]> => settle(() => s.load());
-const append = (s: Session, items: readonly Item[], options?: AppendOptions) =>
-  settle(() => s.append(items, options));
+const append = (s: Session, items: readonly Item[], options?: AppendOptions) => settle(() => s.append(items, options));
 
 /** The number of whole copies of `run` in `stored`, or -1 when some of its items appear outside whole copies. */
 function wholeCopies(stored: readonly Item[], run: readonly Item[]): number {
@@ -41,7 +47,7 @@ export function appendContract({ describe, it, expect }: ContractFramework, make
         expect(await load(store.session('order'))).toEqual([...a, ...b, ...c]); // a new handle reads the same
       }));
 
-    it('sessions are separate: one session never sees another one\'s items', () =>
+    it("sessions are separate: one session never sees another one's items", () =>
       withStore(makeStore, async (store) => {
         await append(store.session('left'), userItems('l', 2), { runId: 'r' });
         await append(store.session('right'), userItems('r', 1), { runId: 'r' }); // the same runId, another session
@@ -49,28 +55,32 @@ export function appendContract({ describe, it, expect }: ContractFramework, make
         expect(await load(store.session('right'))).toEqual(userItems('r', 1));
       }));
 
-    it('hostile but valid Items come back exactly as appended (repair is the engine\'s job, not the store\'s)', () =>
+    it("hostile but valid Items come back exactly as appended (repair is the engine's job, not the store's)", () =>
       withStore(makeStore, async (store) => {
         const s = store.session('hostile \'"; -- 😀 \u202e \\');
         await append(s, hostileItems(), { runId: 'hostile' });
         expect(await load(s)).toEqual(hostileItems());
       }));
 
-    it('a 10 000-item history appended in one run, and 100 more runs after it, loads whole and in order', () =>
-      withStore(makeStore, async (store) => {
-        const s = store.session('large');
-        const big = userItems('big', 10_000);
-        await append(s, big, { runId: 'big' });
-        const more: Item[] = [];
-        for (let r = 0; r < 100; r++) {
-          const run = userItems(`more${r}`, 3);
-          more.push(...run);
-          await append(s, run, { runId: `more-${r}` });
-        }
-        const loaded = await load(s);
-        expect(loaded.length).toBe(10_300);
-        expect(loaded).toEqual([...big, ...more]);
-      }), 120_000);
+    it(
+      'a 10 000-item history appended in one run, and 100 more runs after it, loads whole and in order',
+      () =>
+        withStore(makeStore, async (store) => {
+          const s = store.session('large');
+          const big = userItems('big', 10_000);
+          await append(s, big, { runId: 'big' });
+          const more: Item[] = [];
+          for (let r = 0; r < 100; r++) {
+            const run = userItems(`more${r}`, 3);
+            more.push(...run);
+            await append(s, run, { runId: `more-${r}` });
+          }
+          const loaded = await load(s);
+          expect(loaded.length).toBe(10_300);
+          expect(loaded).toEqual([...big, ...more]);
+        }),
+      120_000,
+    );
   });
 
   describe('append is atomic and idempotent per runId', () => {

@@ -13,7 +13,7 @@ const LONG_TTL_MS = 60_000;
  * an Observable (`MaybeAsync`), and may throw synchronously (a rejection here).
  */
 export function leasing(s: Session): (runId: string, options: LeaseOptions) => Promise<Lease> {
-  if (typeof s.acquire !== 'function') throw new Error('this store\'s sessions have no acquire(): leases are required');
+  if (typeof s.acquire !== 'function') throw new Error("this store's sessions have no acquire(): leases are required");
   const acquire = s.acquire.bind(s);
   return async (runId, options) => (await lastValueFrom(toLastValue(acquire(runId, options))))!;
 }

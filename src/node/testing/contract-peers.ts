@@ -7,7 +7,14 @@ import type { Item } from '../../items.js';
 import type { SessionStore } from '../../session/session.js';
 import { acquireWithin, leasing } from './contract-lease.js';
 import {
-  nameAndField, rejection, settle, sleep, userItems, withStore, type ContractFramework, type MakeStore,
+  nameAndField,
+  rejection,
+  settle,
+  sleep,
+  userItems,
+  withStore,
+  type ContractFramework,
+  type MakeStore,
 } from './kit.js';
 import { churnRun, type SessionPeer, type SpawnPeer } from './peer.js';
 
@@ -23,45 +30,60 @@ async function withPeer(store: SessionStore, spawnPeer: SpawnPeer, body: (peer: 
 }
 
 export function peerContract({ describe, it, expect }: ContractFramework, makeStore: MakeStore, spawnPeer: SpawnPeer) {
-  describe('across processes: one active run per session, and a dead holder\'s lease expires', () => {
-    it('a lease held by another process refuses ours and ours refuses its; after its release ours is granted', () =>
-      withStore(makeStore, (store) =>
-        withPeer(store, spawnPeer, async (peer) => {
-          const s = store.session('shared');
-          expect(await peer.acquire('shared', 'peer-run', 60_000)).toEqual({ ok: true });
-          expect(nameAndField(await rejection(leasing(s)('our-run', { ttlMs: 60_000 })))).toEqual(REFUSED);
-          await peer.release();
-          const ours = await leasing(s)('our-run', { ttlMs: 60_000 });
-          const refused = await peer.acquire('shared', 'peer-run-2', 60_000);
-          expect(refused.ok ? refused : nameAndField(refused.error)).toEqual(REFUSED);
-          await ours.release();
-        })), 60_000);
+  describe("across processes: one active run per session, and a dead holder's lease expires", () => {
+    it(
+      'a lease held by another process refuses ours and ours refuses its; after its release ours is granted',
+      () =>
+        withStore(makeStore, (store) =>
+          withPeer(store, spawnPeer, async (peer) => {
+            const s = store.session('shared');
+            expect(await peer.acquire('shared', 'peer-run', 60_000)).toEqual({ ok: true });
+            expect(nameAndField(await rejection(leasing(s)('our-run', { ttlMs: 60_000 })))).toEqual(REFUSED);
+            await peer.release();
+            const ours = await leasing(s)('our-run', { ttlMs: 60_000 });
+            const refused = await peer.acquire('shared', 'peer-run-2', 60_000);
+            expect(refused.ok ? refused : nameAndField(refused.error)).toEqual(REFUSED);
+            await ours.release();
+          }),
+        ),
+      60_000,
+    );
 
-    it('what one process appends, the other loads, in append order and exactly once per runId', () =>
-      withStore(makeStore, (store) =>
-        withPeer(store, spawnPeer, async (peer) => {
-          const s = store.session('both');
-          await settle(() => s.append(userItems('ours', 2), { runId: 'run-1' }));
-          await peer.append('both', userItems('theirs', 3), 'run-2');
-          await peer.append('both', userItems('again', 1), 'run-1'); // run-1 is stored: nothing
-          const expected: Item[] = [...userItems('ours', 2), ...userItems('theirs', 3)];
-          expect(await settle(() => s.load())).toEqual(expected);
-          expect(await peer.load('both')).toEqual(expected);
-        })), 60_000);
+    it(
+      'what one process appends, the other loads, in append order and exactly once per runId',
+      () =>
+        withStore(makeStore, (store) =>
+          withPeer(store, spawnPeer, async (peer) => {
+            const s = store.session('both');
+            await settle(() => s.append(userItems('ours', 2), { runId: 'run-1' }));
+            await peer.append('both', userItems('theirs', 3), 'run-2');
+            await peer.append('both', userItems('again', 1), 'run-1'); // run-1 is stored: nothing
+            const expected: Item[] = [...userItems('ours', 2), ...userItems('theirs', 3)];
+            expect(await settle(() => s.load())).toEqual(expected);
+            expect(await peer.load('both')).toEqual(expected);
+          }),
+        ),
+      60_000,
+    );
 
-    it('after SIGKILL of the holder (it renews every ttl/3), the next acquire succeeds once its ttl has run out', () =>
-      withStore(makeStore, (store) =>
-        withPeer(store, spawnPeer, async (peer) => {
-          const s = store.session('orphaned');
-          const ttlMs = 1000;
-          expect(await peer.acquire('orphaned', 'doomed', ttlMs)).toEqual({ ok: true });
-          await sleep(ttlMs * 1.5); // the peer's renewals keep it held past one ttl
-          expect(nameAndField(await rejection(leasing(s)('ours', { ttlMs })))).toEqual(REFUSED);
-          await peer.kill();
-          const next = await acquireWithin(s, 'ours', 60_000, ttlMs + 15_000);
-          expect(next?.runId).toBe('ours');
-          await next!.release();
-        })), 60_000);
+    it(
+      'after SIGKILL of the holder (it renews every ttl/3), the next acquire succeeds once its ttl has run out',
+      () =>
+        withStore(makeStore, (store) =>
+          withPeer(store, spawnPeer, async (peer) => {
+            const s = store.session('orphaned');
+            const ttlMs = 1000;
+            expect(await peer.acquire('orphaned', 'doomed', ttlMs)).toEqual({ ok: true });
+            await sleep(ttlMs * 1.5); // the peer's renewals keep it held past one ttl
+            expect(nameAndField(await rejection(leasing(s)('ours', { ttlMs })))).toEqual(REFUSED);
+            await peer.kill();
+            const next = await acquireWithin(s, 'ours', 60_000, ttlMs + 15_000);
+            expect(next?.runId).toBe('ours');
+            await next!.release();
+          }),
+        ),
+      60_000,
+    );
   });
 }
 
@@ -78,30 +100,34 @@ export function killContract(
 ): void {
   const { repetitions = 30, runSize = 200, textBytes = 200 } = options;
   describe('kill -9 during a commit leaves the whole run or none of it', () => {
-    it(`${repetitions} peers killed at random moments while appending runs of ${runSize} Items`, () =>
-      withStore(makeStore, async (store) => {
-        const s = store.session('killed');
-        let midCommit = 0;
-        let total = 0;
-        for (let rep = 0; rep < repetitions; rep++) {
-          const peer = await spawnPeer(store);
-          await peer.churn('killed', { from: total, runSize, textBytes });
-          await sleep(Math.floor(Math.random() * 60));
-          await peer.kill();
-          const { begun, done } = peer.churned;
-          if (begun > done) midCommit++;
-          const loaded = await settle(() => s.load());
-          const runs = loaded.length / runSize;
-          expect({ rep, whole: Number.isInteger(runs) }).toEqual({ rep, whole: true });
-          const expected = Array.from({ length: runs }, (_, r) => churnRun(r, runSize, textBytes)).flat();
-          const same = loaded.length === expected.length && JSON.stringify(loaded) === JSON.stringify(expected);
-          expect({ rep, same }).toEqual({ rep, same: true });
-          expect({ rep, finishedRunsStored: runs > done }).toEqual({ rep, finishedRunsStored: true });
-          total = runs;
-        }
-        // Evidence the kills landed inside commits, not only between them.
-        expect(midCommit).toBeGreaterThanOrEqual(1);
-        expect(total).toBeGreaterThanOrEqual(1);
-      }), 600_000);
+    it(
+      `${repetitions} peers killed at random moments while appending runs of ${runSize} Items`,
+      () =>
+        withStore(makeStore, async (store) => {
+          const s = store.session('killed');
+          let midCommit = 0;
+          let total = 0;
+          for (let rep = 0; rep < repetitions; rep++) {
+            const peer = await spawnPeer(store);
+            await peer.churn('killed', { from: total, runSize, textBytes });
+            await sleep(Math.floor(Math.random() * 60));
+            await peer.kill();
+            const { begun, done } = peer.churned;
+            if (begun > done) midCommit++;
+            const loaded = await settle(() => s.load());
+            const runs = loaded.length / runSize;
+            expect({ rep, whole: Number.isInteger(runs) }).toEqual({ rep, whole: true });
+            const expected = Array.from({ length: runs }, (_, r) => churnRun(r, runSize, textBytes)).flat();
+            const same = loaded.length === expected.length && JSON.stringify(loaded) === JSON.stringify(expected);
+            expect({ rep, same }).toEqual({ rep, same: true });
+            expect({ rep, finishedRunsStored: runs > done }).toEqual({ rep, finishedRunsStored: true });
+            total = runs;
+          }
+          // Evidence the kills landed inside commits, not only between them.
+          expect(midCommit).toBeGreaterThanOrEqual(1);
+          expect(total).toBeGreaterThanOrEqual(1);
+        }),
+      600_000,
+    );
   });
 }

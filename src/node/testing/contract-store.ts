@@ -2,7 +2,14 @@
 import type { Item } from '../../items.js';
 import type { Session, SessionStore } from '../../session/session.js';
 import {
-  nameAndField, rejection, settle, sleep, userItems, withStore, type ContractFramework, type MakeStore,
+  nameAndField,
+  rejection,
+  settle,
+  sleep,
+  userItems,
+  withStore,
+  type ContractFramework,
+  type MakeStore,
 } from './kit.js';
 import { leasing } from './contract-lease.js';
 
@@ -25,13 +32,20 @@ export function storeContract({ describe, it, expect }: ContractFramework, makeS
         await append(store.session('a'), userItems('a', 2), 'r1');
         await sleep(20); // distinct update times, so the order below is by time, not by id
         await append(store.session('b'), userItems('b', 1), 'r1');
-        expect(await listed(store)).toEqual([['b', 1], ['a', 2]]);
+        expect(await listed(store)).toEqual([
+          ['b', 1],
+          ['a', 2],
+        ]);
         await sleep(20);
         await append(store.session('a'), userItems('a2', 3), 'r2');
         await sleep(20);
         await append(store.session('empty'), [], 'r1'); // a write of zero Items still makes the session
         const infos = await store.list();
-        expect(infos.map((i) => [i.id, i.items])).toEqual([['empty', 0], ['a', 5], ['b', 1]]);
+        expect(infos.map((i) => [i.id, i.items])).toEqual([
+          ['empty', 0],
+          ['a', 5],
+          ['b', 1],
+        ]);
         const a = infos.find((i) => i.id === 'a')!;
         const b = infos.find((i) => i.id === 'b')!;
         expect(a.createdAt).toBeGreaterThanOrEqual(before - 1000); // the store's clock may be a server's
@@ -65,7 +79,10 @@ export function storeContract({ describe, it, expect }: ContractFramework, makeS
         const missing = await rejection(store.rename('old', 'other'));
         const exists = await rejection(store.rename('new', 'taken'));
         expect([missing.name, exists.name]).toEqual(['SessionNotFoundError', 'SessionExistsError']);
-        expect(await listed(store)).toEqual([['taken', 1], ['new', 2]]);
+        expect(await listed(store)).toEqual([
+          ['taken', 1],
+          ['new', 2],
+        ]);
         expect(await load(store.session('taken'))).toEqual(userItems('t', 1));
         expect(await load(store.session('new'))).toEqual(userItems('o', 2));
       }));

@@ -51,7 +51,7 @@ export function sessionContract(
   const na = framework.it.skip ?? (() => undefined);
   framework.describe('across processes (not applicable: no spawnPeer, the store lives in one process)', () => {
     na('one active run per session across processes', () => undefined);
-    na('a dead holder\'s lease expires', () => undefined);
+    na("a dead holder's lease expires", () => undefined);
     na('kill -9 during a commit leaves the whole run or none of it', () => undefined);
   });
 }

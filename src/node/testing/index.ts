@@ -7,6 +7,12 @@ export { sessionContract, sessionKillContract, type SessionContractOptions } fro
 export type { ContractFramework, ContractIt, ContractAssertion, MakeStore, TestBody } from './kit.js';
 export { hostileItems } from './kit.js';
 export {
-  spawnSessionPeer, servePeer, churnRun, type SessionPeer, type SpawnPeer, type PeerCommand, type PeerError,
+  spawnSessionPeer,
+  servePeer,
+  churnRun,
+  type SessionPeer,
+  type SpawnPeer,
+  type PeerCommand,
+  type PeerError,
   type PeerLeaseResult,
 } from './peer.js';

@@ -80,10 +80,12 @@ export function hostileItems(): Item[] {
     { type: 'user', id: 'h0', text: '' },
     { type: 'user', id: 'h1', text: 'nul \u0000 bell \u0007 esc \u001b del \u007f' },
     { type: 'user', id: 'h2', text: 'lone \ud800 and \udfff surrogates, a pair 😀, rtl \u202e' },
-    { type: 'user', id: "h3'); DROP TABLE loopctl_items; --", text: "quote ' double \" back \\ slash" },
+    { type: 'user', id: "h3'); DROP TABLE loopctl_items; --", text: 'quote \' double " back \\ slash' },
     { type: 'user', id: 'h4', text: '{"type":"user","id":"x"} [1,2] null' },
     {
-      type: 'assistant', id: 'h5', text: '',
+      type: 'assistant',
+      id: 'h5',
+      text: '',
       toolCalls: [
         { callId: 'c1', name: 'read', arguments: '{not json' },
         { callId: 'c1', name: 'read', arguments: '' },

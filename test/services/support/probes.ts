@@ -61,7 +61,7 @@ function message(type: string, body: Buffer): Buffer {
 
 /** The `M` (message) field of an ErrorResponse body. */
 function errorText(body: Buffer): string {
-  for (let i = 0; i < body.length && body[i] !== 0; ) {
+  for (let i = 0; i < body.length && body[i] !== 0;) {
     const end = body.indexOf(0, i + 1);
     if (body[i] === 0x4d) return body.toString('utf8', i + 1, end);
     i = end + 1;
