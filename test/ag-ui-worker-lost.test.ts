@@ -42,7 +42,8 @@ describe('stop reason worker_lost', () => {
   it('the CLI summary names it', () => {
     const line = stopReason(events[4] as Extract<RunEvent, { type: 'run_failed' }>);
     expect(line).toBe(
-      'failed (worker_lost): WorkerLostError: the worker running this run (w1) was lost (the worker running it was lost)',
+      'failed (worker_lost): WorkerLostError: the worker running this run (w1) was lost ' +
+        '(the worker running it was lost)',
     );
   });
 });

@@ -52,7 +52,8 @@ describe('TerminalRenderer', () => {
     expect(err.text).toBe(
       '[loopctl] stopping at the end of this turn (cancelled if not there within 30 s)\n' +
         '[tool] fetch {} · 0.5s · interrupted: cancelled by the user: slow\n' +
-        '[loopctl] stopped (a graceful stop reached its boundary) · 1 turn · 1 tool call · usage 3 in + 2 out = 5 tokens\n',
+        '[loopctl] stopped (a graceful stop reached its boundary) · 1 turn · 1 tool call · ' +
+        'usage 3 in + 2 out = 5 tokens\n',
     );
   });
 

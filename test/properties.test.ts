@@ -29,9 +29,10 @@ import { otelHarness } from './support/otel.js';
  * The guarantees of docs/cancellation.md as properties: random agents, tools, hooks, steering and
  * cancel moments, graceful stops, per-call cancels (of running calls and calls awaiting approval) and
  * approvals decided or expiring (docs/run-control.md), each run in virtual time
- * (TestScheduler run mode), then guarantees 1–9 and 11 checked, and the run's telemetry (loopctl/otel on an in-memory SDK): every
- * span ended exactly once, one run span that says how the run ended. FC_RUNS raises the count; a failure prints
- * its seed and path: replay with FC_SEED=<seed> FC_PATH=<path> npx vitest run test/properties.test.ts
+ * (TestScheduler run mode), then guarantees 1–9 and 11 checked, and the run's telemetry (loopctl/otel on an
+ * in-memory SDK): every span ended exactly once, one run span that says how the run ended. FC_RUNS raises
+ * the count; a failure prints its seed and path: replay with
+ * FC_SEED=<seed> FC_PATH=<path> npx vitest run test/properties.test.ts
  */
 const NUM_RUNS = Number(process.env.FC_RUNS ?? 2000);
 const TOOL_KINDS = ['fast', 'slow', 'ignore', 'throw', 'empty', 'selfcancel', 'hostile', 'gated'] as const;
