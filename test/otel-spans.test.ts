@@ -462,3 +462,56 @@ describe('span events: steering', () => {
     });
   });
 });
+
+describe('approvals as span events', () => {
+  it('requested, then decided: approved (the call started) or not (its error named), on the run span', async () => {
+    const h = otelHarness();
+    const guarded = tool({
+      name: 'guarded',
+      description: 'needs a yes',
+      parameters: z.object({}),
+      needsApproval: true,
+      execute: () => 'ran',
+    });
+    const model = scriptedModel([
+      {
+        toolCalls: [
+          { name: 'guarded', callId: 'c1' },
+          { name: 'guarded', callId: 'c2' },
+        ],
+      },
+      'done',
+    ]);
+    const agent = defineAgent({ name: 'g', instructions: '', model, tools: [guarded] });
+    const handle = start(agent, 'go', { telemetry: h.telemetry });
+    handle.events$.subscribe((event) => {
+      if (event.type !== 'tool_approval_requested') return;
+      if (event.callId === 'c1') handle.approve('c1');
+      else handle.reject('c2', 'no');
+    });
+    await handle.result;
+    const events = h.tree()[0]!.events!.filter((e) => e.name.startsWith('loopctl.approval.'));
+    expect(events).toEqual([
+      {
+        name: 'loopctl.approval.requested',
+        attributes: { 'gen_ai.tool.call.id': 'c1', 'gen_ai.tool.name': 'guarded' },
+      },
+      {
+        name: 'loopctl.approval.requested',
+        attributes: { 'gen_ai.tool.call.id': 'c2', 'gen_ai.tool.name': 'guarded' },
+      },
+      {
+        name: 'loopctl.approval.decided',
+        attributes: { 'gen_ai.tool.call.id': 'c1', 'loopctl.approval.approved': true },
+      },
+      {
+        name: 'loopctl.approval.decided',
+        attributes: {
+          'gen_ai.tool.call.id': 'c2',
+          'loopctl.approval.approved': false,
+          'error.type': 'ToolCallRejectedError',
+        },
+      },
+    ]);
+  });
+});

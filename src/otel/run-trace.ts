@@ -44,6 +44,8 @@ export class RunTrace implements RunObserver {
   readonly #context: Context;
   #chat: ChatSpan | undefined;
   readonly #tools = new Map<string, { readonly span: Span; readonly context: Context }>();
+  /** Calls awaiting approval: their `tool_call_started` or `tool_call_failed` is the decision. */
+  readonly #awaiting = new Set<string>();
   readonly #mcp = new Set<() => void>();
   readonly #withdrawn: Subscription;
   #cancelledAt: number | undefined;
@@ -104,7 +106,15 @@ export class RunTrace implements RunObserver {
           [C.ATTR_LOOPCTL_FALLBACK_REASON]: event.reason,
         });
         return;
+      case 'tool_approval_requested':
+        this.#awaiting.add(event.callId);
+        this.#span.addEvent(C.EVENT_APPROVAL_REQUESTED, {
+          [C.ATTR_GEN_AI_TOOL_CALL_ID]: event.callId,
+          [C.ATTR_GEN_AI_TOOL_NAME]: event.name,
+        });
+        return;
       case 'tool_call_started':
+        this.#decided(event);
         this.#startTool(event);
         return;
       case 'tool_call_completed': {
@@ -114,6 +124,7 @@ export class RunTrace implements RunObserver {
         return;
       }
       case 'tool_call_failed':
+        this.#decided(event);
         // A call that never started (denied, invalid arguments, unknown tool) still gets its span.
         if (!this.#tools.has(event.callId)) this.#startTool(event);
         this.#endTool(event.callId, errorEnd(event.error));
@@ -166,6 +177,17 @@ export class RunTrace implements RunObserver {
   mcp<T>(request: TelemetryMcpRequest, fn: () => Promise<T>): Promise<T> {
     const parent = this.#tools.get(request.callId)?.context ?? this.#context;
     return mcpSpan(this.shared.tracer, parent, request, fn, this.#mcp);
+  }
+
+  /** `loopctl.approval.decided` for a call that was awaiting approval: approved, or why it did not start. */
+  #decided(event: ToolCallStarted | ToolCallFailed): void {
+    if (!this.#awaiting.delete(event.callId)) return;
+    const attributes: Attributes = {
+      [C.ATTR_GEN_AI_TOOL_CALL_ID]: event.callId,
+      [C.ATTR_LOOPCTL_APPROVAL_APPROVED]: event.type === 'tool_call_started',
+    };
+    if (event.type === 'tool_call_failed') attributes[C.ATTR_ERROR_TYPE] = event.error.name;
+    this.#span.addEvent(C.EVENT_APPROVAL_DECIDED, attributes);
   }
 
   #startTool(event: ToolCallStarted | ToolCallFailed): void {

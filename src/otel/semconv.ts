@@ -59,15 +59,16 @@ export const ATTR_LOOPCTL_FALLBACK_REASON = 'loopctl.fallback.reason' as const;
 export const ATTR_LOOPCTL_STEERING_ID = 'loopctl.steering.id' as const;
 export const ATTR_LOOPCTL_STEERING_CONTENT = 'loopctl.steering.content' as const;
 export const ATTR_LOOPCTL_RUNS_RESULT = 'loopctl.runs.result' as const;
+export const ATTR_LOOPCTL_APPROVAL_APPROVED = 'loopctl.approval.approved' as const;
 
 // loopctl's span events
 export const EVENT_RETRY = 'loopctl.retry' as const;
 export const EVENT_FALLBACK = 'loopctl.fallback' as const;
 export const EVENT_STEERING_INJECTED = 'loopctl.steering.injected' as const;
 export const EVENT_STEERING_WITHDRAWN = 'loopctl.steering.withdrawn' as const;
-/** Reserved: recorded once run control (tool approvals) lands. */
+/** A tool call waits for approval (`tool_approval_requested`). */
 export const EVENT_APPROVAL_REQUESTED = 'loopctl.approval.requested' as const;
-/** Reserved: recorded once run control (tool approvals) lands. */
+/** The wait for approval ended: the call started (approved) or failed without starting (rejected, cancelled). */
 export const EVENT_APPROVAL_DECIDED = 'loopctl.approval.decided' as const;
 
 // loopctl's metrics
