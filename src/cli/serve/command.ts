@@ -7,7 +7,8 @@ import { selectModel } from '../model.js';
 import { runDeadlines } from '../run-options.js';
 import type { CliIO } from '../run-agent.js';
 import { sanitizeLine } from '../sanitize.js';
-import { exitCodeFor, StopSignals, type StopSignal } from '../signals.js';
+import { firstStop } from '../first-stop.js';
+import { exitCodeFor } from '../signals.js';
 import { newToken } from './guard.js';
 import { createServeApp } from './server.js';
 import { defaultWebRoot, loadWebApp } from './static.js';
@@ -44,18 +45,8 @@ export async function runServe(
   env: NodeJS.ProcessEnv,
   io: CliIO,
 ): Promise<number> {
-  const stops = io.stops ?? new StopSignals();
-  let stopped: StopSignal | undefined;
-  let onStop: (signal: StopSignal) => void = () => undefined;
-  const release = stops.handle((signal) => {
-    if (stopped !== undefined) return void io.exit(exitCodeFor(signal));
-    stopped = signal;
-    onStop(signal);
-  });
-  const whenStopped = new Promise<StopSignal>((resolve) => {
-    onStop = resolve;
-    if (stopped !== undefined) resolve(stopped);
-  });
+  const stop = firstStop(io);
+  const { whenStopped } = stop;
   let web;
   try {
     web = loadWebApp(settings.webRoot ?? defaultWebRoot());
@@ -65,6 +56,7 @@ export async function runServe(
   }
   const model = await selectModel(options, env);
   try {
+    const stopped = stop.stopped();
     if (stopped !== undefined) return exitCodeFor(stopped);
     const agent = cliAgent(options, model);
     const shutdown = new AbortController();
@@ -106,8 +98,7 @@ export async function runServe(
     await queued?.runs.close(); // queued runs go on on their workers
     return exitCodeFor(signal);
   } finally {
-    release();
-    stops.handle((signal) => io.exit(exitCodeFor(signal))); // closing the model: a stop now exits at once
+    stop.exitOnNext(); // closing the model: a stop now exits at once
     await model.close();
   }
 }

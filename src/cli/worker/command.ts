@@ -4,7 +4,8 @@ import { selectModel } from '../model.js';
 import { runDeadlines } from '../run-options.js';
 import type { CliIO } from '../run-agent.js';
 import { sanitizeLine } from '../sanitize.js';
-import { exitCodeFor, StopSignals, type StopSignal } from '../signals.js';
+import { firstStop } from '../first-stop.js';
+import { exitCodeFor } from '../signals.js';
 import { startWorker } from '../../bullmq/worker.js';
 import { cliQueueName } from './queue-name.js';
 
@@ -21,18 +22,8 @@ export async function runWorker(
   env: NodeJS.ProcessEnv,
   io: CliIO,
 ): Promise<number> {
-  const stops = io.stops ?? new StopSignals();
-  let stopped: StopSignal | undefined;
-  let onStop: (signal: StopSignal) => void = () => undefined;
-  const release = stops.handle((signal) => {
-    if (stopped !== undefined) return void io.exit(exitCodeFor(signal));
-    stopped = signal;
-    onStop(signal);
-  });
-  const whenStopped = new Promise<StopSignal>((resolve) => {
-    onStop = resolve;
-    if (stopped !== undefined) resolve(stopped);
-  });
+  const stop = firstStop(io);
+  const { whenStopped } = stop;
   const model = await selectModel(options, env);
   try {
     const agent = cliAgent(options, model);
@@ -45,7 +36,7 @@ export async function runWorker(
       }),
       whenStopped.then(() => undefined),
     ]);
-    if (worker === undefined) return exitCodeFor(stopped!);
+    if (worker === undefined) return exitCodeFor(stop.stopped()!);
     io.stderr.write(`[loopctl worker] ${header(agent, options, model)}\n`);
     io.stdout.write(sanitizeLine(`loopctl worker ${worker.id}: taking runs from ${redacted(queue)}`) + '\n');
     const signal = await whenStopped;
@@ -56,8 +47,7 @@ export async function runWorker(
     io.stderr.write('[loopctl worker] drained: every run it had has its ending stored\n');
     return 0;
   } finally {
-    release();
-    stops.handle((signal) => io.exit(exitCodeFor(signal)));
+    stop.exitOnNext();
     await model.close();
   }
 }
