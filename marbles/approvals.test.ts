@@ -3,15 +3,16 @@ import { z } from 'zod';
 import { beforeEach, describe, expect, it } from 'vitest';
 import {
   CancelSignal,
-  RunControl,
   defineAgent,
-  run,
   tool,
+  RunControl,
+  run,
   type RunCancelled,
   type RunEvent,
   type ToolCallFailed,
 } from '../src/index.js';
 import { eventLabel, scriptedModel, sequentialIds } from '../src/testing/index.js';
+import { gatedAgent } from './support/gated-agent.js';
 
 /**
  * Checkpoint 13: approval ("approvals", docs/run-control.md). The model asks at frame 1 for `gated`
@@ -25,39 +26,7 @@ beforeEach(() => {
 });
 
 function setup(options: { parallel?: boolean; approvalMs?: number } = {}) {
-  const started: string[] = [];
-  const gated = tool({
-    name: 'gated',
-    description: 'gated',
-    parameters: z.object({}),
-    needsApproval: true,
-    execute: () => {
-      started.push('gated');
-      return ts.createColdObservable('--x|', { x: 'G' });
-    },
-  });
-  const free = tool({
-    name: 'free',
-    description: 'free',
-    parameters: z.object({}),
-    execute: () => {
-      started.push('free');
-      return ts.createColdObservable('-----x|', { x: 'F' });
-    },
-  });
-  const calls = [{ name: 'gated', callId: 'g' }, ...(options.parallel ? [{ name: 'free', callId: 'f' }] : [])];
-  const model = scriptedModel([
-    { toolCalls: calls, delayMs: 1 },
-    { text: 'done', delayMs: 1 },
-  ]);
-  const parallelToolCalls = options.parallel ? { maxConcurrency: 2 } : undefined;
-  const agent = defineAgent({
-    name: 'a',
-    instructions: '',
-    model,
-    tools: [gated, free],
-    ...(parallelToolCalls ? { parallelToolCalls } : {}),
-  });
+  const { agent, model, started } = gatedAgent(ts, options);
   const cancel = new CancelSignal();
   const control = new RunControl();
   const log: string[] = [];

@@ -3,17 +3,18 @@ import { z } from 'zod';
 import { beforeEach, describe, expect, it } from 'vitest';
 import {
   CancelSignal,
+  defineAgent,
+  tool,
   MemorySession,
   RunControl,
-  defineAgent,
   run,
-  tool,
   type RunCancelled,
   type RunCompleted,
   type RunEvent,
   type ToolCallFailed,
 } from '../src/index.js';
 import { eventLabel, scriptedModel, sequentialIds } from '../src/testing/index.js';
+import { gatedAgent } from './support/gated-agent.js';
 
 /**
  * Run control joined (docs/run-control.md): a stop while a call awaits approval ("Stop and approvals")
@@ -27,39 +28,7 @@ beforeEach(() => {
 });
 
 function setup(options: { parallel?: boolean } = {}) {
-  const started: string[] = [];
-  const gated = tool({
-    name: 'gated',
-    description: 'gated',
-    parameters: z.object({}),
-    needsApproval: true,
-    execute: () => {
-      started.push('gated');
-      return ts.createColdObservable('--x|', { x: 'G' });
-    },
-  });
-  const free = tool({
-    name: 'free',
-    description: 'free',
-    parameters: z.object({}),
-    execute: () => {
-      started.push('free');
-      return ts.createColdObservable('-----x|', { x: 'F' });
-    },
-  });
-  const calls = [{ name: 'gated', callId: 'g' }, ...(options.parallel ? [{ name: 'free', callId: 'f' }] : [])];
-  const model = scriptedModel([
-    { toolCalls: calls, delayMs: 1 },
-    { text: 'done', delayMs: 1 },
-  ]);
-  const parallelToolCalls = options.parallel ? { maxConcurrency: 2 } : undefined;
-  const agent = defineAgent({
-    name: 'a',
-    instructions: '',
-    model,
-    tools: [gated, free],
-    ...(parallelToolCalls ? { parallelToolCalls } : {}),
-  });
+  const { agent, model, started } = gatedAgent(ts, options);
   const cancel = new CancelSignal();
   const control = new RunControl();
   const session = new MemorySession();
