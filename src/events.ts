@@ -74,8 +74,22 @@ export const StopTimeoutReasonSchema = z.object({ type: z.literal('stop_timeout'
 /** See {@link StopTimeoutReasonSchema}. */
 export type StopTimeoutReason = z.infer<typeof StopTimeoutReasonSchema>;
 
-/** OpenAI's finish reasons, plus `other` for anything a compatible server invents. */
-export const FinishReasonSchema = z.enum(['stop', 'length', 'tool_calls', 'content_filter', 'other']);
+/**
+ * Why a model response ended, in OpenAI's words where they exist: `stop` (a natural end or a stop sequence),
+ * `length` (the output limit), `tool_calls`, `content_filter` (a provider's safety block), `refusal` (the
+ * model declined: Anthropic's `refusal` stop reason), `pause_turn` (the provider paused a long turn and
+ * expects the response sent back to continue it: Anthropic's `pause_turn`), and `other` for anything a
+ * compatible server invents. docs/events.md says what the engine does with each.
+ */
+export const FinishReasonSchema = z.enum([
+  'stop',
+  'length',
+  'tool_calls',
+  'content_filter',
+  'refusal',
+  'pause_turn',
+  'other',
+]);
 /** See {@link FinishReasonSchema}. */
 export type FinishReason = z.infer<typeof FinishReasonSchema>;
 

@@ -111,6 +111,7 @@ export {
   ToolCallSchema,
   UsageSchema,
   TokenCountsSchema,
+  ProviderPartsSchema,
   ZERO_USAGE,
   addUsage,
   type Item,
@@ -120,6 +121,7 @@ export {
   type ToolCall,
   type Usage,
   type TokenCounts,
+  type ProviderParts,
 } from './items.js';
 
 // Events

@@ -17,8 +17,21 @@ export const UserItemSchema = z.object({ type: z.literal('user'), id: z.string()
 export type UserItem = z.infer<typeof UserItemSchema>;
 
 /**
+ * What only one provider family understands, kept on the assistant Item its response became (Anthropic's
+ * thinking blocks with their signatures, Gemini's thought signatures, cache markers): `family` names the
+ * family that wrote it (`'anthropic'`, `'gemini'`, `'openai'`…), `data` is that adapter's own JSON value,
+ * opaque to everything else. An adapter of the same family replays it unchanged on the next request; an
+ * adapter of another family (a fallback, a session handed to another provider) ignores it, so it is
+ * dropped on that wire. Sessions store and reload it unchanged (it is plain JSON).
+ */
+export const ProviderPartsSchema = z.object({ family: z.string().min(1), data: z.json() }).readonly();
+/** See {@link ProviderPartsSchema}. */
+export type ProviderParts = z.infer<typeof ProviderPartsSchema>;
+
+/**
  * An assistant message with the tool calls it made. `interrupted: true` marks
  * text that was streaming when the run was cancelled or failed (guarantee 6: scratchpad: only a completed run commits).
+ * `providerParts`: what the response's provider family alone understands ({@link ProviderPartsSchema}).
  */
 export const AssistantItemSchema = z
   .object({
@@ -27,6 +40,7 @@ export const AssistantItemSchema = z
     text: z.string(),
     toolCalls: z.array(ToolCallSchema).readonly(),
     interrupted: z.boolean().optional(),
+    providerParts: ProviderPartsSchema.optional(),
   })
   .readonly();
 /** See {@link AssistantItemSchema}. */
@@ -56,10 +70,20 @@ export type Item = z.infer<typeof ItemSchema>;
 
 /**
  * The token counts one model response reports (`ModelResponse.usage`): what a provider gives when
- * the server sent counts. A response without them has no `usage`.
+ * the server sent counts. A response without them has no `usage`. `inputTokens` counts every input
+ * token, cached or not; `cacheReadTokens` (of them, read from a prompt cache: Anthropic's
+ * `cache_read_input_tokens`, Gemini's `cachedContentTokenCount`, OpenAI's `cached_tokens`) and
+ * `cacheWriteTokens` (written to one: Anthropic's `cache_creation_input_tokens`) are there when the
+ * server reported them.
  */
 export const TokenCountsSchema = z
-  .object({ inputTokens: z.number(), outputTokens: z.number(), totalTokens: z.number() })
+  .object({
+    inputTokens: z.number(),
+    outputTokens: z.number(),
+    totalTokens: z.number(),
+    cacheReadTokens: z.number().optional(),
+    cacheWriteTokens: z.number().optional(),
+  })
   .readonly();
 /** See {@link TokenCountsSchema}. */
 export type TokenCounts = z.infer<typeof TokenCountsSchema>;
@@ -71,7 +95,14 @@ export type TokenCounts = z.infer<typeof TokenCountsSchema>;
  * responses that reported theirs (so they are then a lower bound).
  */
 export const UsageSchema = z
-  .object({ inputTokens: z.number(), outputTokens: z.number(), totalTokens: z.number(), reported: z.boolean() })
+  .object({
+    inputTokens: z.number(),
+    outputTokens: z.number(),
+    totalTokens: z.number(),
+    reported: z.boolean(),
+    cacheReadTokens: z.number().optional(),
+    cacheWriteTokens: z.number().optional(),
+  })
   .readonly();
 /** See {@link UsageSchema}. */
 export type Usage = z.infer<typeof UsageSchema>;
@@ -86,12 +117,20 @@ export const ZERO_USAGE: Usage = Object.freeze({ inputTokens: 0, outputTokens: 0
  */
 export function addUsage(a: Usage, b: TokenCounts | Usage | undefined): Usage {
   if (!b) return { ...a, reported: false };
-  return {
+  const sum: { -readonly [K in keyof Usage]: Usage[K] } = {
     inputTokens: a.inputTokens + b.inputTokens,
     outputTokens: a.outputTokens + b.outputTokens,
     totalTokens: a.totalTokens + b.totalTokens,
     reported: a.reported && ('reported' in b ? b.reported : true),
   };
+  // Cache counts appear once any response reported them (summed like the others).
+  if (a.cacheReadTokens !== undefined || b.cacheReadTokens !== undefined) {
+    sum.cacheReadTokens = (a.cacheReadTokens ?? 0) + (b.cacheReadTokens ?? 0);
+  }
+  if (a.cacheWriteTokens !== undefined || b.cacheWriteTokens !== undefined) {
+    sum.cacheWriteTokens = (a.cacheWriteTokens ?? 0) + (b.cacheWriteTokens ?? 0);
+  }
+  return sum;
 }
 
 /**

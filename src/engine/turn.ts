@@ -2,7 +2,7 @@ import { EMPTY, concat, concatMap, defer, type Observable } from 'rxjs';
 import { stage } from '../cancel/stage.js';
 import { MaxTurnsError, OutputValidationError } from '../errors.js';
 import type { ModelResponseCompleted } from '../events.js';
-import { ZERO_USAGE, addUsage, type Item, type ToolCall, type UserItem } from '../items.js';
+import { ZERO_USAGE, addUsage, type AssistantItem, type Item, type ToolCall, type UserItem } from '../items.js';
 import type { MailboxToken } from '../mailbox/mailbox.js';
 import type { ModelResponse } from '../model/types.js';
 import { prepare$ } from './dispatch.js';
@@ -171,7 +171,8 @@ function record(turns: Turns, response: ModelResponse): readonly ToolCall[] {
     if (repaired.changed) toolCalls = repaired.calls;
     markRefused(repaired.faults);
   }
-  const item = { type: 'assistant', id: rc.nextId(), text: response.text, toolCalls } as const;
+  const item: AssistantItem = { type: 'assistant', id: rc.nextId(), text: response.text, toolCalls };
+  if (response.providerParts !== undefined) (item as Mutable<AssistantItem>).providerParts = response.providerParts;
   // (0, 0, 0, not reported) when the response had no counts
   const usage = addUsage(ZERO_USAGE, response.usage);
   const { finishReason } = response;

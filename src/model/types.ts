@@ -1,6 +1,6 @@
 import type { Observable } from 'rxjs';
 import type { FinishReason } from '../events.js';
-import type { Item, TokenCounts, ToolCall } from '../items.js';
+import type { Item, ProviderParts, TokenCounts, ToolCall } from '../items.js';
 
 /** A JSON Schema object as sent on the wire (`z.toJSONSchema` output or an MCP tool's `inputSchema`). */
 export type JsonSchema = { readonly [key: string]: unknown };
@@ -43,7 +43,11 @@ export interface ModelRequest {
   readonly output?: OutputSpec;
 }
 
-/** The complete answer of one model call. `usage`: the counts the server reported; absent when it sent none. */
+/**
+ * The complete answer of one model call. `usage`: the counts the server reported; absent when it sent none.
+ * `providerParts`: what only this provider's family understands (thinking signatures, thought signatures);
+ * the engine keeps it on the assistant Item it builds, and the same family's adapter replays it.
+ */
 export interface ModelResponse {
   readonly text: string;
   readonly toolCalls: readonly ToolCall[];
@@ -51,6 +55,7 @@ export interface ModelResponse {
   readonly usage?: TokenCounts;
   readonly refusal?: string;
   readonly reasoning?: string;
+  readonly providerParts?: ProviderParts;
 }
 
 /**
