@@ -20,6 +20,7 @@ import type { WireRecord } from './wire-server.js';
 
 const TURNS: readonly ScriptedAnswer[] = [
   {
+    reasoning: ['The user asks about Paris.', ' Weather first, then time and forecast.'],
     text: ['Checking the weather.'],
     toolCalls: [{ callId: 'call_loop_1', name: 'get_weather', argumentChunks: ['{"city":', '"Paris"}'] }],
     finishReason: 'tool_calls',

@@ -23,7 +23,7 @@ import {
 import type { WireScript, WireServer } from './wire-server.js';
 
 /** A deadline short enough to expire in a test, long enough that a loaded machine sends a request in it (ms). */
-const SHORT_MS = 300;
+const SHORT_MS = 500;
 /** The retry-after the 429 asks for (ms, a whole second so every API can say it). */
 const RETRY_AFTER_MS = 1_000;
 

@@ -118,6 +118,16 @@ export function streamContract(framework: ContractFramework, kit: ProviderKit): 
     );
 
     it(
+      'an answer cut by the output token limit: finishReason length, streamed and not',
+      async () => {
+        const cut: ScriptedAnswer = { ...TEXT, finishReason: 'length' };
+        expect(neutral((await call(cut, true)).response)).toEqual(expected(cut));
+        expect(neutral((await call(cut, false)).response)).toEqual(expected(cut));
+      },
+      TEST_TIMEOUT_MS,
+    );
+
+    it(
       'streamed tool calls: text deltas, then tool_call_delta per call (its id and name, arguments joining to ' +
         'the JSON sent), then one response with both calls and finishReason tool_calls',
       async () => {

@@ -21,12 +21,17 @@ export interface ScriptedToolCall {
 /**
  * What the model answers in one scripted turn, provider-neutral. The kit encodes it as its wire's
  * streamed body ({@link WireKit.stream}) or whole body ({@link WireKit.json}).
+ * - `reasoning`: (optional) the model's reasoning before the text, as the deltas it streams in. A kit whose
+ *   API has reasoning that must come back unchanged in the next request of a tool loop (Anthropic's
+ *   thinking blocks and their signatures, Gemini's thought signatures) encodes it, with a signature its
+ *   `validateRequest` can check without state (e.g. derived from the text); a kit without it ignores it;
  * - `text`: the answer's text as the deltas it streams in (one wire text delta each; may be empty);
  * - `toolCalls`: after the text, in this order (parallel calls when more than one);
  * - `finishReason`: loopctl's name; the kit writes its wire's own (`tool_calls` → `tool_use`, …);
  * - `usage`: token counts the wire reports (input and output tokens; the total is their sum).
  */
 export interface ScriptedAnswer {
+  readonly reasoning?: readonly string[];
   readonly text: readonly string[];
   readonly toolCalls: readonly ScriptedToolCall[];
   readonly finishReason: 'stop' | 'tool_calls' | 'length';

@@ -3,7 +3,8 @@
  * (docs/testing.md, "Proving a provider adapter"). Streams are encoded as OpenAI sends them: a role
  * chunk, one chunk per text delta, per tool call a chunk with its id and name then one per argument
  * piece, a chunk with `finish_reason`, a usage chunk with empty `choices` (`stream_options.include_usage`)
- * and `data: [DONE]`.
+ * and `data: [DONE]`. `ScriptedAnswer.reasoning` is not encoded: Chat Completions has no reasoning to send
+ * back.
  */
 import { openaiChat, type OpenAIChatOptions } from '../../../model/openai/chat.js';
 import type { ProviderKit, ScriptedAnswer, WireKit } from '../provider-kit.js';

@@ -4,6 +4,7 @@
  * `output_text.delta` per piece, the `.done` events); per call a `function_call` item
  * (`output_item.added`, one `function_call_arguments.delta` per piece, `.done`, `output_item.done`);
  * then `response.completed` (or `response.incomplete` for `length`) with the whole response and usage.
+ * `ScriptedAnswer.reasoning` is not encoded: the adapter sends no reasoning items back (stateless input).
  */
 import { openaiResponses, type OpenAIResponsesOptions } from '../../../model/openai/responses.js';
 import type { ProviderKit, ScriptedAnswer, WireKit } from '../provider-kit.js';
