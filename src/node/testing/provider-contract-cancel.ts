@@ -65,6 +65,13 @@ const CHECKPOINTS: readonly Checkpoint[] = [
     before: 'model_request_started',
     phase: 'model_request',
   },
+  {
+    name: 'a non-streamed request after its headers, before its body',
+    stream: false,
+    script: () => ({ stall: 'after_headers' }),
+    before: 'model_request_started',
+    phase: 'model_request',
+  },
 ];
 
 export function cancelContract(framework: ContractFramework, kit: ProviderKit): void {
@@ -107,6 +114,39 @@ export function cancelContract(framework: ContractFramework, kit: ProviderKit): 
         TEST_TIMEOUT_MS,
       );
     }
+
+    it(
+      'during the rescue of a cut stream: run_cancelled (phase rescue) before cancel() returns; the rescue socket ' +
+        'closes unfinished',
+      () =>
+        withWire(kit, async (server, provider) => {
+          server.enqueue({ frames: kit.wire.cut(TEXT), then: 'cut' }, { stall: 'before_headers' });
+          const signal = new CancelSignal();
+          const recorded = record(provider, [], { cancel: signal });
+          const rescue = await within(server.request(1), 'the rescue request');
+          await cancelAt(recorded, signal, 'rescue');
+          await within(rescue.whenClosed, 'the rescue socket closing');
+          expect([rescue.route, rescue.finished, server.requests.length]).toEqual(['json', false, 2]);
+          expectAllAccepted(framework, server);
+        }),
+      TEST_TIMEOUT_MS,
+    );
+
+    it(
+      'during the backoff after a 429 with retry-after: run_cancelled (phase backoff) before cancel() returns; no ' +
+        'second request',
+      () =>
+        withWire(kit, async (server, provider) => {
+          const limited = kit.wire.error({ status: 429, message: 'rate limited', retryAfterMs: 30_000 });
+          server.enqueue({ reply: limited });
+          const signal = new CancelSignal();
+          const recorded = record(provider, [], { cancel: signal });
+          await within(recorded.next('retry_scheduled'), 'the retry_scheduled event');
+          await cancelAt(recorded, signal, 'backoff');
+          expect(server.requests.length).toBe(1);
+        }),
+      TEST_TIMEOUT_MS,
+    );
 
     it(
       'during a tool the model called: run_cancelled (phase tool_call) before cancel() returns; no further request',

@@ -16,12 +16,14 @@ import type { ProviderKit } from './provider-kit.js';
  *   usage, streamed and not; in a run, the documented event sequence with the usage on
  *   `model_response_completed` and on the terminal;
  * - a malformed event: `run_failed` with a `ModelOutputError` (`malformed_chunk`) naming the field;
- * - cancel at every checkpoint of a model call (before headers, after headers, mid-stream, a
- *   non-streamed request, during a tool): `run_cancelled` with its phase before `cancel()` returns, and
- *   the server sees the socket close unfinished;
+ * - cancel at every checkpoint of a model call (a streamed request before and after its headers,
+ *   mid-stream, a non-streamed request before and after its headers, the rescue, the backoff after a
+ *   429, during a tool): `run_cancelled` with its phase before `cancel()` returns, and the server sees
+ *   the socket close unfinished (no further request after the backoff or the tool);
  * - the first-event, idle and request deadlines (short real deadlines; no check asserts a duration);
  * - a 429 with `retry-after`: retried after exactly that delay (as `retry_scheduled` reports it); a 400
  *   not retried;
+ * - a `length` finish, streamed and not;
  * - a stream cut, or failed by an in-stream error event, after its first delta: rescued by one
  *   non-streamed request;
  * - a three-turn tool loop whose every request the server accepted, and a validator that refuses the

@@ -11,10 +11,11 @@ import type { ScriptedAnswer, WireKit, WireReply, WireRequest } from './provider
 /**
  * What the server answers to one request:
  * - `answer`: the kit's encoding of it, streamed (`stream`) or whole (`json`) as the request's route says;
- * - `frames`: these frames with the route's headers, then `end` the response, `cut` the socket, or `hold`
+ * - `frames`: these frames with event-stream headers, then `end` the response, `cut` the socket, or `hold`
  *   it open and silent until the client closes;
  * - `reply`: a whole reply (an error);
- * - `stall`: nothing until the client closes, `before_headers` or `after_headers` (headers flushed).
+ * - `stall`: nothing until the client closes, `before_headers` or `after_headers` (the route's headers
+ *   flushed: event-stream for `stream`, JSON for `json`).
  */
 export type WireScript =
   | { readonly answer: ScriptedAnswer }
