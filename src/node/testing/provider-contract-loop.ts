@@ -8,6 +8,7 @@ import type { ContractFramework } from './kit.js';
 import type { ProviderKit, ScriptedAnswer } from './provider-kit.js';
 import {
   TEST_TIMEOUT_MS,
+  counts,
   expectAllAccepted,
   fixedTool,
   record,
@@ -87,7 +88,7 @@ export function loopContract(framework: ContractFramework, kit: ProviderKit): vo
             ['call_loop_3', 'get_forecast'],
           ]);
           const end = terminal(events);
-          expect(end.type === 'run_completed' && [end.output, end.finishReason, end.usage]).toEqual([
+          expect(end.type === 'run_completed' && [end.output, end.finishReason, counts(end.usage)]).toEqual([
             'Sunny at 14:05, rain tomorrow.',
             'stop',
             { inputTokens: 60, outputTokens: 12, totalTokens: 72, reported: true },

@@ -7,6 +7,7 @@ import {
   TEST_TIMEOUT_MS,
   TEXT,
   TOOLS,
+  counts,
   errorFields,
   expectAllAccepted,
   record,
@@ -37,7 +38,7 @@ function neutral(response: ModelResponse | undefined): unknown {
     text: response.text,
     toolCalls: response.toolCalls.map((c) => ({ callId: c.callId, name: c.name, arguments: parsed(c.arguments) })),
     finishReason: response.finishReason,
-    usage: u && { inputTokens: u.inputTokens, outputTokens: u.outputTokens, totalTokens: u.totalTokens },
+    usage: u && counts(u),
   };
 }
 
@@ -165,12 +166,11 @@ export function streamContract(framework: ContractFramework, kit: ProviderKit): 
           ]);
           const usage = { inputTokens: 12, outputTokens: 3, totalTokens: 15, reported: true };
           const completed = events.find((e) => e.type === 'model_response_completed');
-          expect(completed?.type === 'model_response_completed' && [completed.finishReason, completed.usage]).toEqual([
-            'stop',
-            usage,
-          ]);
+          expect(
+            completed?.type === 'model_response_completed' && [completed.finishReason, counts(completed.usage)],
+          ).toEqual(['stop', usage]);
           const end = terminal(events);
-          expect(end.type === 'run_completed' && [end.output, end.finishReason, end.usage]).toEqual([
+          expect(end.type === 'run_completed' && [end.output, end.finishReason, counts(end.usage)]).toEqual([
             textOf(TEXT),
             'stop',
             usage,

@@ -127,6 +127,20 @@ export const TOOLS: ScriptedAnswer = {
   usage: { inputTokens: 30, outputTokens: 15 },
 };
 
+/**
+ * The counts every provider reports, of a `Usage` (`reported` too) or `TokenCounts`: cache counts are left
+ * out, since a provider may report zeros for them.
+ */
+export function counts(usage: {
+  inputTokens: number;
+  outputTokens: number;
+  totalTokens: number;
+  reported?: boolean;
+}): Record<string, unknown> {
+  const { inputTokens, outputTokens, totalTokens, reported } = usage;
+  return { inputTokens, outputTokens, totalTokens, ...(reported === undefined ? {} : { reported }) };
+}
+
 /** The whole text of an answer. */
 export const textOf = (answer: ScriptedAnswer): string => answer.text.join('');
 
