@@ -1,5 +1,6 @@
 import type { AGUIEvent, Message } from '@ag-ui/core';
 import { LOOPCTL_EVENTS } from '../ag-ui/names.js';
+import { retryWords, type RunActivity } from './wording.js';
 
 /**
  * The page's state and how each AG-UI event changes it: a pure reducer, so a reload can restore the state
@@ -22,18 +23,28 @@ export interface AnswerEntry {
   readonly open: boolean;
 }
 
-/** A tool call card: its arguments, last progress, result, and an approval while one is asked for. */
+/**
+ * A tool call card: its arguments, last progress, result, and an approval while one is asked for. `stopped`:
+ * the run ended (Stop, a failure) while the call ran; `not_run`: it ended before the call started (it was
+ * waiting for approval, or queued behind others). Once the run has ended no card is `running` or `pending`.
+ */
 export interface ToolEntry {
   readonly kind: 'tool';
   /** The call id. */
   readonly id: string;
   readonly name: string;
   readonly args: string;
-  readonly status: 'running' | 'done' | 'failed';
+  readonly status: 'running' | 'done' | 'failed' | 'stopped' | 'not_run';
   readonly progress?: string;
   readonly result?: string;
-  /** `pending` while the call waits for a decision (run control's approvals). */
-  readonly approval?: 'pending' | 'approved' | 'rejected';
+  /**
+   * `pending` while the call waits for a decision (run control's approvals); `closed` when a decision was sent
+   * for a call that no longer waited for one (it was decided, expired, or its run ended).
+   */
+  readonly approval?: 'pending' | 'approved' | 'rejected' | 'closed';
+  /** When the call started and ended (the events' `timestamp`, ms since the epoch), for its duration. */
+  readonly startedAt?: number;
+  readonly endedAt?: number;
 }
 
 /** A line about the run itself: a retry, a fallback, a graceful stop requested. */
@@ -105,6 +116,8 @@ export type Action =
   | { readonly type: 'steered'; readonly runId: string; readonly id: string; readonly text: string }
   | { readonly type: 'withdrawn'; readonly id: string }
   | { readonly type: 'decided'; readonly callId: string; readonly approve: boolean }
+  /** A decision was sent for a call that no longer waits for one (the server answered `decided: false`). */
+  | { readonly type: 'undecidable'; readonly callId: string }
   | { readonly type: 'lost'; readonly notice: string }
   | { readonly type: 'notice'; readonly notice: string | undefined };
 
@@ -139,8 +152,15 @@ export function reduce(state: ChatState, action: Action): ChatState {
           approval: action.approve ? 'approved' : 'rejected',
         })),
       };
+    case 'undecidable':
+      return {
+        ...state,
+        entries: update(state.entries, 'tool', action.callId, (e) => ({ ...e, approval: 'closed' })),
+        notice: 'That call no longer waits for a decision: it was decided already, or its run has ended.',
+      };
     case 'lost':
-      return { ...state, run: undefined, notice: action.notice };
+      // The run is out of reach: nothing it had open goes on being shown as going on.
+      return { ...state, entries: state.entries.map(settle), run: undefined, notice: action.notice };
     case 'notice':
       return { ...state, notice: action.notice };
   }
@@ -154,6 +174,27 @@ export function messagesOf(state: ChatState): Message[] {
     else if (e.kind === 'answer') out.push({ id: e.id, role: 'assistant', content: e.text });
   }
   return out;
+}
+
+/** What the live run is doing, from its state and its open cards (every card of an ended run is settled). */
+export function runActivity(run: LiveRun, entries: readonly Entry[]): RunActivity {
+  const running: string[] = [];
+  let awaitingApproval = false;
+  let writing = false;
+  for (const e of entries) {
+    if (e.kind === 'tool' && e.status === 'running') {
+      if (e.approval === 'pending') awaitingApproval = true;
+      else running.push(e.name);
+    } else if (e.kind === 'answer' && e.open) writing = true;
+  }
+  return {
+    known: run.runId !== undefined,
+    ...(run.stopping ? { stopping: true } : {}),
+    ...(run.stopRequested ? { stopRequested: true } : {}),
+    running,
+    awaitingApproval,
+    writing,
+  };
 }
 
 /** True for the events that end a run's stream. */
@@ -184,7 +225,14 @@ function applyEvent(state: ChatState, event: AGUIEvent): ChatState {
         ...state,
         entries: [
           ...entries,
-          { kind: 'tool', id: event.toolCallId, name: event.toolCallName, args: '', status: 'running' },
+          {
+            kind: 'tool',
+            id: event.toolCallId,
+            name: event.toolCallName,
+            args: '',
+            status: 'running',
+            ...at('startedAt', event.timestamp),
+          },
         ],
       };
     case 'TOOL_CALL_ARGS':
@@ -202,11 +250,12 @@ function applyEvent(state: ChatState, event: AGUIEvent): ChatState {
           result,
           status: failed ? 'failed' : 'done',
           approval: e.approval === 'pending' ? undefined : e.approval,
+          ...at('endedAt', event.timestamp),
         })),
       };
     }
     case 'CUSTOM':
-      return applyCustom(state, event.name, isRecord(event.value) ? event.value : {});
+      return applyCustom(state, event.name, isRecord(event.value) ? event.value : {}, event.timestamp);
     case 'RUN_FINISHED': {
       const type = event.outcome?.type ?? 'success';
       // A graceful stop (Stop after this step) that reached its boundary: a success with result.stopReason 'stopped'.
@@ -229,7 +278,12 @@ function applyEvent(state: ChatState, event: AGUIEvent): ChatState {
 }
 
 /** loopctl's own facts (docs/ui.md, "CUSTOM events"). */
-function applyCustom(state: ChatState, name: string, value: Record<string, unknown>): ChatState {
+function applyCustom(
+  state: ChatState,
+  name: string,
+  value: Record<string, unknown>,
+  timestamp: number | undefined,
+): ChatState {
   const { entries } = state;
   const text = (key: string) => (typeof value[key] === 'string' ? (value[key] as string) : '');
   switch (name) {
@@ -258,16 +312,23 @@ function applyCustom(state: ChatState, name: string, value: Record<string, unkno
     case LOOPCTL_EVENTS.approvalRequested: {
       const callId = text('callId');
       const args = typeof value['arguments'] === 'string' ? value['arguments'] : JSON.stringify(value['arguments']);
-      const card: ToolEntry = { kind: 'tool', id: callId, name: text('name'), args, status: 'running' };
+      const card: ToolEntry = {
+        kind: 'tool',
+        id: callId,
+        name: text('name'),
+        args,
+        status: 'running',
+        ...at('startedAt', timestamp),
+      };
       const listed = find(entries, 'tool', callId) ? entries : [...entries, card];
       return { ...state, entries: update(listed, 'tool', callId, (e) => ({ ...e, approval: 'pending' })) };
     }
     case LOOPCTL_EVENTS.retryScheduled:
-      return note(state, `retry ${value['attempt']} in ${value['delayMs']} ms: ${describe(value['error'])}`);
+      return note(state, retryWords(value));
     case LOOPCTL_EVENTS.fallbackActivated:
-      return note(state, `falling back from ${text('from')} to ${text('to')}`);
+      return note(state, `The model ${text('from')} did not answer; using ${text('to')} instead.`);
     case LOOPCTL_EVENTS.stopRequested:
-      return { ...note(state, 'stopping after this step'), run: { ...state.run, stopRequested: true } };
+      return { ...note(state, 'Stopping after this step…'), run: { ...state.run, stopRequested: true } };
     case LOOPCTL_EVENTS.cancelled: {
       // RUN_FINISHED (cancelled) follows; the outcome card gets the phase and reason now.
       const undelivered = Array.isArray(value['undelivered']) ? value['undelivered'] : [];
@@ -292,16 +353,38 @@ function applyCustom(state: ChatState, name: string, value: Record<string, unkno
   }
 }
 
-/** The run ended: its outcome card (unless `loopctl.cancelled` placed it), no live run. */
+/**
+ * The run ended: its outcome card (unless `loopctl.cancelled` placed it), no live run, and everything it had
+ * open settled (see {@link settle}).
+ */
 function ended(state: ChatState, outcome: OutcomeEntry): ChatState {
   const placed = state.entries.some((e) => e.kind === 'outcome' && e.id === outcome.id && outcome.id !== '');
   const entries = placed ? state.entries : [...state.entries, outcome];
   // Steering still queued stays in the thread's mailbox for the next run; injected steering is history now.
   const steering = state.steering.filter((s) => s.status === 'queued');
-  return { ...state, entries: entries.map(closeAnswer), steering, run: undefined };
+  return { ...state, entries: entries.map(settle), steering, run: undefined };
 }
 
-const closeAnswer = (e: Entry): Entry => (e.kind === 'answer' && e.open ? { ...e, open: false } : e);
+/**
+ * An entry once its run has ended: an open answer closed; a call still running `stopped` (the run's end
+ * stopped it: a cancel kills a tool's work), a call still waiting for approval or never started `not_run`,
+ * and no decision left to take.
+ */
+export function settle(e: Entry): Entry {
+  if (e.kind === 'answer') return e.open ? { ...e, open: false } : e;
+  if (e.kind !== 'tool' || e.status !== 'running') return e;
+  const waited = e.approval === 'pending' || e.approval === 'closed';
+  const { approval: _dropped, ...rest } = e;
+  return waited ? { ...rest, status: 'not_run' } : { ...rest, status: 'stopped', ...keep(e.approval) };
+}
+
+/** An approval that was given stays on the card (it was approved, then the run ended while it ran). */
+const keep = (approval: ToolEntry['approval']) =>
+  approval === 'approved' || approval === 'rejected' ? { approval } : {};
+
+/** `{ [key]: timestamp }` when the event has one. */
+const at = <K extends string>(key: K, timestamp: number | undefined) =>
+  (timestamp === undefined ? {} : { [key]: timestamp }) as Partial<Record<K, number>>;
 
 function note(state: ChatState, text: string): ChatState {
   const id = `note-${state.run?.lastEventId ?? state.entries.length}`;
