@@ -166,9 +166,10 @@ export function retryWords(value: Record<string, unknown>): string {
   return `The model did not answer${error ? ` (${error.trim()})` : ''}; trying again${delay}${attempt}.`;
 }
 
-/** A duration in ms as "0.4 s", "12 s", "2 min 5 s". */
+/** A duration in ms as "42 ms", "1.2 s", "12 s", "2 min 5 s". */
 export function durationWords(ms: number): string {
   if (ms < 0) return '';
+  if (ms < 1000) return `${Math.round(ms)} ms`;
   if (ms < 10_000) return `${(Math.round(ms / 100) / 10).toFixed(1)} s`;
   if (ms < 60_000) return `${Math.round(ms / 1000)} s`;
   const s = Math.round(ms / 1000);
