@@ -382,6 +382,7 @@ describe('web app state: a terminal settles every open card', () => {
       name: 'write_file',
       args: '{"path":"a.md"}',
       status: 'not_run',
+      approval: 'closed', // the card goes on saying the decision came too late; no buttons
     });
   });
 

@@ -367,15 +367,16 @@ function ended(state: ChatState, outcome: OutcomeEntry): ChatState {
 
 /**
  * An entry once its run has ended: an open answer closed; a call still running `stopped` (the run's end
- * stopped it: a cancel kills a tool's work), a call still waiting for approval or never started `not_run`,
- * and no decision left to take.
+ * stopped it: a cancel kills a tool's work), a call still waiting for approval `not_run`, and no decision
+ * left to take (a decision the server refused stays said: `closed`).
  */
 export function settle(e: Entry): Entry {
   if (e.kind === 'answer') return e.open ? { ...e, open: false } : e;
   if (e.kind !== 'tool' || e.status !== 'running') return e;
   const waited = e.approval === 'pending' || e.approval === 'closed';
   const { approval: _dropped, ...rest } = e;
-  return waited ? { ...rest, status: 'not_run' } : { ...rest, status: 'stopped', ...keep(e.approval) };
+  if (waited) return { ...rest, status: 'not_run', ...(e.approval === 'closed' ? { approval: 'closed' } : {}) };
+  return { ...rest, status: 'stopped', ...keep(e.approval) };
 }
 
 /** An approval that was given stays on the card (it was approved, then the run ended while it ran). */

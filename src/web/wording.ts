@@ -64,6 +64,7 @@ const REASON_TEXT_WORDS: Readonly<Record<string, string>> = {
   SIGINT: 'The server was stopped (Ctrl-C)',
   SIGTERM: 'The server was stopped',
   '/cancel': 'Stopped with /cancel',
+  cancelled: 'It was cancelled', // loopctl/http's default reason of POST /runs/:runId/cancel
 };
 
 /**
