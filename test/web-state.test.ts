@@ -174,7 +174,7 @@ describe('web app state: events by hand (run control, retries, failures)', () =>
     expect(s.entries.slice(1)).toEqual([{ kind: 'answer', id: 'm6', text: 'Whole answer.', open: true }]);
   });
 
-  it('an approval request puts Approve/Reject on the card; a decision taken marks it; the result clears it', () => {
+  it('an approval request puts Approve/Reject on the card; a decision marks it; its start keeps the arguments once', () => {
     let s = started();
     const value = { callId: 'c9', name: 'write_file', arguments: '{"path":"a.md"}' };
     s = reduce(s, frame('4', { type: 'CUSTOM', name: 'loopctl.approval_requested', value }));
@@ -189,6 +189,8 @@ describe('web app state: events by hand (run control, retries, failures)', () =>
     const rejected = reduce(s, { type: 'decided', callId: 'c9', approve: false });
     expect(rejected.entries.at(-1)).toMatchObject({ approval: 'rejected' });
     s = reduce(s, frame('5:0', { type: 'TOOL_CALL_START', toolCallId: 'c9', toolCallName: 'write_file' }));
+    s = reduce(s, frame('5:1', { type: 'TOOL_CALL_ARGS', toolCallId: 'c9', delta: '{"path":"a.md"}' }));
+    expect(s.entries.at(-1)).toMatchObject({ args: '{"path":"a.md"}' }); // the arguments once, not twice
     s = reduce(
       s,
       frame('6', {

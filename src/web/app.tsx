@@ -39,12 +39,16 @@ export function App({ store, info }: { store: ChatStore; info: ServerInfo | unde
           {info ? (
             <>
               <span>{info.model}</span> <span title={info.folder}>{info.folder}</span>
-              {info.confirm && <span className="badge">asks before writes and shell commands</span>}
             </>
           ) : (
             'loopctl serve'
           )}
         </p>
+        {info?.confirm && (
+          <span className="badge" title="loopctl serve --confirm">
+            Asks before writes and shell commands
+          </span>
+        )}
         <button type="button" onClick={() => store.newChat()} disabled={run !== undefined}>
           New chat
         </button>

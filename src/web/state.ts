@@ -220,7 +220,16 @@ function applyEvent(state: ChatState, event: AGUIEvent): ChatState {
     case 'TEXT_MESSAGE_END':
       return { ...state, entries: update(entries, 'answer', event.messageId, (e) => ({ ...e, open: false })) };
     case 'TOOL_CALL_START':
-      if (find(entries, 'tool', event.toolCallId)) return state;
+      // A card an approval request made: the call starts now and its arguments stream again (TOOL_CALL_ARGS).
+      if (find(entries, 'tool', event.toolCallId))
+        return {
+          ...state,
+          entries: update(entries, 'tool', event.toolCallId, (e) => ({
+            ...e,
+            args: '',
+            ...at('startedAt', event.timestamp),
+          })),
+        };
       return {
         ...state,
         entries: [

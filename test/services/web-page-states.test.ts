@@ -156,6 +156,7 @@ describe('the page in Chromium: serve --confirm', () => {
       await poll(() => outcomes(page)).toEqual(['Done.']);
       expect(await cardStatus(page, 'write_file')).toBe('done');
       expect(await card(page, 'write_file').locator('.tool-decision').innerText()).toBe('You approved it.');
+      expect(await card(page, 'write_file').locator('.tool-line').innerText()).toBe('path: plan.md, content: # plan');
       expect(readFileSync(path.join(folder, 'plan.md'), 'utf8')).toBe('# plan\n');
       expect(await decisionButtons(page)).toBe(0);
       expect(model.requests.length).toBe(n + 2);
@@ -263,7 +264,8 @@ describe('the page in Chromium: failures and the rest', () => {
     const { page } = await openPage({ viewport: { width: 390, height: 760 }, colorScheme: 'dark' });
     await withScreenshot(page, 'empty', async () => {
       expect(await page.getByRole('heading', { name: 'What should loopctl do?' }).isVisible()).toBe(true);
-      expect(await page.locator('.top .badge').isVisible()).toBe(false); // the header's meta is hidden when narrow
+      expect(await page.locator('.top .meta').isVisible()).toBe(false); // the header's details are hidden when narrow
+      expect(await page.locator('.top .badge').innerText()).toBe('Asks before writes and shell commands');
       await shot(page, 'empty-narrow-dark');
       const width = await page.evaluate(() => document.documentElement.scrollWidth);
       expect(width).toBeLessThanOrEqual(390); // nothing wider than the screen
