@@ -70,9 +70,8 @@ describe('page wording', () => {
       expect([text, cancelReasonWords(text)]).toEqual([text, words]);
       if (typeof reason !== 'string') inWords(cancelReasonWords(text));
     }
-    console.log(
-      `${cases.length} cancel reasons worded, e.g. ${describeValue(stopTimeoutReason(25_000))} → ${cancelReasonWords(describeValue(stopTimeoutReason(25_000)))}`,
-    );
+    const timeout = describeValue(stopTimeoutReason(25_000));
+    console.log(`${cases.length} cancel reasons worded, e.g. ${timeout} → ${cancelReasonWords(timeout)}`);
   });
 
   it('an outcome line: a headline, and where and why for a cancel, the message for a failure', () => {
@@ -86,7 +85,8 @@ describe('page wording', () => {
     ).toEqual({
       headline: 'Stopped.',
       detail:
-        'The server is restarting: the run was stopped after its current step (it waited 25 s for it) while a tool was running.',
+        'The server is restarting: the run was stopped after its current step (it waited 25 s for it) ' +
+        'while a tool was running.',
     });
     expect(outcomeWords({ outcome: 'failed', code: 'max_turns', reason: 'turn limit reached (2)' })).toEqual({
       headline: STOP_REASON_WORDS.max_turns,

@@ -26,6 +26,8 @@ export function markdownBlocks(text: string): string[] {
 }
 
 const SAFE_URL = /^(?:https?:|mailto:)/i;
+/** A link opens in a new tab, tells the target nothing about the page, and vouches for nothing. */
+const NEW_TAB = 'target="_blank" rel="noopener noreferrer nofollow"';
 
 /** `&`, `<`, `>`, `"` and `'` as entities. */
 export function escapeHtml(text: string): string {
@@ -57,13 +59,13 @@ const markdown = new Marked({
       const url = safeUrl(token.href);
       if (url === undefined) return inner;
       const title = token.title ? ` title="${escapeHtml(token.title)}"` : '';
-      return `<a href="${escapeHtml(url)}"${title} target="_blank" rel="noopener noreferrer nofollow">${inner}</a>`;
+      return `<a href="${escapeHtml(url)}"${title} ${NEW_TAB}>${inner}</a>`;
     },
     image({ href, text }: Tokens.Image): string {
       const url = safeUrl(href);
       const label = `image: ${text || 'untitled'}`;
       if (url === undefined) return escapeHtml(`[${label}]`);
-      return `<a href="${escapeHtml(url)}" target="_blank" rel="noopener noreferrer nofollow">[${escapeHtml(label)}]</a>`;
+      return `<a href="${escapeHtml(url)}" ${NEW_TAB}>[${escapeHtml(label)}]</a>`;
     },
     code({ text, lang }: Tokens.Code): string {
       const language = (lang ?? '').trim().split(/\s+/)[0] ?? '';

@@ -34,11 +34,11 @@ export interface ServeSettings {
 /**
  * `loopctl serve [--port N] [--confirm]`: the web app and loopctl/http on 127.0.0.1, with the CLI's model (the
  * offline model by default) and tools; with `--confirm`, write_file and run_shell calls wait for Approve or
- * Reject in the page (`loopctl.approval_requested`, decided through the decision route). Prints the address with the launch's token on stdout, the model line on
- * stderr, and serves until a stop: the first SIGINT or SIGTERM cancels every live run (each ends
- * `run_cancelled` with the signal as its reason, which its open streams carry to the pages), closes the
- * server and resolves with 130 or 143; a second stop exits at once. A port in use (or refused) resolves with
- * 2 and a line naming the port; a web app that is not built with 1.
+ * Reject in the page (`loopctl.approval_requested`, decided through the decision route). Prints the address
+ * with the launch's token on stdout, the model line on stderr, and serves until a stop: the first SIGINT or
+ * SIGTERM cancels every live run (each ends `run_cancelled` with the signal as its reason, which its open
+ * streams carry to the pages), closes the server and resolves with 130 or 143; a second stop exits at once. A
+ * port in use (or refused) resolves with 2 and a line naming the port; a web app that is not built with 1.
  */
 export async function runServe(
   options: CliOptions,
