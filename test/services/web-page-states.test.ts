@@ -1,11 +1,13 @@
 /**
  * The web app's states in Chromium against `loopctl serve --confirm --allow-shell --max-turns 2` (the built
  * bin) and a local OpenAI-compatible model server that holds its next chunk until released: an answer
- * streaming as Markdown (a heading, bold, inline code, a code block with Copy, a list, a link); model output
+ * streaming as Markdown (a heading, bold, inline code, a code block with Copy, a list, a link), its finished
+ * blocks left in place while the rest streams (no re-render, no flicker); model output
  * with HTML and scripts rendered inert; a write waiting for Approve/Reject in the page, approved (the file is
  * written) and rejected (the model reads the refusal); Stop with one call running and one awaiting approval
  * (neither card left running or pending, no decision buttons left); a decision for a call that no longer
- * waits, said in words; a failed run in words. Each state's screenshot is saved in test/services/output
+ * waits, said in words; the offline model's write under `serve --confirm`, approved in the page; a failed run
+ * in words. Each state's screenshot is saved in test/services/output
  * (page-*.png) to be looked at; no wall-clock assertion.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -97,9 +99,12 @@ describe('the page in Chromium: answers as Markdown', () => {
       const font = await answer.locator('pre code').evaluate((el) => getComputedStyle(el).fontFamily);
       expect(font).toMatch(/mono/i);
       expect(await status(page)).toBe('Writing…');
+      // Tag the finished blocks' elements: the rest of the stream must leave them in place (no re-render).
+      await answer.locator('h2, strong').evaluateAll((els) => els.forEach((el) => el.setAttribute('data-seen', '')));
       await shot(page, 'streaming');
       model.release(n);
       await poll(() => outcomes(page)).toEqual(['Done.']);
+      expect(await answer.locator('h2[data-seen], strong[data-seen]').count()).toBe(2);
       expect(await answer.locator('li').allInnerTexts()).toEqual(['first', 'second']);
       const link = answer.getByRole('link', { name: 'the docs' });
       expect([
@@ -242,6 +247,44 @@ describe('the page in Chromium: serve --confirm', () => {
       expect(await decisionButtons(page)).toBe(0);
       expect(existsSync(path.join(folder, 'late.md'))).toBe(false);
     });
+  });
+});
+
+describe('the page in Chromium: serve --confirm with the offline model', () => {
+  it('"summarise notes.md into SUMMARY.md": the write waits in the page; approved, the file holds the summary', async () => {
+    const dir = tempFolder({ 'notes.md': '# Notes\n\nThe build uses Vite.\n\nThe tests use Vitest and Chromium.\n' });
+    const offline = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--confirm'], {
+      cwd: dir,
+      env: cliEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    try {
+      let out = '';
+      offline.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+      const at = await waitFor('the offline serve address', () => /http:\/\/\S+\?token=\S+/.exec(out)?.[0]);
+      const context = await browser.newContext({ viewport: { width: 900, height: 760 } });
+      const page = await context.newPage();
+      await page.goto(at);
+      await withScreenshot(page, 'offline-confirm', async () => {
+        expect(await page.locator('.top .meta').innerText()).toMatch(/^offline model/);
+        await send(page, 'summarise notes.md into SUMMARY.md');
+        await poll(() => cardStatus(page, 'write_file')).toBe('waiting for your approval');
+        expect(await card(page, 'write_file').locator('.tool-line').innerText()).toMatch(
+          /^path: SUMMARY\.md, content: /,
+        );
+        expect(existsSync(path.join(dir, 'SUMMARY.md'))).toBe(false);
+        await shot(page, 'offline-approval');
+        await card(page, 'write_file').getByRole('button', { name: 'Approve' }).click();
+        await poll(() => outcomes(page)).toEqual(['Done.']);
+        expect(readFileSync(path.join(dir, 'SUMMARY.md'), 'utf8')).toContain('Vite');
+        // The offline model's answer is Markdown too: its summary points are a list.
+        expect(await page.locator('[data-entry="answer"] li').count()).toBeGreaterThan(0);
+        await shot(page, 'offline-done');
+      });
+      await context.close();
+    } finally {
+      offline.kill('SIGKILL');
+    }
   });
 });
 
