@@ -169,8 +169,8 @@ describe('the page in Chromium: serve --confirm', () => {
     });
   });
 
-  it('rejected with a reason: the call does not run, the model reads the refusal', async () => {
-    const { page } = await openPage();
+  it('rejected with a reason: the call does not run, the model reads the refusal (dark, narrow)', async () => {
+    const { page } = await openPage({ colorScheme: 'dark', viewport: { width: 390, height: 760 } });
     await withScreenshot(page, 'reject', async () => {
       const n = model.requests.length;
       const call = { id: 'call_w2', name: 'write_file', args: { path: 'nope.md', content: 'x' } };
@@ -178,6 +178,7 @@ describe('the page in Chromium: serve --confirm', () => {
       await send(page, 'write nope.md');
       await poll(() => cardStatus(page, 'write_file')).toBe('waiting for your approval');
       await card(page, 'write_file').getByLabel('Reason').fill('not today');
+      await shot(page, 'approval-dark-narrow');
       await card(page, 'write_file').getByRole('button', { name: 'Reject' }).click();
       await poll(() => outcomes(page)).toEqual(['Done.']);
       expect(await cardStatus(page, 'write_file')).toBe('failed');
