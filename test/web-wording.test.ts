@@ -11,6 +11,8 @@ import { DISCONNECTED_REASON } from '../src/http/index.js';
 import { stopTimeoutReason } from '../src/control/stop.js';
 import {
   PHASE_WORDS,
+  argsLine,
+  argsText,
   STOP_REASON_WORDS,
   cancelReasonWords,
   durationWords,
@@ -103,5 +105,17 @@ describe('page wording', () => {
       '12 s',
       '2 min 5 s',
     ]);
+  });
+
+  it("a call's arguments: one line of key: value for a card's head (at most 100 characters), indented in full", () => {
+    expect(argsLine('{"path":"notes.md","limit":3,"deep":{"a":[1]}}')).toBe(
+      'path: notes.md, limit: 3, deep: {"a":[1]}',
+    );
+    expect(argsLine('{"content":"line 1\\nline 2"}')).toBe('content: line 1 line 2');
+    expect(argsLine('not json\n at all')).toBe('not json at all');
+    const long = argsLine(JSON.stringify({ text: 'x'.repeat(300) }));
+    expect([long.length, long.endsWith('…')]).toEqual([100, true]);
+    expect(argsText('{"path":"a.md"}')).toBe('{\n  "path": "a.md"\n}');
+    expect(argsText('{"path":')).toBe('{"path":'); // cut-off JSON as it came
   });
 });

@@ -1,7 +1,7 @@
 import { memo, useId, useState } from 'react';
 import type { ToolEntry } from './state.js';
 import type { ChatStore } from './store.js';
-import { durationWords, TOOL_STATUS_WORDS } from './wording.js';
+import { argsLine, argsText, durationWords, TOOL_STATUS_WORDS } from './wording.js';
 
 /**
  * A tool call at a glance: its name, its arguments on one line, its status in words and how long it took; the
@@ -17,7 +17,7 @@ export const ToolCard = memo(function ToolCard({ call, store }: { call: ToolEntr
           <span className="tool-dot" aria-hidden="true" />
           <span className="tool-name">{call.name}</span>
           <span className="tool-line" title={call.args}>
-            {oneLine(call.args)}
+            {argsLine(call.args)}
           </span>
           <span className="tool-status">{TOOL_STATUS_WORDS[state]}</span>
           {took !== undefined && <span className="tool-time">{durationWords(took)}</span>}
@@ -27,7 +27,7 @@ export const ToolCard = memo(function ToolCard({ call, store }: { call: ToolEntr
         )}
         <details open={state === 'awaiting'}>
           <summary>Arguments</summary>
-          <pre className="tool-args">{pretty(call.args)}</pre>
+          <pre className="tool-args">{argsText(call.args)}</pre>
         </details>
         {call.result !== undefined && (
           <details open={call.status === 'failed'}>
@@ -62,30 +62,4 @@ function Approval({ call, store }: { call: ToolEntry; store: ChatStore }) {
       </button>
     </div>
   );
-}
-
-/** Arguments as indented JSON when they are JSON, else as they came. */
-function pretty(args: string): string {
-  try {
-    return JSON.stringify(JSON.parse(args), null, 2);
-  } catch {
-    return args;
-  }
-}
-
-/** Arguments on one line: `path: notes.md, limit: 3` for a JSON object, else the text; at most 100 characters. */
-export function oneLine(args: string): string {
-  let line = args.replace(/\s+/g, ' ').trim();
-  try {
-    const parsed: unknown = JSON.parse(args);
-    if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) {
-      line = Object.entries(parsed)
-        .map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`)
-        .join(', ')
-        .replace(/\s+/g, ' ');
-    }
-  } catch {
-    /* not JSON: as it came */
-  }
-  return line.length > 100 ? `${line.slice(0, 99)}…` : line;
 }

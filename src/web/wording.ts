@@ -187,6 +187,32 @@ export const TOOL_STATUS_WORDS = {
   awaiting: 'waiting for your approval',
 } as const;
 
+/** A tool call's arguments (JSON text as the model wrote it) in full, indented when JSON, else as they came. */
+export function argsText(args: string): string {
+  try {
+    return JSON.stringify(JSON.parse(args), null, 2);
+  } catch {
+    return args;
+  }
+}
+
+/** Arguments on one line: `path: notes.md, limit: 3` for a JSON object, else the text; at most 100 characters. */
+export function argsLine(args: string): string {
+  let line = args.replace(/\s+/g, ' ').trim();
+  try {
+    const parsed: unknown = JSON.parse(args);
+    if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) {
+      line = Object.entries(parsed)
+        .map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`)
+        .join(', ')
+        .replace(/\s+/g, ' ');
+    }
+  } catch {
+    /* not JSON: as it came */
+  }
+  return line.length > 100 ? `${line.slice(0, 99)}…` : line;
+}
+
 const NOT_JSON = Symbol('not JSON');
 
 /** `ms` as "25 s" (whole seconds), or "500 ms" under a second. */
