@@ -72,8 +72,18 @@ describe('subcommands and tasks', () => {
     expect(() => parseCli(['--port', '80', 'x'])).toThrow('option --port is an option of loopctl serve');
     expect(() => parseCli(['serve', '--port', '65536'])).toThrow('option --port must be an integer from 0 to 65535');
     expect(() => parseCli(['serve', '--port', '-1'])).toThrow(UsageError);
-    for (const flag of ['--json', '--confirm', '--interactive'])
+    for (const flag of ['--json', '--interactive'])
       expect(() => parseCli(['serve', flag])).toThrow(`option ${flag} is not an option of loopctl serve`);
+  });
+
+  it('serve takes --confirm (the page asks); worker and serve --queue refuse it', () => {
+    expect(parseCli(['serve', '--confirm'], {}, false)).toMatchObject({ kind: 'serve', options: { confirm: true } });
+    expect(() => parseCli(['worker', '--queue', 'redis://127.0.0.1:6379', '--confirm'])).toThrow(
+      'option --confirm is not an option of loopctl worker',
+    );
+    expect(() => parseCli(['serve', '--queue', 'redis://127.0.0.1:6379', '--confirm'])).toThrow(
+      'option --confirm cannot be combined with --queue: the workers run the tools',
+    );
   });
 
   it('an unknown option is a usage error naming it', () => {

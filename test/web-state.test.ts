@@ -10,7 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { parseEventId, toAgUiFrames, type AgUiFrame } from '../src/ag-ui/index.js';
 import { defineAgent, localRuns, tool, type Runs } from '../src/index.js';
 import { gate, scriptedModel, type ScriptedStep } from '../src/testing/index.js';
-import { initialState, messagesOf, reduce, type Action, type ChatState } from '../src/web/state.js';
+import { initialState, messagesOf, reduce, runActivity, type Action, type ChatState } from '../src/web/state.js';
+import { statusWords } from '../src/web/wording.js';
 import { z } from 'zod';
 
 const THREAD = 'thread-1';
@@ -53,10 +54,21 @@ describe('web app state: a real run', () => {
     expect(state.run).toBeUndefined();
     expect(state.entries).toEqual([
       { kind: 'user', id: 'u1', text: 'hello?' },
-      { kind: 'tool', id: 'c1', name: 'lookup', args: '{"word":"hi"}', status: 'done', result: 'hi: a greeting' },
+      {
+        kind: 'tool',
+        id: 'c1',
+        name: 'lookup',
+        args: '{"word":"hi"}',
+        status: 'done',
+        result: 'hi: a greeting',
+        startedAt: expect.any(Number),
+        endedAt: expect.any(Number),
+      },
       { kind: 'answer', id: expect.stringMatching(/^loopctl:/), text: 'Hi means hello.', open: false },
       { kind: 'outcome', id: runId, outcome: 'completed' },
     ]);
+    const card = state.entries[1] as { startedAt: number; endedAt: number };
+    expect(card.endedAt).toBeGreaterThanOrEqual(card.startedAt); // the card's duration, from the events' timestamps
     // The next run's input: the user's message and loopctl's answer (a minted id: the server ignores it).
     expect(messagesOf(state).map((m) => [m.role, m.content])).toEqual([
       ['user', 'hello?'],
@@ -162,7 +174,7 @@ describe('web app state: events by hand (run control, retries, failures)', () =>
     expect(s.entries.slice(1)).toEqual([{ kind: 'answer', id: 'm6', text: 'Whole answer.', open: true }]);
   });
 
-  it('an approval request puts Approve/Reject on the card; a decision taken marks it; the result clears it', () => {
+  it('an approval request puts Approve/Reject on the card; a decision marks it; its start keeps the arguments once', () => {
     let s = started();
     const value = { callId: 'c9', name: 'write_file', arguments: '{"path":"a.md"}' };
     s = reduce(s, frame('4', { type: 'CUSTOM', name: 'loopctl.approval_requested', value }));
@@ -177,6 +189,8 @@ describe('web app state: events by hand (run control, retries, failures)', () =>
     const rejected = reduce(s, { type: 'decided', callId: 'c9', approve: false });
     expect(rejected.entries.at(-1)).toMatchObject({ approval: 'rejected' });
     s = reduce(s, frame('5:0', { type: 'TOOL_CALL_START', toolCallId: 'c9', toolCallName: 'write_file' }));
+    s = reduce(s, frame('5:1', { type: 'TOOL_CALL_ARGS', toolCallId: 'c9', delta: '{"path":"a.md"}' }));
+    expect(s.entries.at(-1)).toMatchObject({ args: '{"path":"a.md"}' }); // the arguments once, not twice
     s = reduce(
       s,
       frame('6', {
@@ -227,13 +241,13 @@ describe('web app state: events by hand (run control, retries, failures)', () =>
       frame('4', {
         type: 'CUSTOM',
         name: 'loopctl.retry_scheduled',
-        value: { attempt: 2, delayMs: 500, error: { name: 'ModelCallError' } },
+        value: { attempt: 2, delayMs: 500, error: { name: 'ModelCallError', message: 'HTTP 503' } },
       }),
     );
     s = reduce(s, frame('5', { type: 'CUSTOM', name: 'loopctl.stop_requested', value: { at: 'turn_end' } }));
     expect(s.entries.slice(-2)).toEqual([
-      { kind: 'note', id: 'note-4', text: 'retry 2 in 500 ms: {"name":"ModelCallError"}' },
-      { kind: 'note', id: 'note-5', text: 'stopping after this step' },
+      { kind: 'note', id: 'note-4', text: 'The model did not answer (HTTP 503); trying again in 500 ms (attempt 2).' },
+      { kind: 'note', id: 'note-5', text: 'Stopping after this step…' },
     ]);
     expect(s.run?.stopRequested).toBe(true);
     s = reduce(s, frame('9', { type: 'RUN_ERROR', message: 'turn limit reached (20)', code: 'max_turns' }));
@@ -245,6 +259,8 @@ describe('web app state: events by hand (run control, retries, failures)', () =>
       reason: 'turn limit reached (20)',
       code: 'max_turns',
     });
+    // The failure ended the call that was still running: its card no longer reads running.
+    expect(s.entries.find((e) => e.kind === 'tool')).toMatchObject({ id: 'c1', status: 'stopped' });
   });
 
   it('a cancelled run gives its steering back: those items are queued again for the next run', () => {
@@ -270,5 +286,132 @@ describe('web app state: events by hand (run control, retries, failures)', () =>
     expect(s.entries.filter((e) => e.kind === 'outcome')).toEqual([
       { kind: 'outcome', id: 'r1', outcome: 'cancelled', phase: 'tool_call', reason: 'x' },
     ]);
+  });
+});
+
+describe('web app state: a terminal settles every open card', () => {
+  const hang = tool({
+    name: 'hang',
+    description: 'Runs until cancelled.',
+    parameters: z.object({}),
+    execute: (_args, ctx) =>
+      new Promise<string>((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason))),
+  });
+  const write = tool({
+    name: 'write_file',
+    description: 'Writes a file.',
+    parameters: z.object({ path: z.string() }),
+    needsApproval: true,
+    execute: async () => 'written',
+  });
+
+  /** A run whose one step calls `hang` and `write_file` together, cancelled once both are open. */
+  async function stoppedBatch() {
+    const model = scriptedModel([
+      {
+        toolCalls: [
+          { name: 'hang', arguments: {}, callId: 'h1' },
+          { name: 'write_file', arguments: { path: 'a.md' }, callId: 'w1' },
+        ],
+      },
+    ]);
+    const runs = localRuns({
+      agents: { helper: defineAgent({ name: 'helper', instructions: 'i', model, tools: [hang, write] }) },
+    });
+    const { runId } = await runs.start({ agent: 'helper', threadId: THREAD, input: 'go', principal: 'p' });
+    const open = gate();
+    const seen = new Set<string>();
+    const watching = runs.events(runId, { principal: 'p' }).subscribe((e) => {
+      if (e.type === 'tool_call_started' || e.type === 'tool_approval_requested') seen.add(e.type);
+      if (seen.size === 2) open.open();
+    });
+    await open.promise;
+    watching.unsubscribe();
+    expect(await runs.cancel(runId, 'stopped by the user', 'p')).toBe(true);
+    const frames = await lastValueFrom(
+      runs.events(runId, { principal: 'p' }).pipe(toAgUiFrames({ threadId: THREAD }), toArray()),
+    );
+    return { runId, frames };
+  }
+
+  it('Stop with a call running and one awaiting approval: stopped, not run, no decision left on any card', async () => {
+    const { runId, frames } = await stoppedBatch();
+    const state = apply(sent(), frames);
+    const cards = state.entries.filter((e) => e.kind === 'tool');
+    console.log('cards after Stop:', cards.map((c) => `${c.id} ${c.status} ${c.approval ?? '-'}`).join('; '));
+    expect([...cards].sort((a, b) => a.id.localeCompare(b.id))).toEqual([
+      expect.objectContaining({ id: 'h1', name: 'hang', status: 'stopped' }),
+      expect.objectContaining({ id: 'w1', name: 'write_file', status: 'not_run' }),
+    ]);
+    expect(cards.some((c) => c.approval !== undefined)).toBe(false);
+    expect(state.entries.at(-1)).toMatchObject({ kind: 'outcome', id: runId, outcome: 'cancelled' });
+    expect(state.run).toBeUndefined();
+  });
+
+  it('at every frame of that run, a terminal there leaves nothing running, pending or open', async () => {
+    const { frames } = await stoppedBatch();
+    const end = frame('end', { type: 'RUN_ERROR', message: 'worker gone', code: 'worker_lost' });
+    let checked = 0;
+    for (let i = 0; i <= frames.length; i++) {
+      const before = apply(sent(), frames.slice(0, i));
+      if (before.run === undefined) continue; // the run's own terminal is in this prefix already
+      const state = reduce(before, end);
+      for (const e of state.entries) {
+        if (e.kind === 'tool') expect([e.id, e.status]).not.toEqual([e.id, 'running']);
+        if (e.kind === 'tool') expect([e.id, e.approval]).not.toEqual([e.id, 'pending']);
+        if (e.kind === 'answer') expect(e.open).toBe(false);
+      }
+      checked++;
+    }
+    console.log(`terminal after each of ${checked} prefixes: no card running or pending, no answer open`);
+    expect(checked).toBe(frames.length); // the last prefix holds the real terminal already
+  });
+
+  it('a decision the server no longer takes (decided: false) says so on the card and in the notice', () => {
+    let s = reduce(
+      reduce(sent(), { type: 'run', runId: 'r1' }),
+      frame('0', { type: 'RUN_STARTED', threadId: THREAD, runId: 'r1' }),
+    );
+    const value = { callId: 'c9', name: 'write_file', arguments: '{"path":"a.md"}' };
+    s = reduce(s, frame('4', { type: 'CUSTOM', name: 'loopctl.approval_requested', value }));
+    s = reduce(s, { type: 'undecidable', callId: 'c9' });
+    expect(s.entries.at(-1)).toMatchObject({ id: 'c9', approval: 'closed', status: 'running' });
+    expect(s.notice).toBe('That call no longer waits for a decision: it was decided already, or its run has ended.');
+    s = reduce(s, frame('9', { type: 'RUN_FINISHED', threadId: THREAD, runId: 'r1', outcome: { type: 'cancelled' } }));
+    expect(s.entries.find((e) => e.kind === 'tool')).toEqual({
+      kind: 'tool',
+      id: 'c9',
+      name: 'write_file',
+      args: '{"path":"a.md"}',
+      status: 'not_run',
+      approval: 'closed', // the card goes on saying the decision came too late; no buttons
+    });
+  });
+
+  it('the status line in words: starting, thinking, writing, running a tool, waiting for approval, stopping', () => {
+    let s = reduce(sent(), { type: 'run', runId: 'r1' });
+    const words = () => statusWords(runActivity(s.run!, s.entries));
+    expect(statusWords(runActivity({}, []))).toBe('Starting…');
+    expect(words()).toBe('Thinking…');
+    s = reduce(s, frame('1:0', { type: 'TEXT_MESSAGE_START', messageId: 'm1', role: 'assistant' }));
+    expect(words()).toBe('Writing…');
+    s = reduce(s, frame('2:0', { type: 'TEXT_MESSAGE_END', messageId: 'm1' }));
+    s = reduce(s, frame('3:0', { type: 'TOOL_CALL_START', toolCallId: 'c1', toolCallName: 'read_file' }));
+    expect(words()).toBe('Running read_file…');
+    s = reduce(s, frame('3:1', { type: 'TOOL_CALL_START', toolCallId: 'c2', toolCallName: 'list_files' }));
+    expect(words()).toBe('Running 2 tools…');
+    const value = { callId: 'c3', name: 'write_file', arguments: '{}' };
+    s = reduce(s, frame('4', { type: 'CUSTOM', name: 'loopctl.approval_requested', value }));
+    expect(words()).toBe('Waiting for your approval');
+    s = reduce(s, frame('5', { type: 'CUSTOM', name: 'loopctl.stop_requested', value: { at: 'turn_end' } }));
+    expect(words()).toBe('Waiting for your approval'); // the person is asked: that comes first
+    s = reduce(s, { type: 'decided', callId: 'c3', approve: true });
+    s = reduce(
+      s,
+      frame('6', { type: 'TOOL_CALL_RESULT', messageId: 'x', toolCallId: 'c3', content: 'ok', role: 'tool' }),
+    );
+    expect(words()).toBe('Stopping after this step…');
+    s = reduce(s, { type: 'stopping' });
+    expect(words()).toBe('Stopping…');
   });
 });

@@ -166,7 +166,8 @@ export function parseCli(
   if (baseURL !== undefined) checkBaseURL('option --base-url', baseURL);
   if (values['allow-shell'] && values['read-only'])
     throw new UsageError('options --allow-shell and --read-only cannot be combined: the shell can write files');
-  if (values.confirm && mode === 'script')
+  if (values.confirm && mode === 'script' && !serving)
+    // serve --confirm asks in the page
     throw new UsageError(
       'option --confirm needs a terminal or a task argument: with piped tasks, stdin cannot also answer',
     );

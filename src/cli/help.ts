@@ -91,7 +91,7 @@ export function helpText(): string {
     [
       '--confirm',
       'ask "allow? [y/N]" on stdin before each write_file and run_shell call; anything but y or yes ' +
-        'refuses (default: off)',
+        'refuses; with serve, Approve/Reject in the page (default: off)',
     ],
     ['--json', 'write the run events as NDJSON on stdout, one per line; human lines go to stderr (default: off)'],
     [

@@ -25,6 +25,8 @@ export interface ServerInfo {
   readonly folder: string;
   readonly tools: readonly string[];
   readonly version: string;
+  /** `serve --confirm`: write_file and run_shell calls wait for Approve/Reject in the page. */
+  readonly confirm?: boolean;
 }
 
 /** A run start: its event stream, or (202) the id of the steering item it became in the thread's live run. */

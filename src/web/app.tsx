@@ -7,15 +7,28 @@ import { SteeringList } from './steering-list.js';
 import type { ChatStore } from './store.js';
 import { Transcript } from './transcript.js';
 
+/** What a first message could be (the offline model knows these shapes: docs/cli.md). */
+const EXAMPLES = ['List the markdown files', 'How many lines are in README.md?', 'Find TODO in the files'];
+
 /**
  * The page: the conversation, the run's controls while it works (Stop, Stop after this step), the steering
  * messages with their state, the status line, and one text box that sends a message, or steers the run while
- * one works. Renders the store's state; a reload resumes the saved run.
+ * one works. Esc stops the live run. Renders the store's state; a reload resumes the saved run.
  */
 export function App({ store, info }: { store: ChatStore; info: ServerInfo | undefined }) {
   const state = useObservableEagerState(store.state$);
   useEffect(() => {
     store.resume();
+  }, [store]);
+  useEffect(() => {
+    const onKey = (event: KeyboardEvent) => {
+      if (event.key === 'Escape' && !event.isComposing && store.state.run?.runId !== undefined) {
+        event.preventDefault();
+        void store.stop();
+      }
+    };
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
   }, [store]);
   const run = state.run;
   return (
@@ -23,20 +36,51 @@ export function App({ store, info }: { store: ChatStore; info: ServerInfo | unde
       <header className="top">
         <h1>loopctl</h1>
         <p className="meta">
-          {info ? `${info.model} · folder ${info.folder} · tools: ${info.tools.join(', ')}` : 'loopctl serve'}
+          {info ? (
+            <>
+              <span>{info.model}</span> <span title={info.folder}>{info.folder}</span>
+            </>
+          ) : (
+            'loopctl serve'
+          )}
         </p>
+        {info?.confirm && (
+          <span className="badge" title="loopctl serve --confirm">
+            Asks before writes and shell commands
+          </span>
+        )}
         <button type="button" onClick={() => store.newChat()} disabled={run !== undefined}>
           New chat
         </button>
       </header>
       <main>
-        <Transcript entries={state.entries} store={store} />
+        {state.entries.length === 0 ? (
+          <section className="empty" aria-label="Start">
+            <h2>What should loopctl do?</h2>
+            <p>
+              It works on the files of {info ? <code>{info.folder}</code> : 'its folder'}
+              {info && info.tools.length > 0 ? ` with ${info.tools.join(', ')}` : ''}. Ask in the box below, or start
+              with:
+            </p>
+            <ul>
+              {EXAMPLES.map((text) => (
+                <li key={text}>
+                  <button type="button" className="example" onClick={() => store.send(text)}>
+                    {text}
+                  </button>
+                </li>
+              ))}
+            </ul>
+          </section>
+        ) : (
+          <Transcript entries={state.entries} store={store} />
+        )}
       </main>
       <footer className="bottom">
         <p className="notice" role="status" aria-live="polite">
           {state.notice}
         </p>
-        {run && <RunControls run={run} store={store} />}
+        {run && <RunControls run={run} entries={state.entries} store={store} />}
         {state.steering.length > 0 && <SteeringList steering={state.steering} store={store} live={run !== undefined} />}
         <Composer store={store} live={run !== undefined} ready={run === undefined || run.runId !== undefined} />
       </footer>

@@ -1,24 +1,34 @@
-import type { LiveRun } from './state.js';
+import { runActivity, type Entry, type LiveRun } from './state.js';
 import type { ChatStore } from './store.js';
+import { statusWords } from './wording.js';
 
-/** While a run works: what it is doing, Stop (cancel now) and Stop after this step (a graceful stop). */
-export function RunControls({ run, store }: { run: LiveRun; store: ChatStore }) {
+/**
+ * While a run works: what it is doing in words ("Thinking…", "Running read_file…", "Waiting for your approval"),
+ * Stop (cancel now; Esc does the same) and Stop after this step (a graceful stop).
+ */
+export function RunControls({ run, entries, store }: { run: LiveRun; entries: readonly Entry[]; store: ChatStore }) {
   const known = run.runId !== undefined;
-  const doing = run.stopping ? 'stopping…' : run.stopRequested ? 'finishing this step…' : (run.step ?? 'starting…');
   return (
     <div className="run-controls" role="group" aria-label="Run controls">
       <span className="run-state" aria-live="polite">
-        Working: {doing}
+        <span className="spinner" aria-hidden="true" />
+        {statusWords(runActivity(run, entries))}
       </span>
-      <button type="button" className="stop" onClick={() => void store.stop()} disabled={!known || run.stopping}>
-        Stop
-      </button>
       <button
         type="button"
         onClick={() => void store.stopAfterStep()}
         disabled={!known || run.stopping || run.stopRequested}
       >
         Stop after this step
+      </button>
+      <button
+        type="button"
+        className="stop"
+        onClick={() => void store.stop()}
+        disabled={!known || run.stopping}
+        aria-keyshortcuts="Escape"
+      >
+        Stop
       </button>
     </div>
   );

@@ -1,97 +1,38 @@
 import type { AGUIEvent, Message } from '@ag-ui/core';
 import { LOOPCTL_EVENTS } from '../ag-ui/names.js';
+import {
+  at,
+  describe,
+  find,
+  isRecord,
+  note,
+  setSteer,
+  settle,
+  update,
+  type ChatState,
+  type OutcomeEntry,
+  type ToolEntry,
+  type UserEntry,
+} from './entries.js';
+import { retryWords } from './wording.js';
+
+export type {
+  AnswerEntry,
+  ChatState,
+  Entry,
+  LiveRun,
+  NoteEntry,
+  OutcomeEntry,
+  Steer,
+  ToolEntry,
+  UserEntry,
+} from './entries.js';
+export { runActivity, settle } from './entries.js';
 
 /**
  * The page's state and how each AG-UI event changes it: a pure reducer, so a reload can restore the state
  * saved with the id of the last frame applied and go on from the next frame (docs/ui.md, "The web app").
  */
-
-/** A message the user typed; `steering` when it reached a live run through its mailbox. */
-export interface UserEntry {
-  readonly kind: 'user';
-  readonly id: string;
-  readonly text: string;
-  readonly steering?: boolean;
-}
-
-/** An assistant message as it streams (`open` until `TEXT_MESSAGE_END`). */
-export interface AnswerEntry {
-  readonly kind: 'answer';
-  readonly id: string;
-  readonly text: string;
-  readonly open: boolean;
-}
-
-/** A tool call card: its arguments, last progress, result, and an approval while one is asked for. */
-export interface ToolEntry {
-  readonly kind: 'tool';
-  /** The call id. */
-  readonly id: string;
-  readonly name: string;
-  readonly args: string;
-  readonly status: 'running' | 'done' | 'failed';
-  readonly progress?: string;
-  readonly result?: string;
-  /** `pending` while the call waits for a decision (run control's approvals). */
-  readonly approval?: 'pending' | 'approved' | 'rejected';
-}
-
-/** A line about the run itself: a retry, a fallback, a graceful stop requested. */
-export interface NoteEntry {
-  readonly kind: 'note';
-  readonly id: string;
-  readonly text: string;
-}
-
-/**
- * How a run ended: completed, stopped (a graceful stop reached its boundary), cancelled (with phase and reason),
- * failed (with reason and stop reason), suspended.
- */
-export interface OutcomeEntry {
-  readonly kind: 'outcome';
-  /** The run id. */
-  readonly id: string;
-  readonly outcome: 'completed' | 'stopped' | 'cancelled' | 'failed' | 'suspended';
-  readonly phase?: string;
-  readonly reason?: string;
-  /** The stop reason of a failed run (`max_turns`, `model_error`, …). */
-  readonly code?: string;
-}
-
-/** One line of the conversation, in the order the page shows them. */
-export type Entry = UserEntry | AnswerEntry | ToolEntry | NoteEntry | OutcomeEntry;
-
-/** A steering message: `queued` in the mailbox, `injected` into a turn, or `withdrawn` before it was. */
-export interface Steer {
-  readonly id: string;
-  /** The run it was pushed to (withdraw goes through that run, also after it ended). */
-  readonly runId: string;
-  readonly text: string;
-  readonly status: 'queued' | 'injected' | 'withdrawn';
-}
-
-/** The live run: known by id once the server named it; `lastEventId` is the last frame applied. */
-export interface LiveRun {
-  readonly runId?: string;
-  readonly lastEventId?: string;
-  /** The step (turn) now running. */
-  readonly step?: string;
-  /** Stop was pressed: the page waits for the run's terminal event. */
-  readonly stopping?: boolean;
-  /** A graceful stop was asked for (Stop after this step). */
-  readonly stopRequested?: boolean;
-}
-
-/** Everything the page shows; saved in `sessionStorage` so a reload resumes it. */
-export interface ChatState {
-  readonly threadId: string;
-  readonly entries: readonly Entry[];
-  /** Present from Send until the run's terminal event. */
-  readonly run?: LiveRun;
-  readonly steering: readonly Steer[];
-  /** One line for the status region: what went wrong with the last action, or what is not available. */
-  readonly notice?: string;
-}
 
 /** A new conversation. */
 export const initialState = (threadId: string): ChatState => ({ threadId, entries: [], steering: [] });
@@ -105,6 +46,8 @@ export type Action =
   | { readonly type: 'steered'; readonly runId: string; readonly id: string; readonly text: string }
   | { readonly type: 'withdrawn'; readonly id: string }
   | { readonly type: 'decided'; readonly callId: string; readonly approve: boolean }
+  /** A decision was sent for a call that no longer waits for one (the server answered `decided: false`). */
+  | { readonly type: 'undecidable'; readonly callId: string }
   | { readonly type: 'lost'; readonly notice: string }
   | { readonly type: 'notice'; readonly notice: string | undefined };
 
@@ -139,8 +82,15 @@ export function reduce(state: ChatState, action: Action): ChatState {
           approval: action.approve ? 'approved' : 'rejected',
         })),
       };
+    case 'undecidable':
+      return {
+        ...state,
+        entries: update(state.entries, 'tool', action.callId, (e) => ({ ...e, approval: 'closed' })),
+        notice: 'That call no longer waits for a decision: it was decided already, or its run has ended.',
+      };
     case 'lost':
-      return { ...state, run: undefined, notice: action.notice };
+      // The run is out of reach: nothing it had open goes on being shown as going on.
+      return { ...state, entries: state.entries.map(settle), run: undefined, notice: action.notice };
     case 'notice':
       return { ...state, notice: action.notice };
   }
@@ -179,12 +129,28 @@ function applyEvent(state: ChatState, event: AGUIEvent): ChatState {
     case 'TEXT_MESSAGE_END':
       return { ...state, entries: update(entries, 'answer', event.messageId, (e) => ({ ...e, open: false })) };
     case 'TOOL_CALL_START':
-      if (find(entries, 'tool', event.toolCallId)) return state;
+      // A card an approval request made: the call starts now and its arguments stream again (TOOL_CALL_ARGS).
+      if (find(entries, 'tool', event.toolCallId))
+        return {
+          ...state,
+          entries: update(entries, 'tool', event.toolCallId, (e) => ({
+            ...e,
+            args: '',
+            ...at('startedAt', event.timestamp),
+          })),
+        };
       return {
         ...state,
         entries: [
           ...entries,
-          { kind: 'tool', id: event.toolCallId, name: event.toolCallName, args: '', status: 'running' },
+          {
+            kind: 'tool',
+            id: event.toolCallId,
+            name: event.toolCallName,
+            args: '',
+            status: 'running',
+            ...at('startedAt', event.timestamp),
+          },
         ],
       };
     case 'TOOL_CALL_ARGS':
@@ -202,11 +168,12 @@ function applyEvent(state: ChatState, event: AGUIEvent): ChatState {
           result,
           status: failed ? 'failed' : 'done',
           approval: e.approval === 'pending' ? undefined : e.approval,
+          ...at('endedAt', event.timestamp),
         })),
       };
     }
     case 'CUSTOM':
-      return applyCustom(state, event.name, isRecord(event.value) ? event.value : {});
+      return applyCustom(state, event.name, isRecord(event.value) ? event.value : {}, event.timestamp);
     case 'RUN_FINISHED': {
       const type = event.outcome?.type ?? 'success';
       // A graceful stop (Stop after this step) that reached its boundary: a success with result.stopReason 'stopped'.
@@ -229,7 +196,12 @@ function applyEvent(state: ChatState, event: AGUIEvent): ChatState {
 }
 
 /** loopctl's own facts (docs/ui.md, "CUSTOM events"). */
-function applyCustom(state: ChatState, name: string, value: Record<string, unknown>): ChatState {
+function applyCustom(
+  state: ChatState,
+  name: string,
+  value: Record<string, unknown>,
+  timestamp: number | undefined,
+): ChatState {
   const { entries } = state;
   const text = (key: string) => (typeof value[key] === 'string' ? (value[key] as string) : '');
   switch (name) {
@@ -258,16 +230,23 @@ function applyCustom(state: ChatState, name: string, value: Record<string, unkno
     case LOOPCTL_EVENTS.approvalRequested: {
       const callId = text('callId');
       const args = typeof value['arguments'] === 'string' ? value['arguments'] : JSON.stringify(value['arguments']);
-      const card: ToolEntry = { kind: 'tool', id: callId, name: text('name'), args, status: 'running' };
+      const card: ToolEntry = {
+        kind: 'tool',
+        id: callId,
+        name: text('name'),
+        args,
+        status: 'running',
+        ...at('startedAt', timestamp),
+      };
       const listed = find(entries, 'tool', callId) ? entries : [...entries, card];
       return { ...state, entries: update(listed, 'tool', callId, (e) => ({ ...e, approval: 'pending' })) };
     }
     case LOOPCTL_EVENTS.retryScheduled:
-      return note(state, `retry ${value['attempt']} in ${value['delayMs']} ms: ${describe(value['error'])}`);
+      return note(state, retryWords(value));
     case LOOPCTL_EVENTS.fallbackActivated:
-      return note(state, `falling back from ${text('from')} to ${text('to')}`);
+      return note(state, `The model ${text('from')} did not answer; using ${text('to')} instead.`);
     case LOOPCTL_EVENTS.stopRequested:
-      return { ...note(state, 'stopping after this step'), run: { ...state.run, stopRequested: true } };
+      return { ...note(state, 'Stopping after this step…'), run: { ...state.run, stopRequested: true } };
     case LOOPCTL_EVENTS.cancelled: {
       // RUN_FINISHED (cancelled) follows; the outcome card gets the phase and reason now.
       const undelivered = Array.isArray(value['undelivered']) ? value['undelivered'] : [];
@@ -292,44 +271,14 @@ function applyCustom(state: ChatState, name: string, value: Record<string, unkno
   }
 }
 
-/** The run ended: its outcome card (unless `loopctl.cancelled` placed it), no live run. */
+/**
+ * The run ended: its outcome card (unless `loopctl.cancelled` placed it), no live run, and everything it had
+ * open settled (see {@link settle}).
+ */
 function ended(state: ChatState, outcome: OutcomeEntry): ChatState {
   const placed = state.entries.some((e) => e.kind === 'outcome' && e.id === outcome.id && outcome.id !== '');
   const entries = placed ? state.entries : [...state.entries, outcome];
   // Steering still queued stays in the thread's mailbox for the next run; injected steering is history now.
   const steering = state.steering.filter((s) => s.status === 'queued');
-  return { ...state, entries: entries.map(closeAnswer), steering, run: undefined };
+  return { ...state, entries: entries.map(settle), steering, run: undefined };
 }
-
-const closeAnswer = (e: Entry): Entry => (e.kind === 'answer' && e.open ? { ...e, open: false } : e);
-
-function note(state: ChatState, text: string): ChatState {
-  const id = `note-${state.run?.lastEventId ?? state.entries.length}`;
-  return { ...state, entries: [...state.entries, { kind: 'note', id, text }] };
-}
-
-function find<K extends Entry['kind']>(entries: readonly Entry[], kind: K, id: string) {
-  return entries.find((e): e is Extract<Entry, { kind: K }> => e.kind === kind && e.id === id);
-}
-
-function update<K extends Entry['kind']>(
-  entries: readonly Entry[],
-  kind: K,
-  id: string,
-  change: (e: Extract<Entry, { kind: K }>) => Extract<Entry, { kind: K }>,
-): readonly Entry[] {
-  const i = entries.findIndex((e) => e.kind === kind && e.id === id);
-  if (i < 0) return entries;
-  const next = entries.slice();
-  next[i] = change(entries[i] as Extract<Entry, { kind: K }>);
-  return next;
-}
-
-function setSteer(steering: readonly Steer[], id: string, status: Steer['status']): readonly Steer[] {
-  return steering.map((s) => (s.id === id ? { ...s, status } : s));
-}
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** A JSON value as one line of text. */
-const describe = (v: unknown): string => (typeof v === 'string' ? v : (JSON.stringify(v) ?? String(v)));

@@ -120,11 +120,12 @@ export class ChatStore {
   /** Approves or rejects a tool call waiting for approval (run control). */
   async decide(callId: string, approve: boolean, reason = 'rejected by the user'): Promise<void> {
     const runId = this.state.run?.runId;
-    if (runId === undefined) return;
+    // The run has ended (its cards are settled): nothing waits for this decision any more.
+    if (runId === undefined) return this.dispatch({ type: 'undecidable', callId });
     const decision = approve ? ({ approve: true } as const) : ({ approve: false, reason } as const);
     const answer = await this.#call(() => api.decide(runId, callId, decision), approve ? 'Approve' : 'Reject');
     if (answer?.decided) this.dispatch({ type: 'decided', callId, approve });
-    else if (answer) this.dispatch({ type: 'notice', notice: 'The call no longer waits for a decision.' });
+    else if (answer) this.dispatch({ type: 'undecidable', callId });
   }
 
   /** A new conversation (a new thread); only while no run works. */

@@ -1,25 +1,34 @@
 import { memo, useId, useState } from 'react';
 import type { ToolEntry } from './state.js';
 import type { ChatStore } from './store.js';
+import { argsLine, argsText, durationWords, TOOL_STATUS_WORDS } from './wording.js';
 
-const STATUS: Record<ToolEntry['status'], string> = { running: 'running', done: 'done', failed: 'failed' };
-
-/** A tool call: its arguments, its last progress, its result or error, and Approve/Reject while asked. */
+/**
+ * A tool call at a glance: its name, its arguments on one line, its status in words and how long it took; the
+ * arguments, progress and result folded below. Approve/Reject (with a reason) while it waits for approval.
+ */
 export const ToolCard = memo(function ToolCard({ call, store }: { call: ToolEntry; store: ChatStore }) {
-  const status = call.approval === 'pending' ? 'waiting for approval' : STATUS[call.status];
+  const state = call.approval === 'pending' ? 'awaiting' : call.status;
+  const took = call.startedAt !== undefined && call.endedAt !== undefined ? call.endedAt - call.startedAt : undefined;
   return (
-    <li className={`entry tool ${call.status}`} data-entry="tool" data-call-id={call.id}>
+    <li className={`entry tool ${state}`} data-entry="tool" data-call-id={call.id} data-status={state}>
       <article aria-label={`Tool call ${call.name}`}>
-        <header>
-          <span className="tool-name">{call.name}</span> <span className="tool-status">{status}</span>
+        <header className="tool-head">
+          <span className="tool-dot" aria-hidden="true" />
+          <span className="tool-name">{call.name}</span>
+          <span className="tool-line" title={call.args}>
+            {argsLine(call.args)}
+          </span>
+          <span className="tool-status">{TOOL_STATUS_WORDS[state]}</span>
+          {took !== undefined && <span className="tool-time">{durationWords(took)}</span>}
         </header>
-        <details open={call.result === undefined}>
-          <summary>Arguments</summary>
-          <pre className="tool-args">{pretty(call.args)}</pre>
-        </details>
-        {call.progress !== undefined && call.result === undefined && (
+        {call.progress !== undefined && call.result === undefined && call.status === 'running' && (
           <p className="tool-progress">Progress: {call.progress}</p>
         )}
+        <details open={state === 'awaiting'}>
+          <summary>Arguments</summary>
+          <pre className="tool-args">{argsText(call.args)}</pre>
+        </details>
         {call.result !== undefined && (
           <details open={call.status === 'failed'}>
             <summary>{call.status === 'failed' ? 'Error' : 'Result'}</summary>
@@ -27,8 +36,9 @@ export const ToolCard = memo(function ToolCard({ call, store }: { call: ToolEntr
           </details>
         )}
         {call.approval === 'pending' && <Approval call={call} store={store} />}
-        {call.approval === 'approved' && <p className="tool-decision">approved</p>}
-        {call.approval === 'rejected' && <p className="tool-decision">rejected</p>}
+        {call.approval === 'approved' && <p className="tool-decision">You approved it.</p>}
+        {call.approval === 'rejected' && <p className="tool-decision">You rejected it.</p>}
+        {call.approval === 'closed' && <p className="tool-decision">This call no longer waits for a decision.</p>}
       </article>
     </li>
   );
@@ -39,23 +49,17 @@ function Approval({ call, store }: { call: ToolEntry; store: ChatStore }) {
   const id = useId();
   return (
     <div className="approval" role="group" aria-label={`Approve or reject ${call.name}`}>
-      <button type="button" onClick={() => void store.decide(call.id, true)}>
+      <p className="approval-ask">loopctl wants to run this. Allow it?</p>
+      <button type="button" className="primary" onClick={() => void store.decide(call.id, true)}>
         Approve
       </button>
-      <label htmlFor={id}>Reason</label>
-      <input id={id} value={reason} placeholder="rejected by the user" onChange={(e) => setReason(e.target.value)} />
+      <label htmlFor={id} className="visually-hidden">
+        Reason
+      </label>
+      <input id={id} value={reason} placeholder="Reason (optional)" onChange={(e) => setReason(e.target.value)} />
       <button type="button" onClick={() => void store.decide(call.id, false, reason.trim() || undefined)}>
         Reject
       </button>
     </div>
   );
-}
-
-/** Arguments as indented JSON when they are JSON, else as they came. */
-function pretty(args: string): string {
-  try {
-    return JSON.stringify(JSON.parse(args), null, 2);
-  } catch {
-    return args;
-  }
 }

@@ -1,7 +1,9 @@
 import { memo, useEffect, useRef } from 'react';
-import type { Entry, OutcomeEntry } from './state.js';
+import { MarkdownView } from './markdown-view.js';
+import type { Entry } from './state.js';
 import type { ChatStore } from './store.js';
 import { ToolCard } from './tool-card.js';
+import { outcomeWords } from './wording.js';
 
 /** The conversation in order: messages, tool call cards, notes and each run's outcome. */
 export function Transcript({ entries, store }: { entries: readonly Entry[]; store: ChatStore }) {
@@ -33,7 +35,9 @@ const EntryView = memo(function EntryView({ entry, store }: { entry: Entry; stor
       return (
         <li className="entry answer" data-entry="answer" aria-busy={entry.open}>
           <span className="who">loopctl</span>
-          <p className="text">{entry.text}</p>
+          <div className="text">
+            <MarkdownView text={entry.text} />
+          </div>
         </li>
       );
     case 'tool':
@@ -44,20 +48,14 @@ const EntryView = memo(function EntryView({ entry, store }: { entry: Entry; stor
           {entry.text}
         </li>
       );
-    case 'outcome':
+    case 'outcome': {
+      const words = outcomeWords(entry);
       return (
         <li className={`entry outcome ${entry.outcome}`} data-entry="outcome" data-outcome={entry.outcome}>
-          {outcomeText(entry)}
+          <strong className="headline">{words.headline}</strong>
+          {words.detail !== undefined && <span className="detail"> {words.detail}</span>}
         </li>
       );
+    }
   }
 });
-
-/** "cancelled · phase model_stream · reason: stopped by the user", "failed (max_turns): …", "completed". */
-export function outcomeText(o: OutcomeEntry): string {
-  const parts: string[] = [o.outcome];
-  if (o.code) parts[0] = `${o.outcome} (${o.code})`;
-  if (o.phase) parts.push(`phase ${o.phase}`);
-  if (o.reason) parts.push(`reason: ${o.reason}`);
-  return parts.join(' · ');
-}

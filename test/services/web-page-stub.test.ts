@@ -94,7 +94,7 @@ describe('the web app: approvals and tool cards', () => {
       await page.getByLabel('Message').focus();
       await page.keyboard.type('write a.md');
       await page.keyboard.press('Enter');
-      await poll(() => card(page).locator('.tool-status').innerText()).toBe('waiting for approval');
+      await poll(() => card(page).locator('.tool-status').innerText()).toBe('waiting for your approval');
       expect(await card(page).locator('.tool-args').innerText()).toBe('{\n  "path": "a.md",\n  "content": "hi"\n}');
       await keyboard(page, 'Approve', 'Enter');
       await poll(() => page.getByRole('status').innerText()).toBe(
@@ -102,7 +102,7 @@ describe('the web app: approvals and tool cards', () => {
       );
       expect(decisions.at(-1)).toEqual({ approve: true });
       expect(await card(page).getByRole('button', { name: 'Approve' }).isVisible()).toBe(true);
-      expect(await card(page).locator('.tool-status').innerText()).toBe('waiting for approval');
+      expect(await card(page).locator('.tool-status').innerText()).toBe('waiting for your approval');
     });
   });
 
@@ -113,10 +113,10 @@ describe('the web app: approvals and tool cards', () => {
       decide = 'decided';
       await page.getByLabel('Message').fill('write a.md');
       await page.getByLabel('Message').press('Enter');
-      await poll(() => card(page).locator('.tool-status').innerText()).toBe('waiting for approval');
+      await poll(() => card(page).locator('.tool-status').innerText()).toBe('waiting for your approval');
       await card(page).getByLabel('Reason').fill('not now');
       await keyboard(page, 'Reject', 'Space');
-      await poll(() => card(page).locator('.tool-decision').innerText()).toBe('rejected');
+      await poll(() => card(page).locator('.tool-decision').innerText()).toBe('You rejected it.');
       expect(decisions.at(-1)).toEqual({ approve: false, reason: 'not now' });
       // What the server does once run control lands: the call fails with the rejection, the run answers.
       write({ type: 'TOOL_CALL_START', toolCallId: 'c1', toolCallName: 'write_file', parentMessageId: 'm' });
@@ -140,7 +140,7 @@ describe('the web app: approvals and tool cards', () => {
       write({ type: 'STEP_FINISHED', stepName: 'turn 1' });
       write({ type: 'RUN_FINISHED', threadId: 't', runId: 'r1', outcome: { type: 'success' } });
       stream!.end();
-      await poll(() => page.locator('[data-entry="outcome"]').innerText()).toBe('completed');
+      await poll(() => page.locator('[data-entry="outcome"]').innerText()).toBe('Done.');
     });
   });
 });

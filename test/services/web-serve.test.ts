@@ -96,7 +96,7 @@ const userTexts = (n: number) => model.requests[n]!.messages.filter((m) => m.rol
 const poll = <T>(fn: () => Promise<T> | T) => expect.poll(fn, { timeout: 10_000, interval: 25 });
 
 describe('loopctl serve in Chromium', () => {
-  it('a task streams into the page: the text so far while the model holds, then the rest and "completed"', async () => {
+  it('a task streams into the page: the text so far while the model holds, then the rest and "Done."', async () => {
     const page = await openPage();
     await withScreenshot(page, 'streams', async () => {
       const n = model.requests.length;
@@ -107,7 +107,7 @@ describe('loopctl serve in Chromium', () => {
       expect(await page.getByRole('button', { name: 'Stop', exact: true }).isEnabled()).toBe(true);
       expect(userTexts(n)).toEqual(['say hello']);
       model.release(n);
-      await poll(() => outcomes(page)).toEqual(['completed']);
+      await poll(() => outcomes(page)).toEqual(['Done.']);
       expect(await answers(page)).toEqual(['Hello from the model.']);
       expect(await page.getByRole('button', { name: 'Stop', exact: true }).count()).toBe(0);
     });
@@ -121,7 +121,7 @@ describe('loopctl serve in Chromium', () => {
         { chunks: ['It holds notes.'] },
       );
       await send(page, 'what is in notes.md?');
-      await poll(() => outcomes(page)).toEqual(['completed']);
+      await poll(() => outcomes(page)).toEqual(['Done.']);
       const card = page.getByRole('article', { name: 'Tool call read_file' });
       expect(await card.locator('.tool-status').innerText()).toBe('done');
       // Both are in closed <details> once the call is done: a click opens them.
@@ -156,7 +156,7 @@ describe('loopctl serve in Chromium', () => {
         /"name":"loopctl\.cancelled","value":\{"phase":"model_stream","reason":"stopped by the user"/,
       );
       expect(replay.trimEnd()).toMatch(/"type":"RUN_FINISHED".*"outcome":\{"type":"cancelled"\}.*\}$/);
-      await poll(() => outcomes(page)).toEqual(['cancelled · phase model_stream · reason: stopped by the user']);
+      await poll(() => outcomes(page)).toEqual(['Stopped. You pressed Stop while the model was answering.']);
       expect(await answers(page)).toEqual(['Partial']);
       const request = model.requests[n]!;
       await request.done;
@@ -184,7 +184,7 @@ describe('loopctl serve in Chromium', () => {
       ]);
       expect(userTexts(n + 1)).toEqual(['look around', 'also check the tests']);
       model.release(n + 1);
-      await poll(() => outcomes(page)).toEqual(['completed']);
+      await poll(() => outcomes(page)).toEqual(['Done.']);
       expect(await answers(page)).toEqual(['Looking around.', 'Checked the tests too.']);
       expect(model.requests.length).toBe(n + 2);
     });
@@ -202,7 +202,7 @@ describe('loopctl serve in Chromium', () => {
       await page.getByRole('button', { name: 'Withdraw "drop this"' }).click();
       await poll(() => steering(page)).toEqual(['drop this · withdrawn']);
       model.release(n);
-      await poll(() => outcomes(page)).toEqual(['completed']);
+      await poll(() => outcomes(page)).toEqual(['Done.']);
       expect(model.requests.length).toBe(n + 1); // no extra turn for it
       expect(model.requests.flatMap((r) => r.messages).some((m) => String(m.content).includes('drop this'))).toBe(
         false,
@@ -224,7 +224,7 @@ describe('loopctl serve in Chromium', () => {
       await poll(() => answers(page)).toEqual(['one two ']); // restored, and the run still works
       await page.getByRole('button', { name: 'Stop', exact: true }).waitFor();
       model.release(n);
-      await poll(() => outcomes(page)).toEqual(['completed']);
+      await poll(() => outcomes(page)).toEqual(['Done.']);
       expect(await answers(page)).toEqual(['one two three']);
       expect(await page.locator('[data-entry="user"] .text').allInnerTexts()).toEqual(['count']);
     });
@@ -254,7 +254,7 @@ describe('loopctl serve in Chromium', () => {
       expect(statuses).toEqual([404, 404, 404]);
       expect(await answers(bob)).toEqual([]);
       model.release(n);
-      await poll(() => outcomes(alice)).toEqual(['completed']);
+      await poll(() => outcomes(alice)).toEqual(['Done.']);
       expect(await answers(alice)).toEqual(['Alice’s answer.']);
     });
   });
@@ -268,10 +268,10 @@ describe('loopctl serve in Chromium', () => {
       await send(page, 'two steps');
       await poll(() => answers(page)).toEqual(['Step one']);
       await page.getByRole('button', { name: 'Stop after this step' }).click();
-      await poll(() => page.locator('[data-entry="note"]').allInnerTexts()).toContain('stopping after this step');
+      await poll(() => page.locator('[data-entry="note"]').allInnerTexts()).toContain('Stopping after this step…');
       expect(await page.getByRole('button', { name: 'Stop after this step' }).isEnabled()).toBe(false);
       model.release(n);
-      await poll(() => outcomes(page)).toEqual(['stopped']);
+      await poll(() => outcomes(page)).toEqual(['Stopped after its step, as you asked.']);
       const card = page.getByRole('article', { name: 'Tool call read_file' });
       expect(await card.locator('.tool-status').innerText()).toBe('done');
       expect(model.requests).toHaveLength(n + 1); // no request after the step
@@ -365,7 +365,9 @@ describe('loopctl serve as a process', () => {
       await poll(() => answers(page)).toEqual(['Until']);
       const exited = new Promise<number | null>((resolve) => serve.on('close', resolve));
       serve.kill('SIGINT');
-      await poll(() => outcomes(page)).toEqual(['cancelled · phase model_stream · reason: SIGINT']);
+      await poll(() => outcomes(page)).toEqual([
+        'Stopped. The server was stopped (Ctrl-C) while the model was answering.',
+      ]);
       expect(await exited).toBe(130);
       expect(serveErr).toContain('[loopctl serve] SIGINT: cancelling the live runs, closing the server\n');
       await model.requests[n]!.done;

@@ -3,13 +3,16 @@ import { UsageError } from '../usage-error.js';
 /** The port `loopctl serve` listens on when `--port` is not given. */
 export const DEFAULT_PORT = 7347;
 
-/** Options of a run that `loopctl serve` has no use for: the page asks, steers and stops. */
-const NOT_FOR_SERVE = ['interactive', 'confirm', 'json'] as const;
+/**
+ * Options of a run that `loopctl serve` has no use for (the page asks, steers and stops), and `loopctl
+ * worker`: `--confirm` too (its runs have no one to ask; `serve --confirm` asks in the page).
+ */
+const NOT_FOR = { serve: ['interactive', 'json'], worker: ['interactive', 'confirm', 'json'] } as const;
 
 /**
  * Checks a `loopctl serve` (or `loopctl worker`) command line: no words after the command (the page or the
- * queue gives the tasks), none of the
- * options that only a run in the terminal uses (`--interactive`, `--confirm`, `--json`).
+ * queue gives the tasks), none of the options that only a run in the terminal uses (`--interactive`, `--json`;
+ * `--confirm` for `worker`, and for `serve --queue`, whose runs' tools are the workers').
  * @throws UsageError naming the word or the option.
  */
 export function checkServeArgs(
@@ -21,9 +24,11 @@ export function checkServeArgs(
     const from = command === 'serve' ? 'the page gives them' : 'the queue gives them';
     throw new UsageError(`loopctl ${command} takes no task (got ${JSON.stringify(words.join(' '))}): ${from}`);
   }
-  for (const name of NOT_FOR_SERVE) {
+  for (const name of NOT_FOR[command]) {
     if (values[name] !== undefined) throw new UsageError(`option --${name} is not an option of loopctl ${command}`);
   }
+  if (command === 'serve' && values['confirm'] !== undefined && values['queue'] !== undefined)
+    throw new UsageError('option --confirm cannot be combined with --queue: the workers run the tools');
 }
 
 /**

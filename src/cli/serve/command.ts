@@ -32,12 +32,13 @@ export interface ServeSettings {
 }
 
 /**
- * `loopctl serve [--port N]`: the web app and loopctl/http on 127.0.0.1, with the CLI's model (the offline
- * model by default) and tools. Prints the address with the launch's token on stdout, the model line on
- * stderr, and serves until a stop: the first SIGINT or SIGTERM cancels every live run (each ends
- * `run_cancelled` with the signal as its reason, which its open streams carry to the pages), closes the
- * server and resolves with 130 or 143; a second stop exits at once. A port in use (or refused) resolves with
- * 2 and a line naming the port; a web app that is not built with 1.
+ * `loopctl serve [--port N] [--confirm]`: the web app and loopctl/http on 127.0.0.1, with the CLI's model (the
+ * offline model by default) and tools; with `--confirm`, write_file and run_shell calls wait for Approve or
+ * Reject in the page (`loopctl.approval_requested`, decided through the decision route). Prints the address
+ * with the launch's token on stdout, the model line on stderr, and serves until a stop: the first SIGINT or
+ * SIGTERM cancels every live run (each ends `run_cancelled` with the signal as its reason, which its open
+ * streams carry to the pages), closes the server and resolves with 130 or 143; a second stop exits at once. A
+ * port in use (or refused) resolves with 2 and a line naming the port; a web app that is not built with 1.
  */
 export async function runServe(
   options: CliOptions,
@@ -69,7 +70,7 @@ export async function runServe(
       queued?.runs ??
       localRuns({
         agents: { [agent.name]: agent },
-        runOptions: { signal: shutdown.signal, deadlines: runDeadlines(options) },
+        runOptions: { signal: shutdown.signal, deadlines: serveDeadlines(options) },
       });
     const token = newToken();
     const info = {
@@ -78,6 +79,7 @@ export async function runServe(
       folder: options.cwd,
       tools: agent.tools.map((t) => t.name),
       version: settings.version,
+      confirm: options.confirm,
     };
     let port = settings.port;
     const server = createServer(createServeApp({ runs, web, info, token, port: () => port }));
@@ -101,6 +103,15 @@ export async function runServe(
     stop.exitOnNext(); // closing the model: a stop now exits at once
     await model.close();
   }
+}
+
+/**
+ * The deadlines of a served run: the CLI's; with `--confirm` no approval deadline (as in the terminal, the
+ * question waits for the person: the page shows it until Approve, Reject or Stop).
+ */
+function serveDeadlines(options: CliOptions) {
+  const deadlines = runDeadlines(options);
+  return options.confirm ? { ...deadlines, approvalMs: false as const } : deadlines;
 }
 
 /** Listens on 127.0.0.1:`port`; resolves with the error code when the port cannot be had. */

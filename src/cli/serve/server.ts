@@ -13,6 +13,8 @@ export interface ServeInfo {
   readonly folder: string;
   readonly tools: readonly string[];
   readonly version: string;
+  /** `serve --confirm`: write_file and run_shell calls wait for Approve/Reject in the page (absent: false). */
+  readonly confirm?: boolean;
 }
 
 /** What {@link createServeApp} serves. */

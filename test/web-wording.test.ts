@@ -1,0 +1,121 @@
+/**
+ * What the page says (src/web/wording.ts): every stop reason of StopReasonSchema and every cancel phase of
+ * CancelPhaseSchema has words (walked from the schemas, so a new one cannot be forgotten), every cancel
+ * reason loopctl gives reads as a sentence — as the page receives it, described by the AG-UI mapper — and
+ * nothing a person reads is raw JSON or an internal name.
+ */
+import { describe, expect, it } from 'vitest';
+import { describeValue } from '../src/describe.js';
+import { CancelPhaseSchema, StopReasonSchema } from '../src/events.js';
+import { DISCONNECTED_REASON } from '../src/http/index.js';
+import { stopTimeoutReason } from '../src/control/stop.js';
+import {
+  PHASE_WORDS,
+  argsLine,
+  argsText,
+  STOP_REASON_WORDS,
+  cancelReasonWords,
+  durationWords,
+  outcomeWords,
+  phaseWords,
+  stopReasonWords,
+} from '../src/web/wording.js';
+
+/** Text with no internal name (snake_case), no JSON braces or quotes. */
+const inWords = (text: string) => {
+  expect(text).not.toMatch(/[a-z]+_[a-z]+/);
+  expect(text).not.toMatch(/[{}[\]"]/);
+  expect(text.trim()).not.toBe('');
+};
+
+describe('page wording', () => {
+  it('every stop reason of StopReasonSchema has its own words, none the bare reason', () => {
+    const reasons = StopReasonSchema.options;
+    expect(Object.keys(STOP_REASON_WORDS).sort()).toEqual([...reasons].sort());
+    for (const reason of reasons) {
+      inWords(STOP_REASON_WORDS[reason]);
+      expect(stopReasonWords(reason)).toBe(STOP_REASON_WORDS[reason]);
+    }
+    console.log(`${reasons.length} stop reasons worded: ${reasons.join(', ')}`);
+    expect(stopReasonWords('a_reason_from_a_newer_server')).toBe('Failed.');
+  });
+
+  it('every cancel phase of CancelPhaseSchema has words', () => {
+    const phases = CancelPhaseSchema.options;
+    expect(Object.keys(PHASE_WORDS).sort()).toEqual([...phases].sort());
+    for (const phase of phases) inWords(phaseWords(phase)!);
+    expect(phaseWords('not_a_phase')).toBeUndefined();
+  });
+
+  it('the cancel reasons loopctl gives, as the page gets them (describeValue), read as sentences', () => {
+    const cases: [unknown, string][] = [
+      ['stopped by the user', 'You pressed Stop'],
+      ['SIGINT', 'The server was stopped (Ctrl-C)'],
+      ['SIGTERM', 'The server was stopped'],
+      [
+        stopTimeoutReason(25_000),
+        'The server is restarting: the run was stopped after its current step (it waited 25 s for it)',
+      ],
+      [DISCONNECTED_REASON, 'The page that started the run closed its connection'],
+      [{ type: 'deadline' }, 'The run took longer than its time limit (--timeout)'],
+      [{ type: 'worker_shutdown' }, 'The worker running it is shutting down'],
+      [{ type: 'event_store_unavailable' }, 'The queue (Redis) could not be reached'],
+      [{ type: 'run_ended_elsewhere' }, 'The run had already ended on another worker'],
+      [{ type: 'some_new_reason', detail: 1 }, 'It was stopped (some new reason)'],
+      [{ no: 'type' }, 'It was stopped for a reason loopctl did not describe'],
+      [[1, 2], 'It was stopped for a reason loopctl did not describe'],
+      ['my own reason', 'It was stopped: my own reason'],
+      ['', 'It was stopped without a reason'],
+    ];
+    for (const [reason, words] of cases) {
+      const text = describeValue(reason, 'reason');
+      expect([text, cancelReasonWords(text)]).toEqual([text, words]);
+      if (typeof reason !== 'string') inWords(cancelReasonWords(text));
+    }
+    const timeout = describeValue(stopTimeoutReason(25_000));
+    console.log(`${cases.length} cancel reasons worded, e.g. ${timeout} → ${cancelReasonWords(timeout)}`);
+  });
+
+  it('an outcome line: a headline, and where and why for a cancel, the message for a failure', () => {
+    expect(outcomeWords({ outcome: 'completed' })).toEqual({ headline: 'Done.' });
+    expect(outcomeWords({ outcome: 'cancelled', phase: 'model_stream', reason: 'stopped by the user' })).toEqual({
+      headline: 'Stopped.',
+      detail: 'You pressed Stop while the model was answering.',
+    });
+    expect(
+      outcomeWords({ outcome: 'cancelled', phase: 'tool_call', reason: '{"type":"stop_timeout","graceMs":25000}' }),
+    ).toEqual({
+      headline: 'Stopped.',
+      detail:
+        'The server is restarting: the run was stopped after its current step (it waited 25 s for it) ' +
+        'while a tool was running.',
+    });
+    expect(outcomeWords({ outcome: 'failed', code: 'max_turns', reason: 'turn limit reached (2)' })).toEqual({
+      headline: STOP_REASON_WORDS.max_turns,
+      detail: 'Turn limit reached (2).',
+    });
+    expect(outcomeWords({ outcome: 'stopped' }).headline).toBe(STOP_REASON_WORDS.stopped);
+    expect(outcomeWords({ outcome: 'suspended' }).headline).toBe(STOP_REASON_WORDS.needs_approval);
+  });
+
+  it('durations: milliseconds under 1 s, tenths under 10 s, whole seconds, then minutes', () => {
+    expect([durationWords(42), durationWords(1234), durationWords(12_400), durationWords(125_000)]).toEqual([
+      '42 ms',
+      '1.2 s',
+      '12 s',
+      '2 min 5 s',
+    ]);
+  });
+
+  it("a call's arguments: one line of key: value for a card's head (at most 100 characters), indented in full", () => {
+    expect(argsLine('{"path":"notes.md","limit":3,"deep":{"a":[1]}}')).toBe(
+      'path: notes.md, limit: 3, deep: {"a":[1]}',
+    );
+    expect(argsLine('{"content":"line 1\\nline 2"}')).toBe('content: line 1 line 2');
+    expect(argsLine('not json\n at all')).toBe('not json at all');
+    const long = argsLine(JSON.stringify({ text: 'x'.repeat(300) }));
+    expect([long.length, long.endsWith('…')]).toEqual([100, true]);
+    expect(argsText('{"path":"a.md"}')).toBe('{\n  "path": "a.md"\n}');
+    expect(argsText('{"path":')).toBe('{"path":'); // cut-off JSON as it came
+  });
+});
