@@ -195,7 +195,9 @@ describe('the request on the wire', () => {
     expect(server.requests[n]!.body).toEqual({
       contents: [{ role: 'user', parts: [{ text: 'hi' }] }],
       systemInstruction: { parts: [{ text: 'Be brief.' }] },
-      tools: [{ functionDeclarations: [{ ...weather, parameters: undefined, parametersJsonSchema: weather.parameters }] }],
+      tools: [
+        { functionDeclarations: [{ ...weather, parameters: undefined, parametersJsonSchema: weather.parameters }] },
+      ],
       generationConfig: { temperature: 0, thinkingConfig: { includeThoughts: true } },
     });
   });
@@ -231,7 +233,10 @@ describe('wire faults', () => {
     expect(got.error).toBeInstanceOf(ModelOutputError);
     expect(got.error).toMatchObject({ code: 'malformed_chunk', field: 'candidates[0].content.parts' });
     const call = await answer({ sse: [geminiFrame(geminiChunk([{ functionCall: { name: 'f', args: [1] } }]))] });
-    expect(call.error).toMatchObject({ code: 'malformed_chunk', field: 'candidates[0].content.parts[0].functionCall.args' });
+    expect(call.error).toMatchObject({
+      code: 'malformed_chunk',
+      field: 'candidates[0].content.parts[0].functionCall.args',
+    });
     const usage = await answer({ sse: [geminiFrame({ usageMetadata: { promptTokenCount: '3' } })] });
     expect(usage.error).toMatchObject({ code: 'malformed_chunk', field: 'usageMetadata.promptTokenCount' });
   });
@@ -284,7 +289,8 @@ describe('pure mappings', () => {
       ['OTHER', false, 'other'],
       ['SOMETHING_NEW', true, 'other'],
     ] as const;
-    for (const [reason, calls, mapped] of table) expect([reason, mapGeminiFinishReason(reason, calls)]).toEqual([reason, mapped]);
+    for (const [reason, calls, mapped] of table)
+      expect([reason, mapGeminiFinishReason(reason, calls)]).toEqual([reason, mapped]);
   });
 
   it('usage: thoughts are output, tool-use prompt tokens input, cached tokens read from the cache', () => {
@@ -351,7 +357,10 @@ describe('construction', () => {
       process.env.GEMINI_API_KEY = 'from-env';
       expect(gemini({ model: 'm' }).id).toBe('gemini:m');
     } finally {
-      for (const [k, v] of [['GOOGLE_API_KEY', saved.g], ['GEMINI_API_KEY', saved.m]] as const) {
+      for (const [k, v] of [
+        ['GOOGLE_API_KEY', saved.g],
+        ['GEMINI_API_KEY', saved.m],
+      ] as const) {
         if (v === undefined) delete process.env[k];
         else process.env[k] = v;
       }

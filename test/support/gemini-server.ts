@@ -103,7 +103,11 @@ export async function startGeminiServer(script?: readonly GeminiScript[] | Gemin
       const p = part as Record<string, unknown>;
       const call = p['functionCall'] as { name?: string; args?: unknown; id?: string } | undefined;
       if (call?.name) {
-        answer.calls.push({ name: call.name, args: JSON.stringify(call.args ?? {}), ...(call.id ? { id: call.id } : {}) });
+        answer.calls.push({
+          name: call.name,
+          args: JSON.stringify(call.args ?? {}),
+          ...(call.id ? { id: call.id } : {}),
+        });
       }
       const sig = p['thoughtSignature'];
       if (typeof sig !== 'string') continue;
@@ -132,7 +136,9 @@ export async function startGeminiServer(script?: readonly GeminiScript[] | Gemin
     const turns = contents as { role: string; parts: Record<string, unknown>[] }[];
     for (let i = 0; i < turns.length; i++) {
       const turn = turns[i]!;
-      const calls = turn.parts.flatMap((p) => (p['functionCall'] ? [p['functionCall'] as { name: string; id?: string }] : []));
+      const calls = turn.parts.flatMap((p) =>
+        p['functionCall'] ? [p['functionCall'] as { name: string; id?: string }] : [],
+      );
       const responses = turn.parts.flatMap((p) =>
         p['functionResponse'] ? [p['functionResponse'] as { name: string; id?: string }] : [],
       );
@@ -155,7 +161,11 @@ export async function startGeminiServer(script?: readonly GeminiScript[] | Gemin
           `function call parts of the function call turn.`
         );
       }
-      const names = (list: { name: string }[]) => list.map((c) => c.name).sort().join(',');
+      const names = (list: { name: string }[]) =>
+        list
+          .map((c) => c.name)
+          .sort()
+          .join(',');
       if (names(calls) !== names(answered)) {
         return `contents[${i + 1}]: the function responses name ${names(answered)}, the calls ${names(calls)}`;
       }
@@ -179,16 +189,28 @@ export async function startGeminiServer(script?: readonly GeminiScript[] | Gemin
         const known = typeof sig === 'string' ? issued.get(sig) : undefined;
         if (!known) return `${where}: Corrupted thought signature.`;
         const call = parts[k]!['functionCall'] as { name?: string } | undefined;
-        const kind = call?.name ? 'call' : typeof parts[k]!['text'] === 'string' ? (parts[k]!['thought'] ? 'thought' : 'text') : 'other';
+        const kind = call?.name
+          ? 'call'
+          : typeof parts[k]!['text'] === 'string'
+            ? parts[k]!['thought']
+              ? 'thought'
+              : 'text'
+            : 'other';
         if (kind !== known.kind || (known.name !== undefined && call?.name !== known.name)) {
           return `${where}: the signature was issued on another part`;
         }
       }
-      const signatures = new Set(parts.flatMap((p) => (typeof p['thoughtSignature'] === 'string' ? [p['thoughtSignature']] : [])));
-      const calls = parts.flatMap((p) => (p['functionCall'] ? [p['functionCall'] as { name: string; args?: unknown; id?: string }] : []));
+      const signatures = new Set(
+        parts.flatMap((p) => (typeof p['thoughtSignature'] === 'string' ? [p['thoughtSignature']] : [])),
+      );
+      const calls = parts.flatMap((p) =>
+        p['functionCall'] ? [p['functionCall'] as { name: string; args?: unknown; id?: string }] : [],
+      );
       for (const answer of served) {
         const mine = calls.some((c) =>
-          answer.calls.some((a) => (a.id !== undefined ? a.id === c.id : a.name === c.name && a.args === JSON.stringify(c.args ?? {}))),
+          answer.calls.some((a) =>
+            a.id !== undefined ? a.id === c.id : a.name === c.name && a.args === JSON.stringify(c.args ?? {}),
+          ),
         );
         if (!mine) continue;
         for (const sig of answer.signatures) {
@@ -256,7 +278,8 @@ export async function startGeminiServer(script?: readonly GeminiScript[] | Gemin
     }
     const fromFile = 'fixture' in answer && answer.fixture.endsWith('.json');
     if ('json' in answer || fromFile) {
-      const payload: unknown = 'json' in answer ? answer.json : JSON.parse(readGeminiFixture((answer as { fixture: string }).fixture));
+      const payload: unknown =
+        'json' in answer ? answer.json : JSON.parse(readGeminiFixture((answer as { fixture: string }).fixture));
       if (answer.delayMs) await sleep(answer.delayMs);
       if (res.destroyed) return;
       const code = (payload as { error?: { code?: unknown } } | null)?.error?.code;

@@ -46,9 +46,17 @@ export function toGeminiCallError(err: unknown, context: { streamStarted: boolea
     return new ModelCallError(message, { retryable: true, code: 'timeout', streamStarted, cause: err });
   }
   const socket = socketErrorCode(err);
-  if (socket !== undefined || (err instanceof TypeError && /terminated|fetch failed|network|socket/i.test(err.message))) {
+  if (
+    socket !== undefined ||
+    (err instanceof TypeError && /terminated|fetch failed|network|socket/i.test(err.message))
+  ) {
     const message = `Connection error: ${rootMessage(err)}`;
-    return new ModelCallError(message, { retryable: true, streamStarted, cause: err, ...(socket ? { code: socket } : {}) });
+    return new ModelCallError(message, {
+      retryable: true,
+      streamStarted,
+      cause: err,
+      ...(socket ? { code: socket } : {}),
+    });
   }
   if (err instanceof Error && /^Incomplete JSON segment/.test(err.message)) {
     const message = 'the stream ended inside an event';
@@ -67,7 +75,10 @@ function apiError(err: Error, httpStatus: number, streamStarted: boolean): Model
   const name = typeof body?.status === 'string' && body.status ? body.status : undefined;
   const detail = typeof body?.message === 'string' && body.message ? body.message : err.message.slice(0, 300);
   const retryable =
-    httpStatus === 408 || httpStatus === 429 || httpStatus >= 500 || (name !== undefined && RETRYABLE_STATUSES.has(name));
+    httpStatus === 408 ||
+    httpStatus === 429 ||
+    httpStatus >= 500 ||
+    (name !== undefined && RETRYABLE_STATUSES.has(name));
   const retryAfterMs = retryDelayMs(body?.details);
   return new ModelCallError(`${httpStatus}${name ? ` ${name}` : ''}: ${detail}`, {
     status: httpStatus,

@@ -129,7 +129,10 @@ function clientFactory(options: GeminiOptions): () => GoogleGenAI {
   const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env;
   const apiKey = options.apiKey ?? env?.['GOOGLE_API_KEY'] ?? env?.['GEMINI_API_KEY'];
   if (!apiKey) {
-    throw new ConfigurationError('apiKey', 'no API key: pass apiKey or client, or set GOOGLE_API_KEY or GEMINI_API_KEY');
+    throw new ConfigurationError(
+      'apiKey',
+      'no API key: pass apiKey or client, or set GOOGLE_API_KEY or GEMINI_API_KEY',
+    );
   }
   const httpOptions = {
     ...(options.baseURL !== undefined ? { baseUrl: options.baseURL } : {}),
