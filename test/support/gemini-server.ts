@@ -206,18 +206,15 @@ export async function startGeminiServer(script?: readonly GeminiScript[] | Gemin
       const calls = parts.flatMap((p) =>
         p['functionCall'] ? [p['functionCall'] as { name: string; args?: unknown; id?: string }] : [],
       );
-      for (const answer of served) {
-        const mine = calls.some((c) =>
-          answer.calls.some((a) =>
-            a.id !== undefined ? a.id === c.id : a.name === c.name && a.args === JSON.stringify(c.args ?? {}),
-          ),
-        );
-        if (!mine) continue;
-        for (const sig of answer.signatures) {
-          if (!signatures.has(sig)) {
-            return `contents[${i}]: Function call is missing a thought_signature in functionCall parts.`;
-          }
-        }
+      // The answers this turn replays: the same calls, in order (with the id where the answer gave one).
+      const same = (a: Served['calls'][number], c: { name: string; args?: unknown; id?: string }) =>
+        a.name === c.name && a.args === JSON.stringify(c.args ?? {}) && (a.id === undefined || a.id === c.id);
+      const replayed = served.filter(
+        (answer) =>
+          calls.length > 0 && answer.calls.length === calls.length && answer.calls.every((a, k) => same(a, calls[k]!)),
+      );
+      if (replayed.length > 0 && !replayed.some((answer) => answer.signatures.every((sig) => signatures.has(sig)))) {
+        return `contents[${i}]: Function call is missing a thought_signature in functionCall parts.`;
       }
     }
     return undefined;
