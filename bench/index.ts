@@ -28,6 +28,7 @@ import { machine } from './lib/stats.js';
 const BENCHES: Record<string, string> = {
   cancel: 'cancel → terminal event latency at every checkpoint',
   stream: 'streaming CPU per chunk: run() vs adapter vs bare openai SDK',
+  gemini: 'loopctl/gemini vs the bare @google/genai SDK: CPU per streamed chunk, cancel → terminal',
   turn: 'turn overhead with an instant model and instant tools',
   memory: 'heap per idle run (stalled streams, tool gate); cancel them all',
   http:

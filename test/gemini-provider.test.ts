@@ -279,16 +279,14 @@ describe('pure mappings', () => {
       ['STOP', false, 'stop'],
       ['STOP', true, 'tool_calls'],
       ['MAX_TOKENS', false, 'length'],
-      ...['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'IMAGE_SAFETY'].map((r) => [
-        r,
-        false,
-        'content_filter',
-      ]),
+      ...['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'IMAGE_SAFETY'].map(
+        (r) => [r, false, 'content_filter'] as const,
+      ),
       ['MALFORMED_FUNCTION_CALL', false, 'other'],
       ['LANGUAGE', false, 'other'],
       ['OTHER', false, 'other'],
       ['SOMETHING_NEW', true, 'other'],
-    ] as const;
+    ] as const satisfies readonly (readonly [string, boolean, string])[];
     for (const [reason, calls, mapped] of table)
       expect([reason, mapGeminiFinishReason(reason, calls)]).toEqual([reason, mapped]);
   });
