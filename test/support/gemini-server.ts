@@ -146,7 +146,8 @@ export async function startGeminiServer(script?: readonly GeminiScript[] | Gemin
         const before = turns[i - 1];
         const opened = before?.role === 'model' && before.parts.some((p) => p['functionCall']);
         if (turn.role !== 'user' || !opened) {
-          return `contents[${i}]: Please ensure that function response turn comes immediately after a function call turn.`;
+          const rule = 'Please ensure that function response turn comes immediately after a function call turn.';
+          return `contents[${i}]: ${rule}`;
         }
       }
       if (calls.length === 0) continue;

@@ -105,7 +105,10 @@ function argsObject(text: string): GeminiPart {
   }
 }
 
-/** Converts tool specs to one Gemini `Tool`: `{ functionDeclarations: [{ name, description, parametersJsonSchema }] }`. */
+/**
+ * Converts tool specs to one Gemini `Tool`: `{ functionDeclarations: [{ name, description, parametersJsonSchema }] }`
+ * (none for no tools).
+ */
 export function toGeminiTools(tools: readonly ToolSpec[]): { functionDeclarations: GeminiFunctionDeclaration[] }[] {
   if (tools.length === 0) return [];
   return [

@@ -90,7 +90,7 @@ function apiError(err: Error, httpStatus: number, streamStarted: boolean): Model
   });
 }
 
-/** The `error` object of an `ApiError` message (the SDK puts the JSON body in it, after `got status: …. ` mid-stream). */
+/** The `error` object of an `ApiError` message (the SDK puts the JSON body in it; mid-stream after `got status: …`). */
 function errorBody(message: string): GeminiErrorBody | undefined {
   const start = message.indexOf('{');
   if (start < 0) return undefined;
