@@ -114,6 +114,15 @@ describe('connection failures', () => {
     expect(error).toMatchObject({ name: 'ModelCallError', retryable: true, code: 'ECONNREFUSED' });
   });
 
+  it("the SDK's own timer (an abort loopctl did not make) is a retryable timeout", () => {
+    const abort = new DOMException('This operation was aborted', 'AbortError');
+    expect(toGeminiCallError(abort, { streamStarted: true })).toMatchObject({
+      retryable: true,
+      code: 'timeout',
+      streamStarted: true,
+    });
+  });
+
   it('anything unknown is not retryable', () => {
     expect(toGeminiCallError(new Error('boom'), { streamStarted: false })).toMatchObject({ retryable: false });
   });

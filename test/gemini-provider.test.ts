@@ -218,6 +218,16 @@ describe('the request on the wire', () => {
     expect(byInstructions.systemInstruction.parts[0].text.startsWith('Be brief.')).toBe(true);
   });
 
+  it("the engine's timeoutMs reaches the SDK with its margin; a stream without one has no SDK timer", async () => {
+    server.enqueue({ fixture: 'generate-content.json' }, { fixture: 'text.sse' });
+    const n = server.requests.length;
+    await collect(model().call(request({ stream: false, timeoutMs: 4_000 })));
+    await collect(model().call(request()));
+    // the SDK sends its timer as X-Server-Timeout, in whole seconds: 4 000 + 1 000 ms
+    expect(server.requests[n]!.headers['x-server-timeout']).toBe('5');
+    expect(server.requests[n + 1]!.headers['x-server-timeout']).toBeUndefined();
+  });
+
   it('no instructions: no systemInstruction', async () => {
     server.enqueue({ fixture: 'text.sse' });
     const n = server.requests.length;
@@ -311,6 +321,19 @@ describe('pure mappings', () => {
       totalTokens: 3,
     });
     expect(mapGeminiUsage(undefined, 'malformed_chunk')).toBeUndefined();
+  });
+
+  it('calls without ids in answers without a responseId still get distinct ids', () => {
+    const idsOf = () => {
+      const reader = new GeminiResponseReader('malformed_response');
+      reader.push({
+        candidates: [{ content: { parts: [{ functionCall: { name: 'f', args: {} } }] }, finishReason: 'STOP' }],
+      });
+      return reader.finish().toolCalls.map((c) => c.callId);
+    };
+    const [a, b] = [idsOf(), idsOf()];
+    expect(a[0]).toMatch(/^gemini-[0-9a-z]+-0$/);
+    expect(a[0]).not.toBe(b[0]);
   });
 
   it('the reader joins streamed text but never across a signature', () => {
