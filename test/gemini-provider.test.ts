@@ -202,6 +202,16 @@ describe('the request on the wire', () => {
     });
   });
 
+  it("the caller's built-in tools go first; its systemInstruction never replaces the agent's", async () => {
+    server.enqueue({ fixture: 'text.sse' });
+    const n = server.requests.length;
+    const provider = model({ config: { tools: [{ googleSearch: {} }], systemInstruction: 'ignored' } });
+    await collect(provider.call(request({ tools: [weather] })));
+    const body = server.requests[n]!.body;
+    expect(body.tools.map((t: object) => Object.keys(t)[0])).toEqual(['googleSearch', 'functionDeclarations']);
+    expect(body.systemInstruction).toEqual({ parts: [{ text: 'Be brief.' }] });
+  });
+
   it('structured output: responseMimeType + responseJsonSchema natively, or the schema in the instruction', async () => {
     const output = { name: 'answer', schema: { type: 'object', properties: { n: { type: 'number' } } }, strict: false };
     server.enqueue({ fixture: 'text.sse' }, { fixture: 'text.sse' });

@@ -36,8 +36,10 @@ export interface GeminiOptions {
   readonly timeoutMs?: number;
   /**
    * Extra `GenerateContentConfig` fields (e.g. `temperature`, `maxOutputTokens`,
-   * `thinkingConfig: { includeThoughts: true }`); they cannot override `systemInstruction`, `tools`, the structured
-   * output fields of a request with `output`, `abortSignal` or `httpOptions`.
+   * `thinkingConfig: { includeThoughts: true }`, `safetySettings`). Its `tools` (Gemini's built-in ones, e.g.
+   * `{ googleSearch: {} }`) are sent before the agent's function declarations; its `systemInstruction` is ignored
+   * (the agent's instructions are the system instruction); it cannot override the structured-output fields of a
+   * request with `output`, `abortSignal`, `httpOptions`, `automaticFunctionCalling` or `automaticContinuation`.
    */
   readonly config?: Readonly<GenerateContentConfig>;
   /**
@@ -93,13 +95,15 @@ export function gemini(options: GeminiOptions): ModelProvider {
         ? outputInstructions(request.instructions, request.output)
         : request.instructions;
     const timeout = request.timeoutMs !== undefined ? request.timeoutMs + GEMINI_TIMEOUT_MARGIN_MS : options.timeoutMs;
+    const { systemInstruction: _ignored, tools: builtIn, ...extra } = options.config ?? {};
+    const tools = [...(builtIn ?? []), ...toGeminiTools(request.tools)];
     const config: GenerateContentConfig = {
-      ...options.config,
+      ...extra,
       ...(instructions ? { systemInstruction: { parts: [{ text: instructions }] } } : {}),
-      ...(request.tools.length > 0 ? { tools: toGeminiTools(request.tools) } : {}),
+      ...(tools.length > 0 ? { tools } : {}),
       ...(native ? { responseMimeType: 'application/json', responseJsonSchema: request.output!.schema } : {}),
       abortSignal: signal,
-      httpOptions: timeout !== undefined ? { timeout } : {},
+      ...(timeout !== undefined ? { httpOptions: { timeout } } : {}),
       automaticFunctionCalling: { disable: true },
       automaticContinuation: false,
     };
