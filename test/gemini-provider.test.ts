@@ -261,6 +261,12 @@ describe('wire faults', () => {
     expect(usage.error).toMatchObject({ code: 'malformed_chunk', field: 'usageMetadata.promptTokenCount' });
   });
 
+  it('a non-streamed body of the wrong shape is a ModelOutputError (malformed_response) naming the field', async () => {
+    const got = await answer({ json: { candidates: [{ finishReason: 7 }] } }, request({ stream: false }));
+    expect(got.error).toBeInstanceOf(ModelOutputError);
+    expect(got.error).toMatchObject({ code: 'malformed_response', field: 'candidates[0].finishReason' });
+  });
+
   it('a stream that ends before a finishReason is a retryable stream_truncated error', async () => {
     const got = await answer({ sse: [geminiFrame(geminiChunk([{ text: 'Hel' }]))] });
     expect(got.events).toEqual([{ type: 'text_delta', delta: 'Hel' }]);
