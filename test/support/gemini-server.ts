@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -342,9 +342,6 @@ export async function startGeminiServer(script?: readonly GeminiScript[] | Gemin
       }),
   };
 }
-
-/** True when `name` is a fixture of `test/fixtures/gemini`. */
-export const hasGeminiFixture = (name: string): boolean => existsSync(path.join(GEMINI_FIXTURES_DIR, name));
 
 // ── builders for scripted answers ─────────────────────────────────────────────
 
