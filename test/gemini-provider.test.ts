@@ -286,6 +286,12 @@ describe('wire faults', () => {
     expect(got.error).toMatchObject({ code: 'stream_truncated', retryable: true });
   });
 
+  it('a whole JSON body where a stream was asked for is not read as an answer (the SDK: stream_truncated)', async () => {
+    const got = await answer({ fixture: 'generate-content.json' }); // served as application/json to a stream request
+    expect(got.events).toEqual([]);
+    expect(got.error).toMatchObject({ name: 'ModelCallError', code: 'stream_truncated' });
+  });
+
   it('a data line that is not JSON is a non-retryable invalid_json error', async () => {
     const got = await answer({ sse: ['data: {"candidates": [\r\n\r\n'] });
     expect(got.error).toMatchObject({ name: 'ModelCallError', code: 'invalid_json', retryable: false });
