@@ -3,6 +3,13 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import {
+  SSE_DONE,
+  chatChunk,
+  sseData,
+  toolCallDelta,
+  wireUsage,
+} from '../../src/node/testing/provider-kits/openai-wire.js';
 
 /** The repository root (this file is `test/support/openai-server.ts`). */
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -204,102 +211,17 @@ export async function startOpenAIServer(
   };
 }
 
-// ── builders for scripted tests ──────────────────────────────────────────────
+// ── builders for scripted tests (shared with the OpenAI provider kits of loopctl/node/testing) ──────
 
-/** One SSE `data:` frame: `data: <json>\n\n`. */
-export const sseData = (payload: unknown): string => `data: ${JSON.stringify(payload)}\n\n`;
-/** The Chat Completions stream terminator. */
-export const SSE_DONE = 'data: [DONE]\n\n';
-
-/** Wire shape of a usage object. */
-export const wireUsage = (prompt: number, completion: number) => ({
-  prompt_tokens: prompt,
-  completion_tokens: completion,
-  total_tokens: prompt + completion,
-});
-
-const meta = (object: string) => ({ id: 'test-id', object, created: 0, model: 'test-model' });
-
-/** A Chat Completions chunk for choice 0 with the given `delta` (and optional finish reason / top-level usage). */
-export function chatChunk(
-  delta: Record<string, unknown>,
-  extra: { finishReason?: string | null; usage?: unknown; choices?: unknown[] } = {},
-) {
-  const choices = extra.choices ?? [{ index: 0, delta, finish_reason: extra.finishReason ?? null }];
-  return { ...meta('chat.completion.chunk'), choices, ...(extra.usage !== undefined ? { usage: extra.usage } : {}) };
-}
-
-/** A tool-call delta entry for `chatChunk({ tool_calls: [...] })`. */
-export const toolCallDelta = (index: number, args: string, id?: string, name?: string) => ({
-  index,
-  ...(id ? { id, type: 'function' } : {}),
-  function: { ...(name ? { name } : {}), arguments: args },
-});
-
-type Call = { id: string; name: string; arguments: string };
-/** A non-streamed Chat Completion body (choice 0). */
-export function chatCompletion(
-  message: { content?: string | null; tool_calls?: Call[]; refusal?: string | null },
-  finishReason = 'stop',
-  usage: unknown = wireUsage(10, 5),
-) {
-  const calls = message.tool_calls?.map((c) => ({
-    id: c.id,
-    type: 'function',
-    function: { name: c.name, arguments: c.arguments },
-  }));
-  const msg = {
-    role: 'assistant',
-    content: message.content ?? null,
-    refusal: message.refusal ?? null,
-    ...(calls ? { tool_calls: calls } : {}),
-  };
-  return {
-    ...meta('chat.completion'),
-    choices: [{ index: 0, finish_reason: finishReason, logprobs: null, message: msg }],
-    usage,
-  };
-}
-
-/** A non-streamed Responses API body with a message and/or function calls; `usage` is `[input, output]`. */
-export function responsesBody(opts: {
-  text?: string;
-  calls?: { callId: string; name: string; arguments: string }[];
-  usage?: [number, number];
-}) {
-  const output: unknown[] = [];
-  if (opts.text !== undefined) {
-    output.push({
-      id: 'msg_1',
-      type: 'message',
-      role: 'assistant',
-      status: 'completed',
-      content: [{ type: 'output_text', text: opts.text, annotations: [] }],
-    });
-  }
-  for (const [i, c] of (opts.calls ?? []).entries()) {
-    output.push({
-      id: `fc_${i}`,
-      type: 'function_call',
-      status: 'completed',
-      call_id: c.callId,
-      name: c.name,
-      arguments: c.arguments,
-    });
-  }
-  const [input, out] = opts.usage ?? [10, 5];
-  const usage = { input_tokens: input, output_tokens: out, total_tokens: input + out };
-  return {
-    ...meta('response'),
-    created_at: 0,
-    status: 'completed',
-    incomplete_details: null,
-    error: null,
-    output,
-    usage,
-  };
-}
-
+export {
+  SSE_DONE,
+  chatChunk,
+  chatCompletion,
+  responsesBody,
+  sseData,
+  toolCallDelta,
+  wireUsage,
+} from '../../src/node/testing/provider-kits/openai-wire.js';
 /** What an adapter Observable produced: every event, then `completed` or the `error`. */
 export interface Collected<E> {
   readonly events: E[];

@@ -1,7 +1,9 @@
 /**
  * The `loopctl/node/testing` entry (Node.js only): the contract suite every session store must pass,
- * and the second process its cross-process parts drive. It takes the test framework's functions as
- * arguments, so loopctl depends on no test framework. See docs/sessions.md.
+ * and the second process its cross-process parts drive (docs/sessions.md); the contract suite every
+ * model provider must pass, its local wire server, and the kits of the OpenAI adapters
+ * (docs/testing.md, "Proving a provider adapter"). The suites take the test framework's functions as
+ * arguments, so loopctl depends on no test framework.
  */
 export { sessionContract, sessionKillContract, type SessionContractOptions } from './contract.js';
 export type { ContractFramework, ContractIt, ContractAssertion, MakeStore, TestBody } from './kit.js';
@@ -16,3 +18,18 @@ export {
   type PeerError,
   type PeerLeaseResult,
 } from './peer.js';
+export { providerContract } from './provider-contract.js';
+export type {
+  ProviderKit,
+  WireKit,
+  WireTarget,
+  WireRequest,
+  WireReply,
+  WireStream,
+  WireErrorSpec,
+  ScriptedAnswer,
+  ScriptedToolCall,
+} from './provider-kit.js';
+export { startWireServer, type WireServer, type WireRecord, type WireScript } from './wire-server.js';
+export { openaiChatKit, openaiChatWire } from './provider-kits/openai-chat.js';
+export { openaiResponsesKit, openaiResponsesWire } from './provider-kits/openai-responses.js';
