@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { geminiContentsFault } from '../../src/node/testing/provider-kits/gemini-validate.js';
 import { repoRoot, type RecordedRequest } from './openai-server.js';
 
 /** The hand-built Gemini wire data (`test/fixtures/gemini`, how they were made in its README). */
@@ -48,6 +49,8 @@ export interface GeminiServer {
   rejected(): GeminiRequest[];
   close(): Promise<void>;
 }
+
+type Turn = { role: string; parts: Record<string, unknown>[] };
 
 interface Issued {
   readonly kind: 'call' | 'thought' | 'text' | 'other';
@@ -117,69 +120,12 @@ export async function startGeminiServer(script?: readonly GeminiScript[] | Gemin
     }
   }
 
+  /** The API's rules on contents (shared with the conformance kit), then the signatures this server issued. */
   function validate(body: unknown): string | undefined {
-    const contents = (body as { contents?: unknown } | null)?.contents;
-    if (!Array.isArray(contents) || contents.length === 0) return 'contents is not specified';
-    const system = (body as { systemInstruction?: unknown }).systemInstruction;
-    if (system !== undefined && !Array.isArray((system as { parts?: unknown } | null)?.parts)) {
-      return 'systemInstruction.parts must be a list of parts';
-    }
-    for (let i = 0; i < contents.length; i++) {
-      const content = contents[i] as { role?: unknown; parts?: unknown } | null;
-      if (content?.role !== 'user' && content?.role !== 'model') {
-        return `contents[${i}].role: Please use a valid role: user, model.`;
-      }
-      if (!Array.isArray(content.parts) || content.parts.length === 0) {
-        return `contents[${i}].parts: contents.parts must not be empty.`;
-      }
-    }
-    const turns = contents as { role: string; parts: Record<string, unknown>[] }[];
-    for (let i = 0; i < turns.length; i++) {
-      const turn = turns[i]!;
-      const calls = turn.parts.flatMap((p) =>
-        p['functionCall'] ? [p['functionCall'] as { name: string; id?: string }] : [],
-      );
-      const responses = turn.parts.flatMap((p) =>
-        p['functionResponse'] ? [p['functionResponse'] as { name: string; id?: string }] : [],
-      );
-      if (responses.length > 0) {
-        const before = turns[i - 1];
-        const opened = before?.role === 'model' && before.parts.some((p) => p['functionCall']);
-        if (turn.role !== 'user' || !opened) {
-          const rule = 'Please ensure that function response turn comes immediately after a function call turn.';
-          return `contents[${i}]: ${rule}`;
-        }
-      }
-      if (calls.length === 0) continue;
-      if (turn.role !== 'model') return `contents[${i}]: a functionCall part must be in a model turn`;
-      const next = turns[i + 1];
-      const answered = next?.parts.flatMap((p) =>
-        p['functionResponse'] ? [p['functionResponse'] as { name: string; id?: string }] : [],
-      );
-      if (next?.role !== 'user' || answered?.length !== calls.length) {
-        return (
-          `contents[${i + 1}]: Please ensure that the number of function response parts is equal to the number of ` +
-          `function call parts of the function call turn.`
-        );
-      }
-      const names = (list: { name: string }[]) =>
-        list
-          .map((c) => c.name)
-          .sort()
-          .join(',');
-      if (names(calls) !== names(answered)) {
-        return `contents[${i + 1}]: the function responses name ${names(answered)}, the calls ${names(calls)}`;
-      }
-      for (const call of calls) {
-        if (call.id !== undefined && !answered.some((r) => r.id === call.id)) {
-          return `contents[${i + 1}]: no functionResponse has the id ${call.id} of its function call`;
-        }
-      }
-    }
-    return signatureProblem(turns);
+    return geminiContentsFault(body) ?? signatureProblem((body as { contents: Turn[] }).contents);
   }
 
-  function signatureProblem(turns: { role: string; parts: Record<string, unknown>[] }[]): string | undefined {
+  function signatureProblem(turns: Turn[]): string | undefined {
     for (let i = 0; i < turns.length; i++) {
       if (turns[i]!.role !== 'model') continue;
       const parts = turns[i]!.parts;
