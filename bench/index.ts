@@ -8,10 +8,11 @@
  * BENCHMARKS.md.
  *
  * Environment knobs: BENCH_RUNS (cancel: runs per checkpoint per round, default 1000; profile:
- * runs per batch), BENCH_ONLY (cancel: only checkpoints whose name contains it; profile: one
- * section), BENCH_ROUNDS (cancel, stream, memory: rounds, default 7; turn: default 15),
- * BENCH_REPEATS (stream: requests per variant per round, default 3), BENCH_CHUNKS (stream:
- * default 10000), BENCH_SIZES (memory: runs per batch, default "1000"), BENCH_CLIENTS /
+ * runs per batch; gemini: cancelled runs per variant, default 300), BENCH_ONLY (cancel: only
+ * checkpoints whose name contains it; profile: one section), BENCH_ROUNDS (cancel, stream, memory,
+ * gemini: rounds, default 7; turn: default 15),
+ * BENCH_REPEATS (stream, gemini: requests per variant per round, default 3), BENCH_CHUNKS (stream,
+ * gemini: default 10000), BENCH_SIZES (memory: runs per batch, default "1000"), BENCH_CLIENTS /
  * BENCH_DELTAS (http: default 1000 / 40; BENCH_ROUNDS there defaults to 3; BENCH_CLICKS: click-to-close
  * rounds, default 30, 0 to leave them out), BENCH_COMMITS
  * (sessions: runs committed, default 500), BENCH_LIB=src (measure src/ through tsx instead),
@@ -28,6 +29,7 @@ import { machine } from './lib/stats.js';
 const BENCHES: Record<string, string> = {
   cancel: 'cancel → terminal event latency at every checkpoint',
   stream: 'streaming CPU per chunk: run() vs adapter vs bare openai SDK',
+  gemini: 'loopctl/gemini vs the bare @google/genai SDK: CPU per streamed chunk, cancel → terminal',
   turn: 'turn overhead with an instant model and instant tools',
   memory: 'heap per idle run (stalled streams, tool gate); cancel them all',
   http:

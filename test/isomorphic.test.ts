@@ -24,6 +24,7 @@ describe('the loopctl core entry is isomorphic: Node-only code lives in loopctl/
     'src/ag-ui/index.ts',
     'src/operators/index.ts',
     'src/otel/index.ts',
+    'src/model/gemini/index.ts',
   ];
   for (const entry of ISOMORPHIC) {
     it(`${entry} reaches no node:* module and no Node-only package`, () => {

@@ -15,9 +15,12 @@ export interface ChildServer {
 
 const serverFile = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'server.ts');
 
-/** Forks bench/server.ts (`node --import tsx`) and resolves once it listens. */
-export async function startChildServer(): Promise<ChildServer> {
-  const child: ChildProcess = fork(serverFile, [], {
+/**
+ * Forks bench/server.ts (`node --import tsx`), or another server script `file` that speaks the same IPC (e.g.
+ * bench/gemini-server.ts), and resolves once it listens.
+ */
+export async function startChildServer(file: string = serverFile): Promise<ChildServer> {
+  const child: ChildProcess = fork(file, [], {
     execArgv: ['--import', import.meta.resolve('tsx')],
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });

@@ -33,3 +33,5 @@ export type {
 export { startWireServer, type WireServer, type WireRecord, type WireScript } from './wire-server.js';
 export { openaiChatKit, openaiChatWire } from './provider-kits/openai-chat.js';
 export { openaiResponsesKit, openaiResponsesWire } from './provider-kits/openai-responses.js';
+export { geminiWire } from './provider-kits/gemini.js';
+export { geminiContentsFault, geminiRequestFault, kitSignature } from './provider-kits/gemini-validate.js';

@@ -1,0 +1,58 @@
+import type { AssistantItem, ProviderParts } from '../../items.js';
+
+/** The `family` tag of what the Gemini adapter keeps on an assistant Item (`providerParts.family`). */
+export const GEMINI_FAMILY = 'gemini';
+
+/**
+ * The signature Google documents for a `functionCall` part Gemini did not write (history from another provider):
+ * it tells the API to skip thought-signature validation for that call.
+ */
+export const SKIP_THOUGHT_SIGNATURE = 'skip_thought_signature_validator';
+
+/** One Gemini `Part` as it travels on the wire (JSON): `text`, `thought`, `thoughtSignature`, `functionCall`, … */
+export type GeminiPart = { readonly [key: string]: GeminiJson };
+type GeminiJson = string | number | boolean | null | readonly GeminiJson[] | { readonly [key: string]: GeminiJson };
+
+/**
+ * `providerParts.data` of a Gemini-made assistant Item: `parts` is the model turn's `content.parts` as the API sent
+ * them (streamed text joined into one part up to the part that carries a `thoughtSignature`; every signature on the
+ * part it came with; function calls in wire order), replayed unchanged as the `model` turn of the next request.
+ */
+export interface GeminiPartsData {
+  readonly parts: readonly GeminiPart[];
+}
+
+/** Wraps a model turn's parts as an Item's `providerParts` (`{ family: 'gemini', data: { parts } }`). */
+export function toProviderParts(parts: readonly GeminiPart[]): ProviderParts {
+  return { family: GEMINI_FAMILY, data: { parts } as unknown as ProviderParts['data'] };
+}
+
+/**
+ * The parts to replay for an assistant Item: its Gemini `providerParts` when they are there, well formed, and hold
+ * one `functionCall` part per tool call of the Item (same names, in order). Anything else (another family's parts,
+ * none, or parts that no longer match the Item) gives undefined, and the turn is rebuilt from the Item's text and
+ * calls.
+ */
+export function replayableParts(item: AssistantItem): readonly GeminiPart[] | undefined {
+  const slot = item.providerParts;
+  if (slot?.family !== GEMINI_FAMILY) return undefined;
+  const data = slot.data as { parts?: unknown } | null;
+  if (typeof data !== 'object' || data === null || !Array.isArray(data.parts) || data.parts.length === 0) {
+    return undefined;
+  }
+  const parts = data.parts as unknown[];
+  if (!parts.every((p) => typeof p === 'object' && p !== null && !Array.isArray(p))) return undefined;
+  const calls = (parts as GeminiPart[]).flatMap((p) => (isCallPart(p) ? [p.functionCall] : []));
+  if (calls.length !== item.toolCalls.length) return undefined;
+  if (calls.some((call, i) => call.name !== item.toolCalls[i]!.name)) return undefined;
+  return parts as GeminiPart[];
+}
+
+/** A part holding a `functionCall` with a string `name`. */
+export function isCallPart(part: GeminiPart): part is GeminiPart & {
+  readonly functionCall: { readonly name: string; readonly id?: string; readonly args?: GeminiJson };
+} {
+  const call = part['functionCall'];
+  if (typeof call !== 'object' || call === null || Array.isArray(call)) return false;
+  return typeof (call as GeminiPart)['name'] === 'string';
+}
