@@ -194,6 +194,9 @@ describe('C34: CommonJS and ESM consumers of the packed package (Node >= 20.19, 
       // So is @opentelemetry/api: only loopctl/otel needs it (the core never imports it).
       const otel = await run(process.execPath, ['-e', importScript('loopctl/otel')], consumer);
       expect(otel.stdout).toBe("ERR_MODULE_NOT_FOUND Cannot find package '@opentelemetry/api'\n");
+      // And @anthropic-ai/sdk: only loopctl/anthropic needs it.
+      const anthropic = await run(process.execPath, ['-e', importScript('loopctl/anthropic')], consumer);
+      expect(anthropic.stdout).toBe("ERR_MODULE_NOT_FOUND Cannot find package '@anthropic-ai/sdk'\n");
 
       const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
       const snippet = /^## Use\n[\s\S]*?```ts\n([\s\S]*?)```/m.exec(readme)?.[1];
