@@ -155,7 +155,13 @@ function clientGetter(options: AnthropicOptions): () => Anthropic {
   if (!apiKey) throw new ConfigurationError('apiKey', 'no API key: pass apiKey or client, or set ANTHROPIC_API_KEY');
   let client: Anthropic | undefined;
   return () =>
-    (client ??= new Anthropic({ apiKey, baseURL: options.baseURL, maxRetries: 0, dangerouslyAllowBrowser: true }));
+    (client ??= new Anthropic({
+      apiKey,
+      baseURL: options.baseURL,
+      maxRetries: 0,
+      dangerouslyAllowBrowser: true,
+      logLevel: 'off', // a malformed event is a typed error already; the SDK would also print it
+    }));
 }
 
 /**
