@@ -228,10 +228,11 @@ export function validateMessagesRequest(body: any, issued: Issued = new Issued()
   }
   if (thinking?.type === 'enabled') {
     // The assistant turn now being continued: from the last user message with text back to its first assistant message.
-    const lastText = messages.findLastIndex(
-      (m: any) =>
-        m.role === 'user' && (typeof m.content === 'string' || m.content.some((b: any) => b?.type !== 'tool_result')),
-    );
+    let lastText = -1;
+    messages.forEach((m: any, i: number) => {
+      const text = typeof m.content === 'string' || m.content.some((b: any) => b?.type !== 'tool_result');
+      if (m.role === 'user' && text) lastText = i;
+    });
     const opening = messages[lastText + 1];
     const tail = messages.at(-1);
     const answersTools =

@@ -6,8 +6,9 @@ import { SERVER_ERROR_CODES, retryAfterMs, toModelCallError } from '../openai/er
 const RETRYABLE_STREAM_TYPES: ReadonlySet<string> = new Set(['rate_limit_error', 'timeout_error']);
 
 /**
- * Classification of Messages API failures into {@link ModelCallError} (the engine retries what is `retryable`; the
- * adapter never waits or retries). `code` is the body's `error.type` (e.g. `overloaded_error`, `invalid_request_error`).
+ * Classification of Messages API failures into {@link ModelCallError} (the engine retries what is `retryable`;
+ * the adapter never waits or retries). `code` is the body's `error.type` (e.g. `overloaded_error`,
+ * `invalid_request_error`).
  *
  * 1. A `ModelCallError` passes through.
  * 2. HTTP errors (SDK `APIError` with a `status`): an `x-should-retry: true|false` header decides when present;
