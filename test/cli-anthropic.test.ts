@@ -7,8 +7,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HELP, parseCli } from '../src/cli/args.js';
 import { selectModel } from '../src/cli/model.js';
 import { ENVIRONMENT } from '../src/cli/help.js';
-import { startAnthropicServer, type AnthropicRequest, type AnthropicServer } from './support/anthropic-server.js';
-import { readAnthropicFixture } from './support/anthropic-server.js';
+import {
+  anthropicStream,
+  anthropicTextStream,
+  readAnthropicFixture,
+  startAnthropicServer,
+  type AnthropicRequest,
+  type AnthropicServer,
+} from './support/anthropic-server.js';
 import { sseFrames } from './support/openai-server.js';
 import { cliEnv, ensureBuilt, removeTempFolders, runBin, tempFolder, waitFor } from './cli-helpers.js';
 
@@ -74,6 +80,37 @@ describe('loopctl --provider anthropic against a local Anthropic-shaped server',
     expect({ code, stdout }).toEqual({ code: 0, stdout: 'Hello from Claude.\n' });
     const headers = server.requests[n]!.headers;
     expect(headers['x-api-key'] ?? headers['authorization']).toMatch(/^(Bearer )?sk-ant-test$/);
+  });
+
+  it('thinking signatures survive a process restart: a second process with --continue replays them unchanged', async () => {
+    // The CLI sends no `thinking` option; the answers carry thinking blocks as a thinking-enabled model's would, and the
+    // server checks they come back byte for byte in the second process's request.
+    const dir = tempFolder({ 'notes.txt': 'alpha\n' });
+    const n = server.requests.length;
+    const thinking1 = { type: 'thinking', thinking: 'Read the notes first.', signature: 'EqkBSigOne+/=' } as const;
+    const redacted = { type: 'redacted_thinking', data: 'EmwKAhgBRedacted+/=' } as const;
+    const thinking2 = { type: 'thinking', thinking: 'It says alpha.', signature: 'EqkBSigTwo+/=' } as const;
+    server.enqueue(
+      anthropicStream(
+        [thinking1, { type: 'tool_use', id: 'toolu_R1', name: 'read_file', input: { path: 'notes.txt' } }],
+        'tool_use',
+      ),
+      anthropicStream([redacted, thinking2, { type: 'text', text: 'The notes say alpha.' }], 'end_turn'),
+      anthropicTextStream('Nothing else.'),
+    );
+    const args = ['--provider', 'anthropic', '--base-url', server.baseURL];
+    const first = await runBin([...args, 'what do the notes say?'], dir).done;
+    expect({ code: first.code, stdout: first.stdout }).toEqual({ code: 0, stdout: 'The notes say alpha.\n' });
+    const second = await runBin([...args, '--continue', 'anything else?'], dir).done;
+    expect({ code: second.code, stdout: second.stdout }).toEqual({ code: 0, stdout: 'Nothing else.\n' });
+    const resumed = server.requests[n + 2]!.body;
+    const assistant = resumed.messages.filter((m: { role: string }) => m.role === 'assistant');
+    expect(assistant.map((m: { content: unknown[] }) => m.content)).toEqual([
+      [thinking1, { type: 'tool_use', id: 'toolu_R1', name: 'read_file', input: { path: 'notes.txt' } }],
+      [redacted, thinking2, { type: 'text', text: 'The notes say alpha.' }],
+    ]);
+    expect(resumed.messages.at(-1)).toEqual({ role: 'user', content: [{ type: 'text', text: 'anything else?' }] });
+    expect(server.requests.slice(n).map((r) => r.rejected)).toEqual([undefined, undefined, undefined]);
   });
 
   it('--provider gemini (its adapter not in this build) and an unknown provider exit 2 saying why', async () => {

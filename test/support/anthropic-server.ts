@@ -429,3 +429,72 @@ export function anthropicMessage(
     usage,
   };
 }
+
+/** A content block for {@link anthropicStream}: what the finished block holds. */
+export type StreamBlock =
+  | { type: 'text'; text: string }
+  | { type: 'thinking'; thinking: string; signature: string }
+  | { type: 'redacted_thinking'; data: string }
+  | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> };
+
+/**
+ * A whole streamed answer made of `blocks`, in the documented event order: `message_start`, per block its
+ * `content_block_start` (empty), one delta (`text_delta`, `thinking_delta` then `signature_delta`, `input_json_delta`;
+ * none for redacted thinking, which starts whole) and `content_block_stop`, then `message_delta` with `stopReason`
+ * and `message_stop`.
+ */
+export function anthropicStream(
+  blocks: readonly StreamBlock[],
+  stopReason: string,
+  usage: [number, number] = [20, 5],
+): AnthropicAnswer {
+  const sse = [
+    anthropicEvent({
+      type: 'message_start',
+      message: {
+        id: 'msg_built',
+        type: 'message',
+        role: 'assistant',
+        model: 'claude-test',
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: usage[0], output_tokens: 1 },
+      },
+    }),
+  ];
+  blocks.forEach((block, index) => {
+    const start = (content_block: Record<string, unknown>) =>
+      sse.push(anthropicEvent({ type: 'content_block_start', index, content_block }));
+    const delta = (d: Record<string, unknown>) =>
+      sse.push(anthropicEvent({ type: 'content_block_delta', index, delta: d }));
+    switch (block.type) {
+      case 'text':
+        start({ type: 'text', text: '' });
+        delta({ type: 'text_delta', text: block.text });
+        break;
+      case 'thinking':
+        start({ type: 'thinking', thinking: '', signature: '' });
+        delta({ type: 'thinking_delta', thinking: block.thinking });
+        delta({ type: 'signature_delta', signature: block.signature });
+        break;
+      case 'redacted_thinking':
+        start({ type: 'redacted_thinking', data: block.data });
+        break;
+      case 'tool_use':
+        start({ type: 'tool_use', id: block.id, name: block.name, input: {} });
+        delta({ type: 'input_json_delta', partial_json: JSON.stringify(block.input) });
+        break;
+    }
+    sse.push(anthropicEvent({ type: 'content_block_stop', index }));
+  });
+  sse.push(
+    anthropicEvent({
+      type: 'message_delta',
+      delta: { stop_reason: stopReason, stop_sequence: null },
+      usage: { output_tokens: usage[1] },
+    }),
+    anthropicEvent({ type: 'message_stop' }),
+  );
+  return { sse };
+}
