@@ -83,8 +83,8 @@ describe('loopctl --provider anthropic against a local Anthropic-shaped server',
   });
 
   it('thinking signatures survive a process restart: a second process with --continue replays them unchanged', async () => {
-    // The CLI sends no `thinking` option; the answers carry thinking blocks as a thinking-enabled model's would, and the
-    // server checks they come back byte for byte in the second process's request.
+    // The CLI sends no `thinking` option; the answers carry thinking blocks as a thinking-enabled model's would,
+    // and the server checks they come back byte for byte in the second process's request.
     const dir = tempFolder({ 'notes.txt': 'alpha\n' });
     const n = server.requests.length;
     const thinking1 = { type: 'thinking', thinking: 'Read the notes first.', signature: 'EqkBSigOne+/=' } as const;
