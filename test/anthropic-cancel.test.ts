@@ -168,3 +168,32 @@ describe('cancel through the engine at every checkpoint of a model call', () => 
     });
   }
 });
+
+describe('no leaks', () => {
+  const tcpSockets = () => process.getActiveResourcesInfo().filter((r) => r === 'TCPSocketWrap').length;
+
+  it('100 sequential calls, streamed and not, leave no sockets beyond the keep-alive pool', async () => {
+    const model = provider();
+    server.enqueue({ fixture: 'text.sse' });
+    await collect(model.call(request(true))); // warm the pool
+    const before = tcpSockets();
+    for (let i = 0; i < 100; i++) {
+      server.enqueue(i % 2 ? { fixture: 'text.sse' } : { json: anthropicMessage([{ type: 'text', text: `n${i}` }]) });
+      const { completed } = await collect(model.call(request(i % 2 === 1)));
+      expect(completed).toBe(true);
+    }
+    expect(tcpSockets() - before).toBeLessThanOrEqual(4);
+  });
+
+  it('cancelled calls release their sockets', async () => {
+    const model = provider();
+    const before = tcpSockets();
+    for (let i = 0; i < 20; i++) await cancelWhileServing(model, true, { stall: true });
+    let after = tcpSockets();
+    for (let i = 0; i < 100 && after - before > 4; i++) {
+      await new Promise((r) => setTimeout(r, 20)); // real sockets close on their own schedule: poll, then judge
+      after = tcpSockets();
+    }
+    expect(after - before).toBeLessThanOrEqual(4);
+  });
+});

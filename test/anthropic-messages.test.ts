@@ -242,9 +242,11 @@ describe('request body', () => {
 
   it('extra request fields go through but cannot override what loopctl sets', async () => {
     const { body } = await callWith({ fixture: 'text.sse' }, request(), {
-      request: { temperature: 0, model: 'other', max_tokens: 1 },
+      request: { temperature: 0, model: 'other', max_tokens: 1, system: 'injected', thinking: { type: 'adaptive' } },
     });
     expect(body).toMatchObject({ temperature: 0, model: 'claude-test', max_tokens: 4096 });
+    expect(body.system).toEqual([{ type: 'text', text: 'Be brief.' }]);
+    expect(body.thinking).toBeUndefined();
   });
 
   it('a user client keeps its options but gets maxRetries 0 and the timeout per request', async () => {

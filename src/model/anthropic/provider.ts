@@ -32,13 +32,15 @@ type NonStreamingParams = Anthropic.Messages.MessageCreateParamsNonStreaming;
 export function anthropicMessages(options: AnthropicOptions): ModelProvider {
   const checked = checkOptions(options);
   const byInstructions = checkMode(options.structuredOutputs) === 'instructions';
+  // What loopctl sets is never taken from `request`, even when loopctl leaves it out of a body.
+  const extras = Object.fromEntries(Object.entries(options.request ?? {}).filter(([key]) => !OWN_FIELDS.has(key)));
   const body = (request: ModelRequest) => {
     const output = request.output;
     const instructions =
       output !== undefined && byInstructions ? outputInstructions(request.instructions, output) : request.instructions;
     const { system, messages } = toAnthropicMessages(instructions, request.items, checked.cache);
     return {
-      ...options.request,
+      ...extras,
       model: checked.model,
       max_tokens: checked.maxTokens,
       ...(system ? { system } : {}),
@@ -63,6 +65,8 @@ export function anthropicMessages(options: AnthropicOptions): ModelProvider {
   };
   return { id: `anthropic:${checked.model}`, stream: options.stream ?? true, call };
 }
+
+const OWN_FIELDS = new Set(['model', 'max_tokens', 'system', 'messages', 'tools', 'thinking', 'stream']);
 
 function checkMode(value: unknown): 'native' | 'instructions' {
   if (value === undefined || value === 'native' || value === 'instructions') return value ?? 'native';
