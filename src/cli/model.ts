@@ -117,7 +117,9 @@ async function anthropicModel(choice: Choice) {
   } catch (error) {
     const missing = (error as { code?: unknown }).code === 'ERR_MODULE_NOT_FOUND';
     if (!missing) throw error;
-    throw new UsageError('--provider anthropic needs @anthropic-ai/sdk: npm install @anthropic-ai/sdk@1.15.0');
+    throw new UsageError(
+      '--provider anthropic needs @anthropic-ai/sdk: npm install @anthropic-ai/sdk@1.15.0 (or pass --provider openai)',
+    );
   }
   const client = new sdk.Anthropic({
     apiKey: choice.apiKey ?? 'not-needed',

@@ -42,8 +42,8 @@ export type AnthropicAnswer =
   | { fixture: string; delayMs?: number; cutAfter?: number; headers?: Headers }
   /** Raw SSE frames (each ending `\n\n`); `hold` keeps the response open and silent after them. */
   | { sse: readonly string[]; delayMs?: number; cutAfter?: number; hold?: boolean; headers?: Headers }
-  /** A JSON body (a whole Message, or anything else). */
-  | { json: unknown; status?: number; headers?: Headers }
+  /** A JSON body (a whole Message, or anything else), after `delayMs` when given. */
+  | { json: unknown; status?: number; headers?: Headers; delayMs?: number }
   /** An error fixture (`error-*.json`) with its sibling `.headers.json`, served with `status`. */
   | { errorFixture: string; status: number; headers?: Headers }
   /** Sends the headers (unless `sendHeaders: false`), then nothing until the client closes. */
@@ -323,6 +323,8 @@ export async function startAnthropicServer(
       return;
     }
     if ('json' in answer) {
+      if (answer.delayMs) await sleep(answer.delayMs);
+      if (res.destroyed) return;
       const content = (answer.json as { content?: unknown } | null)?.content;
       if (Array.isArray(content)) issued.note(content as Record<string, unknown>[]);
       res.writeHead(answer.status ?? 200, { 'content-type': 'application/json', ...answer.headers });
