@@ -12,7 +12,6 @@ interface Open {
   block: Record<string, unknown> & { type: string };
   /** For a `tool_use`: its ordinal among the calls (the `tool_call_delta` index) and its streamed input text. */
   call?: { index: number; json: string };
-  stopped: boolean;
 }
 
 /**
@@ -58,7 +57,7 @@ export class AnthropicStreamAccumulator {
       case 'content_block_delta':
         return this.delta(e);
       case 'content_block_stop': {
-        this.open(e, 'content_block_stop').stopped = true;
+        this.open(e, 'content_block_stop'); // a stop for a block never started is malformed
         return [];
       }
       case 'message_delta': {
@@ -110,7 +109,7 @@ export class AnthropicStreamAccumulator {
   private start(e: Record<string, unknown>): ModelEvent[] {
     const index = this.index(e, 'content_block_start');
     const block = readBlock(e['content_block'], EVENT, 'content_block_start.content_block') as Open['block'];
-    const open: Open = { block: { ...block }, stopped: false };
+    const open: Open = { block: { ...block } };
     this.blocks.set(index, open);
     if (block.type !== 'tool_use') {
       if (block.type === 'text' && block['text']) return [{ type: 'text_delta', delta: block['text'] as string }];
