@@ -103,23 +103,28 @@ describe('unsubscribe aborts the request: the server sees the socket close', () 
 });
 
 describe('cancel through the engine at every checkpoint of a model call', () => {
-  /** A provider whose client records the signal of every fetch it makes. */
+  /** A provider whose client records the signal of every fetch, and resolves `headers` when a response's came. */
   function watched() {
     const signals: AbortSignal[] = [];
+    let headersIn!: () => void;
+    const headers = new Promise<void>((resolve) => (headersIn = resolve));
     const client = new Anthropic({
       apiKey: 'k',
       baseURL: server.baseURL,
-      fetch: (url, init) => {
+      fetch: async (url, init) => {
         if (init?.signal) signals.push(init.signal);
-        return fetch(url, init);
+        const response = await fetch(url, init);
+        headersIn();
+        return response;
       },
     });
-    return { model: anthropicMessages({ model: 'claude-test', client }), signals };
+    return { model: anthropicMessages({ model: 'claude-test', client }), signals, headers };
   }
+  const afterHeaders = 'headers in, no event yet';
 
   const checkpoints: [string, AnthropicAnswer[], boolean, (e: RunEvent[]) => boolean][] = [
     ['streamed request, before the headers', [{ stall: true, sendHeaders: false }], true, () => true],
-    ['streamed request, headers in, no event yet', [{ stall: true }], true, () => true],
+    [`streamed request, ${afterHeaders}`, [{ stall: true }], true, () => true],
     [
       'mid-stream, after the first text',
       [{ sse: sseFrames(readAnthropicFixture('text.sse')).slice(0, 3), hold: true }],
@@ -141,7 +146,7 @@ describe('cancel through the engine at every checkpoint of a model call', () => 
     it(`${where}: the fetch is aborted before cancel() returns; the server sees the close; run_cancelled`, async () => {
       server.enqueue(...answers);
       const n = server.requests.length;
-      const { model, signals } = watched();
+      const { model, signals, headers } = watched();
       const cancel = new CancelSignal();
       const agent = defineAgent({ name: 'a', instructions: '', model });
       const events: RunEvent[] = [];
@@ -158,6 +163,7 @@ describe('cancel through the engine at every checkpoint of a model call', () => 
       );
       const last = await server.request(n + answers.length - 1);
       await isReady;
+      if (where.includes(afterHeaders)) await headers;
       cancel.cancel('user stop');
       expect(signals.at(-1)?.aborted).toBe(true); // synchronously: before cancel() returned
       expect(await closedSoon(last)).toBe(true);
