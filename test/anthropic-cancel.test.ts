@@ -122,16 +122,17 @@ describe('cancel through the engine at every checkpoint of a model call', () => 
   }
   const afterHeaders = 'headers in, no event yet';
 
-  const checkpoints: [string, AnthropicAnswer[], boolean, (e: RunEvent[]) => boolean][] = [
-    ['streamed request, before the headers', [{ stall: true, sendHeaders: false }], true, () => true],
-    [`streamed request, ${afterHeaders}`, [{ stall: true }], true, () => true],
+  const checkpoints: [string, AnthropicAnswer[], boolean, (e: RunEvent[]) => boolean, string][] = [
+    ['streamed request, before the headers', [{ stall: true, sendHeaders: false }], true, () => true, 'model_request'],
+    [`streamed request, ${afterHeaders}`, [{ stall: true }], true, () => true, 'model_request'],
     [
       'mid-stream, after the first text',
       [{ sse: sseFrames(readAnthropicFixture('text.sse')).slice(0, 3), hold: true }],
       true,
       (e) => e.some((x) => x.type === 'text_delta'),
+      'model_stream',
     ],
-    ['non-streamed request', [{ stall: true, sendHeaders: false }], false, () => true],
+    ['non-streamed request', [{ stall: true, sendHeaders: false }], false, () => true, 'model_request'],
     [
       'the rescue after a cut stream',
       [
@@ -140,9 +141,10 @@ describe('cancel through the engine at every checkpoint of a model call', () => 
       ],
       true,
       (e) => e.some((x) => x.type === 'model_request_started' && x.cause === 'rescue'),
+      'rescue',
     ],
   ];
-  for (const [where, answers, stream, ready] of checkpoints) {
+  for (const [where, answers, stream, ready, phase] of checkpoints) {
     it(`${where}: the fetch is aborted before cancel() returns; the server sees the close; run_cancelled`, async () => {
       server.enqueue(...answers);
       const n = server.requests.length;
@@ -169,7 +171,7 @@ describe('cancel through the engine at every checkpoint of a model call', () => 
       expect(await closedSoon(last)).toBe(true);
       expect(last.finished).toBe(false);
       await done;
-      expect(events.at(-1)).toMatchObject({ type: 'run_cancelled', reason: 'user stop' });
+      expect(events.at(-1)).toMatchObject({ type: 'run_cancelled', reason: 'user stop', phase });
       expect(server.requests.length).toBe(n + answers.length); // nothing was sent after the cancel
     });
   }
