@@ -18,7 +18,8 @@
  * (sessions: runs committed, default 500), BENCH_LIB=src (measure src/ through tsx instead),
  * BENCH_LIB_DIR=<dir> (measure another compiled build), BENCH_BASELINE_DIR=<dir> (load a second
  * build, e.g. the pre-reshape engine, and measure it in the same rounds: BENCHMARKS.md), BENCH_QUEUE_RUNS
- * (queue: throughput runs, default 200; BENCH_RUNS there: cancelled runs, default 1000), REDIS_URL (queue).
+ * (queue: throughput runs, default 200; BENCH_RUNS there: cancelled runs, default 1000), REDIS_URL (queue),
+ * BENCH_CANCELS (providers: cancels per round, default 200; BENCH_ROUNDS, BENCH_REPEATS, BENCH_CHUNKS as for stream).
  */
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -38,6 +39,7 @@ const BENCHES: Record<string, string> = {
   sessions: 'durable sessions: commit latency per run, load of a 10 000-item history (SQLite, Postgres)',
   otel: 'loopctl/otel: CPU per streamed chunk and per run, no SDK vs an SDK with a batching exporter',
   profile: 'where the remaining cost goes: sampled live heap and CPU profiles of the missed targets',
+  providers: 'the native adapters (Anthropic) vs their bare SDKs: CPU per streamed chunk, cancel → terminal',
   queue:
     'loopctl/bullmq across processes: cancel and steering latency, throughput with 1 and 2 worker processes, ' +
     'Redis memory per finished run',

@@ -17,6 +17,9 @@
  * | `stall-noheaders`| nothing at all until the client closes                                 |
  * | anything else    | a short answer, streamed or JSON as the request asks                   |
  *
+ * A request to `/v1/messages` (the Anthropic Messages API) gets the same modes in Anthropic's event format
+ * (bench/lib/anthropic-frames.ts), streamed.
+ *
  * Frames are built with the test server's builders (test/support/openai-server.ts),
  * shaped like the recorded gpt-4o-mini chunks (id, service_tier, fingerprint, obfuscation).
  *
@@ -29,6 +32,7 @@
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SSE_DONE, chatCompletion, sseData, wireUsage } from '../test/support/openai-server.js';
+import { anthropicFrames } from './lib/anthropic-frames.js';
 
 const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' };
 const WORDS = [' The', ' capital', ' of', ' the', ' United', ' Kingdom', ' is', ' London', '.', ' It'];
@@ -53,7 +57,7 @@ function chunk(delta: Record<string, unknown>, finishReason: string | null = nul
 
 const cache = new Map<number, string[]>();
 /** The frames of an n-chunk text stream (cached). */
-function streamFrames(n: number): string[] {
+function openaiFrames(n: number): string[] {
   let frames = cache.get(n);
   if (!frames) {
     frames = [chunk({ role: 'assistant', content: '', refusal: null })];
@@ -71,10 +75,12 @@ const now = (): number => performance.timeOrigin + performance.now();
 let lastIdleAt = now();
 const idleWaiters: ((at: number) => void)[] = [];
 
-function answer(res: ServerResponse, body: { model?: string; stream?: boolean }): void {
+function answer(res: ServerResponse, body: { model?: string; stream?: boolean }, anthropic = false): void {
   const model = String(body.model ?? '');
   const [mode, arg] = model.split(':');
   const n = Number(arg ?? 0);
+  // POST /v1/messages: the same modes in Anthropic's Messages format (frames: bench/lib/anthropic-frames.ts).
+  const streamFrames = anthropic ? anthropicFrames : openaiFrames;
   switch (mode) {
     case 'stream':
       res.writeHead(200, SSE_HEADERS);
@@ -97,7 +103,7 @@ function answer(res: ServerResponse, body: { model?: string; stream?: boolean })
     case 'hold': {
       res.writeHead(200, SSE_HEADERS);
       const frames = streamFrames(n);
-      res.write(frames.slice(0, n + 1).join(''));
+      res.write(frames.slice(0, n + (anthropic ? 2 : 1)).join(''));
       return;
     }
     case 'stall':
@@ -136,7 +142,7 @@ const server = createServer({ requestTimeout: 0, headersTimeout: 0, keepAliveTim
     } catch {
       /* not JSON: the default answer */
     }
-    answer(res, body);
+    answer(res, body, req.url?.startsWith('/v1/messages') === true);
   });
 });
 server.on('connection', (socket) => {

@@ -90,12 +90,16 @@ function webIsStale(): boolean {
   return inputs.some((f) => statSync(path.join(repoRoot, f)).mtimeMs > built);
 }
 
-/** The environment of a CLI child: no OpenAI settings, no npm variables, offline model at full speed. */
+/**
+ * The environment of a CLI child: no provider settings (OpenAI, Anthropic, Gemini keys and endpoints), no npm
+ * variables, offline model at full speed.
+ */
 export function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const base = { LOOPCTL_OFFLINE_DELAY_MS: '0', LOOPCTL_DATA_DIR: testDataDir() };
   const env: NodeJS.ProcessEnv = { ...process.env, ...base, ...extra };
   for (const key of Object.keys(env)) {
-    if (key.startsWith('OPENAI_') || key.startsWith('npm_') || key === 'INIT_CWD') delete env[key];
+    if (/^(OPENAI_|ANTHROPIC_|GEMINI_|npm_)/.test(key) || key === 'GOOGLE_API_KEY' || key === 'INIT_CWD')
+      delete env[key];
   }
   return env;
 }

@@ -25,6 +25,7 @@ describe('the loopctl core entry is isomorphic: Node-only code lives in loopctl/
     'src/operators/index.ts',
     'src/otel/index.ts',
     'src/model/gemini/index.ts',
+    'src/anthropic/index.ts',
   ];
   for (const entry of ISOMORPHIC) {
     it(`${entry} reaches no node:* module and no Node-only package`, () => {
@@ -82,6 +83,16 @@ describe('the loopctl core entry is isomorphic: Node-only code lives in loopctl/
     }
     const otel = [...graph(path.join(repoRoot, 'src/otel/index.ts')).values()].flat();
     expect(new Set(otel.filter((s) => s.startsWith('@opentelemetry/')))).toEqual(new Set(['@opentelemetry/api']));
+  });
+
+  it('only loopctl/anthropic loads the optional peer @anthropic-ai/sdk (the command, on demand)', () => {
+    for (const entry of ['src/index.ts', 'src/testing/index.ts', 'src/node/index.ts', 'src/http/index.ts']) {
+      const specs = [...graph(path.join(repoRoot, entry)).values()].flat();
+      expect({ entry, sdk: specs.filter((s) => s.startsWith('@anthropic-ai/')) }).toEqual({ entry, sdk: [] });
+    }
+    const cli = [...graph(path.join(repoRoot, 'src/cli/app.ts')).values()].flat();
+    expect(cli.filter((s) => s.startsWith('@anthropic-ai/'))).toEqual([]);
+    expect(packagesOf('src/anthropic/index.ts')).toContain('@anthropic-ai/sdk');
   });
 
   it('the node entry is where Node-only code lives', () => {

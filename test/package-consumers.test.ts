@@ -197,6 +197,9 @@ describe('C34: CommonJS and ESM consumers of the packed package (Node >= 20.19, 
       // And @google/genai: only loopctl/gemini needs it.
       const genai = await run(process.execPath, ['-e', importScript('loopctl/gemini')], consumer);
       expect(genai.stdout).toBe("ERR_MODULE_NOT_FOUND Cannot find package '@google/genai'\n");
+      // And @anthropic-ai/sdk: only loopctl/anthropic needs it.
+      const anthropic = await run(process.execPath, ['-e', importScript('loopctl/anthropic')], consumer);
+      expect(anthropic.stdout).toBe("ERR_MODULE_NOT_FOUND Cannot find package '@anthropic-ai/sdk'\n");
 
       const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
       const snippet = /^## Use\n[\s\S]*?```ts\n([\s\S]*?)```/m.exec(readme)?.[1];

@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { DEFAULTS } from '../defaults.js';
 import { helpText, SUBCOMMANDS } from './help.js';
 import { nameProblem } from './store/names.js';
+import { PROVIDER_NAMES, type ProviderName } from './providers.js';
 import { checkServeArgs, servePort } from './serve/args.js';
 
 import { UsageError } from './usage-error.js';
@@ -29,6 +30,8 @@ export interface CliOptions {
   readonly cwd: string;
   /** Model name; undefined = the default of the chosen model (see `selectModel`). */
   readonly model: string | undefined;
+  /** `--provider`: which API the model speaks; undefined = chosen from the keys set (see `selectModel`). */
+  readonly provider: ProviderName | undefined;
   readonly baseURL: string | undefined;
   readonly apiKey: string | undefined;
   readonly responses: boolean;
@@ -83,6 +86,7 @@ export const HELP = helpText();
 
 const OPTIONS = {
   model: { type: 'string' },
+  provider: { type: 'string' },
   'base-url': { type: 'string' },
   'api-key': { type: 'string' },
   responses: { type: 'boolean' },
@@ -177,6 +181,7 @@ export function parseCli(
     confirm: values.confirm ?? false,
     cwd: folder(values.cwd, env),
     model: nonEmpty('model', values.model),
+    provider: providerName(values.provider),
     baseURL,
     apiKey: nonEmpty('api-key', values['api-key']),
     responses: values.responses ?? false,
@@ -300,4 +305,16 @@ export function folder(given: string | undefined, env: NodeJS.ProcessEnv): strin
   }
   if (!isDir) throw new UsageError(`option --cwd: ${JSON.stringify(dir)} is not a folder`);
   return dir;
+}
+
+/** `--provider`'s value. @throws UsageError for a name not in {@link PROVIDER_NAMES}. */
+function providerName(value: string | undefined): ProviderName | undefined {
+  if (value === undefined) return undefined;
+  const name = PROVIDER_NAMES.find((p) => p === value.trim().toLowerCase());
+  if (name === undefined) {
+    throw new UsageError(
+      `option --provider must be one of ${PROVIDER_NAMES.join(', ')} (got ${JSON.stringify(value)})`,
+    );
+  }
+  return name;
 }

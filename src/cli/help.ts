@@ -1,4 +1,5 @@
 import { DEFAULTS } from '../defaults.js';
+import { PROVIDER_NAMES, PROVIDER_SETTINGS } from './providers.js';
 
 /**
  * The words that name a subcommand when they come first (before any `--`).
@@ -13,7 +14,14 @@ export const SUBCOMMANDS: Readonly<Record<string, string>> = {
 
 /** The environment variables the command reads, with what each does. */
 export const ENVIRONMENT: Readonly<Record<string, string>> = {
-  OPENAI_API_KEY: 'API key of the OpenAI-compatible server (--api-key wins)',
+  ANTHROPIC_API_KEY: 'API key of Anthropic; when set, the default --provider is anthropic (--api-key wins)',
+  ANTHROPIC_BASE_URL: 'its endpoint, an http(s) URL without /v1 (--base-url wins)',
+  GEMINI_API_KEY:
+    'API key of Gemini (or GOOGLE_API_KEY); when set, the default --provider is gemini unless ' +
+    'ANTHROPIC_API_KEY is set',
+  OPENAI_API_KEY:
+    'API key of the OpenAI-compatible server; the default --provider when neither of the above is ' +
+    'set (--api-key wins)',
   OPENAI_BASE_URL: 'its endpoint, an http(s) URL (--base-url wins)',
   LOOPCTL_OFFLINE_DELAY_MS: 'pause between two words of the offline model, in ms (default 15)',
   LOOPCTL_DATA_DIR:
@@ -74,10 +82,20 @@ const pad = (text: string, width: number) => text.padEnd(width);
 export function helpText(): string {
   const { deadlines } = DEFAULTS;
   const options: (readonly [string, string])[] = [
-    ['--model <name>', 'model name (default gpt-4o-mini; offline: loopctl-offline)'],
-    ['--base-url <url>', 'OpenAI-compatible endpoint (default: OPENAI_BASE_URL)'],
-    ['--api-key <key>', 'API key (default: OPENAI_API_KEY)'],
-    ['--responses', 'use the Responses API instead of Chat Completions (default: off)'],
+    [
+      '--provider <name>',
+      `the model's API: ${PROVIDER_NAMES.join(', ')} (default: the first whose key is set, in that order; ` +
+        'openai with --base-url or --api-key alone; else the offline model)',
+    ],
+    [
+      '--model <name>',
+      `model name (default ${Object.entries(PROVIDER_SETTINGS)
+        .map(([name, p]) => `${name}: ${p.defaultModel}`)
+        .join(', ')}; offline: loopctl-offline)`,
+    ],
+    ['--base-url <url>', "the provider's endpoint (default: ANTHROPIC_BASE_URL or OPENAI_BASE_URL, else the SDK's)"],
+    ['--api-key <key>', "API key (default: the provider's variable, e.g. ANTHROPIC_API_KEY, OPENAI_API_KEY)"],
+    ['--responses', 'openai: use the Responses API instead of Chat Completions (default: off)'],
     ['--allow-shell', 'give the agent a shell tool; NOT sandboxed (default: off)'],
     ['--read-only', 'no write_file tool (default: off)'],
     ['--max-turns <n>', `turns before giving up (default ${DEFAULTS.maxTurns})`],
@@ -147,10 +165,10 @@ export function helpText(): string {
     '  loopctl sessions rm NAME... [--yes]  delete; asks on a terminal, else needs',
     '                                       --yes',
     '',
-    'Model: with OPENAI_API_KEY or --base-url, an OpenAI-compatible server. With',
-    'neither, the built-in offline model (a few rules, no AI): it lists files of a',
-    'kind, counts the lines of a file, finds a pattern and summarises a file into',
-    'a new one.',
+    'Model: --provider anthropic, gemini or openai (default: the first whose API',
+    'key is set; openai for --base-url alone). With no key and no --base-url, the',
+    'built-in offline model (a few rules, no AI): it lists files of a kind, counts',
+    'the lines of a file, finds a pattern and summarises a file into a new one.',
     '',
     'Options:',
     ...options.map(([flag, what]) => `  ${pad(flag, width)}${wrap(what)}`),

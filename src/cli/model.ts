@@ -3,6 +3,7 @@ import { asyncScheduler, throwError, timeout, type SchedulerLike } from 'rxjs';
 import { DEFAULTS } from '../defaults.js';
 import { openaiChat, openaiResponses, TimeoutError, type ModelProvider } from '../index.js';
 import { checkBaseURL, UsageError, type CliOptions } from './args.js';
+import { PROVIDER_NAMES, PROVIDER_SETTINGS, type ProviderName } from './providers.js';
 import { startOfflineModel } from './offline/server.js';
 
 /** The model a CLI run talks to. */
@@ -16,40 +17,66 @@ export interface SelectedModel {
   close(): Promise<void>;
 }
 
-/** The model name used with an API key or `--base-url` when `--model` is not given. */
-export const DEFAULT_MODEL = 'gpt-4o-mini';
+/** The model name used with an API key or `--base-url` when `--model` is not given (OpenAI). */
+export const DEFAULT_MODEL = PROVIDER_SETTINGS.openai.defaultModel;
 
 /** A logger that drops everything: the SDK never writes to the CLI's stderr (only loopctl's own lines go there). */
 const SILENT = { error: () => undefined, warn: () => undefined, info: () => undefined, debug: () => undefined };
 
+/** How one provider's model is built from what `selectModel` resolved. */
+type Build = (choice: Choice) => Promise<{ provider: ModelProvider; label: string; baseURL: string }>;
+
+/** What `selectModel` resolved for the chosen provider. */
+interface Choice {
+  readonly model: string;
+  readonly apiKey: string | undefined;
+  readonly baseURL: string | undefined;
+  readonly responses: boolean;
+}
+
+/** How each `--provider` is built (its variables and default model: `PROVIDER_SETTINGS`). */
+const BUILDERS: Readonly<Record<ProviderName, Build>> = {
+  anthropic: anthropicModel,
+  gemini: geminiModel,
+  openai: openaiModel,
+};
+
 /**
- * Chooses the model: with `--base-url` (or `OPENAI_BASE_URL`) or an API key
- * (`--api-key`, else `OPENAI_API_KEY`), `openaiChat` (`openaiResponses` with
- * `--responses`) against that endpoint; a base URL without a key gets a
- * placeholder key (local servers ignore it). With neither, it starts the
- * offline model in-process (`LOOPCTL_OFFLINE_DELAY_MS` sets its pace, default
- * 15 ms per chunk) and talks to it through `openaiChat`, the same path as a
- * real provider. The SDK client is the CLI's own, with its logging off.
- * A non-streamed request (the rescue of a broken stream) is bounded by
- * `--timeout`, else by `DEFAULTS.deadlines.requestMs` (see {@link boundNonStreamed}).
- * @throws UsageError for `--responses` with the offline model (it speaks Chat
- *   Completions only), an `OPENAI_BASE_URL` that is not an http(s) URL (when
- *   `--base-url` does not override it) or a bad `LOOPCTL_OFFLINE_DELAY_MS`.
+ * Chooses the model. The provider is `--provider`, else the first of anthropic, gemini, openai whose key variable is
+ * set (`ANTHROPIC_API_KEY`; `GEMINI_API_KEY` or `GOOGLE_API_KEY`; `OPENAI_API_KEY`), else openai when `--api-key`,
+ * `--base-url` or `OPENAI_BASE_URL` is given. Its key is `--api-key`, else its variable; its endpoint `--base-url`,
+ * else its base-URL variable (`ANTHROPIC_BASE_URL`, `OPENAI_BASE_URL`), else the SDK's; a base URL without a key gets
+ * a placeholder key (local servers ignore it). openai: `openaiChat` (`openaiResponses` with `--responses`);
+ * anthropic: `anthropicMessages`; gemini: `gemini` (each SDK an optional peer dependency, loaded only then). With no provider at all,
+ * it starts the offline model in-process (`LOOPCTL_OFFLINE_DELAY_MS` sets its pace, default 15 ms per chunk) and
+ * talks to it through `openaiChat`, the same path as a real provider. The SDK clients are the CLI's own, with their
+ * logging off. A non-streamed request (the rescue of a broken stream) is bounded by `--timeout`, else by
+ * `DEFAULTS.deadlines.requestMs` (see {@link boundNonStreamed}).
+ * @throws UsageError for `--responses` with the offline model or another provider than openai, a base-URL variable
+ *   that is not an http(s) URL (when `--base-url` does not override it), the provider's SDK not installed
+ *   (`@anthropic-ai/sdk`, `@google/genai`), or a bad `LOOPCTL_OFFLINE_DELAY_MS`.
  */
 export async function selectModel(options: CliOptions, env: NodeJS.ProcessEnv): Promise<SelectedModel> {
-  const apiKey = options.apiKey ?? (env['OPENAI_API_KEY'] || undefined);
-  const envBaseURL = options.baseURL === undefined ? env['OPENAI_BASE_URL'] || undefined : undefined;
-  if (envBaseURL !== undefined) checkBaseURL('OPENAI_BASE_URL', envBaseURL);
-  const baseURL = options.baseURL ?? envBaseURL;
+  const keyOf = (name: ProviderName) => PROVIDER_SETTINGS[name].keys.map((k) => env[k] || undefined).find(Boolean);
+  const byKey = PROVIDER_NAMES.find((name) => keyOf(name) !== undefined);
+  const custom = options.apiKey !== undefined || options.baseURL !== undefined || Boolean(env['OPENAI_BASE_URL']);
+  const name = options.provider ?? byKey ?? (custom ? 'openai' : undefined);
   const requestMs = options.timeoutMs ?? DEFAULTS.deadlines.requestMs;
-  if (apiKey !== undefined || baseURL !== undefined) {
-    const model = options.model ?? DEFAULT_MODEL;
-    const client = sdkClient(apiKey ?? 'not-needed', baseURL);
-    const provider = options.responses ? openaiResponses({ model, client }) : openaiChat({ model, client });
-    const api = options.responses ? 'Responses API' : 'Chat Completions';
-    const url = client.baseURL;
-    const label = `${model} (${api} at ${url})`;
-    return { provider: boundNonStreamed(provider, requestMs), label, baseURL: url, close: async () => undefined };
+  if (name !== undefined) {
+    const entry = PROVIDER_SETTINGS[name];
+    const build = BUILDERS[name];
+    if (options.responses && name !== 'openai') throw new UsageError('option --responses is for --provider openai');
+    const variable = entry.baseUrlEnv;
+    const envBaseURL = options.baseURL === undefined && variable ? env[variable] || undefined : undefined;
+    if (envBaseURL !== undefined) checkBaseURL(variable!, envBaseURL);
+    const choice: Choice = {
+      model: options.model ?? entry.defaultModel,
+      apiKey: options.apiKey ?? keyOf(name),
+      baseURL: options.baseURL ?? envBaseURL,
+      responses: options.responses,
+    };
+    const built = await build(choice);
+    return { ...built, provider: boundNonStreamed(built.provider, requestMs), close: async () => undefined };
   }
   if (options.responses)
     throw new UsageError(
@@ -63,6 +90,52 @@ export async function selectModel(options: CliOptions, env: NodeJS.ProcessEnv): 
     baseURL: offline.baseURL,
     close: () => offline.close(),
   };
+}
+
+async function openaiModel(choice: Choice) {
+  const { model } = choice;
+  const client = sdkClient(choice.apiKey ?? 'not-needed', choice.baseURL);
+  const provider = choice.responses ? openaiResponses({ model, client }) : openaiChat({ model, client });
+  const api = choice.responses ? 'Responses API' : 'Chat Completions';
+  return { provider, label: `${model} (${api} at ${client.baseURL})`, baseURL: client.baseURL };
+}
+
+async function anthropicModel(choice: Choice) {
+  let sdk: typeof import('@anthropic-ai/sdk');
+  let adapter: typeof import('../anthropic/index.js');
+  try {
+    [sdk, adapter] = await Promise.all([import('@anthropic-ai/sdk'), import('../anthropic/index.js')]);
+  } catch (error) {
+    const missing = (error as { code?: unknown }).code === 'ERR_MODULE_NOT_FOUND';
+    if (!missing) throw error;
+    throw new UsageError(
+      '--provider anthropic needs @anthropic-ai/sdk: npm install @anthropic-ai/sdk@1.15.0 (or pass --provider openai)',
+    );
+  }
+  const client = new sdk.Anthropic({
+    apiKey: choice.apiKey ?? 'not-needed',
+    baseURL: choice.baseURL,
+    maxRetries: 0,
+    logger: SILENT,
+    logLevel: 'off',
+  });
+  const provider = adapter.anthropicMessages({ model: choice.model, client });
+  return { provider, label: `${choice.model} (Anthropic Messages at ${client.baseURL})`, baseURL: client.baseURL };
+}
+
+async function geminiModel(choice: Choice) {
+  let adapter: typeof import('../model/gemini/index.js');
+  try {
+    adapter = await import('../model/gemini/index.js');
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== 'ERR_MODULE_NOT_FOUND') throw error;
+    throw new UsageError(
+      '--provider gemini needs @google/genai: npm install @google/genai@2.32.0 (or pass --provider openai)',
+    );
+  }
+  const baseURL = choice.baseURL ?? 'https://generativelanguage.googleapis.com';
+  const provider = adapter.gemini({ model: choice.model, apiKey: choice.apiKey ?? 'not-needed', baseURL });
+  return { provider, label: `${choice.model} (Gemini at ${baseURL})`, baseURL };
 }
 
 function sdkClient(apiKey: string, baseURL: string | undefined): OpenAI {

@@ -93,6 +93,14 @@ function model$(turns: Turns): Observable<ModelResponse> {
 function respond$(turns: Turns, n: number, response: ModelResponse): Observable<Decision> {
   const { rc } = turns;
   const maxTurns = rc.agent.maxTurns;
+  if (response.toolCalls.length === 0 && response.finishReason === 'pause_turn') {
+    // The provider paused a long turn (Anthropic's `pause_turn`): the paused content is recorded and the next turn
+    // sends it back so the model continues, within `maxTurns` (docs/events.md, "Finish reasons").
+    return defer(() => {
+      record(turns, response);
+      return afterBatch$(rc, n);
+    }).pipe(waitingAt(rc.waits, 'dispatch'));
+  }
   if (response.toolCalls.length === 0) {
     return defer(() => {
       record(turns, response);
