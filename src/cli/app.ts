@@ -88,7 +88,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
       return await runWorker(command.options, command.queue, env, { ...io, stops });
     }
     // --otel: the SDK and exporter load only now (a missing one is a usage error naming the install command).
-    const otel = command.options.otel ? await startCliTelemetry(version(), io.loadModule) : undefined;
+    const otelIO = { env, stderr: io.stderr, ...(io.loadModule ? { load: io.loadModule } : {}) };
+    const otel = command.options.otel ? await startCliTelemetry(version(), otelIO) : undefined;
     const conversation = await openConversation(command.options, env);
     try {
       const model = await selectModel(command.options, env);
@@ -105,8 +106,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
       }
     } finally {
       await conversation.close();
-      // What is left to export goes out (an unreachable collector: dropped after the exporter's timeout).
-      await otel?.shutdown().catch(() => undefined);
+      // What is left to export goes out, for a bounded time (a collector that does not answer: one warning).
+      await otel?.shutdown();
     }
   } catch (error) {
     if (isInstance(error, StoreError)) {
