@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { HELP, parseCli, UsageError } from '../src/cli/args.js';
+import { HELP, OPTIONS, parseCli, UsageError } from '../src/cli/args.js';
 import { defaultsTable, ENVIRONMENT, exitCodeTable, SUBCOMMANDS } from '../src/cli/help.js';
 import { DEFAULTS } from '../src/defaults.js';
 import { repoRoot } from './support/openai-server.js';
@@ -189,5 +189,23 @@ describe('README', () => {
   it('its defaults table is generated from DEFAULTS, and its exit-code table from the CLI', () => {
     expect(between('cli-defaults')).toBe(defaultsTable());
     expect(between('cli-exit-codes')).toBe(exitCodeTable());
+  });
+
+  it('its options table is one table with a row for each option the CLI parses, and no other', () => {
+    const table = between('cli-options')!.split('\n');
+    expect(table.slice(0, 2)).toEqual(['| option | meaning |', '| --- | --- |']);
+    for (const row of table.slice(2)) expect(row).toMatch(/^\| `-.*` \| .+ \|$/);
+    const flags = table.slice(2).map((row) =>
+      row
+        .split(' | ', 1)[0]!
+        .match(/--[a-z-]+/g)!
+        .join(' '),
+    );
+    const defined = Object.keys(OPTIONS).map((name) => `--${name}`);
+    expect([...flags].sort()).toEqual([...defined].sort());
+    const shorts = Object.entries(OPTIONS).flatMap(([name, o]) =>
+      'short' in o ? [`\`-${o.short}\`, \`--${name}\``] : [],
+    );
+    for (const short of shorts) expect(table.some((row) => row.startsWith(`| ${short}`))).toBe(true);
   });
 });

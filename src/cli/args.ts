@@ -71,8 +71,9 @@ export type CliCommand =
   | { readonly kind: 'help' }
   | { readonly kind: 'version' }
   | {
+      /** `loopctl sessions` (the only subcommand parsed here: `serve` and `worker` have their own kinds). */
       readonly kind: 'subcommand';
-      readonly name: string;
+      readonly name: 'sessions';
       readonly args: readonly string[];
       /** The options given on the command line, by long name (the subcommand checks which apply). */
       readonly values: Readonly<Record<string, string | boolean | undefined>>;
@@ -81,7 +82,8 @@ export type CliCommand =
 /** The `--help` text (see `helpText`). */
 export const HELP = helpText();
 
-const OPTIONS = {
+/** The options `parseCli` knows (`util.parseArgs` definitions); the README's options table has a row for each. */
+export const OPTIONS = {
   model: { type: 'string' },
   'base-url': { type: 'string' },
   'api-key': { type: 'string' },
@@ -143,7 +145,7 @@ export function parseCli(
   const serving = (first?.kind === 'positional' && first.value === 'serve') || working;
   if (first?.kind === 'positional' && Object.hasOwn(SUBCOMMANDS, first.value) && !serving) {
     if (first.value === 'help') return { kind: 'help' };
-    return { kind: 'subcommand', name: first.value, args: positionals.slice(1), values };
+    return { kind: 'subcommand', name: 'sessions', args: positionals.slice(1), values };
   }
   if (serving) checkServeArgs(values, positionals.slice(1), working ? 'worker' : 'serve');
   else if (values.port !== undefined) throw new UsageError('option --port is an option of loopctl serve');

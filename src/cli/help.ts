@@ -22,13 +22,14 @@ export const ENVIRONMENT: Readonly<Record<string, string>> = {
   XDG_DATA_HOME: 'where user data goes; loopctl saves conversations in its loopctl folder (default ~/.local/share)',
   OTEL_EXPORTER_OTLP_ENDPOINT: 'with --otel: the OTLP/HTTP collector (default http://localhost:4318)',
   OTEL_SERVICE_NAME: 'with --otel: the service name of the spans (default loopctl)',
+  OTEL_TRACES_EXPORTER: 'with --otel: otlp (default), console (each span as a line on stderr) or none',
 };
 
 /** The exit codes, in the order the help and the README list them. */
 export const EXIT_CODES: readonly (readonly [number, string])[] = [
   [0, 'the run completed (with piped tasks: the last one did)'],
   [1, 'the run failed (model error, turn limit, …), or sessions.db is unusable'],
-  [2, 'bad options or configuration, no task, command not yet there, port in use'],
+  [2, 'bad options or configuration, no task, package not installed, port in use'],
   [130, 'cancelled by Ctrl-C (SIGINT)'],
   [141, 'the output was closed (e.g. piped into head)'],
   [143, 'cancelled by SIGTERM'],
