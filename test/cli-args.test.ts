@@ -78,7 +78,7 @@ describe('subcommands and tasks', () => {
 
   it('an unknown option is a usage error naming it', () => {
     expect(() => parseCli(['--bogus', 'x'])).toThrow(UsageError);
-    expect(() => parseCli(['--bogus', 'x'])).toThrow("Unknown option '--bogus'");
+    expect(() => parseCli(['--bogus', 'x'])).toThrow('unknown option --bogus');
     expect(() => parseCli(['--timeout', '0', 'x'])).toThrow('option --timeout must be a number of seconds >= 0.001');
     expect(() => parseCli(['--timeout', 'soon', 'x'])).toThrow('option --timeout');
   });
@@ -145,6 +145,83 @@ describe('the conversation flags', () => {
     expect(() => parseCli(['--session', 'n'.repeat(101), 'x'])).toThrow('is longer than 100 characters');
     expect(() => parseCli(['--yes', 'x'])).toThrow('option --yes is for loopctl sessions');
     expect(() => parseCli(['--all', 'x'])).toThrow('option --all is for loopctl sessions');
+  });
+});
+
+describe('flag errors', () => {
+  const message = (argv: string[]) => {
+    try {
+      parseCli(argv);
+    } catch (error) {
+      expect(error).toBeInstanceOf(UsageError);
+      return (error as Error).message;
+    }
+    throw new Error(`accepted: ${argv.join(' ')}`);
+  };
+
+  it("util.parseArgs' errors are one line in the CLI's words, never with a newline", () => {
+    const cases: [string[], string][] = [
+      [['--bogus', 'x'], 'unknown option --bogus (a task that starts with - goes after --: loopctl -- "--bogus")'],
+      [['-x'], 'unknown option -x (a task that starts with - goes after --: loopctl -- "-x")'],
+      [['--model'], 'option --model needs a value'],
+      [
+        ['--model', '--json', 'x'],
+        'option --model needs a value, not the option after it (a value that starts with - is written --model=-x)',
+      ],
+      [
+        ['--cwd', '-i', 'x'],
+        'option --cwd needs a value, not the option after it (a value that starts with - is written --cwd=-x)',
+      ],
+      [['--json=yes', 'x'], 'option --json takes no value'],
+      [['--help=3'], 'option --help takes no value'],
+      [
+        ['sessions', 'show', '--session', '-c'],
+        'option --session needs a value, not the option after it (a value that starts with - is written --session=-x)',
+      ],
+    ];
+    for (const [argv, text] of cases) expect(message(argv), argv.join(' ')).toBe(text);
+  });
+
+  it('every usage error parseCli throws for a bad flag is one line', () => {
+    const argvs = [
+      ['--max-turns', 'many', 'x'],
+      ['--timeout', 'soon', 'x'],
+      ['--port', '1', 'x'],
+      ['--queue', 'q', 'x'],
+      ['--base-url', 'ftp://h', 'x'],
+      ['serve', '--port', 'x'],
+      ['--model', ' ', 'x'],
+    ];
+    for (const argv of argvs) expect(message(argv), argv.join(' ')).not.toMatch(/\n/);
+  });
+});
+
+describe('flag combinations that contradict each other or would be ignored are refused', () => {
+  it('--confirm with --read-only: nothing would ask', () => {
+    expect(() => parseCli(['--confirm', '--read-only', 'x'])).toThrow(
+      new UsageError('options --confirm and --read-only cannot be combined: with no write tool, nothing asks'),
+    );
+    expect(run(['--confirm', 'x'])).toMatchObject({ confirm: true, readOnly: false });
+    expect(run(['--confirm', '--allow-shell', 'x'])).toMatchObject({ confirm: true, allowShell: true });
+  });
+
+  it('serve and worker refuse the conversation flags and --otel, which their runs would ignore', () => {
+    const queue = ['--queue', 'redis://127.0.0.1:6379'];
+    for (const command of [['serve'], ['serve', ...queue], ['worker', ...queue]]) {
+      const name = command[0]!;
+      for (const [flag, why] of [
+        [['--continue'], 'its runs keep no saved conversation'],
+        [['--session', 'a'], 'its runs keep no saved conversation'],
+        [['--new'], 'its runs keep no saved conversation'],
+        [['--no-save'], 'its runs save nothing anyway'],
+        [['--otel'], 'only runs in the terminal export spans'],
+      ] as const) {
+        expect(() => parseCli([...command, ...flag]), `${command.join(' ')} ${flag[0]}`).toThrow(
+          new UsageError(`option ${flag[0]} is not an option of loopctl ${name}: ${why}`),
+        );
+      }
+    }
+    expect(parseCli(['serve', '--read-only', '--max-turns', '3'])).toMatchObject({ kind: 'serve' });
   });
 });
 

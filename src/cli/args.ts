@@ -7,7 +7,7 @@ import { helpText, SUBCOMMANDS } from './help.js';
 import { nameProblem } from './store/names.js';
 import { checkServeArgs, servePort } from './serve/args.js';
 
-import { UsageError } from './usage-error.js';
+import { parseArgsError, UsageError } from './usage-error.js';
 
 export { UsageError };
 
@@ -123,7 +123,7 @@ export const OPTIONS = {
  * is never read for tasks then); no task → `interactive` on a terminal,
  * else `script` (with or without `-i`).
  * @throws UsageError naming the option for an unknown option, a missing or
- *   bad value, `--confirm` with piped tasks, a folder that does not exist,
+ *   bad value, `--confirm` with piped tasks or with `--read-only`, a folder that does not exist,
  *   `--port` without `serve`, or a task or run-only option with `serve`.
  */
 export function parseCli(
@@ -135,7 +135,7 @@ export function parseCli(
   try {
     parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true, tokens: true });
   } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error));
+    throw parseArgsError(error);
   }
   const { values, positionals, tokens } = parsed;
   if (values.help) return { kind: 'help' };
@@ -168,6 +168,8 @@ export function parseCli(
   if (baseURL !== undefined) checkBaseURL('option --base-url', baseURL);
   if (values['allow-shell'] && values['read-only'])
     throw new UsageError('options --allow-shell and --read-only cannot be combined: the shell can write files');
+  if (values.confirm && values['read-only'])
+    throw new UsageError('options --confirm and --read-only cannot be combined: with no write tool, nothing asks');
   if (values.confirm && mode === 'script')
     throw new UsageError(
       'option --confirm needs a terminal or a task argument: with piped tasks, stdin cannot also answer',
