@@ -232,6 +232,24 @@ describe('a task given with -i on a terminal', () => {
     expect(screen).toContain('hello there');
     expect(conversation(server.requests[n]!)).toEqual([user('say hello')]);
   });
+
+  it('Ctrl-D during it, then Ctrl-C: the run is cancelled and the exit code is 130, not 0', async () => {
+    const n = server.requests.length;
+    const held = gate();
+    server.enqueue(async () => (await held.opened, textStream('never shown')));
+    const cli = runBinInPty([...endpoint(), '-i', 'say hello'], tempFolder());
+    await server.request(n);
+    cli.type('\x04');
+    await waitFor('the end of input to be seen', () =>
+      cli.screen().includes('end of input: exiting when this run ends'),
+    );
+    cli.type('\x03'); // readline is closed: the terminal sends the process a SIGINT
+    const { code, screen } = await cli.done;
+    held.release();
+    expect(code, screen).toBe(130);
+    expect(screen).toContain('[loopctl] cancelled');
+    expect(screen).not.toContain('never shown');
+  });
 });
 
 describe('--confirm in the prompt loop', () => {
