@@ -446,3 +446,53 @@ describe('C36: causes and usage', () => {
     );
   });
 });
+
+describe('a steering notice while an answer streams', () => {
+  /** One screen for both streams, as a terminal shows them. */
+  function terminal() {
+    const screen = { text: '' };
+    const stream = (): Output => ({ isTTY: true, columns: 80, write: (t: string) => void (screen.text += t) });
+    return { screen, out: stream(), err: stream() };
+  }
+
+  it('mid-line, the notice waits for the end of the line; the line is never split', () => {
+    const { screen, out, err } = terminal();
+    const r = new TerminalRenderer(out, err, () => 0);
+    r.on(ev({ type: 'turn_started' }));
+    r.on(started());
+    r.on(ev({ type: 'text_delta', delta: 'The files are a.md and b' }));
+    r.notice('[queued] also count the lines');
+    r.notice('[queued] be brief');
+    r.on(ev({ type: 'text_delta', delta: '.md, both short.\nThat is ' }));
+    r.on(ev({ type: 'text_delta', delta: 'all.' }));
+    r.on(responded());
+    r.on(completed('ignored: already streamed'));
+    expect(screen.text.split('\n')).toEqual([
+      'The files are a.md and b.md, both short.',
+      '[queued] also count the lines',
+      '[queued] be brief',
+      'That is all.',
+      '[loopctl] completed · 1 turn · 0 tool calls · usage 3 in + 2 out = 5 tokens',
+      '',
+    ]);
+  });
+
+  it('at the start of a line the notice is written at once; mid-line with no newline to come, at the next line', () => {
+    const { screen, out, err } = terminal();
+    const r = new TerminalRenderer(out, err, () => 0);
+    r.on(ev({ type: 'turn_started' }));
+    r.on(started());
+    r.notice('[queued] first');
+    r.on(ev({ type: 'text_delta', delta: 'Working on it' }));
+    r.notice('[queued] second');
+    r.on(responded());
+    r.on(ev({ type: 'run_cancelled', reason: 'SIGINT', phase: 'model_stream', usage, undelivered: [] }));
+    expect(screen.text.split('\n')).toEqual([
+      '[queued] first',
+      'Working on it',
+      '[queued] second',
+      '[loopctl] cancelled (reason: SIGINT, phase: model_stream) · 1 turn · 0 tool calls · usage 3 in + 2 out = 5 tokens',
+      '',
+    ]);
+  });
+});

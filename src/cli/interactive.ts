@@ -119,7 +119,7 @@ export class InteractiveLoop {
     if (this.#command(line)) return;
     if (this.#live) {
       this.#mailbox.push(line);
-      this.#say(`[queued] ${sanitizeLine(line)}`);
+      this.#live.renderer.notice(`[queued] ${sanitizeLine(line)}`); // never inside a streamed line
     } else this.#startRun(line);
   }
 

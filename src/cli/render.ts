@@ -66,6 +66,8 @@ export class TerminalRenderer {
   /** Text of the current attempt: shown (streamed) or held (buffered). */
   #attemptText = '';
   #running = new Map<string, RunningTool>();
+  /** Lines held by {@link notice} until the answer's line ends. */
+  readonly #notices: string[] = [];
   #wait: Wait | undefined;
   #timer: ReturnType<typeof setInterval> | undefined;
 
@@ -89,6 +91,17 @@ export class TerminalRenderer {
     if (!this.#outAtLineStart) this.#write('\n');
     this.#err.write(`${text}\n`);
     this.#draw();
+  }
+
+  /**
+   * A line that must not split the answer (the prompt loop's `[queued]`): written at once when the
+   * answer is at the start of a line, else held and written as soon as the answer's line ends (a
+   * newline in the stream, or the next {@link line}, or the run's end), so a streamed line is never
+   * broken by it.
+   */
+  notice(text: string): void {
+    if (this.#outAtLineStart) return this.line(text);
+    this.#notices.push(text);
   }
 
   /** Renders one event. */
@@ -228,10 +241,20 @@ export class TerminalRenderer {
 
   #write(text: string): void {
     if (text === '') return;
+    const first = this.#notices.length > 0 ? text.indexOf('\n') : -1;
+    if (first >= 0 && first < text.length - 1) {
+      // The held notices go right after the line that ends here, before the rest of the text.
+      this.#write(text.slice(0, first + 1));
+      return this.#write(text.slice(first + 1));
+    }
     this.#out.write(text);
     const nl = text.lastIndexOf('\n');
     this.#column = nl < 0 ? this.#column + text.length : text.length - nl - 1;
     this.#outAtLineStart = text.endsWith('\n');
+    if (this.#outAtLineStart && this.#notices.length > 0) {
+      this.#status.clear();
+      for (const notice of this.#notices.splice(0)) this.#err.write(`${notice}\n`);
+    }
   }
 
   #toolEnded(callId: string, outcome: string): void {
