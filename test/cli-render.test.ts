@@ -491,7 +491,8 @@ describe('a steering notice while an answer streams', () => {
       '[queued] first',
       'Working on it',
       '[queued] second',
-      '[loopctl] cancelled (reason: SIGINT, phase: model_stream) · 1 turn · 0 tool calls · usage 3 in + 2 out = 5 tokens',
+      '[loopctl] cancelled (reason: SIGINT, phase: model_stream) · 1 turn · 0 tool calls · ' +
+        'usage 3 in + 2 out = 5 tokens',
       '',
     ]);
   });

@@ -137,7 +137,8 @@ export function lineExporter(out: Output): SpanExporter {
 /** The line of one span (see {@link lineExporter}). */
 export function spanLine(span: ReadableSpan): string {
   const { traceId, spanId } = span.spanContext();
-  const status = span.status.code === 2 ? `error${span.status.message ? `: ${span.status.message}` : ''}` : 'ok'; // 2: ERROR
+  const failed = span.status.code === 2; // SpanStatusCode.ERROR
+  const status = failed ? `error${span.status.message ? `: ${span.status.message}` : ''}` : 'ok';
   const attributes = Object.entries(span.attributes).map(([k, v]) => `${k}=${value(v)}`);
   const parts = [
     `${span.name}`,

@@ -19,7 +19,8 @@ export function parseArgsError(error: unknown): UsageError {
   const unknown = /^Unknown option '([^']+)'/.exec(message);
   if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && unknown)
     return new UsageError(
-      `unknown option ${unknown[1]} (a task that starts with - goes after --: loopctl -- ${JSON.stringify(unknown[1])})`,
+      `unknown option ${unknown[1]} (a task that starts with - goes after --: ` +
+        `loopctl -- ${JSON.stringify(unknown[1])})`,
     );
   // "Option '-m, --model <value>' …": the long name is the one the help lists.
   const option = /^Option '(?:-\w, )?(-{1,2}[\w-]+)/.exec(message)?.[1];
