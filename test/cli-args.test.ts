@@ -196,6 +196,47 @@ describe('flag errors', () => {
   });
 });
 
+describe('--store and LOOPCTL_DATABASE_URL', () => {
+  const store = (argv: string[], env: NodeJS.ProcessEnv = {}) => {
+    const command = parseCli([...argv, 'x'], env);
+    if (command.kind !== 'run') throw new Error('not a run');
+    return command.options.store;
+  };
+
+  it('SQLite by default; a postgres:// URL (its ?schema= taken out for pg) from --store, else the variable', () => {
+    expect(store([])).toEqual({ kind: 'sqlite' });
+    expect(store([], { LOOPCTL_DATABASE_URL: '' })).toEqual({ kind: 'sqlite' });
+    expect(store(['--store', 'postgres://u:pw@db:5432/app?schema=mine&sslmode=require'])).toEqual({
+      kind: 'postgres',
+      url: 'postgres://u:pw@db:5432/app?sslmode=require',
+      schema: 'mine',
+      shown: 'postgres://u:***@db:5432/app?sslmode=require',
+    });
+    const fromEnv = { LOOPCTL_DATABASE_URL: 'postgresql://db/app' };
+    expect(store([], fromEnv)).toMatchObject({ kind: 'postgres', url: 'postgresql://db/app', schema: 'loopctl' });
+    expect(store(['--store', 'postgres://other/app'], fromEnv)).toMatchObject({ url: 'postgres://other/app' });
+  });
+
+  it('anything else is a usage error naming the flag or the variable, the password hidden', () => {
+    expect(() => store(['--store', 'sessions.db'])).toThrow(
+      new UsageError(
+        'option --store must be a postgres:// URL, e.g. postgres://user@127.0.0.1:5432/db?schema=loopctl ' +
+          '(got "sessions.db")',
+      ),
+    );
+    expect(() => store([], { LOOPCTL_DATABASE_URL: 'mysql://u:secret@h/db' })).toThrow(
+      /^LOOPCTL_DATABASE_URL must be a postgres:\/\/ URL, .* \(got "mysql:\/\/u:\*\*\*@h\/db"\)$/,
+    );
+    expect(() => store(['--store', 'postgres://h/db?schema='])).toThrow('the schema must be a Postgres name');
+    expect(() => parseCli(['--no-save', '--store', 'postgres://h/db', 'x'])).toThrow(
+      new UsageError('options --no-save and --store cannot be combined: --no-save saves nothing'),
+    );
+    expect(() => parseCli(['serve', '--store', 'postgres://h/db'])).toThrow(
+      new UsageError('option --store is not an option of loopctl serve: its runs keep no saved conversation'),
+    );
+  });
+});
+
 describe('flag combinations that contradict each other or would be ignored are refused', () => {
   it('--confirm with --read-only: nothing would ask', () => {
     expect(() => parseCli(['--confirm', '--read-only', 'x'])).toThrow(

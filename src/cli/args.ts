@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DEFAULTS } from '../defaults.js';
 import { helpText, SUBCOMMANDS } from './help.js';
+import { storeLocation, type StoreLocation } from './store/location.js';
 import { nameProblem } from './store/names.js';
 import { checkServeArgs, servePort } from './serve/args.js';
 
@@ -44,6 +45,8 @@ export interface CliOptions {
   readonly conversation: ConversationChoice;
   /** `--otel`: export the runs' spans with OTLP/HTTP (docs/telemetry.md). */
   readonly otel: boolean;
+  /** `--store postgres://…` (or `LOOPCTL_DATABASE_URL`): where conversations are saved; default SQLite. */
+  readonly store: StoreLocation;
 }
 
 /**
@@ -105,6 +108,7 @@ export const OPTIONS = {
   port: { type: 'string' },
   queue: { type: 'string' },
   otel: { type: 'boolean' },
+  store: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const;
@@ -190,6 +194,7 @@ export function parseCli(
     json: values.json ?? false,
     conversation: conversationChoice(values),
     otel: values.otel ?? false,
+    store: storeLocation(values.store, env),
   };
   if (working) return { kind: 'worker', options, queue: queue! };
   if (serving) return { kind: 'serve', options, port: servePort(values.port), ...(queue ? { queue } : {}) };
@@ -223,10 +228,13 @@ function conversationChoice(values: {
   session?: string | undefined;
   new?: boolean | undefined;
   'no-save'?: boolean | undefined;
+  store?: string | undefined;
 }): ConversationChoice {
   const { session: name, new: fresh = false } = values;
   if (values['no-save']) {
-    const other = ['continue', 'session', 'new'].find((flag) => values[flag as keyof typeof values] !== undefined);
+    const other = ['continue', 'session', 'new', 'store'].find(
+      (flag) => values[flag as keyof typeof values] !== undefined,
+    );
     if (other) throw new UsageError(`options --no-save and --${other} cannot be combined: --no-save saves nothing`);
     return { kind: 'unsaved' };
   }

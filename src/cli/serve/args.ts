@@ -15,6 +15,7 @@ const IGNORED_BY_SERVE: Readonly<Record<string, string>> = {
   session: 'its runs keep no saved conversation',
   new: 'its runs keep no saved conversation',
   'no-save': 'its runs save nothing anyway',
+  store: 'its runs keep no saved conversation',
   otel: 'only runs in the terminal export spans',
 };
 

@@ -51,8 +51,8 @@ export interface Conversation {
 /**
  * The conversation `options.conversation` asks for (see `ConversationChoice`
  * and docs/cli.md "Saved conversations"): in the CLI's session store, keyed
- * by the real path of `options.cwd`; or in memory with `--no-save`, or when
- * better-sqlite3 cannot be loaded (the note says so and how to fix it).
+ * by the real path of `options.cwd`, in SQLite or in the Postgres of `options.store`; or in memory with
+ * `--no-save`, or when better-sqlite3 cannot be loaded (the note says so and how to fix it).
  * @throws StoreError when the store cannot be used, when better-sqlite3
  *   cannot be loaded for `--continue` or `--session`, or for `--session NAME
  *   --new` when NAME exists; UsageError for a relative `LOOPCTL_DATA_DIR`.
@@ -60,7 +60,7 @@ export interface Conversation {
 export async function openConversation(options: CliOptions, env: NodeJS.ProcessEnv): Promise<Conversation> {
   const choice = options.conversation;
   if (choice.kind === 'unsaved') return inMemory('conversation not saved (--no-save)');
-  const opened = await openStore(env, true);
+  const opened = await openStore(env, true, options.store);
   if (opened?.kind !== 'store') {
     const cause = opened?.cause ?? 'no store';
     if (choice.kind !== 'new') {
