@@ -100,7 +100,7 @@ describe('modes', () => {
     expect(run(['-i', 'do it'], true)).toMatchObject({ mode: 'interactive', task: 'do it' });
   });
 
-  it('C32: no task: the prompt loop on a terminal, piped tasks otherwise (with or without -i)', () => {
+  it('no task: the prompt loop on a terminal, piped tasks otherwise (with or without -i)', () => {
     expect(run([], true)).toMatchObject({ mode: 'interactive', task: '' });
     expect(run([])).toMatchObject({ mode: 'script' });
     expect(run(['-i'])).toMatchObject({ mode: 'script' });

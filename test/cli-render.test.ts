@@ -1,8 +1,8 @@
 /**
  * The CLI's terminal renderer, in-process with fake streams and clock:
- * terminal safety (C29), feedback while waiting (C30), answers written once
- * into a pipe and restarts named on a terminal (C33), errors and usage that
- * name their cause (C36).
+ * terminal safety, feedback while waiting, answers written once
+ * into a pipe and restarts named on a terminal, errors and usage that
+ * name their cause.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { RunEvent } from '../src/events.js';
@@ -162,7 +162,7 @@ describe('TerminalRenderer', () => {
   });
 });
 
-describe('C29: terminal safety in the renderer', () => {
+describe('terminal safety in the renderer', () => {
   it.each([true, false])('no control character from the model, a tool or a server gets out (TTY: %s)', (tty) => {
     const out = fake(tty);
     const err = fake(tty);
@@ -190,7 +190,7 @@ describe('C29: terminal safety in the renderer', () => {
   });
 });
 
-describe('C30: feedback while waiting, on a terminal only', () => {
+describe('feedback while waiting, on a terminal only', () => {
   it('a wait shows after 1 s: what it waits for, elapsed seconds, its limit; a silent stream mid-line inline', () => {
     vi.useFakeTimers();
     const out = fake(true);
@@ -240,7 +240,7 @@ describe('C30: feedback while waiting, on a terminal only', () => {
     r.dispose();
   });
 
-  it("C30: once a retry is announced, the status line never shows the abandoned attempt's wait again", () => {
+  it("once a retry is announced, the status line never shows the abandoned attempt's wait again", () => {
     vi.useFakeTimers();
     const out = fake(true);
     const err = fake(true);
@@ -267,7 +267,7 @@ describe('C30: feedback while waiting, on a terminal only', () => {
     r.dispose();
   });
 
-  it("C30: nor after a rescue is announced (the silent stream's wait is not redrawn)", () => {
+  it("nor after a rescue is announced (the silent stream's wait is not redrawn)", () => {
     vi.useFakeTimers();
     const out = fake(true);
     const err = fake(true);
@@ -293,7 +293,7 @@ describe('C30: feedback while waiting, on a terminal only', () => {
     r.dispose();
   });
 
-  it('C30: nor after a fallback is announced', () => {
+  it('nor after a fallback is announced', () => {
     vi.useFakeTimers();
     const err = fake(true);
     let now = 0;
@@ -327,7 +327,7 @@ describe('C30: feedback while waiting, on a terminal only', () => {
   });
 });
 
-describe('C33: a restarted answer', () => {
+describe('a restarted answer', () => {
   const rescue = started(2, {
     stream: false,
     cause: 'rescue',
@@ -384,7 +384,7 @@ describe('C33: a restarted answer', () => {
   });
 });
 
-describe('C36: causes and usage', () => {
+describe('causes and usage', () => {
   it('a connection error names the address and the errno; a 429 says when to retry', () => {
     const err = fake(false);
     const r = new TerminalRenderer(fake(false), err, { now: () => 0, baseURL: 'http://127.0.0.1:9/v1' });
