@@ -170,6 +170,7 @@ export class InteractiveLoop {
       .hold(
         (reason) => live.cancel.cancel(reason),
         () => runTask(this.#agent, task, options, sinks),
+        live.cancel.signal,
       )
       .then(
         (event) => this.#runEnded(live, event),
