@@ -448,15 +448,15 @@ describe('causes and usage', () => {
 });
 
 describe('a steering notice while an answer streams', () => {
-  /** One screen for both streams, as a terminal shows them. */
-  function terminal() {
+  /** One screen for both streams, as a terminal shows them (stderr a terminal too, or redirected). */
+  function terminal(errIsTTY: boolean) {
     const screen = { text: '' };
-    const stream = (): Output => ({ isTTY: true, columns: 80, write: (t: string) => void (screen.text += t) });
-    return { screen, out: stream(), err: stream() };
+    const stream = (isTTY: boolean): Output => ({ isTTY, columns: 80, write: (t: string) => void (screen.text += t) });
+    return { screen, out: stream(true), err: stream(errIsTTY) };
   }
 
   it('mid-line, the notice waits for the end of the line; the line is never split', () => {
-    const { screen, out, err } = terminal();
+    const { screen, out, err } = terminal(false);
     const r = new TerminalRenderer(out, err, () => 0);
     r.on(ev({ type: 'turn_started' }));
     r.on(started());
@@ -478,7 +478,7 @@ describe('a steering notice while an answer streams', () => {
   });
 
   it('at the start of a line the notice is written at once; mid-line with no newline to come, at the next line', () => {
-    const { screen, out, err } = terminal();
+    const { screen, out, err } = terminal(false);
     const r = new TerminalRenderer(out, err, () => 0);
     r.on(ev({ type: 'turn_started' }));
     r.on(started());
@@ -495,5 +495,19 @@ describe('a steering notice while an answer streams', () => {
         'usage 3 in + 2 out = 5 tokens',
       '',
     ]);
+  });
+
+  it('on a terminal, a held notice shows at once on the status line after the partial line, cursor restored', () => {
+    const { screen, out, err } = terminal(true);
+    const r = new TerminalRenderer(out, err, () => 0);
+    r.on(ev({ type: 'turn_started' }));
+    r.on(started());
+    r.on(ev({ type: 'text_delta', delta: 'Working on it' }));
+    r.notice('[queued] be brief');
+    // After the text: erase to the end of the line, save the cursor, the status, restore the cursor.
+    expect(screen.text).toBe('Working on it\x1b[K\x1b7  ⏵ [queued] be brief\x1b8');
+    r.on(ev({ type: 'text_delta', delta: ', done.\n' }));
+    expect(screen.text).toBe('Working on it\x1b[K\x1b7  ⏵ [queued] be brief\x1b8\x1b[K, done.\n[queued] be brief\n');
+    r.dispose();
   });
 });

@@ -97,11 +97,14 @@ export class TerminalRenderer {
    * A line that must not split the answer (the prompt loop's `[queued]`): written at once when the
    * answer is at the start of a line, else held and written as soon as the answer's line ends (a
    * newline in the stream, or the next {@link line}, or the run's end), so a streamed line is never
-   * broken by it.
+   * broken by it. While held it shows on the live status line, after the partial line (see
+   * `StatusLine.drawInline`; stderr a terminal only).
    */
   notice(text: string): void {
     if (this.#outAtLineStart) return this.line(text);
     this.#notices.push(text);
+    this.#draw(); // meanwhile on the status line, after the partial line (a terminal only)
+    this.#ensureTimer();
   }
 
   /** Renders one event. */
@@ -280,7 +283,8 @@ export class TerminalRenderer {
 
   /** Runs the redraw timer while there is something to show on a terminal. */
   #ensureTimer(): void {
-    const needed = this.#status.enabled && (this.#running.size > 0 || this.#wait !== undefined);
+    const waiting = this.#running.size > 0 || this.#wait !== undefined || this.#notices.length > 0;
+    const needed = this.#status.enabled && waiting;
     if (!needed) return this.dispose();
     if (this.#timer !== undefined) return;
     this.#timer = setInterval(() => this.#draw(), STATUS_REDRAW_MS);
@@ -294,6 +298,9 @@ export class TerminalRenderer {
       const [first] = this.#running.values();
       const more = this.#running.size > 1 ? ` (+${this.#running.size - 1} more)` : '';
       return this.#status.drawLine(`${first!.name} ${first!.args} · ${seconds1(now - first!.startedAt)}${more}`);
+    }
+    if (this.#notices.length > 0 && !this.#outAtLineStart) {
+      return this.#status.drawInline(this.#notices.join(' · '), this.#column);
     }
     const wait = this.#wait;
     if (wait === undefined || now - wait.since < STATUS_DELAY_MS) return;
