@@ -24,7 +24,7 @@ const aliveCount = (refs: readonly WeakRef<object>[]): number => refs.filter((r)
 
 describe('a child CancelSignal is held weakly by its parent', () => {
   it(
-    'C17: a long-lived parent hands out 10 000 children that are dropped without dispose(): GC frees all of them; ' +
+    'a long-lived parent hands out 10 000 children that are dropped without dispose(): GC frees all of them; ' +
       "three kept children then fire with the parent's reason, in creation order",
     async () => {
       expect(typeof gc).toBe('function');
@@ -50,7 +50,7 @@ describe('a child CancelSignal is held weakly by its parent', () => {
     },
   );
 
-  it("C17: the parent's set of children does not grow with dropped children", async () => {
+  it("the parent's set of children does not grow with dropped children", async () => {
     const parent = new CancelSignal();
     const kept = parent.child();
     for (let i = 0; i < 10_000; i++) parent.child();
@@ -62,7 +62,7 @@ describe('a child CancelSignal is held weakly by its parent', () => {
     expect(kept.reason).toBe('stop');
   });
 
-  it('C17: dispose() still detaches a child at once, without waiting for GC', () => {
+  it('dispose() still detaches a child at once, without waiting for GC', () => {
     const parent = new CancelSignal();
     const [a, b, c] = [parent.child(), parent.child(), parent.child()];
     b.dispose();

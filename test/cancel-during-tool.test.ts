@@ -91,7 +91,7 @@ async function expectOneCancelled(s: ReturnType<typeof setup>, events: RunEvent[
   expect(unhandled).toEqual([]);
 }
 
-describe('C01 cancel while a tool is executing', () => {
+describe('cancel while a tool is executing', () => {
   for (const variant of variants) {
     for (const when of ['in the tool_call_started handler', 'while execute is running'] as When[]) {
       it(`run(): one run_cancelled, runEnded once, M called once, the stream closes (${variant}; cancel ${when})`, async () => {

@@ -39,7 +39,7 @@ function liveRun(options: RunOptions, answer?: Gate): Promise<RunEvent[]> {
 
 describe('a shared AbortSignal is linked once', () => {
   it(
-    'C23: 20 concurrent runs given one AbortSignal add one abort listener, print no warning, ' +
+    '20 concurrent runs given one AbortSignal add one abort listener, print no warning, ' +
       'and all end run_cancelled with its reason when it aborts',
     async () => {
       const controller = new AbortController();
@@ -101,7 +101,7 @@ describe('a shared AbortSignal is linked once', () => {
 
 describe('a shared cancel$ Observable is subscribed once', () => {
   it(
-    'C23: 20 concurrent runs given one cancel$ subscribe to it once; ' + 'its first value ends all 20 with that reason',
+    '20 concurrent runs given one cancel$ subscribe to it once; ' + 'its first value ends all 20 with that reason',
     async () => {
       const source = new Subject<unknown>();
       let subscribed = 0;

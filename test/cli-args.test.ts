@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { HELP, parseCli, UsageError } from '../src/cli/args.js';
+import { HELP, OPTIONS, parseCli, UsageError } from '../src/cli/args.js';
 import { defaultsTable, ENVIRONMENT, exitCodeTable, SUBCOMMANDS } from '../src/cli/help.js';
 import { DEFAULTS } from '../src/defaults.js';
 import { repoRoot } from './support/openai-server.js';
@@ -88,7 +88,7 @@ describe('subcommands and tasks', () => {
 
   it('an unknown option is a usage error naming it', () => {
     expect(() => parseCli(['--bogus', 'x'])).toThrow(UsageError);
-    expect(() => parseCli(['--bogus', 'x'])).toThrow("Unknown option '--bogus'");
+    expect(() => parseCli(['--bogus', 'x'])).toThrow('unknown option --bogus');
     expect(() => parseCli(['--timeout', '0', 'x'])).toThrow('option --timeout must be a number of seconds >= 0.001');
     expect(() => parseCli(['--timeout', 'soon', 'x'])).toThrow('option --timeout');
   });
@@ -110,7 +110,7 @@ describe('modes', () => {
     expect(run(['-i', 'do it'], true)).toMatchObject({ mode: 'interactive', task: 'do it' });
   });
 
-  it('C32: no task: the prompt loop on a terminal, piped tasks otherwise (with or without -i)', () => {
+  it('no task: the prompt loop on a terminal, piped tasks otherwise (with or without -i)', () => {
     expect(run([], true)).toMatchObject({ mode: 'interactive', task: '' });
     expect(run([])).toMatchObject({ mode: 'script' });
     expect(run(['-i'])).toMatchObject({ mode: 'script' });
@@ -158,6 +158,124 @@ describe('the conversation flags', () => {
   });
 });
 
+describe('flag errors', () => {
+  const message = (argv: string[]) => {
+    try {
+      parseCli(argv);
+    } catch (error) {
+      expect(error).toBeInstanceOf(UsageError);
+      return (error as Error).message;
+    }
+    throw new Error(`accepted: ${argv.join(' ')}`);
+  };
+
+  it("util.parseArgs' errors are one line in the CLI's words, never with a newline", () => {
+    const cases: [string[], string][] = [
+      [['--bogus', 'x'], 'unknown option --bogus (a task that starts with - goes after --: loopctl -- "--bogus")'],
+      [['-x'], 'unknown option -x (a task that starts with - goes after --: loopctl -- "-x")'],
+      [['--model'], 'option --model needs a value'],
+      [
+        ['--model', '--json', 'x'],
+        'option --model needs a value, not the option after it (a value that starts with - is written --model=-x)',
+      ],
+      [
+        ['--cwd', '-i', 'x'],
+        'option --cwd needs a value, not the option after it (a value that starts with - is written --cwd=-x)',
+      ],
+      [['--json=yes', 'x'], 'option --json takes no value'],
+      [['--help=3'], 'option --help takes no value'],
+      [
+        ['sessions', 'show', '--session', '-c'],
+        'option --session needs a value, not the option after it (a value that starts with - is written --session=-x)',
+      ],
+    ];
+    for (const [argv, text] of cases) expect(message(argv), argv.join(' ')).toBe(text);
+  });
+
+  it('every usage error parseCli throws for a bad flag is one line', () => {
+    const argvs = [
+      ['--max-turns', 'many', 'x'],
+      ['--timeout', 'soon', 'x'],
+      ['--port', '1', 'x'],
+      ['--queue', 'q', 'x'],
+      ['--base-url', 'ftp://h', 'x'],
+      ['serve', '--port', 'x'],
+      ['--model', ' ', 'x'],
+    ];
+    for (const argv of argvs) expect(message(argv), argv.join(' ')).not.toMatch(/\n/);
+  });
+});
+
+describe('--store and LOOPCTL_DATABASE_URL', () => {
+  const store = (argv: string[], env: NodeJS.ProcessEnv = {}) => {
+    const command = parseCli([...argv, 'x'], env);
+    if (command.kind !== 'run') throw new Error('not a run');
+    return command.options.store;
+  };
+
+  it('SQLite by default; a postgres:// URL (its ?schema= taken out for pg) from --store, else the variable', () => {
+    expect(store([])).toEqual({ kind: 'sqlite' });
+    expect(store([], { LOOPCTL_DATABASE_URL: '' })).toEqual({ kind: 'sqlite' });
+    expect(store(['--store', 'postgres://u:pw@db:5432/app?schema=mine&sslmode=require'])).toEqual({
+      kind: 'postgres',
+      url: 'postgres://u:pw@db:5432/app?sslmode=require',
+      schema: 'mine',
+      shown: 'postgres://u:***@db:5432/app?sslmode=require',
+    });
+    const fromEnv = { LOOPCTL_DATABASE_URL: 'postgresql://db/app' };
+    expect(store([], fromEnv)).toMatchObject({ kind: 'postgres', url: 'postgresql://db/app', schema: 'loopctl' });
+    expect(store(['--store', 'postgres://other/app'], fromEnv)).toMatchObject({ url: 'postgres://other/app' });
+  });
+
+  it('anything else is a usage error naming the flag or the variable, the password hidden', () => {
+    expect(() => store(['--store', 'sessions.db'])).toThrow(
+      new UsageError(
+        'option --store must be a postgres:// URL, e.g. postgres://user@127.0.0.1:5432/db?schema=loopctl ' +
+          '(got "sessions.db")',
+      ),
+    );
+    expect(() => store([], { LOOPCTL_DATABASE_URL: 'mysql://u:secret@h/db' })).toThrow(
+      /^LOOPCTL_DATABASE_URL must be a postgres:\/\/ URL, .* \(got "mysql:\/\/u:\*\*\*@h\/db"\)$/,
+    );
+    expect(() => store(['--store', 'postgres://h/db?schema='])).toThrow('the schema must be a Postgres name');
+    expect(() => parseCli(['--no-save', '--store', 'postgres://h/db', 'x'])).toThrow(
+      new UsageError('options --no-save and --store cannot be combined: --no-save saves nothing'),
+    );
+    expect(() => parseCli(['serve', '--store', 'postgres://h/db'])).toThrow(
+      new UsageError('option --store is not an option of loopctl serve: its runs keep no saved conversation'),
+    );
+  });
+});
+
+describe('flag combinations that contradict each other or would be ignored are refused', () => {
+  it('--confirm with --read-only: nothing would ask', () => {
+    expect(() => parseCli(['--confirm', '--read-only', 'x'])).toThrow(
+      new UsageError('options --confirm and --read-only cannot be combined: with no write tool, nothing asks'),
+    );
+    expect(run(['--confirm', 'x'])).toMatchObject({ confirm: true, readOnly: false });
+    expect(run(['--confirm', '--allow-shell', 'x'])).toMatchObject({ confirm: true, allowShell: true });
+  });
+
+  it('serve and worker refuse the conversation flags and --otel, which their runs would ignore', () => {
+    const queue = ['--queue', 'redis://127.0.0.1:6379'];
+    for (const command of [['serve'], ['serve', ...queue], ['worker', ...queue]]) {
+      const name = command[0]!;
+      for (const [flag, why] of [
+        [['--continue'], 'its runs keep no saved conversation'],
+        [['--session', 'a'], 'its runs keep no saved conversation'],
+        [['--new'], 'its runs keep no saved conversation'],
+        [['--no-save'], 'its runs save nothing anyway'],
+        [['--otel'], 'only runs in the terminal export spans'],
+      ] as const) {
+        expect(() => parseCli([...command, ...flag]), `${command.join(' ')} ${flag[0]}`).toThrow(
+          new UsageError(`option ${flag[0]} is not an option of loopctl ${name}: ${why}`),
+        );
+      }
+    }
+    expect(parseCli(['serve', '--read-only', '--max-turns', '3'])).toMatchObject({ kind: 'serve' });
+  });
+});
+
 describe('--help', () => {
   it('lists the subcommands, every option with its default, the exit codes and the environment', () => {
     for (const name of Object.keys(SUBCOMMANDS)) expect(HELP).toMatch(new RegExp(`^  ${name} `, 'm'));
@@ -199,5 +317,23 @@ describe('README', () => {
   it('its defaults table is generated from DEFAULTS, and its exit-code table from the CLI', () => {
     expect(between('cli-defaults')).toBe(defaultsTable());
     expect(between('cli-exit-codes')).toBe(exitCodeTable());
+  });
+
+  it('its options table is one table with a row for each option the CLI parses, and no other', () => {
+    const table = between('cli-options')!.split('\n');
+    expect(table.slice(0, 2)).toEqual(['| option | meaning |', '| --- | --- |']);
+    for (const row of table.slice(2)) expect(row).toMatch(/^\| `-.*` \| .+ \|$/);
+    const flags = table.slice(2).map((row) =>
+      row
+        .split(' | ', 1)[0]!
+        .match(/--[a-z-]+/g)!
+        .join(' '),
+    );
+    const defined = Object.keys(OPTIONS).map((name) => `--${name}`);
+    expect([...flags].sort()).toEqual([...defined].sort());
+    const shorts = Object.entries(OPTIONS).flatMap(([name, o]) =>
+      'short' in o ? [`\`-${o.short}\`, \`--${name}\``] : [],
+    );
+    for (const short of shorts) expect(table.some((row) => row.startsWith(`| ${short}`))).toBe(true);
   });
 });

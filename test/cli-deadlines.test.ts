@@ -1,5 +1,5 @@
 /**
- * C30 (the bound, in virtual time): the deadlines a CLI run uses come from
+ * Every wait of a CLI run is bounded (in virtual time): the deadlines a CLI run uses come from
  * DEFAULTS (or `--timeout`), so a server that never answers fails the run
  * in under 200 s with the defaults, and a stream that stalls after one chunk
  * (its non-streamed rescue stalling too) within the bound the README states.
@@ -31,7 +31,7 @@ function runVirtual(steps: ScriptedStep[], timeoutMs: number | undefined) {
 const timeline = (events: RunEvent[]) =>
   events.filter((e) => e.type === 'model_request_started' || e.type === 'run_failed').map((e) => [e.type, e.at]);
 
-describe('C30: every wait of a CLI run is bounded', () => {
+describe('every wait of a CLI run is bounded', () => {
   it('the CLI deadlines are DEFAULTS, or --timeout for all three', () => {
     expect(cliDeadlines({ timeoutMs: undefined })).toEqual({
       firstEventMs: 60_000,

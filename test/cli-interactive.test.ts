@@ -6,6 +6,8 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { PassThrough } from 'node:stream';
+import { NEVER } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   startOpenAIServer,
@@ -16,6 +18,10 @@ import {
 } from './support/openai-server.js';
 import { parseCli, UsageError } from '../src/cli/args.js';
 import { isYes } from '../src/cli/confirm.js';
+import { InteractiveLoop } from '../src/cli/interactive.js';
+import { StopSignals } from '../src/cli/signals.js';
+import { MemorySession } from '../src/index.js';
+import { scriptedModel } from '../src/testing/index.js';
 import { TerminalRenderer } from '../src/cli/render.js';
 import type { RunEvent } from '../src/events.js';
 import { ensureBuilt, removeTempFolders, runBin, tempFolder, waitFor } from './cli-helpers.js';
@@ -111,5 +117,46 @@ describe('interactive pieces, in-process', () => {
     expect(err.text).toBe(
       '[injected] be brief\n[tool] write_file · failed: the call was denied: refused by the user\n',
     );
+  });
+});
+
+describe('the prompt loop after the end of input, in-process', () => {
+  it('Ctrl-D while a run works, then Ctrl-C: the run is cancelled and the loop exits 130, not 0', async () => {
+    const command = parseCli(['--no-save', '-i', 'say hello'], {}, true);
+    if (command.kind !== 'run') throw new Error('not a run');
+    const provider = scriptedModel([{ hold: NEVER, text: ['never shown'] }]);
+    const model = { provider, label: 'scripted', baseURL: 'http://127.0.0.1', close: async () => undefined };
+    const out = { isTTY: false, text: '', write: (t: string) => void (out.text += t) };
+    const err = { isTTY: false, text: '', write: (t: string) => void (err.text += t) };
+    const stdin = new PassThrough();
+    const stops = new StopSignals();
+    const session = new MemorySession();
+    const conversation = {
+      session,
+      note: 'conversation in memory',
+      hold: <T>(_: unknown, body: () => Promise<T>) => body(),
+      close: async () => undefined,
+    };
+    const exit = (code: number): never => {
+      throw new Error(`exit ${code}`);
+    };
+    try {
+      const loop = new InteractiveLoop(
+        command.options,
+        model,
+        { stdout: out, stderr: err, stdin, exit, stops },
+        conversation,
+      );
+      await waitFor('the model request', () => provider.requests.length === 1);
+      stdin.end(); // Ctrl-D
+      await waitFor('the end of input', () => err.text.includes('end of input: exiting when this run ends'));
+      stops.raise('SIGINT'); // Ctrl-C: readline is closed, so it comes as the process's signal
+      expect(await loop.done).toBe(130);
+      expect(err.text).toMatch(/\[loopctl\] cancelled/);
+      expect(out.text).not.toContain('never shown');
+      expect(session.items).toEqual([]);
+    } finally {
+      stops.dispose();
+    }
   });
 });

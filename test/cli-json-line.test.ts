@@ -1,5 +1,5 @@
 /**
- * `--json` (C32): every event is one NDJSON line that validates with
+ * `--json`: every event is one NDJSON line that validates with
  * RunEventSchema, whatever foreign values it carries.
  */
 import { describe, expect, it } from 'vitest';

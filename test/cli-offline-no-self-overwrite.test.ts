@@ -1,5 +1,5 @@
 /**
- * C35 "never overwrite a request's own source silently", whatever name the
+ * The offline model never overwrites a request's own source silently, whatever name the
  * target has: the offline model asked to summarise README.md into another
  * name of the same file (a symlink to it, a hard link, its absolute path)
  * leaves README.md as it was and says why; a new target is still written.
@@ -16,7 +16,7 @@ afterAll(removeTempFolders);
 const README = '# Tool\n\nTool does things. It is small.\n\n## Install\n\nRun the installer.\n';
 const SUMMARY = '# Summary of README.md\n\n- **Tool**: Tool does things.\n- **Install**: Run the installer.\n';
 
-describe('C35: the offline model never summarises a file into another name of itself', () => {
+describe('the offline model never summarises a file into another name of itself', () => {
   const aliases: Record<string, (dir: string) => string> = {
     'a symlink to it': (dir) => (symlinkSync('README.md', path.join(dir, 'alias.md')), 'alias.md'),
     'a hard link to it': (dir) => (linkSync(path.join(dir, 'README.md'), path.join(dir, 'hard.md')), 'hard.md'),

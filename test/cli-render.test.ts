@@ -1,8 +1,8 @@
 /**
  * The CLI's terminal renderer, in-process with fake streams and clock:
- * terminal safety (C29), feedback while waiting (C30), answers written once
- * into a pipe and restarts named on a terminal (C33), errors and usage that
- * name their cause (C36).
+ * terminal safety, feedback while waiting, answers written once
+ * into a pipe and restarts named on a terminal, errors and usage that
+ * name their cause.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { RunEvent } from '../src/events.js';
@@ -162,7 +162,7 @@ describe('TerminalRenderer', () => {
   });
 });
 
-describe('C29: terminal safety in the renderer', () => {
+describe('terminal safety in the renderer', () => {
   it.each([true, false])('no control character from the model, a tool or a server gets out (TTY: %s)', (tty) => {
     const out = fake(tty);
     const err = fake(tty);
@@ -190,7 +190,7 @@ describe('C29: terminal safety in the renderer', () => {
   });
 });
 
-describe('C30: feedback while waiting, on a terminal only', () => {
+describe('feedback while waiting, on a terminal only', () => {
   it('a wait shows after 1 s: what it waits for, elapsed seconds, its limit; a silent stream mid-line inline', () => {
     vi.useFakeTimers();
     const out = fake(true);
@@ -240,7 +240,7 @@ describe('C30: feedback while waiting, on a terminal only', () => {
     r.dispose();
   });
 
-  it("C30: once a retry is announced, the status line never shows the abandoned attempt's wait again", () => {
+  it("once a retry is announced, the status line never shows the abandoned attempt's wait again", () => {
     vi.useFakeTimers();
     const out = fake(true);
     const err = fake(true);
@@ -267,7 +267,7 @@ describe('C30: feedback while waiting, on a terminal only', () => {
     r.dispose();
   });
 
-  it("C30: nor after a rescue is announced (the silent stream's wait is not redrawn)", () => {
+  it("nor after a rescue is announced (the silent stream's wait is not redrawn)", () => {
     vi.useFakeTimers();
     const out = fake(true);
     const err = fake(true);
@@ -293,7 +293,7 @@ describe('C30: feedback while waiting, on a terminal only', () => {
     r.dispose();
   });
 
-  it('C30: nor after a fallback is announced', () => {
+  it('nor after a fallback is announced', () => {
     vi.useFakeTimers();
     const err = fake(true);
     let now = 0;
@@ -327,7 +327,7 @@ describe('C30: feedback while waiting, on a terminal only', () => {
   });
 });
 
-describe('C33: a restarted answer', () => {
+describe('a restarted answer', () => {
   const rescue = started(2, {
     stream: false,
     cause: 'rescue',
@@ -384,7 +384,7 @@ describe('C33: a restarted answer', () => {
   });
 });
 
-describe('C36: causes and usage', () => {
+describe('causes and usage', () => {
   it('a connection error names the address and the errno; a 429 says when to retry', () => {
     const err = fake(false);
     const r = new TerminalRenderer(fake(false), err, { now: () => 0, baseURL: 'http://127.0.0.1:9/v1' });
@@ -444,5 +444,70 @@ describe('C36: causes and usage', () => {
     expect(err.text).toBe(
       '[loopctl] completed · 1 turn · 0 tool calls · usage unknown (at least 3 in + 2 out = 5 tokens)\n',
     );
+  });
+});
+
+describe('a steering notice while an answer streams', () => {
+  /** One screen for both streams, as a terminal shows them (stderr a terminal too, or redirected). */
+  function terminal(errIsTTY: boolean) {
+    const screen = { text: '' };
+    const stream = (isTTY: boolean): Output => ({ isTTY, columns: 80, write: (t: string) => void (screen.text += t) });
+    return { screen, out: stream(true), err: stream(errIsTTY) };
+  }
+
+  it('mid-line, the notice waits for the end of the line; the line is never split', () => {
+    const { screen, out, err } = terminal(false);
+    const r = new TerminalRenderer(out, err, () => 0);
+    r.on(ev({ type: 'turn_started' }));
+    r.on(started());
+    r.on(ev({ type: 'text_delta', delta: 'The files are a.md and b' }));
+    r.notice('[queued] also count the lines');
+    r.notice('[queued] be brief');
+    r.on(ev({ type: 'text_delta', delta: '.md, both short.\nThat is ' }));
+    r.on(ev({ type: 'text_delta', delta: 'all.' }));
+    r.on(responded());
+    r.on(completed('ignored: already streamed'));
+    expect(screen.text.split('\n')).toEqual([
+      'The files are a.md and b.md, both short.',
+      '[queued] also count the lines',
+      '[queued] be brief',
+      'That is all.',
+      '[loopctl] completed · 1 turn · 0 tool calls · usage 3 in + 2 out = 5 tokens',
+      '',
+    ]);
+  });
+
+  it('at the start of a line the notice is written at once; mid-line with no newline to come, at the next line', () => {
+    const { screen, out, err } = terminal(false);
+    const r = new TerminalRenderer(out, err, () => 0);
+    r.on(ev({ type: 'turn_started' }));
+    r.on(started());
+    r.notice('[queued] first');
+    r.on(ev({ type: 'text_delta', delta: 'Working on it' }));
+    r.notice('[queued] second');
+    r.on(responded());
+    r.on(ev({ type: 'run_cancelled', reason: 'SIGINT', phase: 'model_stream', usage, undelivered: [] }));
+    expect(screen.text.split('\n')).toEqual([
+      '[queued] first',
+      'Working on it',
+      '[queued] second',
+      '[loopctl] cancelled (reason: SIGINT, phase: model_stream) · 1 turn · 0 tool calls · ' +
+        'usage 3 in + 2 out = 5 tokens',
+      '',
+    ]);
+  });
+
+  it('on a terminal, a held notice shows at once on the status line after the partial line, cursor restored', () => {
+    const { screen, out, err } = terminal(true);
+    const r = new TerminalRenderer(out, err, () => 0);
+    r.on(ev({ type: 'turn_started' }));
+    r.on(started());
+    r.on(ev({ type: 'text_delta', delta: 'Working on it' }));
+    r.notice('[queued] be brief');
+    // After the text: erase to the end of the line, save the cursor, the status, restore the cursor.
+    expect(screen.text).toBe('Working on it\x1b[K\x1b7  ⏵ [queued] be brief\x1b8');
+    r.on(ev({ type: 'text_delta', delta: ', done.\n' }));
+    expect(screen.text).toBe('Working on it\x1b[K\x1b7  ⏵ [queued] be brief\x1b8\x1b[K, done.\n[queued] be brief\n');
+    r.dispose();
   });
 });

@@ -1,5 +1,5 @@
 /**
- * Terminal safety (C29): the CLI's one sanitiser for text it did not write
+ * Terminal safety: the CLI's one sanitiser for text it did not write
  * (model text, file names and contents, tool output, servers' messages).
  */
 import { describe, expect, it } from 'vitest';

@@ -7,7 +7,8 @@
 import { readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { Item } from '../src/items.js';
 import { parseCli, type CliOptions } from '../src/cli/args.js';
 import { dataDir, ensureSessionsFile } from '../src/cli/store/data-dir.js';
@@ -295,5 +296,40 @@ describe('sessions show and list print stored text through the sanitiser', () =>
       '2025-01-31-142503-9f0c      4  2025-01-31 14:25:03  /q\\x1b',
       '',
     ]);
+  });
+});
+
+describe('a Ctrl-C while another process holds the store', () => {
+  it("ends the wait for the conversation's lease at once: the (cancelled) run starts without it", async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const data = dirs.make();
+    const project = dirs.make();
+    const conversation = await openConversation(options(project, '--session', 's'), { LOOPCTL_DATA_DIR: data });
+    const other = new Database(path.join(data, 'sessions.db'));
+    try {
+      other.prepare('BEGIN IMMEDIATE').run(); // another loopctl committing: the lease write must wait
+      const stop = new AbortController();
+      let outcome: unknown = 'waiting';
+      const held = conversation.hold(
+        () => undefined,
+        async () => 'ran',
+        stop.signal,
+      );
+      void held.then((value) => (outcome = value));
+      await vi.advanceTimersByTimeAsync(1000); // one second into the store's 5 s wait for the lock
+      expect(outcome).toBe('waiting');
+      stop.abort('SIGINT');
+      await vi.advanceTimersByTimeAsync(0); // no time passes: the wait ends on the abort itself
+      expect(outcome).toBe('ran');
+      other.prepare('COMMIT').run();
+      await vi.advanceTimersByTimeAsync(100); // the abandoned wait gets the lease, and gives it back
+      const leases = other.prepare('SELECT count(*) AS n FROM loopctl_leases').get() as { n: number };
+      expect(leases.n).toBe(0);
+    } finally {
+      vi.useRealTimers();
+      if (other.inTransaction) other.prepare('ROLLBACK').run();
+      other.close();
+      await conversation.close();
+    }
   });
 });

@@ -1,5 +1,5 @@
 /**
- * Terminal safety (C29) holds for what loopctl quotes back from the command
+ * Terminal safety holds for what loopctl quotes back from the command
  * line too: a subcommand given words names them, and words that came from a
  * script's variable may hold escape sequences. They are shown escaped, on one line.
  */

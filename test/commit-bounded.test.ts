@@ -1,5 +1,5 @@
 /**
- * C21: the commit of a completed run is bounded. A session whose `append()` never settles (a database
+ * The commit of a completed run is bounded. A session whose `append()` never settles (a database
  * that does not answer) used to keep the run from ending, cancel and the run deadline ignored, and kept
  * the session and mailbox locked. Now `append(items, { runId, signal })` gets a signal that fires at
  * `deadlines.commitMs` (on the run's scheduler), and the run ends `run_failed` with
@@ -64,7 +64,7 @@ function mailboxWithIds(): Mailbox {
   return new Mailbox({ idGenerator: () => `steer-${++n}` });
 }
 
-describe('C21: a session write that never settles', () => {
+describe('a session write that never settles', () => {
   it('ends run_failed{session_error} at commitMs; a cancel during the commit stays raised; the locks are free', async () => {
     const scheduler = new VirtualTimeScheduler();
     const { inner, session, appends, release } = hangingSession();
@@ -220,7 +220,7 @@ describe('C21: a session write that never settles', () => {
   });
 });
 
-describe('C21: an append that fails is a session_error, not an internal_error', () => {
+describe('an append that fails is a session_error, not an internal_error', () => {
   const failing: [string, Session['append']][] = [
     [
       'throws',

@@ -1,5 +1,5 @@
 /**
- * C36 "a connection error names the address and the cause", for every kind of
+ * A connection error names the address and the cause, for every kind of
  * connection failure, not only those with a socket errno: a TLS handshake with
  * a server that does not speak TLS, a certificate the client refuses, a port
  * fetch will not connect to. The model call's error carries the cause (its
@@ -26,7 +26,7 @@ async function failure(baseURL: string): Promise<ModelCallError> {
   return error as ModelCallError;
 }
 
-describe('C36: a connection error names its cause', () => {
+describe('a connection error names its cause', () => {
   it('https:// to a server that speaks plain HTTP: the TLS failure is named, with its code', async () => {
     server = createServer((_req, res) => res.end('plain'));
     await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', () => resolve()));

@@ -1,5 +1,5 @@
 /**
- * C28, with default options (no `deadlines`, no `retry`): a model that stalls is bounded.
+ * With default options (no `deadlines`, no `retry`): a model that stalls is bounded.
  * - A server that never answers (headers, then nothing): each streamed attempt ends at
  *   DEFAULTS.deadlines.firstEventMs, is retried with the default backoff, and the run fails
  *   `model_error` with the TimeoutError in under 200 s, all in virtual time.
@@ -42,7 +42,7 @@ function silentModel(): ModelProvider & { requests: ModelRequest[]; open: () => 
 
 const RANDOM = 0.5;
 
-describe('C28: with defaults, a server that never answers ends the run in under 200 s', () => {
+describe('with defaults, a server that never answers ends the run in under 200 s', () => {
   it('3 attempts of firstEventMs each, 2 backoffs of the default jitter, then run_failed{model_error} with the TimeoutError', () => {
     const scheduler = new VirtualTimeScheduler();
     const model = silentModel();
@@ -104,7 +104,7 @@ describe('C28: with defaults, a server that never answers ends the run in under 
   });
 });
 
-describe('C28: a stream that stalls after its first chunk', () => {
+describe('a stream that stalls after its first chunk', () => {
   it('ends at DEFAULTS.deadlines.idleMs and is rescued without streaming, like any broken stream', () => {
     const scheduler = new VirtualTimeScheduler();
     const model = scriptedModel([{ text: ['Hel'], hold: NEVER }, { text: 'Hello' }], { scheduler });

@@ -72,7 +72,7 @@ const MALFORMED: [string, unknown, string][] = [
   ['a Proxy that throws on every trap', new Proxy({}, trapThrower), '[unprintable object]'],
 ];
 
-describe.each(variants)('C26 beforeToolCall fails closed, %s hook', (variant) => {
+describe.each(variants)('beforeToolCall fails closed, %s hook', (variant) => {
   for (const [name, verdict, reason] of DENIES) {
     it(`${name} denies: the tool never runs, the model reads "the call was denied: ${reason}"`, async () => {
       const { executed, model, events, terminal } = await runWith({

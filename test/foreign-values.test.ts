@@ -152,7 +152,7 @@ function describeKind(e: unknown): string {
 
 const streaming: ScriptedStep = { text: ['partly'], hold: NEVER };
 
-describe('C20 foreign values never break "exactly one terminal event"', () => {
+describe('foreign values never break "exactly one terminal event"', () => {
   for (const [name, hostile] of Object.entries(HOSTILE)) {
     describe(name, () => {
       it('CancelSignal.cancel(reason): run_cancelled with it as given; RunCancelledError describes it', async () => {

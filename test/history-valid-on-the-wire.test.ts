@@ -28,7 +28,7 @@ import {
 } from './support/openai-server.js';
 
 /**
- * "The history is valid on the wire" (C18). A strict OpenAI-compatible server
+ * "The history is valid on the wire". A strict OpenAI-compatible server
  * answers 400 to any request whose assistant tool calls have arguments that
  * are not a JSON object, or share a call id. The first answer of the scenario
  * is broken (a tool call cut off mid-string by the token limit, or two calls
@@ -247,7 +247,7 @@ function everyCallValid(items: readonly Item[]): void {
   }
 }
 
-describe.each<Api>(['chat', 'responses'])('C18: a tool call cut off by the token limit (%s)', (which) => {
+describe.each<Api>(['chat', 'responses'])('a tool call cut off by the token limit (%s)', (which) => {
   it('is stored with {} and a tool error carrying the raw text; both runs on the session complete', async () => {
     const { agent, ran } = setup(which, which === 'chat' ? chatCutOff : responsesCutOff);
     const session = new MemorySession();
@@ -294,7 +294,7 @@ describe.each<Api>(['chat', 'responses'])('C18: a tool call cut off by the token
   });
 });
 
-describe('C18: two tool calls with the same call id in one response (chat)', () => {
+describe('two tool calls with the same call id in one response (chat)', () => {
   it('the first runs, the duplicate gets a fresh id and a tool error; both runs complete', async () => {
     const { agent, ran } = setup('chat', chatDuplicateIds);
     const session = new MemorySession();
@@ -344,7 +344,7 @@ describe('C18: two tool calls with the same call id in one response (chat)', () 
   });
 });
 
-describe.each<Api>(['chat', 'responses'])('C18: a history saved with unparseable arguments (%s)', (which) => {
+describe.each<Api>(['chat', 'responses'])('a history saved with unparseable arguments (%s)', (which) => {
   const savedError =
     'Error: the arguments of get_weather are not valid JSON (Unterminated string in JSON at position 13): ' +
     '{"city": "Par';

@@ -1,5 +1,5 @@
 /**
- * C35 "every cap stated with the true total": a listing's own notes start
+ * Every cap is stated with the true total, and a listing's own notes start
  * with "[" or "(" ("[showing 200 of 501 entries …]", "(empty folder)"). A
  * file whose name starts the same way ("[WIP] plan.md", "(old) notes.md")
  * is written as a JSON string by list_dir, so the offline model counts and

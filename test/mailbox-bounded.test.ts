@@ -17,7 +17,7 @@ function heapAfterGc(): number {
   return process.memoryUsage().heapUsed;
 }
 
-describe('C22 a long-lived mailbox with many withdrawals', () => {
+describe('a long-lived mailbox with many withdrawals', () => {
   it('100 000 push + remove pairs of never-given-back items leave under 512 KB of heap behind', () => {
     expect(gc).toBeTypeOf('function'); // vitest runs the forks with --expose-gc
     const mailbox = new Mailbox();

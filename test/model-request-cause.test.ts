@@ -1,5 +1,5 @@
 /**
- * C33 (the library side): `model_request_started` says why an attempt after
+ * Why an answer restarts (the library side): `model_request_started` says why an attempt after
  * the first one started (`cause`: retry, rescue or fallback) and carries the
  * serialised error that caused it, so a UI can say why the answer restarts.
  */
@@ -14,7 +14,7 @@ const starts = (events: RunEvent[]) =>
 const transient = (message: string) => new ModelCallError(message, { retryable: true, status: 503 });
 
 describe('model_request_started: cause and error of a restarted answer', () => {
-  it('C33: a retry after a transient error: cause retry and its error; the first attempt has neither', async () => {
+  it('a retry after a transient error: cause retry and its error; the first attempt has neither', async () => {
     const model = scriptedModel([{ error: transient('overloaded') }, 'fine'], { id: 'm' });
     const agent = defineAgent({ name: 'a', instructions: '', model });
     const events = await collectEvents(run(agent, 'hi', { random: () => 0 }));
@@ -32,7 +32,7 @@ describe('model_request_started: cause and error of a restarted answer', () => {
     expect(events.at(-1)).toMatchObject({ type: 'run_completed', output: 'fine' });
   });
 
-  it('C33: a stream broken after its first text is rescued: cause rescue, not streamed, with its error', async () => {
+  it('a stream broken after its first text is rescued: cause rescue, not streamed, with its error', async () => {
     const broken = new ModelCallError('connection reset', { retryable: true, code: 'ECONNRESET' });
     const model = scriptedModel([{ text: ['half an ans'], error: broken }, 'the whole answer'], { id: 'm' });
     const events = await collectEvents(run(defineAgent({ name: 'a', instructions: '', model }), 'hi'));
@@ -50,7 +50,7 @@ describe('model_request_started: cause and error of a restarted answer', () => {
     expect(events.at(-1)).toMatchObject({ type: 'run_completed', output: 'the whole answer' });
   });
 
-  it('C33: the fallback model takes over once retries are spent: cause fallback, with the last error', async () => {
+  it('the fallback model takes over once retries are spent: cause fallback, with the last error', async () => {
     const badGateway = new ModelCallError('bad gateway', { retryable: false, status: 502 });
     const primary = scriptedModel([{ error: badGateway }], { id: 'p' });
     const fallback = scriptedModel(['from the fallback'], { id: 'f' });

@@ -1,5 +1,5 @@
 /**
- * C31 (in-process part): the workspace tools check what they opened, not a
+ * Confinement (in-process part): the workspace tools check what they opened, not a
  * name. A FIFO or a device never blocks a call, symlinks that stay inside
  * work, a write goes through its folder's descriptor and leaves no temp file
  * (even when the process exits in the middle). The race itself, with a
@@ -52,7 +52,7 @@ beforeEach(() => {
 afterEach(() => rmSync(base, { recursive: true, force: true }));
 
 describe('reads are checked on the descriptor', () => {
-  it('C31: a FIFO is refused at once (opened without blocking), by read_file and by search_files', async () => {
+  it('a FIFO is refused at once (opened without blocking), by read_file and by search_files', async () => {
     execFileSync('mkfifo', [join(root, 'pipe')]);
     const refusal = '"pipe" is not a regular file (it is a FIFO); only regular files can be read';
     await expect(call('read_file', { path: 'pipe' })).rejects.toThrow(refusal);
@@ -61,7 +61,7 @@ describe('reads are checked on the descriptor', () => {
     expect(await call('search_files', { pattern: 'inside' })).toBe('inside.txt:1: inside');
   });
 
-  it('C31: a symlink to a device is refused as outside; one to a file inside works', async () => {
+  it('a symlink to a device is refused as outside; one to a file inside works', async () => {
     symlinkSync('/dev/zero', join(root, 'zero'));
     symlinkSync(join(root, 'inside.txt'), join(root, 'd', 'link.txt'));
     await expect(call('read_file', { path: 'zero' })).rejects.toBeInstanceOf(PathOutsideRootError);
@@ -70,7 +70,7 @@ describe('reads are checked on the descriptor', () => {
 });
 
 describe('writes go through the folder descriptor', () => {
-  it('C31: missing folders created inside; a symlinked folder leading outside refused, nothing left', async () => {
+  it('missing folders created inside; a symlinked folder leading outside refused, nothing left', async () => {
     symlinkSync(outside, join(root, 'out'));
     expect(await call('write_file', { path: 'new/sub/w.txt', content: 'one' })).toBe('wrote 3 bytes to new/sub/w.txt');
     expect(readFileSync(join(root, 'new/sub/w.txt'), 'utf8')).toBe('one');
@@ -81,7 +81,7 @@ describe('writes go through the folder descriptor', () => {
     expect(tree(root).filter((n) => n.endsWith('.tmp'))).toEqual([]);
   });
 
-  it('C31: a write through a symlink inside replaces its target; one to a file outside is refused', async () => {
+  it('a write through a symlink inside replaces its target; one to a file outside is refused', async () => {
     symlinkSync('../inside.txt', join(root, 'd', 'alias.txt'));
     symlinkSync(join(outside, 'secret.txt'), join(root, 'd', 'secret.txt'));
     expect(await call('write_file', { path: 'd/alias.txt', content: 'new' })).toBe('wrote 3 bytes to d/alias.txt');
@@ -92,7 +92,7 @@ describe('writes go through the folder descriptor', () => {
     expect(readFileSync(join(outside, 'secret.txt'), 'utf8')).toBe('OUTSIDE\n');
   });
 
-  it('C31: a temp file being written is removed when the process exits, or dies by a re-raised signal', () => {
+  it('a temp file being written is removed when the process exits, or dies by a re-raised signal', () => {
     // Registered before it exists (as writeInFolder does), then the process ends in the middle of the write.
     const run = (ending: string) => {
       const tmp = join(root, 'd', `.w.txt.${ending}.tmp`);
@@ -114,7 +114,7 @@ describe('writes go through the folder descriptor', () => {
   });
 });
 
-describe('C35: truthful caps and skips', () => {
+describe('truthful caps and skips', () => {
   it('read_file of a large file states its true line count, counted by streaming it', async () => {
     writeFileSync(join(root, 'big.txt'), 'line\n'.repeat(300_000)); // 1.5 MB: over the 256 KiB read cap
     const text = (await call('read_file', { path: 'big.txt' })) as string;

@@ -87,7 +87,7 @@ describe('list_dir', () => {
     expect(await call(tools, 'list_dir', { pattern: '*.rs' })).toBe('(no entries match "*.rs")');
   });
 
-  it('C35: caps at maxResults with a note giving the true total', async () => {
+  it('caps at maxResults with a note giving the true total', async () => {
     expect(await call(fsTools(root, { maxResults: 3 }), 'list_dir', { recursive: true })).toBe(
       'a.txt\nbin.dat\ndocs/\n[showing 3 of 11 entries (8 files, 3 folders); narrow the path or pattern]\n' +
         '[skipped folders: .git, node_modules]',
@@ -110,7 +110,7 @@ describe('read_file', () => {
     );
   });
 
-  it('C35: truncates at maxReadBytes after a whole line, with a note giving the true line count', async () => {
+  it('truncates at maxReadBytes after a whole line, with a note giving the true line count', async () => {
     expect(await call(fsTools(root, { maxReadBytes: 9 }), 'read_file', { path: 'a.txt' })).toBe(
       'one\ntwo\n[truncated at 9 bytes: showing lines 1-2 of 3; pass startLine=3 to read on]',
     );
@@ -165,7 +165,7 @@ describe('search_files', () => {
     expect(await call(tools, 'search_files', { pattern: 'zzz' })).toBe('no matches\n[skipped: 1 binary file]');
   });
 
-  it('C35: limits to a path and a glob, and caps the results stating the true total', async () => {
+  it('limits to a path and a glob, and caps the results stating the true total', async () => {
     const tools = fsTools(root);
     expect(await call(tools, 'search_files', { pattern: 'TODO', glob: '*.md' })).toBe(
       'src/deep/notes.md:2: TODO: write',

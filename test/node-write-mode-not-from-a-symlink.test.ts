@@ -1,7 +1,8 @@
 /**
  * A write keeps the mode of the regular file it replaces. When a concurrent
  * process swaps the name for a symlink to a file outside the workspace
- * between the folder check and the write (C31's race), the write still lands
+ * between the folder check and the write (the race that
+ * test/services/cli-confinement-race.test.ts runs), the write still lands
  * inside (the rename replaces the link itself), and it must not take the
  * outside file's mode either (e.g. its setuid bit): the mode is read from
  * the name itself, never through a symlink.

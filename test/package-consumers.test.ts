@@ -154,7 +154,7 @@ async function serveOnce(bin: string, cwd: string) {
   return { code: await exited, page, asset };
 }
 
-describe('C34: CommonJS and ESM consumers of the packed package (Node >= 20.19, require of an ES module)', () => {
+describe('CommonJS and ESM consumers of the packed package (Node >= 20.19, require of an ES module)', () => {
   it('require() loads each entry, and the README snippet typechecks and runs as CommonJS and as ESM', async () => {
     const tmp = mkdtempSync(path.join(tmpdir(), 'loopctl-consumer-'));
     try {

@@ -16,7 +16,7 @@ const rateLimited = () => new ModelCallError('rate limited', { status: 429, retr
 const RETRY = { maxRetries: 3, initialDelayMs: 2000 };
 const timers = (): number => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
 
-describe('C03 cancel during the retry backoff sleep', () => {
+describe('cancel during the retry backoff sleep', () => {
   it('real timers: the terminal is delivered inside cancel(), M is called once, the backoff timer is cleared', async () => {
     const model = scriptedModel([{ error: rateLimited() }, 'would be the retry']);
     const agent = defineAgent({ name: 'c03', instructions: '', model });

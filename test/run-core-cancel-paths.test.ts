@@ -21,7 +21,7 @@ const terminalOf = (events: RunEvent[]) => events.filter((e) => e.type.startsWit
  * The token is cancelled before `start`; the run settles at once (checkpoint
  * 1: turn entry), the model is never asked and no tool runs.
  */
-describe('C02 a token cancelled before the run starts', () => {
+describe('a token cancelled before the run starts', () => {
   it('settles at once as cancelled: model never invoked, no tool, stream and result settle', async () => {
     const model = scriptedModel([{ text: ['would', ' stream'] }]);
     let toolRuns = 0;
@@ -44,7 +44,7 @@ describe('C02 a token cancelled before the run starts', () => {
  * abort, or ignores it and returns later): cancelled, never completed, no
  * second model step, the call paired with an interrupted result.
  */
-describe('C04 a cancel during a tool in a non-streaming run', () => {
+describe('a cancel during a tool in a non-streaming run', () => {
   for (const variant of [
     'A: throws an abort error when its signal fires',
     'B: ignores its signal and returns ok after a gate',
@@ -91,7 +91,7 @@ describe('C04 a cancel during a tool in a non-streaming run', () => {
  * A tool that loops and checks `ctx.signal` sees it aborted before `cancel()`
  * returns (guarantee 10: in-flight requests aborted) and stops.
  */
-describe('C05 the run abort signal reaches function tools', () => {
+describe('the run abort signal reaches function tools', () => {
   it('the tool gets a non-null signal, aborted by the cancel; it stops within one iteration', async () => {
     const vt = virtualTime(); // the tool's 50 ms steps and the run share one virtual clock
     const model = scriptedModel([{ toolCalls: [{ name: 'long' }] }, 'never']);
@@ -137,7 +137,7 @@ describe('C05 the run abort signal reaches function tools', () => {
  * of event k, for every k: no model request or side effect after it (guarantee
  * 2: nothing starts after a cancel).
  */
-describe('C15 a cancel raised synchronously from a handler with synchronous model and tools', () => {
+describe('a cancel raised synchronously from a handler with synchronous model and tools', () => {
   it('for every event index k, no step starts after a cancel raised in the handler of event k', async () => {
     const build = () => {
       let sideEffects = 0;
@@ -196,7 +196,7 @@ describe('C15 a cancel raised synchronously from a handler with synchronous mode
  * A normal streamed completion leaves the caller's AbortSignal and
  * CancelSignal unfired (guarantee 8: the caller's token is never fired).
  */
-describe('C16 a normal streaming completion leaves the caller token untouched', () => {
+describe('a normal streaming completion leaves the caller token untouched', () => {
   it('the AbortSignal and CancelSignal stay unfired, the terminal is completed, no cancel hook fires', async () => {
     const model = scriptedModel([{ text: ['Hel', 'lo'] }]);
     const agent = defineAgent({ name: 'a', instructions: '', model });

@@ -53,7 +53,7 @@ type Remains = Extract<TerminalEvent, { partial: unknown }>;
  * untouched (guarantee 6: scratchpad: only a completed run commits), `partial`
  * is a paired prefix, and `commitPartial` writes it fully before it settles.
  */
-describe('C06 persistence is never cut off by teardown', () => {
+describe('persistence is never cut off by teardown', () => {
   const steps: ScriptedStep[] = [{ toolCalls: [{ name: 'lookup', arguments: { q: 'x' } }] }, { text: 'the answer' }];
 
   it('normal run: when the stream ends, the session already holds input, tool call, tool result and final answer', async () => {
@@ -116,7 +116,7 @@ describe('C06 persistence is never cut off by teardown', () => {
  * (`interrupted` for the cut one); a new run on it plus "continue" is accepted
  * ("the history is valid on the wire").
  */
-describe('C07 no dangling tool call in the history of a cancelled run', () => {
+describe('no dangling tool call in the history of a cancelled run', () => {
   async function cancelledHistory(parallel: boolean): Promise<{ partial: readonly Item[]; events: RunEvent[] }> {
     const slowGate: Gate<string> = gate();
     const cancel = new CancelSignal();
@@ -183,7 +183,7 @@ describe('C07 no dangling tool call in the history of a cancelled run', () => {
  * both deltas. `partial` holds the text once, marked interrupted, nothing
  * after the cancel; the session gets it only through `commitPartial`.
  */
-describe('C08 streamed text survives a cancel (in partial; in the session only after commitPartial)', () => {
+describe('streamed text survives a cancel (in partial; in the session only after commitPartial)', () => {
   it('"Hello world" kept once, marked interrupted; nothing after the cancel; terminal is cancelled', async () => {
     const session = new MemorySession();
     const cancel = new CancelSignal();

@@ -47,7 +47,7 @@ async function firstRequest(
 const user = (id: string, text: string): Item => ({ type: 'user', id, text });
 const assistant = (id: string, text: string): Item => ({ type: 'assistant', id, text, toolCalls: [] });
 
-describe('C19 steering queued before a run keeps its arrival order', () => {
+describe('steering queued before a run keeps its arrival order', () => {
   for (const pushFromHook of [false, true]) {
     const variant = pushFromHook ? ", S3 pushed from turn 1's turnStarted hook" : '';
     const s3 = pushFromHook ? ', S3' : '';

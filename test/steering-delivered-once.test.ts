@@ -59,7 +59,7 @@ function runOnce(
  * steer is drained or right after it is injected, it goes back to the mailbox
  * front ("give back to the front") and the next run delivers it once.
  */
-describe('C09 a drained steer is never lost by a cancel', () => {
+describe('a drained steer is never lost by a cancel', () => {
   const variants = [
     'cancel at turn_completed (never drained)',
     'cancel at injection (drained, given back)',
@@ -130,7 +130,7 @@ describe('C09 a drained steer is never lost by a cancel', () => {
  * C is pushed; after C is taken, removing it says false. B reaches neither the
  * model nor the history; C is delivered once.
  */
-describe('C10 a withdrawn steer is never delivered', () => {
+describe('a withdrawn steer is never delivered', () => {
   it('remove() acknowledged while queued: B is in neither the model input nor the history; A completes; a held one reports false', () => {
     ts.run(() => {
       const mailbox = newMailbox();
@@ -168,7 +168,7 @@ describe('C10 a withdrawn steer is never delivered', () => {
  * the run is cancelled: no model request, tool run or event follows the
  * terminal, and both messages stay queued and are reported as undelivered.
  */
-describe('C11 no work resumes after cancel through queued steering', () => {
+describe('no work resumes after cancel through queued steering', () => {
   it('after run_cancelled: no request, tool run or event at any later time; queued messages stay queued', async () => {
     // The tool is a Promise, so the run gets a VirtualTimeScheduler and the test lets its Promise callbacks run.
     const vt = virtualTime();
@@ -223,7 +223,7 @@ describe('C11 no work resumes after cancel through queued steering', () => {
  * turn or is cancelled and the next run takes S. S appears once in the live
  * events and once in the history, with the same id.
  */
-describe('C12 a steer is never duplicated', () => {
+describe('a steer is never duplicated', () => {
   for (const outcome of ['latch released: one more turn', 'cancelled: next run']) {
     it(`${outcome}: S once in the live events, once in the history, same id`, () => {
       ts.run(({ cold }) => {
@@ -262,7 +262,7 @@ describe('C12 a steer is never duplicated', () => {
  * with it ("the final-answer check"); at maxTurns it is reported in
  * `undelivered` instead and stays in the mailbox.
  */
-describe('C13 a steer during a tool-free answer is never stranded', () => {
+describe('a steer during a tool-free answer is never stranded', () => {
   it('M is called again with the steer; the mailbox is empty after the run', () => {
     ts.run(() => {
       const mailbox = newMailbox();

@@ -38,7 +38,7 @@ async function cancelledWithSteer(session: Session) {
   return { mailbox, steer, partial, model, agent };
 }
 
-describe('C10 a withdrawal acknowledged after a cancel is honoured by commitPartial', () => {
+describe('a withdrawal acknowledged after a cancel is honoured by commitPartial', () => {
   it('withdrawn before commitPartial: the steer is not written and never reaches a model', async () => {
     const session = new MemorySession();
     const { mailbox, steer, partial, model, agent } = await cancelledWithSteer(session);

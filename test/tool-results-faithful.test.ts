@@ -30,7 +30,7 @@ function sourceOf(): string {
   return 'the source code of this function';
 }
 
-describe('C27 tool results serialise faithfully or fail with a reason', () => {
+describe('tool results serialise faithfully or fail with a reason', () => {
   it('a cyclic object: JSON with "[Circular]" where the cycle was cut', async () => {
     const { result, event } = await modelSees(() => {
       const node: Record<string, unknown> = { name: 'root', children: [] };

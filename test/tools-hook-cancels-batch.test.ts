@@ -75,7 +75,7 @@ const cases: { who: Canceller; kind: HookKind; maxConcurrency?: number }[] = [
   { who: 'caller token T', kind: 'sync' }, // sequential dispatch: the same rule
 ];
 
-describe('C14 a beforeToolCall hook cancels the run while a parallel batch is prepared', () => {
+describe('a beforeToolCall hook cancels the run while a parallel batch is prepared', () => {
   for (const c of cases) {
     const mode = c.maxConcurrency ? `pool of ${c.maxConcurrency}` : 'sequential';
     it(`no write starts after the cancel; both calls paired as interrupted (${c.who}, ${c.kind} hook, ${mode})`, async () => {

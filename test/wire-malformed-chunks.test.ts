@@ -15,7 +15,7 @@ import {
 } from './support/openai-server.js';
 
 /**
- * C25: malformed chunks from the wire (`choices` null or an object, a
+ * Malformed chunks from the wire (`choices` null or an object, a
  * tool-call list holding null, a delta of the wrong type, a Responses event
  * without its item…) never surface as a raw TypeError. Each is a
  * `ModelOutputError` with `code: 'malformed_chunk'` (a streamed chunk) or
@@ -74,7 +74,7 @@ const chatCases: [string, string, string][] = [
   ['a chunk that is null', 'data: null\n\n', 'chunk must be an object, got null'],
 ];
 
-describe('C25: malformed Chat Completions chunks', () => {
+describe('malformed Chat Completions chunks', () => {
   it.each(chatCases)('%s → ModelOutputError malformed_chunk naming the field', async (_name, frame, detail) => {
     const error = await failureOf(openaiChat(options()), { sse: [hello, frame, SSE_DONE] });
     const field = detail.slice(0, detail.indexOf(' must be'));
@@ -153,7 +153,7 @@ const responsesCases: [string, string, string][] = [
   ],
 ];
 
-describe('C25: malformed Responses stream events', () => {
+describe('malformed Responses stream events', () => {
   const start = event('response.output_text.delta', { delta: 'Hel', item_id: 'm', output_index: 0, content_index: 0 });
   it.each(responsesCases)('%s → ModelOutputError malformed_chunk naming the field', async (_name, frame, detail) => {
     const error = await failureOf(openaiResponses(options()), { sse: [start, frame] });
@@ -184,7 +184,7 @@ describe('a non-streamed Responses answer that is not JSON', () => {
   });
 });
 
-describe('C25: a run that meets a malformed chunk', () => {
+describe('a run that meets a malformed chunk', () => {
   it.each([
     ['chat', () => openaiChat(options()), [hello, sseData({ ...chatChunk({}), choices: {} }), SSE_DONE], 'choices'],
     [

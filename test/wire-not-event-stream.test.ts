@@ -12,7 +12,7 @@ import {
 } from './support/openai-server.js';
 
 /**
- * C24: a streamed request answered with HTTP 200 but not an event stream. A
+ * A streamed request answered with HTTP 200 but not an event stream. A
  * proxy's HTML page fails at once with `code: 'not_event_stream'` naming the
  * content type, after exactly one request (never a retry loop); a server that
  * ignores `stream: true` and answers a complete JSON chat completion (or
@@ -47,7 +47,7 @@ async function runOnce(api: Api, answer: ScriptedResponse): Promise<RunEvent[]> 
   return collectEvents(run(agent, 'hi', { retry: { maxRetries: 2, initialDelayMs: 1, maxDelayMs: 1 } }));
 }
 
-describe.each<Api>(['chat', 'responses'])('C24: HTTP 200 that is not an event stream (%s)', (api) => {
+describe.each<Api>(['chat', 'responses'])('HTTP 200 that is not an event stream (%s)', (api) => {
   it('an HTML page fails at once: not_event_stream naming the content type, one request, no retry', async () => {
     const events = await runOnce(api, html);
     expect(server.requests).toHaveLength(1);

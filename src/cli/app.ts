@@ -35,8 +35,8 @@ export function version(): string {
  * the conversation the options choose (./store/conversation.ts), or answers
  * `loopctl sessions` (./sessions/command.ts). Resolves with the exit code:
  * 0 completed, 1 failed or the saved conversations cannot be used (one
- * `loopctl: …` line; nothing is deleted), 2 bad options, a subcommand not
- * available yet or the port of `serve` in use, 130/143 cancelled by
+ * `loopctl: …` line; nothing is deleted), 2 bad options, no task on piped
+ * stdin, an optional package a command needs not installed, or the port of `serve` in use, 130/143 cancelled by
  * SIGINT/SIGTERM (`serve`: stopped), 141 output closed.
  * Bad options and configuration errors are printed on stderr as one
  * `loopctl: …` line naming the option.
@@ -63,16 +63,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
     const command = parseCli(argv, env, (io.stdin ?? process.stdin).isTTY === true);
     if (command.kind === 'help') return (void io.stdout.write(HELP), 0);
     if (command.kind === 'version') return (void io.stdout.write(`loopctl ${version()}\n`), 0);
-    if (command.kind === 'subcommand' && command.name === 'sessions') return await runSessions(command, env, io);
-    if (command.kind === 'subcommand') {
-      // The words may come from a script's variable: shown escaped like any text loopctl did not write.
-      const task = sanitizeLine([command.name, ...command.args].join(' '));
-      io.stderr.write(
-        `loopctl: the ${command.name} command is not available yet in this version ` +
-          `(to run "${task}" as a task: loopctl -- ${task})\n`,
-      );
-      return 2;
-    }
+    if (command.kind === 'subcommand') return await runSessions(command, env, io);
     if (early !== undefined) return cancelledEarly(early);
     if (command.kind === 'serve') {
       releaseEarly();
@@ -88,7 +79,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
       return await runWorker(command.options, command.queue, env, { ...io, stops });
     }
     // --otel: the SDK and exporter load only now (a missing one is a usage error naming the install command).
-    const otel = command.options.otel ? await startCliTelemetry(version(), io.loadModule) : undefined;
+    const otelIO = { env, stderr: io.stderr, ...(io.loadModule ? { load: io.loadModule } : {}) };
+    const otel = command.options.otel ? await startCliTelemetry(version(), otelIO) : undefined;
     const conversation = await openConversation(command.options, env);
     try {
       const model = await selectModel(command.options, env);
@@ -105,8 +97,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
       }
     } finally {
       await conversation.close();
-      // What is left to export goes out (an unreachable collector: dropped after the exporter's timeout).
-      await otel?.shutdown().catch(() => undefined);
+      // What is left to export goes out, for a bounded time (a collector that does not answer: one warning).
+      await otel?.shutdown();
     }
   } catch (error) {
     if (isInstance(error, StoreError)) {

@@ -4,11 +4,12 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DEFAULTS } from '../defaults.js';
 import { helpText, SUBCOMMANDS } from './help.js';
+import { storeLocation, type StoreLocation } from './store/location.js';
 import { nameProblem } from './store/names.js';
 import { PROVIDER_NAMES, type ProviderName } from './providers.js';
 import { checkServeArgs, servePort } from './serve/args.js';
 
-import { UsageError } from './usage-error.js';
+import { parseArgsError, UsageError } from './usage-error.js';
 
 export { UsageError };
 
@@ -47,6 +48,8 @@ export interface CliOptions {
   readonly conversation: ConversationChoice;
   /** `--otel`: export the runs' spans with OTLP/HTTP (docs/telemetry.md). */
   readonly otel: boolean;
+  /** `--store postgres://…` (or `LOOPCTL_DATABASE_URL`): where conversations are saved; default SQLite. */
+  readonly store: StoreLocation;
 }
 
 /**
@@ -74,8 +77,9 @@ export type CliCommand =
   | { readonly kind: 'help' }
   | { readonly kind: 'version' }
   | {
+      /** `loopctl sessions` (the only subcommand parsed here: `serve` and `worker` have their own kinds). */
       readonly kind: 'subcommand';
-      readonly name: string;
+      readonly name: 'sessions';
       readonly args: readonly string[];
       /** The options given on the command line, by long name (the subcommand checks which apply). */
       readonly values: Readonly<Record<string, string | boolean | undefined>>;
@@ -84,7 +88,8 @@ export type CliCommand =
 /** The `--help` text (see `helpText`). */
 export const HELP = helpText();
 
-const OPTIONS = {
+/** The options `parseCli` knows (`util.parseArgs` definitions); the README's options table has a row for each. */
+export const OPTIONS = {
   model: { type: 'string' },
   provider: { type: 'string' },
   'base-url': { type: 'string' },
@@ -107,6 +112,7 @@ const OPTIONS = {
   port: { type: 'string' },
   queue: { type: 'string' },
   otel: { type: 'boolean' },
+  store: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const;
@@ -125,7 +131,7 @@ const OPTIONS = {
  * is never read for tasks then); no task → `interactive` on a terminal,
  * else `script` (with or without `-i`).
  * @throws UsageError naming the option for an unknown option, a missing or
- *   bad value, `--confirm` with piped tasks, a folder that does not exist,
+ *   bad value, `--confirm` with piped tasks or with `--read-only`, a folder that does not exist,
  *   `--port` without `serve`, or a task or run-only option with `serve`.
  */
 export function parseCli(
@@ -137,7 +143,7 @@ export function parseCli(
   try {
     parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true, tokens: true });
   } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error));
+    throw parseArgsError(error);
   }
   const { values, positionals, tokens } = parsed;
   if (values.help) return { kind: 'help' };
@@ -147,7 +153,7 @@ export function parseCli(
   const serving = (first?.kind === 'positional' && first.value === 'serve') || working;
   if (first?.kind === 'positional' && Object.hasOwn(SUBCOMMANDS, first.value) && !serving) {
     if (first.value === 'help') return { kind: 'help' };
-    return { kind: 'subcommand', name: first.value, args: positionals.slice(1), values };
+    return { kind: 'subcommand', name: 'sessions', args: positionals.slice(1), values };
   }
   if (serving) checkServeArgs(values, positionals.slice(1), working ? 'worker' : 'serve');
   else if (values.port !== undefined) throw new UsageError('option --port is an option of loopctl serve');
@@ -170,6 +176,8 @@ export function parseCli(
   if (baseURL !== undefined) checkBaseURL('option --base-url', baseURL);
   if (values['allow-shell'] && values['read-only'])
     throw new UsageError('options --allow-shell and --read-only cannot be combined: the shell can write files');
+  if (values.confirm && values['read-only'])
+    throw new UsageError('options --confirm and --read-only cannot be combined: with no write tool, nothing asks');
   if (values.confirm && mode === 'script' && !serving)
     // serve --confirm asks in the page
     throw new UsageError(
@@ -192,6 +200,7 @@ export function parseCli(
     json: values.json ?? false,
     conversation: conversationChoice(values),
     otel: values.otel ?? false,
+    store: storeLocation(values.store, env),
   };
   if (working) return { kind: 'worker', options, queue: queue! };
   if (serving) return { kind: 'serve', options, port: servePort(values.port), ...(queue ? { queue } : {}) };
@@ -225,10 +234,13 @@ function conversationChoice(values: {
   session?: string | undefined;
   new?: boolean | undefined;
   'no-save'?: boolean | undefined;
+  store?: string | undefined;
 }): ConversationChoice {
   const { session: name, new: fresh = false } = values;
   if (values['no-save']) {
-    const other = ['continue', 'session', 'new'].find((flag) => values[flag as keyof typeof values] !== undefined);
+    const other = ['continue', 'session', 'new', 'store'].find(
+      (flag) => values[flag as keyof typeof values] !== undefined,
+    );
     if (other) throw new UsageError(`options --no-save and --${other} cannot be combined: --no-save saves nothing`);
     return { kind: 'unsaved' };
   }

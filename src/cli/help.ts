@@ -27,16 +27,18 @@ export const ENVIRONMENT: Readonly<Record<string, string>> = {
   LOOPCTL_DATA_DIR:
     'absolute path of the folder of sessions.db, the saved conversations ' +
     '(default $XDG_DATA_HOME/loopctl, else ~/.local/share/loopctl)',
+  LOOPCTL_DATABASE_URL: 'a postgres:// URL: conversations are saved there instead of sessions.db (--store wins)',
   XDG_DATA_HOME: 'where user data goes; loopctl saves conversations in its loopctl folder (default ~/.local/share)',
   OTEL_EXPORTER_OTLP_ENDPOINT: 'with --otel: the OTLP/HTTP collector (default http://localhost:4318)',
   OTEL_SERVICE_NAME: 'with --otel: the service name of the spans (default loopctl)',
+  OTEL_TRACES_EXPORTER: 'with --otel: otlp (default), console (each span as a line on stderr) or none',
 };
 
 /** The exit codes, in the order the help and the README list them. */
 export const EXIT_CODES: readonly (readonly [number, string])[] = [
   [0, 'the run completed (with piped tasks: the last one did)'],
   [1, 'the run failed (model error, turn limit, …), or sessions.db is unusable'],
-  [2, 'bad options or configuration, no task, command not yet there, port in use'],
+  [2, 'bad options or configuration, no task, package not installed, port in use'],
   [130, 'cancelled by Ctrl-C (SIGINT)'],
   [141, 'the output was closed (e.g. piped into head)'],
   [143, 'cancelled by SIGTERM'],
@@ -119,6 +121,11 @@ export function helpText(): string {
     ['--session <name>', 'continue the conversation of this name in this folder, or start it (default: a new one)'],
     ['--new', 'start a new conversation; with --session, one that must not exist yet (default: on)'],
     ['--no-save', 'keep the conversation in memory only (default: off: completed runs are saved)'],
+    [
+      '--store <url>',
+      'save conversations in Postgres at this postgres:// URL (?schema=NAME, default loopctl; needs pg ' +
+        'installed) instead of sessions.db (default: LOOPCTL_DATABASE_URL, else SQLite)',
+    ],
     ['--all', "sessions list: every folder's conversations (default: this folder's)"],
     ['-y, --yes', 'sessions rm: delete without asking (default: ask; required when stdin is not a terminal)'],
     ['--port <n>', 'loopctl serve: the port on 127.0.0.1 (default 7347; 0: any free port)'],

@@ -29,7 +29,7 @@ const HELP_LINES = [
   'a line         starts a run (idle) or steers the live run (queued, injected at its next turn)',
   '/cancel        cancels the live run (so does Ctrl-C); the conversation keeps only completed runs (each is saved)',
   '/drop          forgets steering kept from an ended run',
-  '/quit, /exit   exits 0 (cancelling the live run first); so does Ctrl-D once the run ends',
+  '/quit, /exit   exits 0 (cancelling the live run first); so does Ctrl-D once the run ends (Ctrl-C then: 130)',
 ];
 
 /** The run going on: its own token (so a Ctrl-C cancels this run and no other) and its renderer. */
@@ -41,8 +41,8 @@ interface LiveRun {
 /**
  * `loopctl --interactive` (or no task on a TTY): a prompt loop on one
  * conversation, resolving with the exit code (0 after /quit or the end of
- * input, 130 after two Ctrl-C within 2 s, 143 on SIGTERM, 141 when the output
- * is closed). See {@link InteractiveLoop}.
+ * input, 130 after two Ctrl-C within 2 s or a Ctrl-C after the end of input,
+ * 143 on SIGTERM, 141 when the output is closed). See {@link InteractiveLoop}.
  */
 export function runInteractive(
   options: CliOptions,
@@ -119,7 +119,7 @@ export class InteractiveLoop {
     if (this.#command(line)) return;
     if (this.#live) {
       this.#mailbox.push(line);
-      this.#say(`[queued] ${sanitizeLine(line)}`);
+      this.#live.renderer.notice(`[queued] ${sanitizeLine(line)}`); // never inside a streamed line
     } else this.#startRun(line);
   }
 
@@ -170,6 +170,7 @@ export class InteractiveLoop {
       .hold(
         (reason) => live.cancel.cancel(reason),
         () => runTask(this.#agent, task, options, sinks),
+        live.cancel.signal,
       )
       .then(
         (event) => this.#runEnded(live, event),
@@ -209,8 +210,13 @@ export class InteractiveLoop {
     return isYes(answer);
   }
 
-  /** Ctrl-C: cancels the live run (the prompt comes back); idle, cancels nothing; twice within 2 s, exits 130. */
+  /**
+   * Ctrl-C: cancels the live run (the prompt comes back); idle, cancels nothing; twice within 2 s, exits 130.
+   * After the end of input (Ctrl-D) no prompt comes back: Ctrl-C cancels the live run and exits 130, as it
+   * does in a one-shot run.
+   */
   #interrupt(): void {
+    if (this.#inputEnded) return this.#quit(130, 'SIGINT'); // the live run's stop line is printed first
     const now = performance.now();
     const twice = now - this.#lastInterrupt < DOUBLE_INTERRUPT_MS;
     this.#lastInterrupt = now;

@@ -1,5 +1,8 @@
+import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { RunTelemetry } from '../engine/telemetry.js';
-import { UsageError } from './args.js';
+import type { Output } from './output.js';
+import { bounded, ExportAccount, flushBoundMs, lineExporter, tracesEndpoint, tracesExporters } from './otel-export.js';
+import { UsageError } from './usage-error.js';
 
 /** What `--otel` needs beside loopctl, pinned as the project tests them. */
 export const OTEL_PACKAGES: readonly string[] = [
@@ -12,7 +15,10 @@ export const OTEL_PACKAGES: readonly string[] = [
 /** How `--otel` loads a module (`import()`; a test gives its own). */
 export type LoadModule = (specifier: string) => Promise<unknown>;
 
-/** The CLI's telemetry: the run option, and the flush of what is left to export before the process exits. */
+/**
+ * The CLI's telemetry: the run option, and the flush of what is left to export before the process
+ * exits (bounded: it never rejects, and resolves within `flushBoundMs` ms).
+ */
 export interface CliTelemetry {
   readonly telemetry: RunTelemetry;
   shutdown(): Promise<void>;
@@ -23,24 +29,39 @@ type Exporter = typeof import('@opentelemetry/exporter-trace-otlp-http');
 type Resources = typeof import('@opentelemetry/resources');
 type Otel = typeof import('../otel/index.js');
 
+/** Where `--otel` reports: the CLI's stderr, and the environment it reads the OpenTelemetry variables from. */
+export interface CliTelemetryIO {
+  readonly env: NodeJS.ProcessEnv;
+  readonly stderr: Output;
+  readonly load?: LoadModule;
+}
+
 /**
- * `--otel` (docs/telemetry.md, "The CLI"): spans of every run go through a batching processor to
- * the official OTLP/HTTP exporter, which reads the standard variables itself
+ * `--otel` (docs/telemetry.md, "The CLI"): spans of every run go to the exporters
+ * `OTEL_TRACES_EXPORTER` names (see `tracesExporters`): `otlp` (the default) through a batching
+ * processor to the official OTLP/HTTP exporter, which reads the standard variables itself
  * (`OTEL_EXPORTER_OTLP_ENDPOINT`, `…_TRACES_ENDPOINT`, `…_HEADERS`, `…_TIMEOUT`, `…_COMPRESSION`);
- * the provider honours `OTEL_TRACES_SAMPLER`, `OTEL_BSP_*` and the span limits, the resource
- * `OTEL_SERVICE_NAME` (default `loopctl`) and `OTEL_RESOURCE_ATTRIBUTES`. The SDK and the exporter
- * are optional peer dependencies, loaded only here.
- * @throws UsageError (exit 2) with the `npm install` command when one of them is not installed.
+ * `console`, each span as one line on stderr as it ends. The provider honours `OTEL_TRACES_SAMPLER`,
+ * `OTEL_BSP_*` and the span limits, the resource `OTEL_SERVICE_NAME` (default `loopctl`) and
+ * `OTEL_RESOURCE_ATTRIBUTES`. `shutdown()` flushes what is left for at most `flushBoundMs(env)` ms
+ * (500 unless an OTLP timeout variable is set); a collector that did not take every span then
+ * (it refused, failed or did not answer) is one `loopctl: --otel: …` line on stderr, printed once.
+ * The SDK and the exporter are optional peer dependencies, loaded only here.
+ * @throws UsageError (exit 2) with the `npm install` command when one of them is not installed,
+ *   and naming `OTEL_TRACES_EXPORTER` for a value it does not know.
  */
-export async function startCliTelemetry(version: string, load: LoadModule = (s) => import(s)): Promise<CliTelemetry> {
-  let sdk: Sdk, exporter: Exporter, resources: Resources, otel: Otel;
+export async function startCliTelemetry(version: string, io: CliTelemetryIO): Promise<CliTelemetry> {
+  const { env, stderr, load = (s) => import(s) } = io;
+  const exporters = tracesExporters(env);
+  const otlp = exporters.has('otlp');
+  let sdk: Sdk, exporter: Exporter | undefined, resources: Resources, otel: Otel;
   try {
-    [sdk, exporter, resources, otel] = (await Promise.all([
+    [sdk, resources, otel, exporter] = (await Promise.all([
       load('@opentelemetry/sdk-trace-base'),
-      load('@opentelemetry/exporter-trace-otlp-http'),
       load('@opentelemetry/resources'),
       load('../otel/index.js'), // loads @opentelemetry/api
-    ])) as [Sdk, Exporter, Resources, Otel];
+      otlp ? load('@opentelemetry/exporter-trace-otlp-http') : undefined,
+    ])) as [Sdk, Resources, Otel, Exporter | undefined];
   } catch (error) {
     if (!isModuleNotFound(error)) throw error;
     throw new UsageError(
@@ -52,11 +73,25 @@ export async function startCliTelemetry(version: string, load: LoadModule = (s) 
   const resource = defaultResource()
     .merge(resourceFromAttributes({ 'service.name': 'loopctl', 'service.version': version }))
     .merge(detectResources({ detectors: [envDetector] }));
-  const processor = new sdk.BatchSpanProcessor(new exporter.OTLPTraceExporter());
-  const tracerProvider = new sdk.BasicTracerProvider({ resource, spanProcessors: [processor] });
+  const account = new ExportAccount(tracesEndpoint(env), stderr);
+  const spanProcessors: SpanProcessor[] = [];
+  if (exporters.has('console')) spanProcessors.push(new sdk.SimpleSpanProcessor(lineExporter(stderr)));
+  if (exporter) {
+    // Counts the spans that end, so the warning can say how many the collector did not take.
+    spanProcessors.push({
+      onStart: () => undefined,
+      onEnd: () => void account.ended++,
+      forceFlush: async () => undefined,
+      shutdown: async () => undefined,
+    });
+    spanProcessors.push(new sdk.BatchSpanProcessor(account.watch(new exporter.OTLPTraceExporter())));
+  }
+  const tracerProvider = new sdk.BasicTracerProvider({ resource, spanProcessors });
+  const boundMs = flushBoundMs(env);
   return {
     telemetry: otel.withTelemetry({ tracerProvider }),
-    shutdown: () => tracerProvider.shutdown(),
+    shutdown: () =>
+      bounded(tracerProvider.shutdown(), boundMs, () => account.warn(`did not answer within ${boundMs / 1000} s`)),
   };
 }
 

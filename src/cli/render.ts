@@ -66,6 +66,8 @@ export class TerminalRenderer {
   /** Text of the current attempt: shown (streamed) or held (buffered). */
   #attemptText = '';
   #running = new Map<string, RunningTool>();
+  /** Lines held by {@link notice} until the answer's line ends. */
+  readonly #notices: string[] = [];
   #wait: Wait | undefined;
   #timer: ReturnType<typeof setInterval> | undefined;
 
@@ -89,6 +91,20 @@ export class TerminalRenderer {
     if (!this.#outAtLineStart) this.#write('\n');
     this.#err.write(`${text}\n`);
     this.#draw();
+  }
+
+  /**
+   * A line that must not split the answer (the prompt loop's `[queued]`): written at once when the
+   * answer is at the start of a line, else held and written as soon as the answer's line ends (a
+   * newline in the stream, or the next {@link line}, or the run's end), so a streamed line is never
+   * broken by it. While held it shows on the live status line, after the partial line (see
+   * `StatusLine.drawInline`; stderr a terminal only).
+   */
+  notice(text: string): void {
+    if (this.#outAtLineStart) return this.line(text);
+    this.#notices.push(text);
+    this.#draw(); // meanwhile on the status line, after the partial line (a terminal only)
+    this.#ensureTimer();
   }
 
   /** Renders one event. */
@@ -228,10 +244,20 @@ export class TerminalRenderer {
 
   #write(text: string): void {
     if (text === '') return;
+    const first = this.#notices.length > 0 ? text.indexOf('\n') : -1;
+    if (first >= 0 && first < text.length - 1) {
+      // The held notices go right after the line that ends here, before the rest of the text.
+      this.#write(text.slice(0, first + 1));
+      return this.#write(text.slice(first + 1));
+    }
     this.#out.write(text);
     const nl = text.lastIndexOf('\n');
     this.#column = nl < 0 ? this.#column + text.length : text.length - nl - 1;
     this.#outAtLineStart = text.endsWith('\n');
+    if (this.#outAtLineStart && this.#notices.length > 0) {
+      this.#status.clear();
+      for (const notice of this.#notices.splice(0)) this.#err.write(`${notice}\n`);
+    }
   }
 
   #toolEnded(callId: string, outcome: string): void {
@@ -257,7 +283,8 @@ export class TerminalRenderer {
 
   /** Runs the redraw timer while there is something to show on a terminal. */
   #ensureTimer(): void {
-    const needed = this.#status.enabled && (this.#running.size > 0 || this.#wait !== undefined);
+    const waiting = this.#running.size > 0 || this.#wait !== undefined || this.#notices.length > 0;
+    const needed = this.#status.enabled && waiting;
     if (!needed) return this.dispose();
     if (this.#timer !== undefined) return;
     this.#timer = setInterval(() => this.#draw(), STATUS_REDRAW_MS);
@@ -271,6 +298,9 @@ export class TerminalRenderer {
       const [first] = this.#running.values();
       const more = this.#running.size > 1 ? ` (+${this.#running.size - 1} more)` : '';
       return this.#status.drawLine(`${first!.name} ${first!.args} · ${seconds1(now - first!.startedAt)}${more}`);
+    }
+    if (this.#notices.length > 0 && !this.#outAtLineStart) {
+      return this.#status.drawInline(this.#notices.join(' · '), this.#column);
     }
     const wait = this.#wait;
     if (wait === undefined || now - wait.since < STATUS_DELAY_MS) return;

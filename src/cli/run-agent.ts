@@ -84,6 +84,7 @@ export async function runAgent(
     const outcome = await conversation.hold(
       (reason) => cancel.cancel(reason),
       () => runTask(agent, options.task, runOptions, sinks),
+      cancel.signal, // Ctrl-C while the store's lock is waited for ends the wait
     );
     return exitCodeOf(outcome, stoppedBy);
   } catch (error) {

@@ -67,6 +67,7 @@ export async function runScript(
         const outcome = await conversation.hold(
           (reason) => cancel.cancel(reason),
           () => runTask(agent, task, runOptions, sinks),
+          cancel.signal,
         );
         code = exitCodeOf(outcome, stoppedBy);
       } catch (error) {

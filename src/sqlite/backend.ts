@@ -5,14 +5,15 @@ import type { Statements } from './statements.js';
  * store that made it. `SqliteSessionStore` provides it; the session depends on this shape only, so
  * the two files do not import each other.
  * - `location`: the file, for error messages;
- * - `run`: `body` with the prepared statements, driver errors typed (`SessionStorageError`);
+ * - `run`: `body` with the prepared statements, driver errors typed (`SessionStorageError`), tried again
+ *   while the database is busy (./busy.ts: the wait never blocks the event loop; `signal` ends it);
  * - `write`: the same in one write transaction (`BEGIN IMMEDIATE`);
  * - `now`: the clock of leases and times (ms); `token`: a new lease token.
  */
 export interface SqliteBackend {
   readonly location: string;
-  run<T>(sessionId: string | undefined, body: (sql: Statements) => T): T;
-  write<T>(sessionId: string | undefined, body: (sql: Statements) => T): T;
+  run<T>(sessionId: string | undefined, body: (sql: Statements) => T, signal?: AbortSignal): Promise<T>;
+  write<T>(sessionId: string | undefined, body: (sql: Statements) => T, signal?: AbortSignal): Promise<T>;
   now(): number;
   token(): string;
 }

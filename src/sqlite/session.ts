@@ -7,12 +7,15 @@ import type { SqliteBackend } from './backend.js';
 
 /**
  * One session of a `SqliteSessionStore` (made by `store.session(id)`): the `Session` contract
- * on a SQLite file. Each method runs synchronously on the store's connection and returns a Promise.
+ * on a SQLite file. Each method runs its statements on the store's connection and returns a Promise;
+ * while another process holds the write lock it waits on timers (never blocking the event loop), up to
+ * the store's `busyTimeoutMs`, then rejects with `SessionStorageError` (`SQLITE_BUSY`).
  * - `load()`: the Items in append order; rejects with `SessionSchemaError` (`corrupt`) for a stored
  *   row that is not an Item's JSON, `SessionStorageError` when the file cannot be read.
  * - `append(items, { runId, signal })`: one transaction ("a commit is all or nothing"), idempotent per
  *   `runId`; a second commit of one `suspensionId` rejects with `ResumeError` (`already_resumed`),
- *   storing nothing; a `signal` already aborted stores nothing and rejects with its reason. Rejects with
+ *   storing nothing; a `signal` already aborted, or aborted while the write waits for the lock, stores
+ *   nothing and rejects with its reason. Rejects with
  *   `ConfigurationError` naming the field for a value that is not an Item, `SessionStorageError`
  *   (`SQLITE_FULL`, `SQLITE_READONLY`, `SQLITE_BUSY`, `closed`) when the write fails.
  * - `acquire(runId, { ttlMs })`: a lease row with an expiry, shared by every process using the file.
@@ -24,7 +27,7 @@ export class SqliteSession implements Session {
   ) {}
 
   async load(): Promise<readonly Item[]> {
-    const rows = this.store.run(this.id, (sql) => sql.items.all(this.id));
+    const rows = await this.store.run(this.id, (sql) => sql.items.all(this.id));
     const items: Item[] = new Array(rows.length);
     for (let i = 0; i < rows.length; i++) {
       try {
@@ -44,16 +47,21 @@ export class SqliteSession implements Session {
     const signal = options?.signal;
     if (signal?.aborted) throw signal.reason; // a write not begun when its deadline passed is not begun
     const rows = items.map((item) => JSON.stringify(item));
-    this.store.write(this.id, (sql) => {
-      if (runId !== undefined && sql.hasRun.get(this.id, runId) !== undefined) return;
-      if (suspension !== undefined && sql.hasRun.get(this.id, suspension) !== undefined) throw alreadyResumed(options);
-      const now = this.store.now();
-      let seq = sql.count.get(this.id) ?? 0;
-      for (const row of rows) sql.insertItem.run(this.id, seq++, row);
-      if (runId !== undefined) sql.insertRun.run(this.id, runId, now);
-      if (suspension !== undefined) sql.insertRun.run(this.id, suspension, now);
-      sql.touch.run(this.id, rows.length, now, now);
-    });
+    await this.store.write(
+      this.id,
+      (sql) => {
+        if (runId !== undefined && sql.hasRun.get(this.id, runId) !== undefined) return;
+        if (suspension !== undefined && sql.hasRun.get(this.id, suspension) !== undefined)
+          throw alreadyResumed(options);
+        const now = this.store.now();
+        let seq = sql.count.get(this.id) ?? 0;
+        for (const row of rows) sql.insertItem.run(this.id, seq++, row);
+        if (runId !== undefined) sql.insertRun.run(this.id, runId, now);
+        if (suspension !== undefined) sql.insertRun.run(this.id, suspension, now);
+        sql.touch.run(this.id, rows.length, now, now);
+      },
+      signal,
+    );
   }
 
   /**
@@ -66,7 +74,7 @@ export class SqliteSession implements Session {
     const ttlMs = checkTtl(options);
     const token = this.store.token();
     const { id, store } = this;
-    store.write(id, (sql) => {
+    await store.write(id, (sql) => {
       const now = store.now();
       if (sql.take.get(id, runId, token, now + ttlMs, now) === undefined) {
         throw refusal(`session "${id}"`, sql.holder.get(id, now) ?? 'another run');
@@ -76,11 +84,11 @@ export class SqliteSession implements Session {
       runId,
       ttlMs,
       renew: async () => {
-        const changes = store.run(id, (sql) => sql.renew.run(store.now() + ttlMs, id, token).changes);
+        const changes = await store.run(id, (sql) => sql.renew.run(store.now() + ttlMs, id, token).changes);
         if (changes === 0) throw leaseLost(runId, `session "${id}"`);
       },
       release: async () => {
-        store.run(id, (sql) => sql.release.run(id, token));
+        await store.run(id, (sql) => sql.release.run(id, token));
       },
     };
   }

@@ -11,13 +11,17 @@ import {
 import { refusal } from '../session/lease-errors.js';
 import type { SessionInfo, SessionStore } from '../session/session.js';
 import { SQLITE_SCHEMA_VERSION, corrupt, isCorruptionError, prepareSchema } from './schema.js';
+import { whileBusy } from './busy.js';
 import { SqliteSession } from './session.js';
 import { prepare, type Statements } from './statements.js';
 
 /**
  * Options of a {@link SqliteSessionStore}.
- * - `busyTimeoutMs`: how long (ms) a write waits for another process's write to finish before it
- *   fails with `SessionStorageError` code `SQLITE_BUSY` (default 5000). Only for a file the store opens.
+ * - `busyTimeoutMs`: how long (ms) a read or write waits for another process's write to finish before
+ *   it fails with `SessionStorageError` code `SQLITE_BUSY` (default 5000). The wait is on timers, never
+ *   inside better-sqlite3's synchronous `busy_timeout`, so the event loop runs on meanwhile (a file the
+ *   store opens gets `busy_timeout = 0` once its schema is ready; a `Database` you pass keeps its own
+ *   `busy_timeout`, which blocks: set it to 0 for the same behaviour).
  * - `now`: the clock of leases and times (ms since the epoch; default `Date.now`). Processes sharing
  *   a file must share a clock.
  */
@@ -50,16 +54,21 @@ export class SqliteSessionStore implements SessionStore {
   readonly #db: Database.Database;
   readonly #owned: boolean;
   readonly #now: () => number;
+  readonly #busyTimeoutMs: number;
   #sql: Statements | undefined;
   #closed = false;
 
   constructor(file: string | Database.Database, options: SqliteSessionStoreOptions = {}) {
     this.#owned = typeof file === 'string';
     this.#now = options.now ?? Date.now;
-    this.#db = typeof file === 'string' ? new Database(file, { timeout: options.busyTimeoutMs ?? 5000 }) : file;
+    this.#busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+    // Opening is synchronous (a constructor): the schema is prepared with SQLite's own busy wait, then
+    // every later statement waits without blocking (./busy.ts).
+    this.#db = typeof file === 'string' ? new Database(file, { timeout: this.#busyTimeoutMs }) : file;
     this.location = this.#db.name;
     try {
       this.#open();
+      if (this.#owned) this.#db.pragma('busy_timeout = 0');
     } catch (err) {
       if (this.#owned) this.#db.close();
       throw this.#typed(undefined, err); // SQLITE_BUSY or SQLITE_READONLY while preparing the schema
@@ -108,7 +117,7 @@ export class SqliteSessionStore implements SessionStore {
   async rename(from: string, to: string): Promise<void> {
     checkId(from, 'from');
     checkId(to, 'to');
-    this.write(from, (sql) => {
+    await this.write(from, (sql) => {
       this.refuseLeased(sql, from);
       this.refuseLeased(sql, to);
       if (sql.exists.get(from) === undefined) throw new SessionNotFoundError(from);
@@ -143,21 +152,31 @@ export class SqliteSessionStore implements SessionStore {
     if (holder !== undefined) throw refusal(`session "${id}"`, holder);
   }
 
-  /** @internal Runs `body` with the statements, mapping driver errors to typed ones. */
-  run<T>(sessionId: string | undefined, body: (sql: Statements) => T): T {
-    if (this.#closed || !this.#db.open) {
-      throw new SessionStorageError(sessionId, 'closed', `${this.where(sessionId)}: the store is closed`);
-    }
+  /**
+   * @internal Runs `body` with the statements, mapping driver errors to typed ones; while another
+   * connection holds the write lock, tries again on timers for up to `busyTimeoutMs` (./busy.ts), until
+   * `signal` aborts (rejecting with its reason).
+   */
+  async run<T>(sessionId: string | undefined, body: (sql: Statements) => T, signal?: AbortSignal): Promise<T> {
     try {
-      return body(this.#sql!);
+      return await whileBusy(
+        () => {
+          if (this.#closed || !this.#db.open) {
+            throw new SessionStorageError(sessionId, 'closed', `${this.where(sessionId)}: the store is closed`);
+          }
+          return body(this.#sql!);
+        },
+        { boundMs: this.#busyTimeoutMs, signal },
+      );
     } catch (err) {
+      if (signal?.aborted && err === signal.reason) throw err;
       throw this.#typed(sessionId, err);
     }
   }
 
-  /** @internal `body` in one write transaction (BEGIN IMMEDIATE: taken before the first read). */
-  write<T>(sessionId: string | undefined, body: (sql: Statements) => T): T {
-    return this.run(sessionId, (sql) => this.#db.transaction(() => body(sql)).immediate());
+  /** @internal `body` in one write transaction (BEGIN IMMEDIATE: taken before the first read), as {@link run}. */
+  write<T>(sessionId: string | undefined, body: (sql: Statements) => T, signal?: AbortSignal): Promise<T> {
+    return this.run(sessionId, (sql) => this.#db.transaction(() => body(sql)).immediate(), signal);
   }
 
   /** @internal "session "x" in /path/file.db", for messages. */

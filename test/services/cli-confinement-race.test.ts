@@ -1,5 +1,5 @@
 /**
- * C31: the check is made on what was opened, not on the name. A helper
+ * Race-free confinement: the check is made on what was opened, not on the name. A helper
  * process swaps names with renameat2(RENAME_EXCHANGE) (python3 ctypes;
  * coreutils here has no `mv --exchange`) as fast as it can, in a bounded
  * loop, while the CLI reads `race.txt` 150 times and writes `d/w.txt` 150
@@ -93,8 +93,8 @@ const toolMessages = (req: RecordedRequest): string[] =>
 /** Every entry under `dir`, recursively, without following symlinks. */
 const tree = (dir: string) => readdirSync(dir, { recursive: true, encoding: 'utf8' }).sort();
 
-describe('C31: race-free confinement', () => {
-  it('C31: 150 reads and 150 writes while names are swapped for symlinks outside: no escape, no leftover', async () => {
+describe('race-free confinement', () => {
+  it('150 reads and 150 writes while names are swapped for symlinks outside: no escape, no leftover', async () => {
     const base = tempFolder();
     const root = path.join(base, 'root');
     const outside = path.join(base, 'outside');
@@ -141,7 +141,7 @@ describe('C31: race-free confinement', () => {
     expect(readdirSync(path.join(root, realDir)).sort()).toEqual(written > 0 ? ['w.txt'] : []);
   }, 120_000);
 
-  it('C31: a FIFO swapped in for race.txt: no read hangs, and two SIGINTs end the process with exit 130', async () => {
+  it('a FIFO swapped in for race.txt: no read hangs, and two SIGINTs end the process with exit 130', async () => {
     const root = tempFolder({ 'race.txt': 'INSIDE\n' });
     execFileSync('mkfifo', [path.join(root, 'fifo')]);
     const calls = Array.from({ length: 150 }, (_, i) => ({

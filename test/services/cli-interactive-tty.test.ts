@@ -2,8 +2,8 @@
  * The prompt loop (`loopctl` with no task on a terminal) on a real
  * pseudo-terminal (util-linux `script`), against the local OpenAI-compatible
  * test server: steering, Ctrl-C, /cancel, /quit, --confirm, an unknown
- * /command (C36), and typed input that never lands inside the streamed
- * answer (C36). Every wait is for an output marker or a request, never a sleep.
+ * /command, and typed input that never lands inside the streamed
+ * answer. Every wait is for an output marker or a request, never a sleep.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -176,7 +176,7 @@ describe('the prompt loop on a terminal', () => {
     expect((await twice.done).code).toBe(130);
   });
 
-  it('C36: an unknown /command is refused with the list of commands, and never sent to the model', async () => {
+  it('an unknown /command is refused with the list of commands, and never sent to the model', async () => {
     const n = server.requests.length;
     const cli = await interactive(tempFolder());
     send(cli, '/quti');
@@ -190,7 +190,7 @@ describe('the prompt loop on a terminal', () => {
     expect(server.requests.length).toBe(n + 1);
   });
 
-  it('C36: typed input never lands in the streamed answer; it shows with the prompt once the run ends', async () => {
+  it('typed input never lands in the streamed answer; it shows with the prompt once the run ends', async () => {
     const n = server.requests.length;
     server.enqueue({ sse: [sseData(chatChunk({ role: 'assistant', content: 'FIRST-HALF' }))], hold: true });
     const cli = await interactive(tempFolder());
@@ -231,6 +231,24 @@ describe('a task given with -i on a terminal', () => {
     expect(code).toBe(0);
     expect(screen).toContain('hello there');
     expect(conversation(server.requests[n]!)).toEqual([user('say hello')]);
+  });
+
+  it('Ctrl-D during it, then Ctrl-C: the run is cancelled and the exit code is 130, not 0', async () => {
+    const n = server.requests.length;
+    const held = gate();
+    server.enqueue(async () => (await held.opened, textStream('never shown')));
+    const cli = runBinInPty([...endpoint(), '-i', 'say hello'], tempFolder());
+    await server.request(n);
+    cli.type('\x04');
+    await waitFor('the end of input to be seen', () =>
+      cli.screen().includes('end of input: exiting when this run ends'),
+    );
+    cli.type('\x03'); // readline is closed: the terminal sends the process a SIGINT
+    const { code, screen } = await cli.done;
+    held.release();
+    expect(code, screen).toBe(130);
+    expect(screen).toContain('[loopctl] cancelled');
+    expect(screen).not.toContain('never shown');
   });
 });
 

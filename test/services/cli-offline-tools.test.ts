@@ -1,6 +1,6 @@
 /**
- * C35 end to end: the four requests of the case, with the offline model and
- * the real file tools, on a folder built for them.
+ * Truthful caps and skips end to end: no self-overwrite, caps with true totals, a large file counted
+ * and skipped files reported, with the offline model and the real file tools, on a folder built for them.
  */
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -22,8 +22,8 @@ function caseFolder(): string {
   return dir;
 }
 
-describe('C35: the offline model and the file tools', () => {
-  it('C35: no self-overwrite; caps with true totals; a large file counted; skipped files reported', async () => {
+describe('the offline model and the file tools', () => {
+  it('no self-overwrite; caps with true totals; a large file counted; skipped files reported', async () => {
     const dir = caseFolder();
     const self = await runBin(['summarise README.md into README.md'], dir).done;
     expect(self.code, self.stderr).toBe(0);

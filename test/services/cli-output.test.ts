@@ -1,6 +1,6 @@
 /**
- * C33: a recovered stream leaves the final answer once in a redirected
- * stdout, and on a terminal the restart says why. C36: errors name their
+ * A recovered stream leaves the final answer once in a redirected
+ * stdout, and on a terminal the restart says why. Errors name their
  * cause, nothing but loopctl's own lines reaches stderr, missing usage is
  * unknown.
  */
@@ -61,8 +61,8 @@ async function toFile(args: string[]): Promise<{ code: number | null; file: stri
 /** Every non-empty stderr line is one of loopctl's own. */
 const onlyOwnLines = (stderr: string) => stderr.split('\n').filter((l) => l !== '' && !/^\[(loopctl|tool)\] /.test(l));
 
-describe('C33: a restarted answer', () => {
-  it('C33: stdout to a file: a stream reset after some text, then rescued, leaves the final answer once', async () => {
+describe('a restarted answer', () => {
+  it('stdout to a file: a stream reset after some text, then rescued, leaves the final answer once', async () => {
     server.enqueue(broken('The answer is'), whole('The answer is 42.'));
     const { code, file, stderr } = await toFile([...endpoint(), 'question']);
     expect(code, stderr).toBe(0);
@@ -73,7 +73,7 @@ describe('C33: a restarted answer', () => {
     expect(onlyOwnLines(stderr)).toEqual([]);
   });
 
-  it('C33: after a retry too: a broken stream, its rescue refused (503), a new stream: the answer once', async () => {
+  it('after a retry too: a broken stream, its rescue refused (503), a new stream: the answer once', async () => {
     server.enqueue(broken('The ans'), overloaded, textStream('The answer is 42.'));
     const { code, file, stderr } = await toFile([...endpoint(), 'question']);
     expect(code, stderr).toBe(0);
@@ -81,7 +81,7 @@ describe('C33: a restarted answer', () => {
     expect(stderr).toMatch(/\[loopctl\] 503 overloaded: retrying in [\d.]+ s \(attempt 3\)\n/);
   });
 
-  it('C33: on a terminal: the answer streams, and the restart is one line naming its cause', async () => {
+  it('on a terminal: the answer streams, and the restart is one line naming its cause', async () => {
     server.enqueue(broken('The answer is'), whole('The answer is 42.'));
     const { code, screen } = await runBinInPty([...endpoint(), 'question'], tempFolder()).done;
     expect(code, screen).toBe(0);
@@ -94,8 +94,8 @@ describe('C33: a restarted answer', () => {
   });
 });
 
-describe('C36: errors that name their cause', () => {
-  it('C36: a connection refused names the address and the errno; stderr holds only loopctl lines', async () => {
+describe('errors that name their cause', () => {
+  it('a connection refused names the address and the errno; stderr holds only loopctl lines', async () => {
     const port = await new Promise<number>((resolve) => {
       const probe = createServer().listen(0, '127.0.0.1', () => {
         const { port } = probe.address() as { port: number };
@@ -110,7 +110,7 @@ describe('C36: errors that name their cause', () => {
     expect(onlyOwnLines(stderr)).toEqual([]);
   });
 
-  it('C36: a malformed stream: the SDK prints nothing; one loopctl line says what was wrong', async () => {
+  it('a malformed stream: the SDK prints nothing; one loopctl line says what was wrong', async () => {
     server.enqueue({ sse: ['data: {not json\n\n'] });
     const { code, stderr } = await runBin([...endpoint(), 'hello'], tempFolder()).done;
     expect(code).toBe(1);
@@ -120,7 +120,7 @@ describe('C36: errors that name their cause', () => {
   });
 
   // Needs the hardening issue's rule: a retry-after above DEFAULTS.retry.maxRetryAfterMs fails at once.
-  it('C36: rate limited with retry-after 120 s: fails at once after one request, saying when to retry', async () => {
+  it('rate limited with retry-after 120 s: fails at once after one request, saying when to retry', async () => {
     const n = server.requests.length;
     const limited = {
       json: { error: { message: 'Rate limit reached', type: 'requests' } },
@@ -136,7 +136,7 @@ describe('C36: errors that name their cause', () => {
   });
 
   // Needs the hardening issue's Usage.reported.
-  it('C36: a server that sends no usage: the summary says usage unknown', async () => {
+  it('a server that sends no usage: the summary says usage unknown', async () => {
     server.enqueue({
       sse: [
         sseData(chatChunk({ role: 'assistant', content: 'hi' })),

@@ -1,5 +1,5 @@
 /**
- * C32: piped input is a script, not steering. Each non-empty line of stdin
+ * Piped input is a script, not steering. Each non-empty line of stdin
  * is a task, run in order on one conversation; a failed line does not stop
  * the later ones; the exit code is the last run's; SIGINT or SIGTERM ends
  * the whole session. `--json` writes only NDJSON on stdout. And the exit
@@ -60,7 +60,7 @@ const userTurns = (req: RecordedRequest) =>
     .filter((m: any) => m.role === 'user' || m.role === 'assistant')
     .map((m: any) => `${m.role}: ${m.content}`);
 
-describe('C32: piped tasks', () => {
+describe('piped tasks', () => {
   it('two piped lines are two tasks, in order, on one conversation (with or without -i); exit 0', async () => {
     for (const args of [[], ['-i']]) {
       const n = server.requests.length;
@@ -87,7 +87,7 @@ describe('C32: piped tasks', () => {
     expect((await piped('will pass\nwill fail\n').done).code).toBe(1);
   });
 
-  it('C32: SIGINT ends the session: the run is cancelled, no further line starts, exit 130; SIGTERM 143', async () => {
+  it('SIGINT ends the session: the run is cancelled, no further line starts, exit 130; SIGTERM 143', async () => {
     for (const [signal, exitCode] of [
       ['SIGINT', 130],
       ['SIGTERM', 143],
@@ -121,7 +121,7 @@ describe('C32: piped tasks', () => {
     expect(stderr).toContain('loopctl: no task: give one as an argument, or pipe one task per line on stdin');
   });
 
-  it('C32: --json: stdout holds only NDJSON, one valid RunEvent per line; human lines on stderr', async () => {
+  it('--json: stdout holds only NDJSON, one valid RunEvent per line; human lines on stderr', async () => {
     const dir = tempFolder({ 'a.txt': 'alpha\n' });
     const read = toolCallsStream([{ id: 'c1', name: 'read_file', args: { path: 'a.txt' } }]);
     server.enqueue(read, textStream('read it'), unauthorized);

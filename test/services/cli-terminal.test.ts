@@ -1,5 +1,5 @@
 /**
- * C29 terminal safety and C30 feedback while waiting, end to end: the CLI
+ * Terminal safety and feedback while waiting, end to end: the CLI
  * on a pseudo-terminal (util-linux `script`) and on pipes.
  */
 import { writeFileSync } from 'node:fs';
@@ -40,8 +40,8 @@ function hostileFolder(): string {
   return dir;
 }
 
-describe('C29: no control character from untrusted text reaches the terminal', () => {
-  it('C29: on a terminal: names, contents, model text shown escaped; a name with a newline on one line', async () => {
+describe('no control character from untrusted text reaches the terminal', () => {
+  it('on a terminal: names, contents, model text shown escaped; a name with a newline on one line', async () => {
     const dir = hostileFolder();
     const list = await runBinInPty(['list the markdown files'], dir).done;
     const find = await runBinInPty(['find needle'], dir).done;
@@ -69,8 +69,8 @@ describe('C29: no control character from untrusted text reaches the terminal', (
   });
 });
 
-describe('C30: a wait is shown within 2 s, bounded, announced, and Ctrl-C works throughout', () => {
-  it('C30: a server that never answers: status with elapsed seconds, retries announced, one failure line', async () => {
+describe('a wait is shown within 2 s, bounded, announced, and Ctrl-C works throughout', () => {
+  it('a server that never answers: status with elapsed seconds, retries announced, one failure line', async () => {
     const n = server.requests.length;
     const silent = { stall: true as const, sendHeaders: false };
     server.enqueue(silent, silent, silent);

@@ -10,9 +10,23 @@ export const DEFAULT_PORT = 7347;
 const NOT_FOR = { serve: ['interactive', 'json'], worker: ['interactive', 'confirm', 'json'] } as const;
 
 /**
+ * Options of a run in the terminal that the runs of `loopctl serve` and `loopctl worker` would ignore: they
+ * keep no saved conversation from one run to the next, and export no spans. Each is refused, with why.
+ */
+const IGNORED_BY_SERVE: Readonly<Record<string, string>> = {
+  continue: 'its runs keep no saved conversation',
+  session: 'its runs keep no saved conversation',
+  new: 'its runs keep no saved conversation',
+  'no-save': 'its runs save nothing anyway',
+  store: 'its runs keep no saved conversation',
+  otel: 'only runs in the terminal export spans',
+};
+
+/**
  * Checks a `loopctl serve` (or `loopctl worker`) command line: no words after the command (the page or the
  * queue gives the tasks), none of the options that only a run in the terminal uses (`--interactive`, `--json`;
- * `--confirm` for `worker`, and for `serve --queue`, whose runs' tools are the workers').
+ * `--confirm` for `worker`, and for `serve --queue`, whose runs' tools are the workers'), and none it would
+ * ignore (the conversation flags, `--otel`).
  * @throws UsageError naming the word or the option.
  */
 export function checkServeArgs(
@@ -29,6 +43,10 @@ export function checkServeArgs(
   }
   if (command === 'serve' && values['confirm'] !== undefined && values['queue'] !== undefined)
     throw new UsageError('option --confirm cannot be combined with --queue: the workers run the tools');
+  for (const [name, why] of Object.entries(IGNORED_BY_SERVE)) {
+    if (values[name] !== undefined)
+      throw new UsageError(`option --${name} is not an option of loopctl ${command}: ${why}`);
+  }
 }
 
 /**

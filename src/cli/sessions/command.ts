@@ -1,6 +1,5 @@
 import { realpathSync } from 'node:fs';
 import { isConcurrentRunError, type SessionInfo } from '../../index.js';
-import type { SqliteSessionStore } from '../../sqlite/index.js';
 import { isInstance } from '../../describe.js';
 import { folder as workingFolder, UsageError, type CliCommand } from '../args.js';
 import { isYes } from '../confirm.js';
@@ -8,7 +7,8 @@ import { LineInput } from '../line-input.js';
 import type { CliIO } from '../run-agent.js';
 import { sanitizeLine } from '../sanitize.js';
 import { folderKey, sessionId, splitId } from '../store/names.js';
-import { openStore, StoreError, storeError } from '../store/open-store.js';
+import { storeLocation } from '../store/location.js';
+import { openStore, StoreError, storeError, type CliStore } from '../store/open-store.js';
 import { listTable, localTime, safeJsonLine, transcript, type ListedConversation } from './transcript.js';
 
 type Subcommand = Extract<CliCommand, { kind: 'subcommand' }>;
@@ -34,7 +34,7 @@ export async function runSessions(command: Subcommand, env: NodeJS.ProcessEnv, i
     throw new UsageError(`unknown sessions action ${JSON.stringify(action)}: the actions are list, show and rm`);
   }
   for (const [option, value] of Object.entries(command.values)) {
-    if (value !== undefined && option !== 'cwd' && !allowed.includes(option))
+    if (value !== undefined && option !== 'cwd' && option !== 'store' && !allowed.includes(option))
       throw new UsageError(`option --${option} does not apply to loopctl sessions ${action}`);
   }
   if (action === 'list' && names.length > 0) throw new UsageError('loopctl sessions list takes no name');
@@ -47,19 +47,21 @@ export async function runSessions(command: Subcommand, env: NodeJS.ProcessEnv, i
   const cwd = workingFolder(command.values['cwd'] as string | undefined, env);
   const folder = folderKey(realpathSync(cwd));
 
-  const opened = await openStore(env, false);
+  const location = storeLocation(command.values['store'] as string | undefined, env);
+  const opened = await openStore(env, false, location);
   if (opened === undefined) {
-    io.stderr.write(`[loopctl] no saved conversations (none was ever saved in ${dataFileHint(env)})\n`);
+    const hint = location.kind === 'postgres' ? `schema ${location.schema} of ${location.shown}` : dataFileHint(env);
+    io.stderr.write(`[loopctl] no saved conversations (none was ever saved in ${sanitizeLine(hint)})\n`);
     return action === 'list' ? 0 : 1;
   }
   if (opened.kind === 'unavailable') {
     throw new StoreError(`the saved conversations cannot be read: better-sqlite3 cannot be loaded (${opened.cause})`);
   }
-  const { store, file } = opened;
+  const { store, where } = opened;
   try {
     const sessions = new Sessions(store, folder, await store.list());
     const flag = (name: string) => command.values[name] === true;
-    if (action === 'list') return sessions.list(io, flag('all'), flag('json'), file);
+    if (action === 'list') return sessions.list(io, flag('all'), flag('json'), where);
     if (action === 'show') return await sessions.show(io, names[0], flag('json'));
     return await sessions.rm(io, names, flag('yes'));
   } catch (error) {
@@ -77,7 +79,7 @@ function dataFileHint(env: NodeJS.ProcessEnv): string {
 /** The actions on one store, for the conversations of `folder`. */
 class Sessions {
   constructor(
-    private readonly store: SqliteSessionStore,
+    private readonly store: CliStore,
     private readonly folder: string,
     private readonly all: readonly SessionInfo[],
   ) {}
@@ -91,13 +93,13 @@ class Sessions {
     return { name: split?.name ?? info.id, folder: split?.folder ?? '', info };
   }
 
-  list(io: CliIO, all: boolean, json: boolean, file: string): number {
+  list(io: CliIO, all: boolean, json: boolean, where: string): number {
     const rows = this.all.flatMap((info): ListedConversation[] => {
       const split = splitId(info.id);
       if (!all && split?.folder !== this.folder) return [];
       return [{ name: split?.name ?? info.id, folder: split?.folder ?? '', info }];
     });
-    io.stderr.write(`[loopctl] saved conversations in ${sanitizeLine(file)}\n`);
+    io.stderr.write(`[loopctl] saved conversations in ${sanitizeLine(where)}\n`);
     if (rows.length === 0) {
       const where = all ? '' : ` for ${sanitizeLine(this.folder)} (--all lists every folder's)`;
       io.stderr.write(`[loopctl] no saved conversations${where}\n`);

@@ -40,10 +40,13 @@ export interface Conversation {
    * lost meanwhile (another process took it after this one stalled for a
    * whole ttl), `onLost` is called so the run can be cancelled: it must not
    * commit. A store that cannot write the lease (a read-only or full disk)
-   * runs `body` without one; the run's commit then fails with the cause.
+   * runs `body` without one; the run's commit then fails with the cause. While another process holds
+   * the store's write lock, taking the lease waits (without blocking the event loop); `signal` aborting
+   * then (Ctrl-C) ends the wait: `body` runs at once, without the lease (its run was cancelled: it
+   * commits nothing), and a lease the abandoned wait still gets is released as soon as it has it.
    * @throws ConversationBusyError, before `body`, while another loopctl runs on it.
    */
-  hold<T>(onLost: (reason: string) => void, body: () => Promise<T>): Promise<T>;
+  hold<T>(onLost: (reason: string) => void, body: () => Promise<T>, signal?: AbortSignal): Promise<T>;
   /** Closes the store (idempotent). */
   close(): Promise<void>;
 }
@@ -51,8 +54,8 @@ export interface Conversation {
 /**
  * The conversation `options.conversation` asks for (see `ConversationChoice`
  * and docs/cli.md "Saved conversations"): in the CLI's session store, keyed
- * by the real path of `options.cwd`; or in memory with `--no-save`, or when
- * better-sqlite3 cannot be loaded (the note says so and how to fix it).
+ * by the real path of `options.cwd`, in SQLite or in the Postgres of `options.store`; or in memory with
+ * `--no-save`, or when better-sqlite3 cannot be loaded (the note says so and how to fix it).
  * @throws StoreError when the store cannot be used, when better-sqlite3
  *   cannot be loaded for `--continue` or `--session`, or for `--session NAME
  *   --new` when NAME exists; UsageError for a relative `LOOPCTL_DATA_DIR`.
@@ -60,7 +63,7 @@ export interface Conversation {
 export async function openConversation(options: CliOptions, env: NodeJS.ProcessEnv): Promise<Conversation> {
   const choice = options.conversation;
   if (choice.kind === 'unsaved') return inMemory('conversation not saved (--no-save)');
-  const opened = await openStore(env, true);
+  const opened = await openStore(env, true, options.store);
   if (opened?.kind !== 'store') {
     const cause = opened?.cause ?? 'no store';
     if (choice.kind !== 'new') {
@@ -115,17 +118,25 @@ function stored(store: SessionStore, session: Session, note: string): Conversati
     // Without `acquire`: the lease is taken here, around each run, so the engine never takes a second one.
     session: { load: () => session.load(), append: (items, options) => session.append(items, options) },
     note,
-    hold: (onLost, body) => holding(session, onLost, body),
+    hold: (onLost, body, signal) => holding(session, onLost, body, signal),
     close: () => store.close(),
   };
 }
 
-async function holding<T>(session: Session, onLost: (reason: string) => void, body: () => Promise<T>): Promise<T> {
+async function holding<T>(
+  session: Session,
+  onLost: (reason: string) => void,
+  body: () => Promise<T>,
+  signal?: AbortSignal,
+): Promise<T> {
   let lease: Lease | undefined;
   try {
     // `acquire` answers with a value, a Promise or an Observable, as every Session method may.
     const id = `loopctl-cli:${process.pid}:${randomUUID()}`;
-    lease = await lastValueFrom(toLastValue(session.acquire!(id, { ttlMs: LEASE_TTL_MS })));
+    const acquiring = lastValueFrom(toLastValue(session.acquire!(id, { ttlMs: LEASE_TTL_MS })));
+    lease = await untilAborted(acquiring, signal);
+    // Cancelled while waiting for the store's lock: the run starts cancelled (it commits nothing) without it.
+    if (lease === undefined) acquiring.then((late) => late?.release()).catch(() => undefined);
   } catch (error) {
     if (isConcurrentRunError(error)) {
       throw new ConversationBusyError(
@@ -136,7 +147,7 @@ async function holding<T>(session: Session, onLost: (reason: string) => void, bo
     }
     if (!isSessionStorageError(error)) throw error;
   }
-  if (lease === undefined) return body(); // the store cannot write: the run's commit will say so
+  if (lease === undefined) return body(); // cancelled, or the store cannot write: the run's commit will say so
   const held = lease;
   const renew = setInterval(() => {
     held.renew().catch((error: unknown) => {
@@ -152,4 +163,15 @@ async function holding<T>(session: Session, onLost: (reason: string) => void, bo
     clearInterval(renew);
     await held.release().catch(() => undefined); // a lease that cannot be released expires
   }
+}
+
+/** `promise`'s value, or undefined as soon as `signal` aborts (at once when it already has). */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T | undefined> {
+  if (signal === undefined) return promise;
+  if (signal.aborted) return Promise.resolve(undefined);
+  return new Promise<T | undefined>((resolve, reject) => {
+    const onAbort = () => resolve(undefined);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }

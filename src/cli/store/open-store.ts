@@ -1,9 +1,11 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { describeValue, isSessionSchemaError, isSessionStorageError } from '../../index.js';
+import type { PostgresSessionStore } from '../../postgres/index.js';
 import type { SqliteSessionStore } from '../../sqlite/index.js';
 import { sanitizeLine } from '../sanitize.js';
 import { dataDir, ensureSessionsFile, SESSIONS_FILE } from './data-dir.js';
+import type { StoreLocation } from './location.js';
 
 /**
  * The saved conversations could not be used (a corrupt file, one from a
@@ -14,9 +16,15 @@ export class StoreError extends Error {
   override readonly name = 'StoreError';
 }
 
-/** The CLI's session store, open; or why there is none (`unavailable`: better-sqlite3 cannot be loaded). */
+/** The stores the CLI keeps conversations in: SQLite (the default) or Postgres (`--store postgres://…`). */
+export type CliStore = SqliteSessionStore | PostgresSessionStore;
+
+/**
+ * The CLI's session store, open, with `where` it is for messages (the file, or the URL without its
+ * password and the schema); or why there is none (`unavailable`: better-sqlite3 cannot be loaded).
+ */
 export type OpenedStore =
-  | { readonly kind: 'store'; readonly store: SqliteSessionStore; readonly file: string }
+  | { readonly kind: 'store'; readonly store: CliStore; readonly where: string }
   | { readonly kind: 'unavailable'; readonly cause: string };
 
 type StoreClass = typeof SqliteSessionStore;
@@ -41,9 +49,10 @@ export async function loadSqlite(): Promise<{ readonly Store: StoreClass } | { r
 }
 
 /**
- * Opens the CLI's session store: `sessions.db` in {@link dataDir}, created
+ * Opens the CLI's session store: with a Postgres `location`, that database's schema (see
+ * ./postgres.ts: tables made or migrated when `create`); else `sessions.db` in {@link dataDir}, created
  * (mode 0600, in a 0700 folder) when `create` is true and it is missing.
- * Resolves undefined when the file is missing and `create` is false (a
+ * Resolves undefined when the file (the schema's tables) is missing and `create` is false (a
  * `sessions` command on a machine that saved nothing).
  * @throws UsageError for a relative `LOOPCTL_DATA_DIR`; {@link StoreError}
  *   for a folder or file that cannot be created, a file that is not a
@@ -51,7 +60,16 @@ export async function loadSqlite(): Promise<{ readonly Store: StoreClass } | { r
  *   cannot be written (read-only, busy) — the file is never deleted or
  *   rewritten then.
  */
-export async function openStore(env: NodeJS.ProcessEnv, create: boolean): Promise<OpenedStore | undefined> {
+export async function openStore(
+  env: NodeJS.ProcessEnv,
+  create: boolean,
+  location: StoreLocation = { kind: 'sqlite' },
+): Promise<OpenedStore | undefined> {
+  if (location.kind === 'postgres') {
+    const { openPostgres } = await import('./postgres.js'); // pg loads only for a Postgres store
+    const opened = await openPostgres(location, create);
+    return opened && { kind: 'store', ...opened };
+  }
   const dir = dataDir(env);
   if (!create && !existsSync(path.join(dir, SESSIONS_FILE))) return undefined;
   const loaded = await loadSqlite();
@@ -65,7 +83,7 @@ export async function openStore(env: NodeJS.ProcessEnv, create: boolean): Promis
     throw new StoreError(`cannot create ${path.join(dir, SESSIONS_FILE)} for the saved conversations: ${why}`);
   }
   try {
-    return { kind: 'store', store: new loaded.Store(file), file };
+    return { kind: 'store', store: new loaded.Store(file), where: file };
   } catch (error) {
     throw storeError(error);
   }

@@ -1,5 +1,5 @@
 /**
- * C35: the offline model states what its tools capped and skipped, counts a
+ * The offline model states what its tools capped and skipped, counts a
  * large file's lines with one read (the tool counts them by streaming), and
  * never overwrites the file it was asked to summarise.
  */
@@ -17,7 +17,7 @@ const step = (name: string, args: Record<string, unknown>, output: string): Step
 });
 const text = (body: string) => ({ kind: 'text', text: `(offline model)\n${body}\n` });
 
-describe('C35: the offline model and the file tools', () => {
+describe('the offline model and the file tools', () => {
   it('refuses to summarise a file into itself, however the name is spelled, and shows the summary instead', () => {
     const read = step('read_file', { path: 'README.md' }, '# A\n\nOne. Two.\n');
     const into = ['README.md', 'README.md', 'docs/../README.md'];
