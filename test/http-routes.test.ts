@@ -228,7 +228,7 @@ describe('the run routes', () => {
     const seen: string[] = [];
     runs.events(runId, { principal: 'alice' }).subscribe((e) => seen.push(e.type));
     expect(await request(`${url}/runs/${runId}/cancel`, { principal: 'alice', body: { why: 1 } })).toMatchObject(
-      error(400, 'bad_request', 'body'),
+      error(400, 'bad_request', 'why'),
     );
     const answer = request(`${url}/runs/${runId}/cancel`, {
       principal: 'alice',
