@@ -242,11 +242,11 @@ export function localRuns(options: LocalRunsOptions): Runs {
 
     events(runId, opts): Observable<RunEvent> {
       return defer(() => {
-        const record = find(runId, opts?.principal);
         const afterSeq = opts?.afterSeq;
         if (afterSeq !== undefined && (!Number.isInteger(afterSeq) || afterSeq < -1)) {
           return throwError(() => new ConfigurationError('afterSeq', 'must be an integer ≥ -1'));
         }
+        const record = find(runId, opts?.principal);
         return record.handle.events$.pipe(eventsAfter(afterSeq));
       });
     },

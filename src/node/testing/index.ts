@@ -1,6 +1,7 @@
 /**
  * The `loopctl/node/testing` entry (Node.js only): the contract suite every session store must pass,
- * and the second process its cross-process parts drive. It takes the test framework's functions as
+ * and the second process its cross-process parts drive; the contract suite every `Runs` implementation
+ * must pass (`runsContract`, docs/ui.md) and the agent it drives. It takes the test framework's functions as
  * arguments, so loopctl depends on no test framework. See docs/sessions.md.
  */
 export { sessionContract, sessionKillContract, type SessionContractOptions } from './contract.js';
@@ -16,3 +17,6 @@ export {
   type PeerError,
   type PeerLeaseResult,
 } from './peer.js';
+export { runsContract } from './contract-runs.js';
+export type { MakeRuns, RunsContractOptions, RunsUnderTest } from './runs-kit.js';
+export { runsContractAgent, RUNS_CONTRACT_AGENT, type RunsContractDirective } from './runs-agent.js';
