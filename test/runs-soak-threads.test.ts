@@ -6,7 +6,7 @@
  * Prints the heap figures.
  */
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
-import { of } from 'rxjs';
+import { from } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { defineAgent, localRuns, type ModelEvent, type ModelProvider } from '../src/index.js';
 import { createHandler } from '../src/http/index.js';
@@ -25,16 +25,12 @@ function heapAfterGc(): number {
 }
 
 /** A model that answers every request at once with a short streamed text. */
-const model: ModelProvider = {
-  id: 'soak',
-  stream: true,
-  call: () =>
-    of<ModelEvent>(
-      { type: 'text_delta', delta: 'fine, ' },
-      { type: 'text_delta', delta: 'thanks' },
-      { type: 'response', response: { text: 'fine, thanks', toolCalls: [], finishReason: 'stop' } },
-    ),
-};
+const answer: readonly ModelEvent[] = [
+  { type: 'text_delta', delta: 'fine, ' },
+  { type: 'text_delta', delta: 'thanks' },
+  { type: 'response', response: { text: 'fine, thanks', toolCalls: [], finishReason: 'stop' } },
+];
+const model: ModelProvider = { id: 'soak', stream: true, call: () => from(answer) };
 
 describe('localRuns behind the HTTP handler: bounded memory', () => {
   it(`${THREADS} threads through the handler: the heap returns to within 4 MiB of its start once retention passed`, async () => {

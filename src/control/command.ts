@@ -117,7 +117,7 @@ export function parseRunCommand(value: unknown): RunCommand {
 /** Every `op`, in the order of the docs' table. */
 export const OPS: readonly RunOp[] = ['cancel', 'stop', 'steer', 'withdraw', 'decide', 'cancel_tool_call'];
 
-/** The command with its `undefined` fields left out (`{ at: 'turn_end', graceMs: undefined }` is a stop without a grace). */
+/** The command without its `undefined` fields (`{ at: 'turn_end', graceMs: undefined }`: a stop without a grace). */
 function withoutUndefined(command: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, v] of Object.entries(command)) if (v !== undefined) out[key] = v;

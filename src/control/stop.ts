@@ -7,8 +7,8 @@ export type { StopAt, StopTimeoutReason };
 
 /**
  * What `RunControl.stop()` takes. `at` defaults to `'turn_end'`. `graceMs` (an integer number of ms from 0
- * to 2³¹−1, `MAX_DURATION_MS`) has no default: without it the run waits for the boundary however long it takes; with it,
- * a run that has not reached the boundary `graceMs` ms after the stop is cancelled with reason
+ * to 2³¹−1, `MAX_DURATION_MS`) has no default: without it the run waits for the boundary however long it
+ * takes; with it, a run that has not reached the boundary `graceMs` ms after the stop is cancelled with reason
  * `{ type: 'stop_timeout', graceMs }` (a {@link StopTimeoutReason}) at the phase where it was.
  */
 export interface RunStopOptions {

@@ -18,8 +18,8 @@ import { parentContext, traceparentOf } from './trace-context.js';
 
 /**
  * `runs` with a span per operation (docs/telemetry.md, "Runs and HTTP"): `runs.start {agent}`,
- * `runs.cancel`, `runs.steer`, `runs.withdraw`, `runs.stop`, `runs.decide`, `runs.cancel_tool_call`, each run with its span
- * active, so a run started by `runs.start` (given `telemetry: withTelemetry()` in its run options)
+ * `runs.cancel`, `runs.steer`, `runs.withdraw`, `runs.stop`, `runs.decide`, `runs.cancel_tool_call`, each
+ * run with its span active, so a run started by `runs.start` (given `telemetry: withTelemetry()` in its run options)
  * is its child where the context reaches it (an AsyncLocalStorage context manager carries it
  * across `localRuns`' awaits). `start` runs in the caller's trace: the active span, else
  * `req.trace` (the `traceparent` the HTTP handler read); it answers `traceparent`, the start's own,
