@@ -94,13 +94,14 @@ export interface CommandRefusal {
  * @throws {ConfigurationError} naming the field.
  */
 export function parseRunCommand(value: unknown): RunCommand {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new ConfigurationError('command', 'must be an object with an op');
-  }
   let result: ReturnType<typeof RunCommandSchema.safeParse>;
   try {
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+      throw new ConfigurationError('command', 'must be an object with an op');
+    }
     result = RunCommandSchema.safeParse(value);
-  } catch {
+  } catch (error) {
+    if (error instanceof ConfigurationError) throw error;
     throw new ConfigurationError('command', 'cannot be read (a getter or Proxy trap threw)');
   }
   if (result.success) return withoutUndefined(result.data) as RunCommand;
