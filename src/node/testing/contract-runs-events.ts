@@ -1,16 +1,23 @@
 /** The `events({ afterSeq })` part of `runsContract`: every cursor position of runs that ended every way. */
 import { filter, firstValueFrom, take, toArray, type Observable } from 'rxjs';
 import type { RunEvent } from '../../events.js';
-import { deltasOf, seqsOf, type MakeRuns, type RunsParts, type RunsTest } from './runs-kit.js';
+import {
+  deltasOf,
+  seqsOf,
+  type MakeRuns,
+  type RunsContractOptions,
+  type RunsParts,
+  type RunsTest,
+} from './runs-kit.js';
 
 const range = (from: number, to: number) => Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i);
 
 /** How each kind of ended run is made, and what its terminal says. */
 const OUTCOMES: readonly {
   readonly name: string;
-  readonly make: (t: RunsTest) => Promise<string>;
+  readonly make: (t: RunsTest, options: RunsContractOptions) => Promise<string>;
   readonly terminal: Record<string, unknown>;
-  readonly suspending?: boolean;
+  readonly needs?: 'suspending' | 'lose';
 }[] = [
   {
     name: 'completed',
@@ -43,7 +50,18 @@ const OUTCOMES: readonly {
     name: 'suspended',
     make: (t) => t.start('approve'),
     terminal: { type: 'run_completed', stopReason: 'needs_approval' },
-    suspending: true,
+    needs: 'suspending',
+  },
+  {
+    name: 'lost',
+    make: async (t, options) => {
+      const runId = await t.start('hold');
+      await t.first(runId, 'text_delta');
+      await options.lose!(runId);
+      return runId;
+    },
+    terminal: { type: 'run_failed', stopReason: 'worker_lost' },
+    needs: 'lose',
   },
 ];
 
@@ -58,17 +76,21 @@ export function runsEventsContract(parts: RunsParts): void {
 
   describe('events({ afterSeq }) at every position', () => {
     for (const outcome of OUTCOMES) {
-      const make: MakeRuns | undefined = outcome.suspending ? options.suspending : undefined;
+      const make: MakeRuns | undefined = outcome.needs === 'suspending' ? options.suspending : undefined;
       const title =
         `a ${outcome.name} run: from before its first event to past its terminal, exactly the events after ` +
         'the cursor, the text cut inside a compacted delta; nothing and at once at or past the terminal';
-      if (outcome.suspending && make === undefined) {
+      if (outcome.needs === 'suspending' && make === undefined) {
         na(`${title} (not applicable: no suspending Runs given)`, () => undefined);
+        continue;
+      }
+      if (outcome.needs === 'lose' && options.lose === undefined) {
+        na(`${title} (not applicable: no lose given, the runs live in the caller's process)`, () => undefined);
         continue;
       }
       it(title, () =>
         parts.withRuns(async (t) => {
-          const runId = await outcome.make(t);
+          const runId = await outcome.make(t, options);
           const all = await t.read(runId);
           const terminal = all.at(-1);
           expect(pick(terminal, Object.keys(outcome.terminal))).toEqual(outcome.terminal);

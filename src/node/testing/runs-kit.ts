@@ -21,6 +21,9 @@ export type MakeRuns = () => RunsUnderTest | Promise<RunsUnderTest>;
  *   Default `['steer', 'reject']`, the ones every implementation serves.
  * - `suspending`: a `Runs` whose runs suspend for approval (run option `approvals: 'suspend'`); without it
  *   the suspended runs' part is marked not applicable.
+ * - `lose`: makes the process that runs `runId` die (a queue worker SIGKILLed); the run must then end
+ *   `run_failed` with `stopReason: 'worker_lost'`. Without it the lost runs' part is marked not applicable
+ *   (right for an implementation whose runs live in the caller's process).
  * - `eventsTimeoutMs`: how long a read of a run's events may take before the suite says it never completed.
  *   Default 10 000.
  */
@@ -32,6 +35,7 @@ export interface RunsContractOptions {
   };
   readonly ifBusy?: readonly IfBusy[];
   readonly suspending?: MakeRuns;
+  readonly lose?: (runId: string) => unknown;
   readonly eventsTimeoutMs?: number;
 }
 
