@@ -54,6 +54,8 @@ for (const workers of [1, 2]) {
         retention: { retainFinishedMs: RETAIN_MS, advance: sleep, slackMs: 1_000 },
         ifBusy: ['steer', 'reject', 'enqueue', 'interrupt', 'rollback'],
         suspending: runsOf(() => suspending),
+        lose,
+        eventsTimeoutMs: 20_000,
       },
     );
   });
