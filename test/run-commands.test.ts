@@ -13,6 +13,7 @@ import {
   applyRunCommand,
   defineAgent,
   localRuns,
+  mcpTools,
   parseRunCommand,
   start,
   tool,
@@ -21,6 +22,7 @@ import { createHandler } from '../src/http/index.js';
 import { queueRuns, startWorker } from '../src/bullmq/index.js';
 import { readRequest } from '../src/bullmq/requests.js';
 import { shellTool } from '../src/node/index.js';
+import { SqliteSessionStore } from '../src/sqlite/index.js';
 import { gate, scriptedModel } from '../src/testing/index.js';
 import { bearer, listen, readStream, request } from './support/http.js';
 
@@ -181,6 +183,19 @@ describe('every duration shares MAX_DURATION_MS', () => {
     const queue = { connection: 'redis://127.0.0.1:1', queue: 'q' };
     expect(refused(() => queueRuns({ ...queue, steerTimeoutMs: TOO_LONG })).field).toBe('options.steerTimeoutMs');
     expect(refused(() => queueRuns({ ...queue, retainFinishedMs: NaN })).field).toBe('options.retainFinishedMs');
+  });
+
+  it("MCP tools' timeouts and SQLite's busy timeout: the same bound", async () => {
+    await expect(mcpTools({} as never, { timeoutMs: THIRTY_DAYS })).rejects.toMatchObject({
+      name: 'ConfigurationError',
+      field: 'options.timeoutMs',
+    });
+    await expect(mcpTools({} as never, { maxTotalTimeoutMs: Infinity })).rejects.toMatchObject({
+      field: 'options.maxTotalTimeoutMs',
+    });
+    expect(refused(() => new SqliteSessionStore(':memory:', { busyTimeoutMs: TOO_LONG })).field).toBe(
+      'options.busyTimeoutMs',
+    );
   });
 
   it("a worker's times: the same bound", async () => {
