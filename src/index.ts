@@ -42,6 +42,17 @@ export { RunControl } from './control/run-control.js';
 export { stopTimeoutReason, type RunStopOptions } from './control/stop.js';
 export { resume } from './engine/resume.js';
 export { SuspendedSchema, ToolDecisionSchema, type Suspended, type ApprovalDecision } from './control/suspended.js';
+export {
+  RunCommandSchema,
+  parseRunCommand,
+  type RunCommand,
+  type RunCommandOf,
+  type RunCommandResult,
+  type CommandRefusal,
+  type RunOp,
+} from './control/command.js';
+export { applyRunCommand, type CommandTarget } from './control/apply.js';
+export { MAX_DURATION_MS } from './duration.js';
 
 // Cancelling and steering
 export { CancelSignal, DEFAULT_CANCEL_REASON, type CancelListener } from './cancel/cancel-signal.js';
@@ -234,7 +245,13 @@ export { describeValue, toJsonText, type JsonTextResult } from './describe.js';
 // Runs over a transport (the HTTP handler, queues): the Runs interface and its in-process implementation
 export type { Runs, StartRunRequest, StartedRun, IfBusy, StopOptions, ToolDecision } from './runs/types.js';
 export type { TraceCarrier } from './runs/trace-carrier.js';
-export { localRuns, type LocalRunsOptions } from './runs/local-runs.js';
+export {
+  localRuns,
+  DEFAULT_LOCAL_RETAIN_FINISHED_MS,
+  DEFAULT_RETAIN_IDLE_THREADS_MS,
+  type LocalRunsOptions,
+} from './runs/local-runs.js';
+export { commandMethods, type SendCommand, type RunsCommandMethods } from './runs/commands.js';
 export type { LocalRunsSessionStore } from './runs/thread.js';
 export {
   RunNotFoundError,

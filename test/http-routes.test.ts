@@ -228,7 +228,7 @@ describe('the run routes', () => {
     const seen: string[] = [];
     runs.events(runId, { principal: 'alice' }).subscribe((e) => seen.push(e.type));
     expect(await request(`${url}/runs/${runId}/cancel`, { principal: 'alice', body: { why: 1 } })).toMatchObject(
-      error(400, 'bad_request', 'body'),
+      error(400, 'bad_request', 'why'),
     );
     const answer = request(`${url}/runs/${runId}/cancel`, {
       principal: 'alice',
@@ -301,6 +301,34 @@ describe('the run routes', () => {
     expect(all.find((e) => e.type === 'tool_call_completed')).toMatchObject({ callId: 'call_d', output: 'ok' });
     expect(all.at(-1)).toMatchObject({ type: 'run_completed', output: 'shipped' });
     expect(await decide({ approve: false, reason: 'late' })).toMatchObject({ status: 200, body: { decided: false } });
+  });
+
+  it('tool-call cancel → { cancelled } for a call awaiting approval, then false; callId only in the path', async () => {
+    const deploy = tool({
+      name: 'deploy',
+      description: 'd',
+      parameters: z.object({}),
+      needsApproval: true,
+      execute: () => 'ok',
+    });
+    const model = scriptedModel([{ toolCalls: [{ name: 'deploy', callId: 'call_d' }] }, 'not deployed']);
+    const runs = localRuns({
+      agents: { helper: defineAgent({ name: 'helper', instructions: '', model, tools: [deploy] }) },
+    });
+    server = await listen(createHandler({ runs, authorize: bearer }));
+    const { runId } = await runs.start({ agent: 'helper', threadId: 't1', input: 'ship', principal: 'alice' });
+    const events$ = runs.events(runId, { principal: 'alice' });
+    await firstValueFrom(events$.pipe(filter((e) => e.type === 'tool_approval_requested')));
+    const cancel = (body: unknown, callId = 'call_d') =>
+      request(`${server!.url}/runs/${runId}/tool-calls/${callId}/cancel`, { principal: 'alice', body });
+    expect(await cancel({ callId: 'other' })).toMatchObject(error(400, 'bad_request', 'callId'));
+    expect(await cancel({ reason: 'not now', extra: 1 })).toMatchObject(error(400, 'bad_request', 'extra'));
+    expect(await cancel({ reason: 'not now' })).toMatchObject({ status: 200, body: { cancelled: true } });
+    expect(await cancel({})).toMatchObject({ status: 200, body: { cancelled: false } });
+    const all = await lastValueFrom(events$.pipe(toArray()));
+    expect(all.find((e) => e.type === 'tool_call_failed')).toMatchObject({ callId: 'call_d', interrupted: true });
+    expect(all.at(-1)).toMatchObject({ type: 'run_completed', output: 'not deployed' });
+    expect(await cancel({}, 'nope')).toMatchObject({ status: 200, body: { cancelled: false } });
   });
 
   it('steer → 201 { id }; withdraw → { withdrawn }; bad body → 400 (text); a finished run → 409', async () => {

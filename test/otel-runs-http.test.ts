@@ -119,7 +119,7 @@ describe('the HTTP handler and instrumentRuns', () => {
     expect(res.headers.get('traceparent')).toBe(`00-${start!.spanContext().traceId}-${start!.spanContext().spanId}-01`);
   });
 
-  it('cancel, steer, withdraw and stop get spans of their own; a rejected operation is an error span', async () => {
+  it('cancel, steer, withdraw, stop and cancelToolCall get spans of their own; a rejected operation is an error span', async () => {
     const h = otelHarness();
     const model = scriptedModel([{ text: 'x', delayMs: 60_000 }]);
     const agent = defineAgent({ name: 'helper', instructions: '', model });
@@ -130,6 +130,7 @@ describe('the HTTP handler and instrumentRuns', () => {
     expect(await runs.cancel(runId, { by: 'user' }, 'p')).toBe(true);
     expect(await runs.stop(runId, { at: 'turn_end' }, 'p')).toBe(false); // the run has ended
     await expect(runs.stop(runId, { at: 'soon' as never }, 'p')).rejects.toThrow();
+    expect(await runs.cancelToolCall(runId, 'call-1', 'late', 'p')).toBe(false);
     expect(h.shape()).toEqual([
       'runs.start helper',
       'runs.steer',
@@ -137,7 +138,14 @@ describe('the HTTP handler and instrumentRuns', () => {
       'runs.cancel',
       'runs.stop',
       'runs.stop !ERROR(ConfigurationError)',
+      'runs.cancel_tool_call',
     ]);
+    const callCancel = h.tree().find((n) => n.name === 'runs.cancel_tool_call')!;
+    expect(callCancel.attributes).toEqual({
+      'loopctl.run.id': runId,
+      'gen_ai.tool.call.id': 'call-1',
+      'loopctl.runs.result': false,
+    });
     const cancel = h.tree().find((n) => n.name === 'runs.cancel')!;
     expect(cancel.attributes).toEqual({
       'loopctl.run.id': runId,

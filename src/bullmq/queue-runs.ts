@@ -13,7 +13,8 @@ import {
   RunNotLiveError,
   ThreadBusyError,
 } from '../runs/errors.js';
-import { checkDecision } from '../runs/decision.js';
+import { commandMethods, refusalError, type SendCommand } from '../runs/commands.js';
+import { refusalOf, type RunCommand, type RunCommandResult } from '../control/command.js';
 import { checkStart } from '../runs/local-runs.js';
 import { newInput, settle } from '../runs/new-input.js';
 import type { LocalRunsSessionStore } from '../runs/thread.js';
@@ -25,7 +26,7 @@ import { checkMs, checkName } from './checks.js';
 import { openRedis, redisOptions, type RedisConnection } from './connection.js';
 import { keysOf } from './keys.js';
 import { readEvents } from './read-events.js';
-import { Requests, type CancelMode, type WireItem } from './requests.js';
+import { Requests, type CancelMode, type WireItem, type WorkerReply, type WorkerRequest } from './requests.js';
 import { withScripts } from './scripts.js';
 import { DEFAULT_PREFIX, DEFAULT_RETAIN_FINISHED_MS, jobOptions, type RunJobData } from './shared.js';
 import { waitTerminal } from './wait-terminal.js';
@@ -129,7 +130,10 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
     for (;;) {
       const info = await redis.hmget(keys.run(runId), 'state', 'owner', 'agent', 'thread');
       const [state, owner, agent, thread] = info;
-      if (state === 'running') return void (await requests.notify(owner ?? '', { op: 'cancel', runId, reason, mode }));
+      if (state === 'running') {
+        const command = reason === undefined ? { op: 'cancel' as const } : { op: 'cancel' as const, reason };
+        return void (await requests.notify(owner ?? '', { runId, command, mode }));
+      }
       if (state !== 'queued' && state !== 'pending') return;
       const at = Date.now();
       const steering = (await redis.lrange(keys.steering(thread ?? ''), 0, -1)).map((j) => JSON.parse(j) as WireItem);
@@ -167,20 +171,105 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
     await failLost(lost, runId, owner);
   }
 
-  /** Steering into a run: the thread's Redis queue while no worker runs it, else the worker's mailbox. */
+  /**
+   * Steering into a run: the thread's Redis queue while no worker runs it, else the worker's mailbox (one steer
+   * command per item, in order).
+   */
   async function steerInto(runId: string, items: readonly WireItem[]): Promise<string[]> {
     const deadline = Date.now() + steerTimeoutMs;
-    for (;;) {
-      const routed = await redis.lcSteerQueued(keys.ns, runId, ...items.map((i) => JSON.stringify(i)));
-      if (routed[0] === 'queued') return items.map((i) => i.id);
+    const ids: string[] = [];
+    let rest = items;
+    while (rest.length > 0) {
+      const routed = await redis.lcSteerQueued(keys.ns, runId, ...rest.map((i) => JSON.stringify(i)));
+      if (routed[0] === 'queued') return [...ids, ...rest.map((i) => i.id)];
       if (routed[0] === 'ended') throw new RunNotLiveError(runId);
-      const left = deadline - Date.now();
-      const reply = left > 0 ? await requests.ask(routed[1]!, { op: 'steer', runId, items }, left) : undefined;
-      if (reply === undefined) throw new MailboxUnavailableError(runId, steerTimeoutMs);
-      if (reply.ok) return [...(reply.ids ?? [])];
-      await sleep(10); // it ended there: its terminal is being stored
+      const [item] = rest;
+      const command = { op: 'steer' as const, text: item!.content, id: item!.id };
+      const reply = await ask(routed[1]!, { runId, command }, deadline, runId);
+      if (reply.kind === 'not_here') {
+        await sleep(10); // it ended there: its terminal is being stored
+        continue;
+      }
+      if (!reply.result.ok) throw refusalError(reply.result.error, runId);
+      if (reply.result.op === 'steer') ids.push(reply.result.id);
+      rest = rest.slice(1);
+    }
+    return ids;
+  }
+
+  /** Asks the run's worker until `deadline`; no answer by then is `MailboxUnavailableError` (never a guess). */
+  async function ask(owner: string, request: WorkerRequest, deadline: number, runId: string): Promise<WorkerReply> {
+    const left = deadline - Date.now();
+    const reply = left > 0 ? await requests.ask(owner, request, left) : undefined;
+    if (reply === undefined) throw new MailboxUnavailableError(runId, steerTimeoutMs);
+    return reply;
+  }
+
+  /**
+   * Cancels the run and waits for its terminal event. Only the first cancel of a run claims it (one
+   * `HSETNX` on its hash), so of concurrent cancels exactly one answers `true` (when the run ended
+   * `run_cancelled`); each resolves once the terminal is out.
+   */
+  async function cancel(runId: string, reason: unknown): Promise<boolean> {
+    const terminal = waitTerminal(redis, channels, keys, runId);
+    try {
+      await terminal.ready;
+      const claimed = (await redis.eval(CLAIM_CANCEL, 1, keys.run(runId), randomUUID())) === 1;
+      await sendCancel(runId, reason, 'cancel');
+      // A worker that died with no other worker to notice: its run ends worker_lost here, so cancel returns.
+      const watch = setInterval(() => void endIfLost(runId).catch(() => undefined), LOST_CHECK_MS);
+      try {
+        return (await terminal.type) === 'run_cancelled' && claimed;
+      } finally {
+        clearInterval(watch);
+      }
+    } finally {
+      terminal.close();
     }
   }
+
+  /** One command to the run's worker (stop, decide, cancel one tool call); `false` when no worker runs it. */
+  async function askOwner(info: RunInfo, runId: string, command: RunCommand): Promise<RunCommandResult> {
+    const reply = await ask(info.owner, { runId, command }, Date.now() + steerTimeoutMs, runId);
+    if (reply.kind === 'result') return reply.result;
+    return notTaken(command); // it ended there meanwhile
+  }
+
+  /** Sends a parsed command to wherever the run is (`applyRunCommand` runs it on the run's worker). */
+  const send: SendCommand = async (runId, command, principal) => {
+    const info = await find(runId, principal);
+    switch (command.op) {
+      case 'cancel':
+        if (info.state === 'ended') return notTaken(command);
+        return { ok: true, op: 'cancel', cancelled: await cancel(runId, command.reason) };
+      case 'steer': {
+        if (info.state === 'ended') throw new RunNotLiveError(runId);
+        const [id] = await steerInto(runId, [{ id: command.id ?? randomUUID(), content: command.text }]);
+        return { ok: true, op: 'steer', id: id! };
+      }
+      case 'withdraw': {
+        const deadline = Date.now() + steerTimeoutMs;
+        for (;;) {
+          const routed = await redis.lcWithdrawQueued(keys.ns, runId, command.steeringId);
+          if (routed[0] !== 'live') return { ok: true, op: 'withdraw', withdrawn: routed[0] === 'removed' };
+          const reply = await ask(routed[1]!, { runId, command }, deadline, runId);
+          if (reply.kind === 'result') return reply.result;
+          await sleep(10);
+        }
+      }
+      case 'stop':
+        if (info.state === 'ended') return notTaken(command);
+        if (info.state !== 'running') {
+          throw new NotSupportedError('stop', 'a run no worker has started yet is not stopped gracefully: cancel it');
+        }
+        return askOwner(info, runId, command);
+      case 'decide':
+      case 'cancel_tool_call':
+        // A run no worker has started has no call running or awaiting approval yet.
+        if (info.state !== 'running') return notTaken(command);
+        return askOwner(info, runId, command);
+    }
+  };
 
   /**
    * The ids the thread holds but its session may not yet: steering waiting in its queue, the input of its active
@@ -262,83 +351,7 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
       });
     },
 
-    async cancel(runId, reason, principal) {
-      const info = await find(runId, principal);
-      if (info.state === 'ended') return false;
-      const terminal = waitTerminal(redis, channels, keys, runId);
-      try {
-        await terminal.ready;
-        await sendCancel(runId, reason, 'cancel');
-        // A worker that died with no other worker to notice: its run ends worker_lost here, so cancel returns.
-        const watch = setInterval(() => void endIfLost(runId).catch(() => undefined), LOST_CHECK_MS);
-        try {
-          return (await terminal.type) === 'run_cancelled';
-        } finally {
-          clearInterval(watch);
-        }
-      } finally {
-        terminal.close();
-      }
-    },
-
-    async stop(runId, opts, principal) {
-      const info = await find(runId, principal);
-      const at = opts?.at;
-      if (at !== 'turn_end' && at !== 'tool_call_end') {
-        throw new ConfigurationError('at', "must be 'turn_end' or 'tool_call_end'");
-      }
-      const graceMs = opts.graceMs;
-      if (graceMs !== undefined && (typeof graceMs !== 'number' || !(graceMs >= 0))) {
-        throw new ConfigurationError('graceMs', 'must be a number ≥ 0');
-      }
-      if (info.state === 'ended') return false;
-      if (info.state !== 'running') {
-        throw new NotSupportedError('stop', 'a run no worker has started yet is not stopped gracefully: cancel it');
-      }
-      // The worker's run handle stops it (run control); no answer in time is the same unknown as for steering.
-      const request = { op: 'stop' as const, runId, at, ...(graceMs === undefined ? {} : { graceMs }) };
-      const reply = await requests.ask(info.owner, request, steerTimeoutMs);
-      if (reply === undefined) throw new MailboxUnavailableError(runId, steerTimeoutMs);
-      if (reply.ok) return reply.stopped === true;
-      return false; // it ended there meanwhile
-    },
-
-    async steer(runId, text, principal) {
-      const info = await find(runId, principal);
-      if (typeof text !== 'string') throw new ConfigurationError('text', 'must be a string');
-      if (info.state === 'ended') throw new RunNotLiveError(runId);
-      const [id] = await steerInto(runId, [{ id: randomUUID(), content: text }]);
-      return { id: id! };
-    },
-
-    async withdraw(runId, steeringId, principal) {
-      await find(runId, principal);
-      if (typeof steeringId !== 'string') return false;
-      const deadline = Date.now() + steerTimeoutMs;
-      for (;;) {
-        const routed = await redis.lcWithdrawQueued(keys.ns, runId, steeringId);
-        if (routed[0] !== 'live') return routed[0] === 'removed';
-        const left = deadline - Date.now();
-        const reply =
-          left > 0 ? await requests.ask(routed[1]!, { op: 'withdraw', runId, id: steeringId }, left) : undefined;
-        if (reply === undefined) throw new MailboxUnavailableError(runId, steerTimeoutMs);
-        if (reply.ok) return reply.removed === true;
-        await sleep(10);
-      }
-    },
-
-    async decide(runId, callId, decision, principal) {
-      const info = await find(runId, principal);
-      const d = checkDecision(callId, decision);
-      // A run no worker has started has no call awaiting approval yet.
-      if (info.state !== 'running') return false;
-      const request = d.approve
-        ? { op: 'decide' as const, runId, callId: callId as string, approve: true }
-        : { op: 'decide' as const, runId, callId: callId as string, approve: false, reason: d.reason };
-      const reply = await requests.ask(info.owner, request, steerTimeoutMs);
-      if (reply === undefined) throw new MailboxUnavailableError(runId, steerTimeoutMs);
-      return reply.ok && reply.decided === true;
-    },
+    ...commandMethods(send),
 
     async close() {
       requests.close();
@@ -348,6 +361,33 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
     },
   };
 }
+
+/** The answer of a command that took no effect (the run ended, or no worker runs it yet). */
+function notTaken(command: RunCommand): RunCommandResult {
+  switch (command.op) {
+    case 'cancel':
+    case 'cancel_tool_call':
+      return { ok: true, op: command.op, cancelled: false };
+    case 'stop':
+      return { ok: true, op: 'stop', stopped: false };
+    case 'withdraw':
+      return { ok: true, op: 'withdraw', withdrawn: false };
+    case 'decide':
+      return { ok: true, op: 'decide', decided: false };
+    case 'steer':
+      return { ok: false, op: 'steer', error: refusalOf(new RunNotLiveError('')) };
+  }
+}
+
+/**
+ * claimCancel: KEYS run hash, ARGV token. The first cancel of a live run claims it → 1; any later one → 0 (and
+ * a hash that expired is not made again).
+ */
+const CLAIM_CANCEL = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if redis.call('HGET', KEYS[1], 'state') == 'ended' then return 0 end
+return redis.call('HSETNX', KEYS[1], 'cancelClaim', ARGV[1])
+`;
 
 /** The steering a start on a busy thread pushes: the text, or each user Item keeping its id. */
 function steeringItems(input: string | readonly Item[]): WireItem[] {

@@ -19,7 +19,8 @@ function fieldE(fields: string[]): string | undefined {
 
 /**
  * A run's events from its Redis stream, after `afterSeq`, then live ones (published by the writer), up to and
- * including the terminal event; then it completes. Each event comes once, in `seq` order: a published event
+ * including the terminal event; then it completes (at once, emitting nothing, when the run ended at or before
+ * `afterSeq`: its hash's `lastSeq` is the terminal's seq). Each event comes once, in `seq` order: a published event
  * that skips ahead first fetches what is between from the stream; one not newer than the last given is
  * dropped. A compacted `text_delta` straddling the last seq given is cut there (`sliceAfterSeq`). Errors with
  * what Redis answered when a read fails.
@@ -56,7 +57,14 @@ export function readEvents(
           const json = fieldE(fields);
           if (json !== undefined) emit(seqOf(id), json);
         }
-        if (entries.length < PAGE) return;
+        if (entries.length < PAGE) break;
+      }
+      // Nothing is after the cursor of a run that ended (afterSeq at or past its terminal): complete now.
+      if (closed) return;
+      const end = await redis.hget(keys.run(runId), 'lastSeq');
+      if (!closed && end !== null && last >= Number(end)) {
+        closed = true;
+        subscriber.complete();
       }
     };
     const schedule = (task: () => Promise<void>): void => {

@@ -1,31 +1,30 @@
 import type { Redis } from 'ioredis';
+import {
+  parseRunCommand,
+  refusalOf,
+  type CommandRefusal,
+  type RunCommand,
+  type RunCommandResult,
+} from '../control/command.js';
+import { ConfigurationError } from '../errors.js';
 import type { Channels } from './channels.js';
 import type { Keys } from './keys.js';
 
-/** A steering item on the wire and in Redis: its id (the steering id) and its text. */
+/** A steering item in Redis (the thread's queue, a run's mailbox hash): its id (the steering id) and its text. */
 export interface WireItem {
   readonly id: string;
   readonly content: string;
 }
 
-/** What a process asks the worker that runs a run (on the worker's channel). */
-export type WorkerRequest =
-  | { readonly op: 'cancel'; readonly runId: string; readonly reason: unknown; readonly mode: CancelMode }
-  | { readonly op: 'steer'; readonly runId: string; readonly items: readonly WireItem[] }
-  | { readonly op: 'withdraw'; readonly runId: string; readonly id: string }
-  | {
-      readonly op: 'decide';
-      readonly runId: string;
-      readonly callId: string;
-      readonly approve: boolean;
-      readonly reason?: string;
-    }
-  | {
-      readonly op: 'stop';
-      readonly runId: string;
-      readonly at: 'turn_end' | 'tool_call_end';
-      readonly graceMs?: number;
-    };
+/**
+ * What a process asks the worker that runs a run (on the worker's channel): one run command (the package's
+ * protocol, `parseRunCommand`) for run `runId`; a cancel also says how the run's partial is treated (`mode`).
+ */
+export interface WorkerRequest {
+  readonly runId: string;
+  readonly command: RunCommand;
+  readonly mode?: CancelMode;
+}
 
 /**
  * How a cancelled run's partial is treated: `'cancel'` as any cancel (nothing committed), `'interrupt'` committed
@@ -34,20 +33,52 @@ export type WorkerRequest =
 export type CancelMode = 'cancel' | 'interrupt' | 'rollback';
 
 /**
- * A worker's answer: `ok` with what the in-memory mailbox (or the run's handle) decided; `not_live` (the run is
- * not live there).
+ * A worker's answer: `result`, what `applyRunCommand` answered (a refusal for a command it could not parse,
+ * never a throw); or `not_here` (the run is not live on this worker, or its terminal is being stored: the
+ * caller routes again).
  */
 export type WorkerReply =
-  | {
-      readonly ok: true;
-      readonly ids?: readonly string[];
-      readonly removed?: boolean;
-      readonly stopped?: boolean;
-      readonly decided?: boolean;
-    }
-  | { readonly ok: false; readonly why: 'not_live' };
+  { readonly kind: 'result'; readonly result: RunCommandResult } | { readonly kind: 'not_here' };
 
-interface Envelope {
+/** A request as a worker read it off its channel: parsed, or refused (with where to send the refusal). */
+export type ReadRequest =
+  | { readonly ok: true; readonly request: WorkerRequest & Envelope }
+  | { readonly ok: false; readonly envelope: Envelope; readonly refusal: CommandRefusal };
+
+const MODES = new Set(['cancel', 'interrupt', 'rollback']);
+
+/**
+ * Reads a message of a worker's channel; never throws. Its command goes through `parseRunCommand` (the one
+ * validator), so a bad field is a `ConfigurationError` refusal naming it, answered to `replyTo`.
+ */
+export function readRequest(message: string): ReadRequest {
+  let value: Record<string, unknown>;
+  try {
+    const parsed: unknown = JSON.parse(message);
+    value = parsed !== null && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : {};
+  } catch {
+    value = {};
+  }
+  const envelope: Envelope = {
+    ...(typeof value['reqId'] === 'string' ? { reqId: value['reqId'] } : {}),
+    ...(typeof value['replyTo'] === 'string' ? { replyTo: value['replyTo'] } : {}),
+  };
+  try {
+    const runId = value['runId'];
+    if (typeof runId !== 'string' || runId === '') throw new ConfigurationError('runId', 'must be a non-empty string');
+    const mode = value['mode'];
+    if (mode !== undefined && !MODES.has(mode as string)) {
+      throw new ConfigurationError('mode', "must be 'cancel', 'interrupt' or 'rollback'");
+    }
+    const command = parseRunCommand(value['command']);
+    return { ok: true, request: { runId, command, ...(mode ? { mode: mode as CancelMode } : {}), ...envelope } };
+  } catch (error) {
+    return { ok: false, envelope, refusal: refusalOf(error) };
+  }
+}
+
+/** Where a request wants its answer. */
+export interface Envelope {
   readonly reqId?: string;
   readonly replyTo?: string;
 }
@@ -74,8 +105,13 @@ export class Requests {
 
   #listen(): Promise<() => void> {
     this.#ready ??= this.channels.listen(this.#replyTo, (message) => {
-      const reply = JSON.parse(message) as WorkerReply & { reqId: string };
-      this.#pending.get(reply.reqId)?.(reply);
+      let reply: WorkerReply & { reqId?: unknown };
+      try {
+        reply = JSON.parse(message) as WorkerReply & { reqId?: unknown };
+      } catch {
+        return; // not an answer of ours
+      }
+      if (typeof reply?.reqId === 'string') this.#pending.get(reply.reqId)?.(reply);
     });
     return this.#ready;
   }

@@ -9,7 +9,8 @@ import { commitPartial } from '../session/commit-partial.js';
 import type { Session } from '../session/session.js';
 import type { Keys } from './keys.js';
 import { MirroredMailbox } from './mirrored-mailbox.js';
-import { answer, type CancelMode, type WireItem, type WorkerRequest } from './requests.js';
+import { applyRunCommand } from '../control/apply.js';
+import { answer, type CancelMode, type Envelope, type WireItem, type WorkerRequest } from './requests.js';
 import type { ScriptedRedis } from './scripts.js';
 import { eventJson, lazySession, type RunJobData } from './shared.js';
 
@@ -22,9 +23,11 @@ export interface LocalRun {
   cancel?: { readonly reason: unknown };
   mode: CancelMode;
   /** Requests that came while the run was being claimed, answered once it runs. */
-  readonly waiting: (WorkerRequest & { reqId?: string; replyTo?: string })[];
-  /** The terminal event was emitted (steering now answers `not_live`). */
+  readonly waiting: (WorkerRequest & Envelope)[];
+  /** The terminal event was emitted (steering now answers `not_here`). */
   ended: boolean;
+  /** The type of the terminal event, once emitted. */
+  terminal?: TerminalEvent['type'];
   readonly done: Promise<void>;
   settle(): void;
 }
@@ -115,6 +118,7 @@ export async function execute(
         return;
       }
       local.ended = true;
+      local.terminal = event.type;
       const terminal = event;
       chain = chain
         .then(() => finish(ctx, local, terminal, session, mailbox))
@@ -192,45 +196,30 @@ async function failAtStart(
   await next(ctx, await redis.lcTerminal(...args, JSON.stringify(started), ...back));
 }
 
-/** A request on this worker's channel for a run it has (cancel, steer, withdraw). */
-export function onRequest(
-  ctx: RunContext,
-  local: LocalRun,
-  request: WorkerRequest & { reqId?: string; replyTo?: string },
-) {
+/** A request on this worker's channel for a run it has: applied with `applyRunCommand`, answered when asked. */
+export function onRequest(ctx: RunContext, local: LocalRun, request: WorkerRequest & Envelope): void {
   const { handle, mailbox } = local;
+  const { command } = request;
   if (handle === undefined || mailbox === undefined) {
-    if (request.op === 'cancel') {
-      local.cancel = { reason: request.reason };
-      local.mode = request.mode;
+    if (command.op === 'cancel') {
+      local.cancel = { reason: command.reason };
+      local.mode = request.mode ?? 'cancel';
     } else local.waiting.push(request);
     return;
   }
-  switch (request.op) {
-    case 'cancel':
-      if (!local.ended) local.mode = request.mode;
-      handle.cancel(request.reason);
-      return;
-    case 'steer': {
-      if (local.ended) return void answer(ctx.redis, request, { ok: false, why: 'not_live' });
-      const ids = request.items.map((item) => mailbox.pushItem(item.content, item.id).id);
-      return void answer(ctx.redis, request, { ok: true, ids });
-    }
-    case 'stop': {
-      if (local.ended) return void answer(ctx.redis, request, { ok: false, why: 'not_live' });
-      const options = request.graceMs === undefined ? { at: request.at } : { at: request.at, graceMs: request.graceMs };
-      return void answer(ctx.redis, request, { ok: true, stopped: handle.stop(options) });
-    }
-    case 'decide': {
-      if (local.ended) return void answer(ctx.redis, request, { ok: false, why: 'not_live' });
-      const decided = request.approve
-        ? handle.approve(request.callId)
-        : handle.reject(request.callId, request.reason ?? '');
-      return void answer(ctx.redis, request, { ok: true, decided });
-    }
-    case 'withdraw': {
-      if (local.ended) return void answer(ctx.redis, request, { ok: false, why: 'not_live' });
-      return void answer(ctx.redis, request, { ok: true, removed: mailbox.removeById(request.id) });
-    }
+  if (command.op === 'cancel' && !local.ended) local.mode = request.mode ?? 'cancel';
+  // Steering of an ended run is in the thread's queue (or about to be): the caller routes it there again.
+  if (local.ended && (command.op === 'steer' || command.op === 'withdraw')) {
+    return void answer(ctx.redis, request, { kind: 'not_here' });
   }
+  const result = applyRunCommand(
+    {
+      handle,
+      terminal: () => local.terminal,
+      steer: (text, id) => mailbox.pushItem(text, id ?? randomUUID()).id,
+      withdraw: (steeringId) => mailbox.removeById(steeringId),
+    },
+    command,
+  );
+  void answer(ctx.redis, request, { kind: 'result', result });
 }

@@ -7,12 +7,12 @@ import { DEFAULTS } from '../defaults.js';
 import { Channels } from './channels.js';
 import { openRedis, redisOptions, type RedisConnection } from './connection.js';
 import { keysOf } from './keys.js';
-import type { WorkerRequest } from './requests.js';
+import { answer, readRequest } from './requests.js';
 import { withScripts } from './scripts.js';
 import { DEFAULT_PREFIX, DEFAULT_RETAIN_FINISHED_MS, jobOptions, type RunJobData } from './shared.js';
 import { execute, newLocalRun, onRequest, type LocalRun, type RunContext } from './worker-run.js';
 import { failLost } from './worker-lost.js';
-import { checkMs, checkName } from './checks.js';
+import { checkCount, checkMs, checkName } from './checks.js';
 
 /** Options of {@link startWorker}. Times in ms. */
 export interface StartWorkerOptions {
@@ -89,7 +89,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<QueueWor
   if (sessions !== undefined && typeof sessions?.session !== 'function') {
     throw new ConfigurationError('options.sessions.session', 'must be a function');
   }
-  const concurrency = checkMs(options.concurrency ?? 10, 'options.concurrency', 1);
+  const concurrency = checkCount(options.concurrency ?? 10, 'options.concurrency');
   const lockDurationMs = checkMs(options.lockDurationMs ?? 30_000, 'options.lockDurationMs', 1);
   const stalledIntervalMs = checkMs(options.stalledIntervalMs ?? 30_000, 'options.stalledIntervalMs', 1);
   const shutdownGraceMs = checkMs(options.shutdownGraceMs ?? 25_000, 'options.shutdownGraceMs', 0);
@@ -137,19 +137,20 @@ export async function startWorker(options: StartWorkerOptions): Promise<QueueWor
     outage = undefined;
   });
 
+  // Never throws: a message it cannot parse gets a typed refusal back (when it says where to answer).
   await channels.listen(keys.workerChannel(id), (message) => {
-    let request: WorkerRequest & { reqId?: string; replyTo?: string };
     try {
-      request = JSON.parse(message);
+      const read = readRequest(message);
+      if (!read.ok) {
+        const result = { ok: false as const, op: undefined, error: read.refusal };
+        return void answer(redis, read.envelope, { kind: 'result', result });
+      }
+      const { request } = read;
+      const run = live.get(request.runId);
+      if (run !== undefined) return onRequest(ctx, run, request);
+      if (request.command.op !== 'cancel') void answer(redis, request, { kind: 'not_here' });
     } catch {
-      return;
-    }
-    const run = live.get(request.runId);
-    if (run !== undefined) return onRequest(ctx, run, request);
-    if (request.op !== 'cancel' && request.replyTo) {
-      redis
-        .publish(request.replyTo, JSON.stringify({ ok: false, why: 'not_live', reqId: request.reqId }))
-        .catch(() => 0);
+      // nothing a message says may stop the worker
     }
   });
 

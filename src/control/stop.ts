@@ -1,13 +1,14 @@
 import { readProp } from '../describe.js';
+import { parseRunCommand, type RunCommandOf } from './command.js';
 import { ConfigurationError } from '../errors.js';
 import type { StopAt, StopTimeoutReason } from '../events.js';
 
 export type { StopAt, StopTimeoutReason };
 
 /**
- * What `RunControl.stop()` takes. `at` defaults to `'turn_end'`. `graceMs` (ms, a non-negative finite
- * number) has no default: without it the run waits for the boundary however long it takes; with it,
- * a run that has not reached the boundary `graceMs` ms after the stop is cancelled with reason
+ * What `RunControl.stop()` takes. `at` defaults to `'turn_end'`. `graceMs` (an integer number of ms from 0
+ * to 2³¹−1, `MAX_DURATION_MS`) has no default: without it the run waits for the boundary however long it
+ * takes; with it, a run that has not reached the boundary `graceMs` ms after the stop is cancelled with reason
  * `{ type: 'stop_timeout', graceMs }` (a {@link StopTimeoutReason}) at the phase where it was.
  */
 export interface RunStopOptions {
@@ -29,24 +30,24 @@ export function stopTimeoutReason(graceMs: number): StopTimeoutReason {
 const UNREADABLE = Symbol('unreadable');
 
 /**
- * Validates what `stop()` was given (read totally: a foreign value never throws past here). Throws
- * `ConfigurationError` naming `at` (not `'turn_end'` or `'tool_call_end'`) or `graceMs` (not a
- * non-negative finite number), or `options` when it is not an object.
+ * Validates what `stop()` was given (read totally: a foreign value never throws past here) with the stop
+ * command's rule. Throws `ConfigurationError` naming `at` (not `'turn_end'` or `'tool_call_end'`) or
+ * `graceMs` (not an integer number of ms from 0 to 2³¹−1), or `options` when it is not an object.
  */
 export function checkStopOptions(options: unknown): StopRequest {
   if (options === undefined) return { at: 'turn_end' };
   if (options === null || typeof options !== 'object') throw new ConfigurationError('options', 'must be an object');
   const at = readProp(options, 'at', UNREADABLE);
   const graceMs = readProp(options, 'graceMs', UNREADABLE);
-  if (at !== undefined && at !== 'turn_end' && at !== 'tool_call_end') {
-    const shown = at === UNREADABLE ? 'an unreadable value' : typeof at === 'string' ? JSON.stringify(at) : typeof at;
-    throw new ConfigurationError('at', `must be 'turn_end' or 'tool_call_end' (got ${shown})`);
+  for (const [field, value] of [
+    ['at', at],
+    ['graceMs', graceMs],
+  ] as const) {
+    if (value === UNREADABLE) throw new ConfigurationError(field, 'cannot be read (a getter or Proxy trap threw)');
   }
-  if (graceMs === undefined) return { at: (at as StopAt | undefined) ?? 'turn_end' };
-  if (typeof graceMs !== 'number' || !Number.isFinite(graceMs) || graceMs < 0) {
-    const shown =
-      graceMs === UNREADABLE ? 'an unreadable value' : typeof graceMs === 'number' ? String(graceMs) : typeof graceMs;
-    throw new ConfigurationError('graceMs', `must be a non-negative number of ms (got ${String(shown)})`);
-  }
-  return { at: (at as StopAt | undefined) ?? 'turn_end', graceMs };
+  // The stop command's own rule (parseRunCommand, the one validator of run commands).
+  const command = parseRunCommand({ op: 'stop', at, graceMs }) as RunCommandOf<'stop'>;
+  return command.graceMs === undefined
+    ? { at: command.at ?? 'turn_end' }
+    : { at: command.at ?? 'turn_end', graceMs: command.graceMs };
 }

@@ -1,4 +1,5 @@
 import { DEFAULTS } from '../defaults.js';
+import { checkDurationMs } from '../duration.js';
 import { ConfigurationError } from '../errors.js';
 import { validateTool } from '../tools/tool.js';
 import { checkOutputOptions } from './output.js';
@@ -49,8 +50,8 @@ export function defineAgent<C = unknown, O = unknown>(definition: AgentDefinitio
     checkObject(definition.breaker, 'agent.breaker');
     if (definition.breaker.failureThreshold !== undefined)
       checkPositiveInt(definition.breaker.failureThreshold, 'agent.breaker.failureThreshold');
-    if (definition.breaker.cooldownMs !== undefined && !(definition.breaker.cooldownMs >= 0))
-      throw new ConfigurationError('agent.breaker.cooldownMs', 'must be a number of ms >= 0');
+    if (definition.breaker.cooldownMs !== undefined)
+      checkDurationMs(definition.breaker.cooldownMs, 'agent.breaker.cooldownMs');
   }
   if (definition.hooks !== undefined) checkHooks(definition.hooks, 'agent.hooks');
   const outputRetries = checkOutputOptions(definition.output, definition.outputRetries);

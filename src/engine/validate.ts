@@ -1,6 +1,7 @@
 import { CancelSignal } from '../cancel/cancel-signal.js';
 import { checkControl } from '../control/run-control.js';
 import { isInstance, isObservableTotal, readProp } from '../describe.js';
+import { checkDurationMs } from '../duration.js';
 import { ConfigurationError } from '../errors.js';
 import { ItemSchema, type Item } from '../items.js';
 import { Mailbox } from '../mailbox/mailbox.js';
@@ -36,10 +37,7 @@ export function checkPositiveInt(value: unknown, field: string): void {
 }
 
 function checkMs(value: unknown, field: string, allowZero = false, orElse = ''): void {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || (!allowZero && value === 0)) {
-    const kind = allowZero ? 'non-negative' : 'positive';
-    throw new ConfigurationError(field, `must be a ${kind} number of ms${orElse} (got ${String(value)})`);
-  }
+  checkDurationMs(value, field, { min: allowZero ? 0 : 1, orElse });
 }
 
 const HOOK_NAMES = ['turnStarted', 'beforeModelCall', 'beforeToolCall', 'afterToolCall', 'runEnded'] as const;

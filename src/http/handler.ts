@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Subject, takeUntil, tap } from 'rxjs';
 import { parseEventId, toAgUiFrames, type EventCursor } from '../ag-ui/frames.js';
 import { DEFAULT_CANCEL_REASON } from '../cancel/cancel-signal.js';
+import { commandOf } from '../control/command.js';
 import { ConfigurationError } from '../errors.js';
 import { traceCarrierOf } from '../runs/trace-carrier.js';
 import type { Runs } from '../runs/types.js';
@@ -9,14 +10,7 @@ import { parseWith, readJson } from './body.js';
 import { HttpError, toHttpError } from './http-error.js';
 import { matchRoute, type RouteName } from './routes.js';
 import { mapRunInput } from './run-input.js';
-import {
-  CancelBodySchema,
-  DecisionBodySchema,
-  EventsQuerySchema,
-  StartQuerySchema,
-  SteerBodySchema,
-  StopBodySchema,
-} from './schemas.js';
+import { EventsQuerySchema, StartQuerySchema } from './schemas.js';
 import { SseWriter } from './sse.js';
 
 /** Options of {@link createHandler}. */
@@ -82,7 +76,16 @@ export function createHandler(options: HandlerOptions): NodeHandler {
     disconnect = 'continue',
     basePath = '',
   } = options;
-  for (const method of ['start', 'events', 'cancel', 'stop', 'steer', 'withdraw', 'decide'] as const) {
+  for (const method of [
+    'start',
+    'events',
+    'cancel',
+    'stop',
+    'steer',
+    'withdraw',
+    'decide',
+    'cancelToolCall',
+  ] as const) {
     if (typeof runs?.[method] !== 'function')
       throw new ConfigurationError(`options.runs.${method}`, 'must be a function');
   }
@@ -194,7 +197,7 @@ export function createHandler(options: HandlerOptions): NodeHandler {
     },
 
     async cancel(ctx) {
-      const { reason } = parseWith(CancelBodySchema, (await body(ctx)) ?? {});
+      const { reason } = commandOf('cancel', await body(ctx), 'body');
       const cancelled = await runs.cancel(
         ctx.params['runId']!,
         reason === undefined ? DEFAULT_CANCEL_REASON : reason,
@@ -204,29 +207,38 @@ export function createHandler(options: HandlerOptions): NodeHandler {
     },
 
     async stop(ctx) {
-      const { at, graceMs } = parseWith(StopBodySchema, await body(ctx));
-      const stopped = await runs.stop(
-        ctx.params['runId']!,
-        graceMs === undefined ? { at } : { at, graceMs },
-        ctx.principal,
-      );
-      json(ctx.res, 200, { stopped });
+      const { op: _op, ...opts } = commandOf('stop', await body(ctx), 'body');
+      json(ctx.res, 200, { stopped: await runs.stop(ctx.params['runId']!, opts, ctx.principal) });
     },
 
     async steer(ctx) {
-      const { text } = parseWith(SteerBodySchema, await body(ctx));
+      const { text } = commandOf('steer', await body(ctx), 'body');
       json(ctx.res, 201, await runs.steer(ctx.params['runId']!, text, ctx.principal));
     },
 
     async withdraw(ctx) {
-      const withdrawn = await runs.withdraw(ctx.params['runId']!, ctx.params['steeringId']!, ctx.principal);
+      const { steeringId } = commandOf('withdraw', { steeringId: ctx.params['steeringId'] });
+      const withdrawn = await runs.withdraw(ctx.params['runId']!, steeringId, ctx.principal);
       json(ctx.res, 200, { withdrawn });
     },
 
     async decide(ctx) {
-      const decision = parseWith(DecisionBodySchema, await body(ctx));
-      const decided = await runs.decide(ctx.params['runId']!, ctx.params['callId']!, decision, ctx.principal);
+      const fields = (await body(ctx)) ?? {};
+      const { op: _op, callId, ...decision } = commandOf('decide', withParam(fields, 'callId', ctx), 'body');
+      const decided = await runs.decide(ctx.params['runId']!, callId, decision, ctx.principal);
       json(ctx.res, 200, { decided });
+    },
+
+    async cancelToolCall(ctx) {
+      const fields = (await body(ctx)) ?? {};
+      const { callId, reason } = commandOf('cancel_tool_call', withParam(fields, 'callId', ctx), 'body');
+      const cancelled = await runs.cancelToolCall(
+        ctx.params['runId']!,
+        callId,
+        reason === undefined ? DEFAULT_CANCEL_REASON : reason,
+        ctx.principal,
+      );
+      json(ctx.res, 200, { cancelled });
     },
   };
 
@@ -269,6 +281,16 @@ export function createHandler(options: HandlerOptions): NodeHandler {
   return (req, res, next) => {
     void handle(req, res, next);
   };
+}
+
+/**
+ * A body's fields with the route's path parameter `name` (`callId`): a body that names it too is refused (the
+ * path says which call), one that is no object is left for the command's parse to refuse.
+ */
+function withParam(fields: unknown, name: string, ctx: Context): unknown {
+  if (fields === null || typeof fields !== 'object' || Array.isArray(fields)) return fields;
+  if (Object.hasOwn(fields, name)) throw new HttpError(400, 'bad_request', `${name}: is given by the path`, name);
+  return { ...fields, [name]: ctx.params[name] };
 }
 
 function json(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {

@@ -10,6 +10,7 @@ export const ROUTES = [
   { name: 'steer', method: 'POST', path: '/runs/:runId/steering' },
   { name: 'withdraw', method: 'DELETE', path: '/runs/:runId/steering/:steeringId' },
   { name: 'decide', method: 'POST', path: '/runs/:runId/tool-calls/:callId/decision' },
+  { name: 'cancelToolCall', method: 'POST', path: '/runs/:runId/tool-calls/:callId/cancel' },
 ] as const;
 
 /** The name of a route of {@link ROUTES}. */

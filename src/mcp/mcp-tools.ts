@@ -1,4 +1,5 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { checkDurationMs } from '../duration.js';
 import type { Tool as McpToolInfo } from '@modelcontextprotocol/sdk/types.js';
 import type { JsonSchema } from '../model/types.js';
 import { tool, type Tool } from '../tools/tool.js';
@@ -31,7 +32,8 @@ export interface McpToolsOptions extends McpCallOptions {
  * model; once the transport is closed, later calls fail fast. Text content
  * is joined with newlines; other content is summarised as JSON. Tools that
  * require task-based execution (`execution.taskSupport: 'required'`) are left out.
- * Rejects with the SDK's error if listing fails.
+ * Rejects with the SDK's error if listing fails, and with a `ConfigurationError` naming `options.timeoutMs`
+ * or `options.maxTotalTimeoutMs` for a duration that is not a number of ms from 1 to 2³¹−1.
  *
  * @example
  * const client = await connectStdio({ command: 'node', args: ['server.js'] }); // loopctl/node
@@ -43,6 +45,11 @@ export async function mcpTools(
   client: Client,
   options: McpToolsOptions = {},
 ): Promise<Tool<Record<string, unknown>, string>[]> {
+  // The SDK waits with setTimeout: a longer wait than MAX_DURATION_MS would fire at once.
+  if (options.timeoutMs !== undefined) checkDurationMs(options.timeoutMs, 'options.timeoutMs', { min: 1 });
+  if (options.maxTotalTimeoutMs !== undefined) {
+    checkDurationMs(options.maxTotalTimeoutMs, 'options.maxTotalTimeoutMs', { min: 1 });
+  }
   const infos: McpToolInfo[] = [];
   let cursor: string | undefined;
   do {

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { checkDurationMs } from '../duration.js';
 import { z } from 'zod';
 import { TimeoutError } from '../errors.js';
 import { tool, type Tool } from '../tools/tool.js';
@@ -23,8 +24,13 @@ export interface ShellToolOptions {
  * NOT sandboxed: the command runs with this process's user, environment and
  * permissions and can read or change anything they can, inside `root` or
  * not. Give it only to agents you would let type in your terminal.
+ *
+ * @throws {ConfigurationError} naming `options.timeoutMs` or `options.killGraceMs` for a duration that is not
+ *   a number of ms up to 2³¹−1 (`MAX_DURATION_MS`).
  */
 export function shellTool(root: string, options: ShellToolOptions = {}): Tool<{ command: string }, string> {
+  if (options.timeoutMs !== undefined) checkDurationMs(options.timeoutMs, 'options.timeoutMs', { min: 1 });
+  if (options.killGraceMs !== undefined) checkDurationMs(options.killGraceMs, 'options.killGraceMs');
   return tool({
     name: 'run_shell',
     description:

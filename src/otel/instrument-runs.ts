@@ -18,8 +18,8 @@ import { parentContext, traceparentOf } from './trace-context.js';
 
 /**
  * `runs` with a span per operation (docs/telemetry.md, "Runs and HTTP"): `runs.start {agent}`,
- * `runs.cancel`, `runs.steer`, `runs.withdraw`, `runs.stop`, `runs.decide`, each run with its span
- * active, so a run started by `runs.start` (given `telemetry: withTelemetry()` in its run options)
+ * `runs.cancel`, `runs.steer`, `runs.withdraw`, `runs.stop`, `runs.decide`, `runs.cancel_tool_call`, each
+ * run with its span active, so a run started by `runs.start` (given `telemetry: withTelemetry()` in its run options)
  * is its child where the context reaches it (an AsyncLocalStorage context manager carries it
  * across `localRuns`' awaits). `start` runs in the caller's trace: the active span, else
  * `req.trace` (the `traceparent` the HTTP handler read); it answers `traceparent`, the start's own,
@@ -30,7 +30,16 @@ import { parentContext, traceparentOf } from './trace-context.js';
  * @throws {ConfigurationError} naming the field for bad options or a `runs` without a method.
  */
 export function instrumentRuns(runs: Runs, options?: TelemetryOptions): Runs {
-  for (const method of ['start', 'events', 'cancel', 'stop', 'steer', 'withdraw', 'decide'] as const) {
+  for (const method of [
+    'start',
+    'events',
+    'cancel',
+    'stop',
+    'steer',
+    'withdraw',
+    'decide',
+    'cancelToolCall',
+  ] as const) {
     if (typeof runs?.[method] !== 'function') throw new ConfigurationError(`runs.${method}`, 'must be a function');
   }
   const { tracerProvider, maxChars } = resolveOptions(options, 'options');
@@ -111,6 +120,11 @@ export function instrumentRuns(runs: Runs, options?: TelemetryOptions): Runs {
       const attributes = { ...runId(id), [C.ATTR_GEN_AI_TOOL_CALL_ID]: String(callId) };
       const call = () => runs.decide(id, callId, decision, principal);
       return traced('runs.decide', attributes, here(), call, result).result;
+    },
+    cancelToolCall(id, callId, reason, principal) {
+      const attributes = { ...runId(id), [C.ATTR_GEN_AI_TOOL_CALL_ID]: String(callId) };
+      const call = () => runs.cancelToolCall(id, callId, reason, principal);
+      return traced('runs.cancel_tool_call', attributes, here(), call, result).result;
     },
   };
 }

@@ -1,6 +1,12 @@
 export type { Runs, StartRunRequest, StartedRun, IfBusy, StopOptions, ToolDecision } from './types.js';
 export type { TraceCarrier } from './trace-carrier.js';
-export { localRuns, type LocalRunsOptions } from './local-runs.js';
+export {
+  localRuns,
+  DEFAULT_LOCAL_RETAIN_FINISHED_MS,
+  DEFAULT_RETAIN_IDLE_THREADS_MS,
+  type LocalRunsOptions,
+} from './local-runs.js';
+export { commandMethods, type SendCommand, type RunsCommandMethods } from './commands.js';
 export type { LocalRunsSessionStore } from './thread.js';
 export {
   RunNotFoundError,

@@ -1,11 +1,14 @@
-import { defer, throwError, type Observable } from 'rxjs';
+import { defer, throwError, type Observable, type SchedulerLike } from 'rxjs';
+import { applyRunCommand, type CommandTarget } from '../control/apply.js';
+import { checkDurationMs } from '../duration.js';
 import { ConfigurationError } from '../errors.js';
 import type { RunEvent, TerminalEvent } from '../events.js';
 import { isTerminalEvent } from '../events.js';
 import type { Item } from '../items.js';
 import type { Agent, RunHandle, RunOptions } from '../engine/types.js';
 import { start } from '../engine/start.js';
-import { checkDecision } from './decision.js';
+import { commandMethods, type SendCommand } from './commands.js';
+import { clockOf, Expiry } from './expiry.js';
 import { eventsAfter } from './compact.js';
 import { AgentNotFoundError, NotSupportedError, RunNotFoundError, RunNotLiveError, ThreadBusyError } from './errors.js';
 import { newInput, settle } from './new-input.js';
@@ -26,8 +29,29 @@ export interface LocalRunsOptions {
    * encodeURIComponent(threadId)`, so two principals never share a thread's history.
    */
   readonly sessionId?: (threadId: string, principal: string) => string;
-  /** Finished runs kept for `events()`, oldest forgotten first (then `RunNotFoundError`). Default 1 000. */
+  /**
+   * How long an ended run stays readable (`events()`, and commands answering `false`) after its terminal
+   * event, in ms; then it is forgotten (`RunNotFoundError`). An integer from 1 to 2³¹−1. Default 600 000
+   * (10 minutes): a client re-attaching after a dropped connection finds its run.
+   */
+  readonly retainFinishedMs?: number;
+  /**
+   * A memory cap on top of `retainFinishedMs`: at most this many ended runs are kept, the oldest forgotten
+   * first. Default: no cap (only time forgets). A non-negative integer.
+   */
   readonly retainFinishedRuns?: number;
+  /**
+   * How long a thread with no live run is kept after its last use, in ms; then it is forgotten with what
+   * it holds in memory: its mailbox (steering given back by a cancelled run) and, without `sessions`, its
+   * `MemorySession` history (the next start on it begins an empty history: give a `sessions` store to keep
+   * histories). An integer from 1 to 2³¹−1. Default 3 600 000 (1 hour).
+   */
+  readonly retainIdleThreadsMs?: number;
+  /**
+   * The scheduler retention reads the time from and arms its timer on. Default: the wall clock, with a
+   * timer that never keeps the process alive. A test gives a virtual one to pass time at once.
+   */
+  readonly scheduler?: SchedulerLike;
   /** Options every run starts with (deadlines, hooks, a shutdown `signal`…); the thread's mailbox and session win. */
   readonly runOptions?: Omit<RunOptions<any>, 'mailbox' | 'session' | 'steer$' | 'control'>;
 }
@@ -42,9 +66,15 @@ interface RunRecord {
   readonly runId: string;
   readonly principal: string;
   readonly thread: ThreadState;
+  readonly threadKey: string;
   readonly handle: RunHandle;
   terminal?: TerminalEvent;
 }
+
+/** Default of `retainFinishedMs`: 10 minutes. */
+export const DEFAULT_LOCAL_RETAIN_FINISHED_MS = 600_000;
+/** Default of `retainIdleThreadsMs`: 1 hour. */
+export const DEFAULT_RETAIN_IDLE_THREADS_MS = 3_600_000;
 
 const IF_BUSY = new Set(['reject', 'enqueue', 'interrupt', 'rollback', 'steer']);
 
@@ -71,24 +101,54 @@ export function localRuns(options: LocalRunsOptions): Runs {
   if (sessions !== undefined && typeof sessions?.session !== 'function') {
     throw new ConfigurationError('options.sessions.session', 'must be a function');
   }
-  const retain = options.retainFinishedRuns ?? 1000;
-  if (!Number.isInteger(retain) || retain < 0) {
+  const cap = options.retainFinishedRuns ?? Infinity;
+  if (cap !== Infinity && (!Number.isSafeInteger(cap) || cap < 0)) {
     throw new ConfigurationError('options.retainFinishedRuns', 'must be a non-negative integer');
+  }
+  const integerMs = { min: 1, integer: true } as const;
+  const retainMs = checkDurationMs(
+    options.retainFinishedMs ?? DEFAULT_LOCAL_RETAIN_FINISHED_MS,
+    'options.retainFinishedMs',
+    integerMs,
+  );
+  const idleMs = checkDurationMs(
+    options.retainIdleThreadsMs ?? DEFAULT_RETAIN_IDLE_THREADS_MS,
+    'options.retainIdleThreadsMs',
+    integerMs,
+  );
+  const { scheduler } = options;
+  if (scheduler !== undefined && (typeof scheduler?.now !== 'function' || typeof scheduler.schedule !== 'function')) {
+    throw new ConfigurationError('options.scheduler', 'must be an RxJS SchedulerLike');
   }
   const sessionId = options.sessionId ?? ((t, p) => `${encodeURIComponent(p)}/${encodeURIComponent(t)}`);
   const threads = new Map<string, ThreadState>();
   const runs = new Map<string, RunRecord>();
-  const finished: string[] = [];
+  const clock = clockOf(scheduler);
+  // Ended runs and idle threads, each forgotten a fixed time after it ended / was last used.
+  const finished = new Expiry<string>(retainMs, clock, (runId) => runs.delete(runId));
+  const idle = new Expiry<string>(idleMs, clock, (key) => {
+    if (threads.get(key)?.busy === false) threads.delete(key);
+  });
+  const sweep = () => {
+    finished.sweep();
+    idle.sweep();
+  };
 
-  const threadOf = (principal: string, threadId: string): ThreadState => {
+  const threadOf = (principal: string, threadId: string): [ThreadState, string] => {
     const key = JSON.stringify([principal, threadId]);
     let thread = threads.get(key);
     if (!thread) threads.set(key, (thread = new ThreadState(threadId, sessions, sessionId(threadId, principal))));
-    return thread;
+    idle.remove(key);
+    return [thread, key];
+  };
+  /** The thread was used: it is forgotten `retainIdleThreadsMs` from now unless it is busy then. */
+  const touch = (thread: ThreadState, key: string) => {
+    if (!thread.busy && threads.get(key) === thread) idle.add(key);
   };
 
   /** The principal's run, or RunNotFoundError: another principal's run does not exist for this one. */
   const find = (runId: unknown, principal: unknown): RunRecord => {
+    sweep();
     const record = typeof runId === 'string' ? runs.get(runId) : undefined;
     if (record === undefined || record.principal !== principal) throw new RunNotFoundError(String(runId));
     return record;
@@ -97,11 +157,39 @@ export function localRuns(options: LocalRunsOptions): Runs {
   const ended = (record: RunRecord, terminal: TerminalEvent): void => {
     record.terminal = terminal;
     record.thread.ended(record.runId);
-    finished.push(record.runId);
-    while (finished.length > retain) runs.delete(finished.shift()!);
+    finished.add(record.runId);
+    while (finished.size > cap) {
+      const oldest = finished.oldest()!;
+      finished.remove(oldest);
+      runs.delete(oldest);
+    }
+    touch(record.thread, record.threadKey);
   };
 
-  async function startOnThread(req: StartRunRequest, agent: Agent<any>, thread: ThreadState): Promise<StartedRun> {
+  /** A run as `applyRunCommand` reaches it: its handle, its terminal, its thread's mailbox. */
+  const targetOf = (record: RunRecord): CommandTarget => ({
+    handle: record.handle,
+    terminal: () => record.terminal?.type,
+    steer(text, id) {
+      if (record.thread.live !== record.runId) throw new RunNotLiveError(record.runId);
+      return record.thread.steerText(text, id);
+    },
+    withdraw: (steeringId) => record.thread.withdraw(steeringId),
+  });
+
+  const send: SendCommand = async (runId, command, principal) => {
+    const record = find(runId, principal);
+    const result = applyRunCommand(targetOf(record), command);
+    touch(record.thread, record.threadKey);
+    return result;
+  };
+
+  async function startOnThread(
+    req: StartRunRequest,
+    agent: Agent<any>,
+    thread: ThreadState,
+    threadKey: string,
+  ): Promise<StartedRun> {
     const session = await thread.session();
     let input: string | readonly Item[] = req.input;
     if (typeof input !== 'string') {
@@ -119,7 +207,7 @@ export function localRuns(options: LocalRunsOptions): Runs {
     // Each run has a RunControl of its own (its handle's): `stop` acts on this run only.
     const own = { mailbox: thread.mailbox, session, control: undefined };
     const handle = start(agent, input, { ...runOptions, ...REPLAY_OPTIONS, ...own });
-    const record: RunRecord = { runId: handle.runId, principal: req.principal, thread, handle };
+    const record: RunRecord = { runId: handle.runId, principal: req.principal, thread, threadKey, handle };
     runs.set(record.runId, record);
     thread.began(record.runId, input);
     // The replay delivers what already happened at once, so a run that ended at its start is seen as ended.
@@ -141,54 +229,29 @@ export function localRuns(options: LocalRunsOptions): Runs {
       if (ifBusy !== 'steer' && ifBusy !== 'reject') {
         return Promise.reject(new NotSupportedError('ifBusy', `'${ifBusy}' is not supported by localRuns`));
       }
-      const thread = threadOf(req.principal, req.threadId);
+      sweep();
+      const [thread, key] = threadOf(req.principal, req.threadId);
       // One start at a time per thread: the busy check and the start see each other's effect.
-      return thread.serialize(() => startOnThread({ ...req, ifBusy }, agents[req.agent]!, thread));
+      const started = thread.starting(() =>
+        thread.serialize(() => startOnThread({ ...req, ifBusy }, agents[req.agent]!, thread, key)),
+      );
+      const settled = () => touch(thread, key);
+      started.then(settled, settled);
+      return started;
     },
 
     events(runId, opts): Observable<RunEvent> {
       return defer(() => {
-        const record = find(runId, opts?.principal);
-        const afterSeq = opts.afterSeq;
+        const afterSeq = opts?.afterSeq;
         if (afterSeq !== undefined && (!Number.isInteger(afterSeq) || afterSeq < -1)) {
           return throwError(() => new ConfigurationError('afterSeq', 'must be an integer ≥ -1'));
         }
+        const record = find(runId, opts?.principal);
         return record.handle.events$.pipe(eventsAfter(afterSeq));
       });
     },
 
-    async cancel(runId, reason, principal) {
-      const record = find(runId, principal);
-      if (record.terminal) return false;
-      record.handle.cancel(reason); // guarantee 3: terminal before cancel() returns, so it is known here
-      const terminal = record.terminal as TerminalEvent | undefined;
-      return terminal?.type === 'run_cancelled';
-    },
-
-    async stop(runId, opts, principal) {
-      const record = find(runId, principal);
-      // Bad input is refused naming the field (`at`, `graceMs`) also for a run that has ended.
-      return record.handle.stop(opts);
-    },
-
-    async steer(runId, text, principal) {
-      const record = find(runId, principal);
-      if (typeof text !== 'string') throw new ConfigurationError('text', 'must be a string');
-      if (record.terminal || record.thread.live !== record.runId) throw new RunNotLiveError(record.runId);
-      return { id: record.thread.steer(text) };
-    },
-
-    async withdraw(runId, steeringId, principal) {
-      const record = find(runId, principal);
-      return typeof steeringId === 'string' && record.thread.withdraw(steeringId);
-    },
-
-    async decide(runId, callId, decision, principal) {
-      const record = find(runId, principal);
-      const d = checkDecision(callId, decision);
-      if (record.terminal) return false;
-      return d.approve ? record.handle.approve(callId as string) : record.handle.reject(callId as string, d.reason);
-    },
+    ...commandMethods(send),
   };
 }
 

@@ -26,6 +26,7 @@ export class ThreadState {
   #forcedId: string | undefined;
   #session: Promise<Session> | undefined;
   #queue: Promise<unknown> = Promise.resolve();
+  #starting = 0;
 
   constructor(
     readonly threadId: string,
@@ -92,6 +93,28 @@ export class ThreadState {
     let id = '';
     for (const item of input) if (item.type === 'user') id = this.#push(item.text, item.id);
     return id;
+  }
+
+  /**
+   * Pushes steering `text` with the steering id `id` when given (a client's message id), else a new one;
+   * returns its id.
+   */
+  steerText(text: string, id: string | undefined): string {
+    return this.#push(text, id);
+  }
+
+  /** True while a start is being served on the thread or a run of it is live (it is not idle). */
+  get busy(): boolean {
+    return this.live !== undefined || this.#starting > 0;
+  }
+
+  /** Runs `task` (a start) with the thread counted busy until it settles. */
+  starting<T>(task: () => Promise<T>): Promise<T> {
+    this.#starting++;
+    const done = () => void this.#starting--;
+    const promise = task(); // the task's own promise: no extra tick before the caller sees its outcome
+    promise.then(done, done);
+    return promise;
   }
 
   /** `removeById`; a withdrawn item no longer counts as held, so the same message sent again is new input. */

@@ -13,6 +13,15 @@ import type { TraceCarrier } from './trace-carrier.js';
  * started it, and for anyone else it does not exist — an unknown `runId` and another principal's run both
  * reject with `RunNotFoundError` ("never a leak of existence"). Booleans answer "did it take effect": `false`
  * for a run that has ended, or an id that names nothing.
+ *
+ * The command methods (`cancel`, `stop`, `steer`, `withdraw`, `decide`, `cancelToolCall`) are one protocol
+ * (`RunCommand`, docs/ui.md "The Runs interface"): each builds its command and checks it with
+ * `parseRunCommand`, the only validator, before the run is looked up, so a bad field (`Infinity`, `NaN`, a
+ * negative or non-integer `graceMs`, one above 2³¹−1 ms, an unknown key) rejects with the same
+ * `ConfigurationError` naming it from JavaScript, HTTP and a queue; where the run lives, `applyRunCommand`
+ * runs it. Retention: a run's events stay readable for a documented time after its end (`localRuns`:
+ * `retainFinishedMs`, default 10 minutes; `queueRuns`: `retainFinishedMs`, default 24 h), then every method
+ * answers `RunNotFoundError` for it. `loopctl/node/testing`'s `runsContract` checks all of this.
  */
 export interface Runs {
   /**
@@ -38,34 +47,43 @@ export interface Runs {
   }): Promise<{ runId: string; steeringId?: string; traceparent?: string }>;
   /**
    * The run's events with `seq > afterSeq` (all of them without `afterSeq`), then its live events, up to
-   * and including the terminal event; then it completes. A compacted `text_delta` (replay `'compact'`)
-   * that straddles `afterSeq` is cut there, so exactly the missed text comes. Errors with
-   * `RunNotFoundError` (unknown run, another principal's, or one no longer kept).
+   * and including the terminal event; then it completes. With `afterSeq` at or past the terminal's seq of a
+   * run that has ended it completes at once, emitting nothing. A compacted `text_delta` (replay
+   * `'compact'`) that straddles `afterSeq` is cut there, so exactly the missed text comes. Errors with
+   * `RunNotFoundError` (unknown run, another principal's, or one no longer kept), and `ConfigurationError`
+   * naming `afterSeq` unless it is an integer ≥ -1.
    */
   events(runId: string, opts: { principal: string; afterSeq?: number }): Observable<RunEvent>;
   /**
-   * Cancels a live run with `reason` and resolves once its `run_cancelled` was emitted (guarantee 3:
-   * terminal before cancel() returns): `true`. `false` when the run had ended, or ended otherwise
-   * (a completion already being committed is not undone).
+   * Cancels a live run with `reason` and resolves once its terminal event was emitted (guarantee 3:
+   * terminal before cancel() returns). `true` for exactly one cancel: the one that ended the run with
+   * `run_cancelled`. `false` when the run had ended, ended otherwise (a completion already being committed
+   * is not undone), or another cancel ended it first: of concurrent cancels exactly one answers `true`.
    */
   cancel(runId: string, reason: unknown, principal: string): Promise<boolean>;
   /**
    * Graceful stop at a boundary (docs/run-control.md, "Stop"): `true` when the live run took it (it emits
    * `stop_requested` and ends `run_completed` with `stopReason: 'stopped'`, or is cancelled with a
    * `stop_timeout` reason once `graceMs` passes); `false` when the run has ended, its outcome is decided,
-   * or a stop was taken before. `ConfigurationError` naming `at` or `graceMs` for a bad value.
+   * or a stop was taken before. `at` defaults to `'turn_end'`; `graceMs` is an integer number of ms from 0
+   * to 2³¹−1. `ConfigurationError` naming `at` or `graceMs` for a bad value.
    */
   stop(
     runId: string,
-    opts: { at: 'turn_end' | 'tool_call_end'; graceMs?: number },
+    opts: { at?: 'turn_end' | 'tool_call_end'; graceMs?: number },
     principal: string,
   ): Promise<boolean>;
   /**
    * Pushes steering `text` into a live run's mailbox; resolves with the steering id (the id of the `user`
-   * Item and of the `user_message_injected` event it becomes). `RunNotLiveError` for a run that ended.
+   * Item and of the `user_message_injected` event it becomes). `RunNotLiveError` for a run that ended;
+   * `ConfigurationError` naming `text` when it is not a string.
    */
   steer(runId: string, text: string, principal: string): Promise<{ id: string }>;
-  /** Withdraws queued steering by id (the mailbox's `removeById` rule): `true` means it is never delivered. */
+  /**
+   * Withdraws queued steering by id (the mailbox's `removeById` rule): `true` means it is never delivered.
+   * Also after the run ended, for steering it gave back to the thread. `ConfigurationError` naming
+   * `steeringId` unless it is a non-empty string.
+   */
   withdraw(runId: string, steeringId: string, principal: string): Promise<boolean>;
   /**
    * Approves or rejects a tool call awaiting approval ("approvals", docs/run-control.md): `true` when the call
@@ -79,6 +97,13 @@ export interface Runs {
     decision: { approve: true } | { approve: false; reason: string },
     principal: string,
   ): Promise<boolean>;
+  /**
+   * Cancels one tool call of a live run that is running or awaiting approval ("Per-call cancel",
+   * docs/run-control.md): its `tool_call_failed { interrupted: true }` is out before this resolves `true`;
+   * the run goes on. `false` for an id that names no such call or a run that has ended.
+   * `ConfigurationError` naming `callId` unless it is a non-empty string.
+   */
+  cancelToolCall(runId: string, callId: string, reason: unknown, principal: string): Promise<boolean>;
 }
 
 /** What {@link Runs.start} takes. */

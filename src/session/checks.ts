@@ -3,6 +3,7 @@
  * ("bad input: a typed error naming the field"). Each throws `ConfigurationError`.
  */
 import { describeValue } from '../describe.js';
+import { checkDurationMs } from '../duration.js';
 import { ConfigurationError, ResumeError } from '../errors.js';
 import { ItemSchema, type Item } from '../items.js';
 import type { AppendOptions } from './session.js';
@@ -31,7 +32,7 @@ export function checkTtl(options: unknown): number {
   if (typeof ttlMs !== 'number' || !Number.isFinite(ttlMs) || ttlMs <= 0) {
     throw new ConfigurationError('options.ttlMs', `must be a positive number of ms (got ${describeValue(ttlMs)})`);
   }
-  return ttlMs;
+  return checkDurationMs(ttlMs, 'options.ttlMs');
 }
 
 /** Throws unless `items` is an array of Items; the field names the first bad one (`items[3].text`). */

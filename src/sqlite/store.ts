@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { checkDurationMs } from '../duration.js';
 import Database from 'better-sqlite3';
 import { isConfigurationError } from '../errors.js';
 import { checkId } from '../session/checks.js';
@@ -59,6 +60,7 @@ export class SqliteSessionStore implements SessionStore {
   #closed = false;
 
   constructor(file: string | Database.Database, options: SqliteSessionStoreOptions = {}) {
+    if (options.busyTimeoutMs !== undefined) checkDurationMs(options.busyTimeoutMs, 'options.busyTimeoutMs');
     this.#owned = typeof file === 'string';
     this.#now = options.now ?? Date.now;
     this.#busyTimeoutMs = options.busyTimeoutMs ?? 5000;

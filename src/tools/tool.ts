@@ -1,4 +1,5 @@
 import type { Observable } from 'rxjs';
+import { checkDurationMs } from '../duration.js';
 import { z } from 'zod';
 import type { CancelSignal } from '../cancel/cancel-signal.js';
 import { ConfigurationError } from '../errors.js';
@@ -118,8 +119,7 @@ export function validateTool(t: Tool, path: string): void {
       { cause: err },
     );
   }
-  if (t.timeoutMs !== undefined && !(Number.isFinite(t.timeoutMs) && t.timeoutMs > 0))
-    throw new ConfigurationError(`${path}.timeoutMs`, 'must be a positive number of ms');
+  if (t.timeoutMs !== undefined) checkDurationMs(t.timeoutMs, `${path}.timeoutMs`, { min: 1 });
   const needs = t.needsApproval;
   if (needs !== undefined && typeof needs !== 'boolean' && typeof needs !== 'function')
     throw new ConfigurationError(`${path}.needsApproval`, 'must be a boolean or a function (args, ctx) => boolean');

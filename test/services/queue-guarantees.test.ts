@@ -1,7 +1,7 @@
 /**
  * The in-process guarantees that make sense remotely, against queueRuns with worker processes: one terminal
- * event per run whatever races it (cancels from two API processes racing completion), cancel answering true
- * exactly when the run ended cancelled, and steering delivered exactly once across many runs.
+ * event per run whatever races it (cancels from two API processes racing completion), exactly one cancel
+ * answering true when the run ended cancelled, and steering delivered exactly once across many runs.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { isTerminalEvent, type RunEvent } from '../../src/index.js';
@@ -40,8 +40,9 @@ describe('queueRuns guarantees', () => {
         expect(terminals).toHaveLength(1);
         expect(gapless(events)).toBe(true);
         const cancelled = terminals[0]!.type === 'run_cancelled';
-        // Both callers see the same ending: true for both exactly when the run ended cancelled.
-        expect(answers).toEqual([cancelled, cancelled]);
+        // Exactly one of the two cancels answers true when the run ended cancelled (the one that ended it);
+        // both answer false when it ended otherwise.
+        expect(answers.filter((a) => a).length).toBe(cancelled ? 1 : 0);
       }
     } finally {
       await other.close();

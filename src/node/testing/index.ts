@@ -1,6 +1,7 @@
 /**
  * The `loopctl/node/testing` entry (Node.js only): the contract suite every session store must pass,
- * and the second process its cross-process parts drive (docs/sessions.md); the contract suite every
+ * and the second process its cross-process parts drive (docs/sessions.md); the contract suite every `Runs`
+ * implementation must pass (`runsContract`, docs/ui.md) and the agent it drives; the contract suite every
  * model provider must pass, its local wire server, and the kits of the OpenAI adapters
  * (docs/testing.md, "Proving a provider adapter"). The suites take the test framework's functions as
  * arguments, so loopctl depends on no test framework.
@@ -35,3 +36,6 @@ export { openaiChatKit, openaiChatWire } from './provider-kits/openai-chat.js';
 export { openaiResponsesKit, openaiResponsesWire } from './provider-kits/openai-responses.js';
 export { geminiWire } from './provider-kits/gemini.js';
 export { geminiContentsFault, geminiRequestFault, kitSignature } from './provider-kits/gemini-validate.js';
+export { runsContract } from './contract-runs.js';
+export type { MakeRuns, RunsContractOptions, RunsUnderTest } from './runs-kit.js';
+export { runsContractAgent, RUNS_CONTRACT_AGENT, type RunsContractDirective } from './runs-agent.js';

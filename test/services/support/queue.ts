@@ -30,7 +30,10 @@ export interface WorkerProcess {
   readonly exited: Promise<number | string>;
 }
 
-type WorkerSettings = Partial<Omit<StartWorkerOptions, 'agents' | 'sessions'>> & { pgSchema?: string };
+type WorkerSettings = Partial<Omit<StartWorkerOptions, 'agents' | 'sessions'>> & {
+  pgSchema?: string;
+  suspend?: boolean;
+};
 
 export interface QueueFixture {
   readonly queue: string;
