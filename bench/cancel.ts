@@ -530,7 +530,8 @@ export async function main(): Promise<void> {
     ]);
   }
   printTable(
-    `verdict (target: p99 ≤ ${TARGET_P99_US} µs at every engine checkpoint, and within the pre-reshape build's ` +
+    `verdict (target: p99 ≤ ${TARGET_P99_US} µs at every engine checkpoint, and within the ` +
+      `${baseline?.name ?? 'baseline'} build's ` +
       `min–max); load average per round: ${loads.join(' | ')}`,
     verdict,
   );
