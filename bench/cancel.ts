@@ -25,7 +25,7 @@ import OpenAI from 'openai';
 import { NEVER, Subject, take } from 'rxjs';
 import type { CancelPhase, RunEvent, RunOptions, Agent, AgentDefinition } from '../src/index.js';
 import { startChildServer, type ChildServer } from './lib/child-server.js';
-import { builds, LIB_LABEL, type Build } from './lib/loopctl.js';
+import { baseline, builds, LIB_LABEL, type Build } from './lib/loopctl.js';
 import { fmt, fullGc, loadAverage, median, medianRange, printTable, summarize } from './lib/stats.js';
 
 const RUNS = Number(process.env['BENCH_RUNS'] ?? 1000);
@@ -510,7 +510,7 @@ export async function main(): Promise<void> {
     ['checkpoint', 'phase', 'loopctl p99 µs', 'baseline p99 µs', '≤ 1 ms', "vs the baseline's min–max", 'all sync'],
   ];
   for (const r of all.filter((x) => x.build === 'loopctl')) {
-    const base = rows.get(`${r.name}\0pre-reshape`);
+    const base = baseline && rows.get(`${r.name}\0${baseline.name}`);
     const p99 = median(r.p99);
     const where = !base
       ? '-'
@@ -530,7 +530,8 @@ export async function main(): Promise<void> {
     ]);
   }
   printTable(
-    `verdict (target: p99 ≤ ${TARGET_P99_US} µs at every engine checkpoint, and within the pre-reshape build's ` +
+    `verdict (target: p99 ≤ ${TARGET_P99_US} µs at every engine checkpoint, and within the ` +
+      `${baseline?.name ?? 'baseline'} build's ` +
       `min–max); load average per round: ${loads.join(' | ')}`,
     verdict,
   );

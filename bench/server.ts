@@ -5,7 +5,8 @@
  * `node --import tsx bench/server.ts` listens on 127.0.0.1 (port 0), prints
  * `port <n>` and, when forked, sends `{ port }` over IPC. What it answers is
  * chosen by the request body's `model` (so a benchmark picks a behaviour with
- * `openaiChat({ model })`):
+ * `openaiChat({ model })`); `stream:<n>` and `paced:<n>` sent to `POST …/responses` answer Responses API
+ * events instead (`response.created` … `response.output_text.delta` × n … `response.completed`, no `[DONE]`):
  *
  * | model            | answer                                                                 |
  * | ---------------- | ---------------------------------------------------------------------- |
@@ -33,6 +34,7 @@ import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SSE_DONE, chatCompletion, sseData, wireUsage } from '../test/support/openai-server.js';
 import { anthropicFrames } from './lib/anthropic-frames.js';
+import { sseEvent } from '../src/node/testing/provider-kits/openai-wire.js';
 
 const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' };
 const WORDS = [' The', ' capital', ' of', ' the', ' United', ' Kingdom', ' is', ' London', '.', ' It'];
@@ -68,6 +70,108 @@ function openaiFrames(n: number): string[] {
   return frames;
 }
 
+const RESPONSE_ID = 'resp_067b756b377f97050069e16fa9fbfc8190b2bc00b6c520cb01';
+const MESSAGE_ID = 'msg_067b756b377f97050069e16faa53c88190a288211b49a2927f';
+/** A recorded-shape Responses `response` object (gpt-4.1, store on, no tools). */
+function response(status: string, output: unknown[], usage: unknown): Record<string, unknown> {
+  return {
+    id: RESPONSE_ID,
+    object: 'response',
+    created_at: 1776381866,
+    status,
+    background: false,
+    error: null,
+    incomplete_details: null,
+    instructions: null,
+    max_output_tokens: null,
+    model: 'gpt-4.1-2025-04-14',
+    output,
+    parallel_tool_calls: true,
+    previous_response_id: null,
+    reasoning: { effort: null, summary: null },
+    service_tier: 'default',
+    store: true,
+    temperature: 1.0,
+    text: { format: { type: 'text' }, verbosity: 'medium' },
+    tool_choice: 'auto',
+    tools: [],
+    top_p: 1.0,
+    truncation: 'disabled',
+    usage,
+    user: null,
+    metadata: {},
+  };
+}
+
+const responsesCache = new Map<number, string[]>();
+/** The frames of an n-delta Responses text stream (cached), shaped like the recorded gpt-4.1 events. */
+function responsesFrames(n: number): string[] {
+  let frames = responsesCache.get(n);
+  if (!frames) {
+    let seq = 0;
+    const item = { id: MESSAGE_ID, type: 'message', status: 'in_progress', content: [], role: 'assistant' };
+    const part = { type: 'output_text', annotations: [], logprobs: [], text: '' };
+    frames = [
+      sseEvent('response.created', { response: response('in_progress', [], null), sequence_number: seq++ }),
+      sseEvent('response.in_progress', { response: response('in_progress', [], null), sequence_number: seq++ }),
+      sseEvent('response.output_item.added', { item, output_index: 0, sequence_number: seq++ }),
+      sseEvent('response.content_part.added', {
+        content_index: 0,
+        item_id: MESSAGE_ID,
+        output_index: 0,
+        part,
+        sequence_number: seq++,
+      }),
+    ];
+    let text = '';
+    for (let i = 0; i < n; i++) {
+      const delta = WORDS[i % WORDS.length]!;
+      text += delta;
+      frames.push(
+        sseEvent('response.output_text.delta', {
+          content_index: 0,
+          delta,
+          item_id: MESSAGE_ID,
+          logprobs: [],
+          obfuscation: 'TSLJJ58VSbxs00x',
+          output_index: 0,
+          sequence_number: seq++,
+        }),
+      );
+    }
+    const done = { ...part, text };
+    const message = { ...item, status: 'completed', content: [done] };
+    const usage = {
+      input_tokens: 12,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens: n,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: 12 + n,
+    };
+    frames.push(
+      sseEvent('response.output_text.done', {
+        content_index: 0,
+        item_id: MESSAGE_ID,
+        logprobs: [],
+        output_index: 0,
+        sequence_number: seq++,
+        text,
+      }),
+      sseEvent('response.content_part.done', {
+        content_index: 0,
+        item_id: MESSAGE_ID,
+        output_index: 0,
+        part: done,
+        sequence_number: seq++,
+      }),
+      sseEvent('response.output_item.done', { item: message, output_index: 0, sequence_number: seq++ }),
+      sseEvent('response.completed', { response: response('completed', [message], usage), sequence_number: seq }),
+    );
+    responsesCache.set(n, frames);
+  }
+  return frames;
+}
+
 let open = 0;
 let active = 0;
 let requests = 0;
@@ -75,21 +179,26 @@ const now = (): number => performance.timeOrigin + performance.now();
 let lastIdleAt = now();
 const idleWaiters: ((at: number) => void)[] = [];
 
-function answer(res: ServerResponse, body: { model?: string; stream?: boolean }, anthropic = false): void {
+/** Which wire a request speaks: Chat Completions, the Responses API, or Anthropic's Messages (POST /v1/messages). */
+type Wire = 'chat' | 'responses' | 'anthropic';
+
+function answer(res: ServerResponse, body: { model?: string; stream?: boolean }, wire: Wire): void {
   const model = String(body.model ?? '');
   const [mode, arg] = model.split(':');
   const n = Number(arg ?? 0);
-  // POST /v1/messages: the same modes in Anthropic's Messages format (frames: bench/lib/anthropic-frames.ts).
+  const anthropic = wire === 'anthropic';
+  // The same modes in Anthropic's Messages format (frames: bench/lib/anthropic-frames.ts).
   const streamFrames = anthropic ? anthropicFrames : openaiFrames;
+  const textFrames = wire === 'responses' ? responsesFrames : streamFrames;
   switch (mode) {
     case 'stream':
       res.writeHead(200, SSE_HEADERS);
-      for (const frame of streamFrames(n)) res.write(frame);
+      for (const frame of textFrames(n)) res.write(frame);
       res.end();
       return;
     case 'paced': {
       res.writeHead(200, SSE_HEADERS);
-      const frames = streamFrames(n);
+      const frames = textFrames(n);
       let i = 0;
       const step = (): void => {
         if (res.destroyed) return;
@@ -142,7 +251,8 @@ const server = createServer({ requestTimeout: 0, headersTimeout: 0, keepAliveTim
     } catch {
       /* not JSON: the default answer */
     }
-    answer(res, body, req.url?.startsWith('/v1/messages') === true);
+    const url = req.url ?? '';
+    answer(res, body, url.startsWith('/v1/messages') ? 'anthropic' : url.endsWith('/responses') ? 'responses' : 'chat');
   });
 });
 server.on('connection', (socket) => {

@@ -37,6 +37,7 @@ export function areaOf(url: string, name: string): string {
   if (url.includes('/loopctl-bench/') || url.includes('/src/')) return 'loopctl';
   if (url.includes('/node_modules/rxjs/')) return 'rxjs';
   if (url.includes('/node_modules/openai/')) return 'openai SDK';
+  if (url.includes('/node_modules/eventsource-parser/')) return 'eventsource-parser';
   if (url.includes('/node_modules/zod/')) return 'zod';
   if (url.includes('/bench/')) return 'benchmark';
   if (url.startsWith('node:internal/deps/undici') || url.startsWith('wasm://')) return 'undici (fetch)'; // llhttp is wasm

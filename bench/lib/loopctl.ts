@@ -60,7 +60,7 @@ export interface Build {
   readonly lib: typeof Core;
   readonly testing: typeof Testing;
   readonly label: string;
-  /** Short name for table rows: `loopctl` or `pre-reshape`. */
+  /** Short name for table rows: `loopctl`, or the baseline's (`pre-reshape`, or BENCH_BASELINE_NAME). */
   readonly name: string;
   /** Another entry by its path under src/ without extension (`'http/index'`). */
   readonly load: (rel: string) => Promise<unknown>;
@@ -98,11 +98,18 @@ if (baselineDir !== undefined && !existsSync(path.join(baselineDir, 'index.js'))
     `BENCH_BASELINE_DIR=${baselineDir} holds no index.js: build it first (BENCHMARKS.md, "Machine and method")`,
   );
 }
-/** BENCH_BASELINE_DIR: the comparison build (the pre-reshape engine), or undefined when not asked for. */
+/**
+ * BENCH_BASELINE_DIR: the comparison build (the pre-reshape engine), or undefined when not asked for. Its rows are
+ * named BENCH_BASELINE_NAME (default `pre-reshape`), e.g. `before` for the build of a change's parent commit.
+ */
 export const baseline: Build | undefined =
   baselineDir === undefined
     ? undefined
-    : await loadBuild('pre-reshape', baselineDir, `baseline build (${baselineDir})`);
+    : await loadBuild(
+        process.env['BENCH_BASELINE_NAME'] || 'pre-reshape',
+        baselineDir,
+        `baseline build (${baselineDir})`,
+      );
 
 /** The measured build, then the baseline when one is loaded. */
 export const builds: readonly Build[] = baseline ? [measured, baseline] : [measured];

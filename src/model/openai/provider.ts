@@ -3,6 +3,7 @@ import { Observable } from 'rxjs';
 import { ConfigurationError, ModelCallError, ModelOutputError } from '../../errors.js';
 import type { ModelEvent, ModelRequest, ModelResponse } from '../types.js';
 import { isConnectionFailure, toModelCallError } from './errors.js';
+import { readEventStream } from './event-stream.js';
 import type { StructuredOutputsMode } from './structured.js';
 import { isEventStream, wholeBodyResponse, type JsonAnswer } from './whole-body.js';
 
@@ -95,20 +96,27 @@ export interface StreamReducer<C> {
   complete?(): boolean;
 }
 
-/** A streaming SDK call as loopctl uses it: the SDK's `APIPromise` of its `Stream`, read with `withResponse()`. */
-export interface StreamingSdkCall<C> {
-  withResponse(): Promise<{ readonly data: AsyncIterable<C>; readonly response: Response }>;
+/**
+ * A streaming SDK call as loopctl uses it: the SDK's `APIPromise` of its `Stream`, read with `asResponse()`. The SDK
+ * builds, authenticates and sends the request, applies the timeout (until the response headers) and turns a non-2xx
+ * answer into its `APIError`; the body of a 2xx answer is loopctl's to read ({@link readEventStream}).
+ */
+export interface StreamingSdkCall {
+  asResponse(): Promise<Response>;
 }
 
 /**
  * A cold Observable over one streamed SDK call. Each subscription creates its
  * OWN `AbortController` (the SDK never removes the listener it adds to the
  * signal: docs/recovery.md), calls `send({ signal, maxRetries: 0, timeout })`,
- * iterates the SDK stream, emits the reducer's deltas, then one `response`,
- * then completes. Unsubscribing aborts the controller (the socket closes) and
- * calls `iterator.return()`; nothing is emitted after it and the abort error
- * is swallowed. Failures error with `ModelCallError` (`streamStarted` is true
- * once a chunk was read).
+ * takes the raw response (`asResponse()`), reads its body with
+ * {@link readEventStream} (`eventsource-parser`: one read, many events, each
+ * pushed synchronously through the reducer), emits the reducer's deltas, then
+ * one `response`, then completes. Unsubscribing aborts the controller (the
+ * socket closes) and cancels the body reader; nothing is emitted after it and
+ * the abort error is swallowed. Failures error with `ModelCallError`
+ * (`streamStarted` is true once a chunk was read); a data line that is not JSON
+ * is `invalid_json`, after the good events before it in the same read.
  *
  * A 200 whose `content-type` is not `text/event-stream` is not parsed as a
  * stream: a complete JSON answer (`json`) is the response, anything else a
@@ -121,37 +129,42 @@ export interface StreamingSdkCall<C> {
  */
 export function streamCall<C>(
   timeout: number,
-  send: (options: SdkRequestOptions) => StreamingSdkCall<C>,
+  send: (options: SdkRequestOptions) => StreamingSdkCall,
   reducer: () => StreamReducer<C>,
   json: JsonAnswer,
 ): Observable<ModelEvent> {
   return bridge(timeout, async (ctx, options) => {
-    // The SDK's own parser reads the body lazily, so the headers can be checked before it starts.
-    const { data: stream, response } = await send(options).withResponse();
+    const response = await send(options).asResponse();
     const contentType = response.headers.get('content-type');
     if (contentType !== null && !isEventStream(contentType)) return wholeBodyResponse(response, contentType, json);
-    const iterator = stream[Symbol.asyncIterator]();
     if (ctx.closed) {
-      void iterator.return?.()?.catch(() => undefined);
+      void response.body?.cancel().catch(() => undefined);
       return undefined;
     }
-    ctx.iterator = iterator;
-    const state = reducer();
-    for (;;) {
-      let next: IteratorResult<C>;
-      try {
-        next = await iterator.next();
-      } catch (err) {
-        // The answer was complete before the connection went: accept it rather than pay for a rescue.
-        if (!ctx.closed && state.complete?.() && isConnectionFailure(err)) break;
-        throw err;
-      }
-      if (ctx.closed) return undefined;
-      if (next.done) break;
-      const events = read(() => state.push(next.value), 'malformed_chunk');
-      ctx.started = true;
-      for (const event of events) if (!ctx.emit(event)) return undefined;
+    if (!response.body) {
+      throw new ModelCallError(`the server answered HTTP ${response.status} with no body`, {
+        status: response.status,
+        code: 'invalid_response',
+        retryable: false,
+      });
     }
+    const reader = response.body.getReader();
+    ctx.release = () => void reader.cancel().catch(() => undefined);
+    const state = reducer();
+    const outcome = await readEventStream<C>(reader, response.headers, (chunk) => {
+      let events: readonly ModelEvent[];
+      try {
+        events = state.push(chunk);
+      } catch (err) {
+        throw typed(err, 'malformed_chunk');
+      }
+      ctx.started = true;
+      for (let i = 0; i < events.length; i++) if (!ctx.emit(events[i]!)) return false;
+      return true;
+    });
+    if (ctx.closed || outcome.end === 'stopped') return undefined;
+    // The answer was complete before the connection went: accept it rather than pay for a rescue.
+    if (outcome.end === 'cut' && !(state.complete?.() && isConnectionFailure(outcome.error))) throw outcome.error;
     return read(() => state.finish(), 'malformed_chunk');
   });
 }
@@ -165,10 +178,15 @@ function read<T>(step: () => T, code: 'malformed_chunk' | 'malformed_response'):
   try {
     return step();
   } catch (err) {
-    if (err instanceof ModelOutputError || err instanceof ModelCallError || err instanceof APIError) throw err;
-    const what = code === 'malformed_chunk' ? 'a stream chunk' : 'the response';
-    throw new ModelOutputError(`${what} could not be read`, { code, cause: err });
+    throw typed(err, code);
   }
+}
+
+/** The error {@link read} throws for `err`. */
+function typed(err: unknown, code: 'malformed_chunk' | 'malformed_response'): unknown {
+  if (err instanceof ModelOutputError || err instanceof ModelCallError || err instanceof APIError) return err;
+  const what = code === 'malformed_chunk' ? 'a stream chunk' : 'the response';
+  return new ModelOutputError(`${what} could not be read`, { code, cause: err });
 }
 
 /**
@@ -190,7 +208,8 @@ export function singleCall<R>(
 interface BridgeContext {
   closed: boolean;
   started: boolean;
-  iterator: AsyncIterator<unknown> | undefined;
+  /** Cancels the body reader, if one is open (called once, on unsubscribe). */
+  release: (() => void) | undefined;
   emit(event: ModelEvent): boolean;
 }
 
@@ -204,7 +223,7 @@ function bridge(
     const ctx: BridgeContext = {
       closed: false,
       started: false,
-      iterator: undefined,
+      release: undefined,
       emit(event) {
         if (!ctx.closed) subscriber.next(event);
         return !ctx.closed;
@@ -230,9 +249,9 @@ function bridge(
     return () => {
       ctx.closed = true;
       if (!succeeded) controller.abort();
-      const iterator = ctx.iterator;
-      ctx.iterator = undefined;
-      if (iterator?.return) iterator.return().catch(() => undefined);
+      const release = ctx.release;
+      ctx.release = undefined;
+      release?.();
     };
   });
 }
