@@ -4,7 +4,7 @@ import { MaxTurnsError, OutputValidationError } from '../errors.js';
 import type { ModelResponseCompleted } from '../events.js';
 import { ZERO_USAGE, addUsage, type AssistantItem, type Item, type ToolCall, type UserItem } from '../items.js';
 import type { MailboxToken } from '../mailbox/mailbox.js';
-import type { ModelResponse } from '../model/types.js';
+import type { ModelProvider, ModelRequest, ModelResponse } from '../model/types.js';
 import { prepare$ } from './dispatch.js';
 import { drain$ } from './drain.js';
 import { callHooks$, hasHooks } from './hooks.js';
@@ -12,6 +12,7 @@ import type { ModelCalls } from './model-call.js';
 import { markRefused, repairResponseCalls, takenIds } from './repair.js';
 import { checkOutput, repairMessage, type OutputCheck } from './output.js';
 import { buildRequest } from './request.js';
+import { shapeRequest$ } from './shape.js';
 import { suspendOrRun$ } from './suspend.js';
 import type { Outcome, RunContext } from './run-context.js';
 import { stoppedOutcome } from './stop.js';
@@ -72,10 +73,19 @@ export function turn$(turns: Turns, n: number): Observable<Decision> {
   );
 }
 
-/** The turn's request, `beforeModelCall`, then the model call (it stages its own requests). */
+/**
+ * The turn's request, shaped by `prepareRequest` (shape.ts), `beforeModelCall`, then the model call (it stages its
+ * own requests).
+ */
 function model$(turns: Turns): Observable<ModelResponse> {
-  const request = buildRequest(turns.rc, turns.history);
-  const call$ = turns.models.call(request);
+  const { rc } = turns;
+  const request = buildRequest(rc, turns.history);
+  if (!hasHooks(rc, 'prepareRequest')) return send$(turns, request, undefined);
+  return shapeRequest$(rc, request).pipe(concatMap((shaped) => send$(turns, shaped.request, shaped.model)));
+}
+
+function send$(turns: Turns, request: ModelRequest, model: ModelProvider | undefined): Observable<ModelResponse> {
+  const call$ = turns.models.call(request, model);
   if (!hasHooks(turns.rc, 'beforeModelCall')) return call$;
   return concat(callHooks$(turns.rc, 'beforeModelCall', { request }), call$);
 }

@@ -5,9 +5,9 @@ import type { RunControl } from '../control/run-control.js';
 import type { Suspended } from '../control/suspended.js';
 import type { StopRequest } from '../control/stop.js';
 import type { FinishReason, RunEvent, TerminalEvent, Undelivered } from '../events.js';
-import type { Item, ToolCall, ToolResultItem, Usage } from '../items.js';
+import type { Item, ToolCall, ToolResultItem, Usage, UserItem } from '../items.js';
 import type { Mailbox } from '../mailbox/mailbox.js';
-import type { JsonSchema, ModelProvider, ModelRequest } from '../model/types.js';
+import type { JsonSchema, ModelProvider, ModelRequest, ProviderOptions } from '../model/types.js';
 import type { Session } from '../session/session.js';
 import type { Tool } from '../tools/tool.js';
 import type { TraceCarrier } from '../runs/trace-carrier.js';
@@ -35,7 +35,10 @@ export interface HookContext<C = unknown> {
  * stands and its error goes to rxjs `config.onUnhandledError` (by default
  * rethrown in a new task, which ends a Node process like any uncaught error).
  * - `turnStarted`: before the turn's mailbox drain (a push from it lands in this turn).
- * - `beforeModelCall`: before each model request, with the request.
+ * - `prepareRequest`: before each model request (before `beforeModelCall`), with the request the engine built
+ *   and the model it goes to; may return {@link RequestChanges} (docs/long-runs.md, "Request shaping"). The
+ *   agent's hook runs first, the run's sees its changes. Invalid changes fail the run with a `RequestShapeError`.
+ * - `beforeModelCall`: before each model request, with the request (as `prepareRequest` shaped it).
  * - `beforeToolCall`: before each tool call. `undefined` (or `null`) allows it; `{ deny: reason }` with any truthy
  *   `reason` (a string, `true`, an Error, an object) skips the call and the model gets a tool error with the reason
  *   described; any other return (`{ deny: false }` included) is a `HookError` that fails the run before any tool of
@@ -47,12 +50,47 @@ export interface HookContext<C = unknown> {
  */
 export interface Hooks<C = unknown> {
   turnStarted?(ctx: HookContext<C>): HookReturn<void>;
+  prepareRequest?(ctx: PrepareRequestContext<C>): HookReturn<void | null | RequestChanges>;
   beforeModelCall?(ctx: HookContext<C> & { readonly request: ModelRequest }): HookReturn<void>;
   beforeToolCall?(
     ctx: HookContext<C> & { readonly call: ToolCall },
   ): HookReturn<void | null | { readonly deny: string | true | object }>;
   afterToolCall?(ctx: HookContext<C> & { readonly call: ToolCall; readonly result: ToolResultItem }): HookReturn<void>;
   runEnded?(ctx: HookContext<C> & { readonly outcome: TerminalEvent }): void;
+}
+
+/** What a `prepareRequest` hook receives: the run's fields, the request as built so far and its model. */
+export interface PrepareRequestContext<C = unknown> extends HookContext<C> {
+  /** The request the engine built (or the earlier `prepareRequest` hook shaped): the history, then the run's Items. */
+  readonly request: ModelRequest;
+  /** The model it goes to (the agent's `model`, or the one an earlier hook chose). */
+  readonly model: ModelProvider;
+}
+
+/**
+ * What a `prepareRequest` hook may change of the next model request (docs/long-runs.md, "Request shaping");
+ * every field is optional and an absent one keeps what the request has. Only `record` changes the run's
+ * history; the rest shape this one request.
+ * - `items`: the Items sent instead of the request's (e.g. older turns left out). Valid on the wire: every
+ *   tool call followed by its one result before the next assistant or user Item, no result without its call,
+ *   no call id twice; else a `RequestShapeError` (nothing is sent). Not stored: the next request is built
+ *   from the full history again.
+ * - `instructions`: the system instructions sent.
+ * - `activeTools`: names of the agent's tools offered to the model (a subset, in this order); an unknown name
+ *   is a `RequestShapeError`. Dispatch still knows every tool of the agent.
+ * - `model`: the provider this request goes to, with the engine's retry and rescue; the agent's
+ *   `fallbackModel` and `breaker` stay the agent model's.
+ * - `providerOptions`: per-family wire options ({@link ProviderOptions}).
+ * - `record`: `user` Items appended to the run's Items (each reported as `user_message_injected`, committed
+ *   with the run like steering) and sent at the end of this request.
+ */
+export interface RequestChanges {
+  readonly items?: readonly Item[];
+  readonly instructions?: string;
+  readonly activeTools?: readonly string[];
+  readonly model?: ModelProvider;
+  readonly providerOptions?: ProviderOptions;
+  readonly record?: readonly UserItem[];
 }
 
 /**

@@ -42,7 +42,14 @@ function checkMs(value: unknown, field: string, allowZero = false, orElse = ''):
   }
 }
 
-const HOOK_NAMES = ['turnStarted', 'beforeModelCall', 'beforeToolCall', 'afterToolCall', 'runEnded'] as const;
+const HOOK_NAMES = [
+  'turnStarted',
+  'prepareRequest',
+  'beforeModelCall',
+  'beforeToolCall',
+  'afterToolCall',
+  'runEnded',
+] as const;
 
 export function checkHooks(hooks: Hooks<any>, field: string): void {
   checkObject(hooks, field);
