@@ -39,6 +39,13 @@ export type {
 } from './engine/telemetry.js';
 export { DEFAULTS } from './defaults.js';
 
+// Long runs: budgets, token accounting, context windows (docs/long-runs.md)
+export type { Budget, ModelPrice, PriceTable } from './engine/budget/options.js';
+export { costOf, type RequestEstimate } from './engine/budget/meter.js';
+export { CHARS_PER_TOKEN, InputCalibration, estimateInputTokens, type EstimatedRequest } from './tokens/estimate.js';
+export { CONTEXT_WINDOWS, contextWindowOf } from './tokens/context-windows.js';
+export { familyOf, modelName, type ProviderFamily } from './tokens/family.js';
+
 // Run control: graceful stop, per-call cancel, approvals (docs/run-control.md)
 export { RunControl } from './control/run-control.js';
 export { stopTimeoutReason, type RunStopOptions } from './control/stop.js';
@@ -158,7 +165,15 @@ export {
   StopAtSchema,
   StopTimeoutReasonSchema,
   ToolApprovalRequestedSchema,
+  BudgetLimitSchema,
+  BudgetFiguresSchema,
+  BudgetReasonSchema,
+  CostSchema,
   isTerminalEvent,
+  type BudgetLimit,
+  type BudgetFigures,
+  type BudgetReason,
+  type Cost,
   type ToolApprovalRequested,
   type RunEvent,
   type RunEventType,

@@ -53,6 +53,7 @@ export function defineAgent<C = unknown, O = unknown>(definition: AgentDefinitio
       throw new ConfigurationError('agent.breaker.cooldownMs', 'must be a number of ms >= 0');
   }
   if (definition.hooks !== undefined) checkHooks(definition.hooks, 'agent.hooks');
+  if (definition.contextWindow !== undefined) checkPositiveInt(definition.contextWindow, 'agent.contextWindow');
   const outputRetries = checkOutputOptions(definition.output, definition.outputRetries);
   const asTool = (o: AsToolOptions<any, C>) => agentAsTool(agent, o);
   const frozen = { ...definition, tools: Object.freeze([...tools]), maxTurns, outputRetries, asTool };

@@ -42,7 +42,8 @@ export function shapeRequest$(rc: RunContext<any>, request: ModelRequest): Obser
     .filter((fn): fn is PrepareRequest => typeof fn === 'function')
     .map((fn) =>
       defer(() => {
-        const ctx = hookContext(rc, { request: shaped.request, model: shaped.model });
+        const { request, model } = shaped;
+        const ctx = hookContext(rc, { request, model, estimate: rc.meter.estimate(request, model) });
         return callHook$<PrepareRequestContext, unknown>(rc, HOOK, fn, ctx);
       }).pipe(
         tap((changes) => (shaped = applyChanges(rc, shaped, changes, recorded))),

@@ -4,13 +4,15 @@ import type { CancelSignal } from '../cancel/cancel-signal.js';
 import type { RunControl } from '../control/run-control.js';
 import type { Suspended } from '../control/suspended.js';
 import type { StopRequest } from '../control/stop.js';
-import type { FinishReason, RunEvent, TerminalEvent, Undelivered } from '../events.js';
+import type { BudgetFigures, Cost, FinishReason, RunEvent, TerminalEvent, Undelivered } from '../events.js';
 import type { Item, ToolCall, ToolResultItem, Usage, UserItem } from '../items.js';
 import type { Mailbox } from '../mailbox/mailbox.js';
 import type { JsonSchema, ModelProvider, ModelRequest, ProviderOptions } from '../model/types.js';
 import type { Session } from '../session/session.js';
 import type { Tool } from '../tools/tool.js';
 import type { TraceCarrier } from '../runs/trace-carrier.js';
+import type { Budget } from './budget/options.js';
+import type { RequestEstimate } from './budget/meter.js';
 import type { RunTelemetry } from './telemetry.js';
 
 /**
@@ -65,6 +67,12 @@ export interface PrepareRequestContext<C = unknown> extends HookContext<C> {
   readonly request: ModelRequest;
   /** The model it goes to (the agent's `model`, or the one an earlier hook chose). */
   readonly model: ModelProvider;
+  /**
+   * The estimate of `request`'s input tokens for `model`'s family, calibrated against what the run's responses
+   * reported, with the model's context window (docs/long-runs.md, "Token accounting"): e.g. leave older turns
+   * out past 80 % of `contextWindow`.
+   */
+  readonly estimate: RequestEstimate;
 }
 
 /**
@@ -183,6 +191,11 @@ export interface AgentDefinition<C = unknown, O = unknown> {
    * only with `output`.
    */
   readonly outputRetries?: number;
+  /**
+   * The context window of `model` in tokens, overriding loopctl's table (`CONTEXT_WINDOWS`; docs/long-runs.md,
+   * "Token accounting"): a positive integer.
+   */
+  readonly contextWindow?: number;
 }
 
 /** A validated, frozen agent. */
@@ -314,6 +327,13 @@ export interface RunOptions<C = unknown> {
    * `resume()` continues it later.
    */
   readonly approvals?: 'wait' | 'suspend';
+  /**
+   * Limits of the run's tokens and cost (docs/long-runs.md, "Budgets"): checked before each model call
+   * (estimated) and after each response (reported); at a limit the run ends `run_completed` with
+   * `stopReason: 'budget'` at the next boundary, or, with `onLimit: 'cancel'`, is cancelled at once. With
+   * `prices`, every terminal event has `cost`. Not inherited by sub-runs (their usage counts toward it).
+   */
+  readonly budget?: Budget;
 }
 
 /**
@@ -340,10 +360,15 @@ export interface RunResult<O = unknown> {
   readonly suspended?: Suspended;
   readonly runId: string;
   /**
-   * `'completed'` (a final answer), `'stopped'` (a graceful stop reached its boundary) or
-   * `'needs_approval'` (suspended), as on `run_completed`.
+   * `'completed'` (a final answer), `'stopped'` (a graceful stop reached its boundary), `'needs_approval'`
+   * (suspended) or `'budget'` (a limit of the `budget` option was reached: `budget` has the figures), as on
+   * `run_completed`.
    */
-  readonly stopReason: 'completed' | 'stopped' | 'needs_approval';
+  readonly stopReason: 'completed' | 'stopped' | 'needs_approval' | 'budget';
+  /** With `stopReason: 'budget'`: which limit, its value and what was used (see `BudgetFiguresSchema`). */
+  readonly budget?: BudgetFigures;
+  /** What the run cost, when the `budget` option has `prices` (see `CostSchema`). */
+  readonly cost?: Cost;
   readonly output: string;
   readonly value?: O;
   readonly finishReason: FinishReason;
