@@ -71,7 +71,7 @@ describe('the page', () => {
     const entry = state.entries.at(-1)!;
     expect(entry).toMatchObject({ kind: 'outcome', outcome: 'budget', reason: '1,100 of 1,000 total tokens used' });
     expect(outcomeWords(entry as Parameters<typeof outcomeWords>[0])).toEqual({
-      headline: 'Stopped: the run reached its budget (--max-total-tokens, --max-cost). What it did so far was kept.',
+      headline: 'Stopped: the run reached its budget of tokens or cost. What it did so far was kept.',
       detail: '1,100 of 1,000 total tokens used.',
     });
   });

@@ -170,6 +170,22 @@ describe('cost from the price table', () => {
     expect(cancelled).toMatchObject({ type: 'run_cancelled', cost: { amount: 0, complete: true } });
   });
 
+  it('a sub-run’s responses are priced by its own model; its tokens count toward the parent’s limits', async () => {
+    const childModel = scriptedModel([{ text: 'found', usage: usage(1_000, 0) }], { id: 'openai:gpt-child' });
+    const child = defineAgent({ name: 'child', instructions: '', model: childModel });
+    const parentModel = scriptedModel(
+      [{ toolCalls: [{ name: 'research', callId: 'r1', arguments: { input: 'q' } }], usage: usage(1_000, 0) }, 'done'],
+      { id: 'openai:gpt-test' },
+    );
+    const research = child.asTool({ name: 'research', description: 'researches' });
+    const parent = defineAgent({ name: 'p', instructions: '', model: parentModel, tools: [research] });
+    const budget: Budget = { prices: { ...prices, 'gpt-child': { input: 3, output: 0 } } };
+    const end = terminal(await collectEvents(run(parent, 'go', { budget }))) as RunCompleted;
+    // parent: 1000 in at 1 + the default 10 in / 5 out of its last answer; child: 1000 in at 3
+    expect(end.cost!.amount).toBeCloseTo((1_000 * 1 + 10 * 1 + 5 * 2 + 1_000 * 3) / 1e6, 12);
+    expect(end.usage.inputTokens).toBe(2_010);
+  });
+
   it('without prices there is no cost field', async () => {
     const agent = defineAgent({ name: 'a', instructions: '', model: scriptedModel(['ok']) });
     const end = terminal(await collectEvents(run(agent, 'go', { budget: { maxTotalTokens: 1_000 } })));

@@ -13,7 +13,7 @@ export const STOP_REASON_WORDS: Readonly<Record<StopReason, string>> = {
   completed: 'Done.',
   stopped: 'Stopped after its step, as you asked.',
   needs_approval: 'Paused: a tool call waits for approval before the run can go on.',
-  budget: 'Stopped: the run reached its budget (--max-total-tokens, --max-cost). What it did so far was kept.',
+  budget: 'Stopped: the run reached its budget of tokens or cost. What it did so far was kept.',
   cancelled: 'Stopped.',
   max_turns: 'Gave up: the run reached its limit of turns (--max-turns) before it had an answer.',
   model_error: 'Failed: the model could not be reached or answered with an error.',
