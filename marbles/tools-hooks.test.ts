@@ -42,6 +42,7 @@ interface Row {
 
 const rows: Row[] = [
   { hook: 'turnStarted', at: 0, after: 'model_request', requests: 0, toolRuns: false },
+  { hook: 'prepareRequest', at: 0, after: 'model_request', requests: 0, toolRuns: false },
   { hook: 'beforeModelCall', at: 0, after: 'model_request', requests: 0, toolRuns: false },
   { hook: 'beforeToolCall', at: 1, after: 'between_tools', requests: 1, toolRuns: false },
   { hook: 'afterToolCall', at: 3, after: 'turn_entry', requests: 1, toolRuns: true },
@@ -143,7 +144,10 @@ describe('marbles: an awaited hook raced against cancel (row 11)', () => {
 
   it('afterToolCall: the call result recorded before the hook is kept in partial', () => {
     ts.run(({ cold }) => {
-      const s = setup(rows[3]!, cold('-----h|'));
+      const s = setup(
+        rows.find((r) => r.hook === 'afterToolCall')!,
+        cold('-----h|'),
+      );
       ts.schedule(() => s.cancel.cancel('stop'), 5);
       ts.flush();
       expect(s.terminal().partial.at(-1)).toEqual({ type: 'tool_result', callId: 't', output: 'T', isError: false });

@@ -138,6 +138,25 @@ export class HookError extends LoopctlError {
 }
 
 /**
+ * A `prepareRequest` hook returned changes the engine refuses (docs/long-runs.md, "Request shaping"): not an
+ * object of known fields, a field of the wrong kind, a tool name the agent does not have, or Items that are not
+ * valid on the wire (a tool call without its result, a result that pairs no call, a call id used twice). `hook`
+ * is `'prepareRequest'`; `field` names the offending field (`items[3]`, `activeTools[0]`, …). Nothing was sent;
+ * the run fails (`internal_error`, like any hook's failure) and its history is unchanged.
+ */
+export class RequestShapeError extends HookError {
+  override readonly name: string = 'RequestShapeError';
+  constructor(
+    hook: string,
+    readonly field: string,
+    problem: string,
+  ) {
+    super(hook, new TypeError(`${field}: ${problem}`));
+    this.message = `hook ${hook} returned a request loopctl refuses: ${field}: ${problem}`;
+  }
+}
+
+/**
  * The model called a tool the agent does not have ("unusable output is a tool error"): the call
  * never runs and the model gets this error as the call's result. `availableTools` lists the
  * agent's tool names in definition order (empty when it has none); `toolName` is the name the model
@@ -320,6 +339,7 @@ const OWN_FIELDS = [
   'toolName',
   'callId',
   'availableTools',
+  'hook',
 ] as const;
 
 /**
@@ -385,6 +405,8 @@ export const isTimeoutError = (e: unknown): e is TimeoutError => isInstance(e, T
 export const isMaxTurnsError = (e: unknown): e is MaxTurnsError => isInstance(e, MaxTurnsError);
 /** @returns true when `e` is a {@link HookError}. */
 export const isHookError = (e: unknown): e is HookError => isInstance(e, HookError);
+/** True for a {@link RequestShapeError}. */
+export const isRequestShapeError = (e: unknown): e is RequestShapeError => isInstance(e, RequestShapeError);
 /** @returns true when `e` is an {@link UnknownToolError}. */
 export const isUnknownToolError = (e: unknown): e is UnknownToolError => isInstance(e, UnknownToolError);
 /** @returns true when `e` is a {@link ToolCallCancelledError}. */

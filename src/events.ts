@@ -30,8 +30,9 @@ export type CancelPhase = z.infer<typeof CancelPhaseSchema>;
 
 /**
  * Why a run ended: the `stopReason` of every terminal event (docs/events.md, "Stop reasons").
- * `completed`, `stopped` (a graceful stop reached its boundary) and `needs_approval` (a run suspended
- * for approval, which commits nothing) are `run_completed`'s, `cancelled` is `run_cancelled`'s; the
+ * `completed`, `stopped` (a graceful stop reached its boundary), `needs_approval` (a run suspended
+ * for approval, which commits nothing) and `budget` (a limit of the `budget` option was reached; the run
+ * committed like a stopped one) are `run_completed`'s, `cancelled` is `run_cancelled`'s; the
  * others are failures
  * (`run_failed`). `session_error`: the session failed the run: its lease failed or was lost, its load
  * failed or gave what is not an array of Items, or the write of a completed run failed or passed
@@ -44,6 +45,7 @@ export const StopReasonSchema = z.enum([
   'completed',
   'stopped',
   'needs_approval',
+  'budget',
   'cancelled',
   'max_turns',
   'model_error',
@@ -73,6 +75,49 @@ export type StopAt = z.infer<typeof StopAtSchema>;
 export const StopTimeoutReasonSchema = z.object({ type: z.literal('stop_timeout'), graceMs: z.number() }).readonly();
 /** See {@link StopTimeoutReasonSchema}. */
 export type StopTimeoutReason = z.infer<typeof StopTimeoutReasonSchema>;
+
+/** Which limit of the `budget` run option a run reached (docs/long-runs.md, "Budgets"). */
+export const BudgetLimitSchema = z.enum(['maxInputTokens', 'maxOutputTokens', 'maxTotalTokens', 'maxCost']);
+/** See {@link BudgetLimitSchema}. */
+export type BudgetLimit = z.infer<typeof BudgetLimitSchema>;
+
+/**
+ * The figures of a budget stop (`run_completed.budget`, and the `budget` cancel reason): the `limit` reached, its
+ * value `max`, what the run had `used` of it when it stopped (tokens, or cost in the price table's unit, as the
+ * responses reported them), and `estimate`: set when the check before a model call stopped the run, the
+ * estimated input tokens (or cost) of the request it did not send (`used + estimate` passes `max`).
+ */
+export const BudgetFiguresSchema = z
+  .object({ limit: BudgetLimitSchema, max: z.number(), used: z.number(), estimate: z.number().optional() })
+  .readonly();
+/** See {@link BudgetFiguresSchema}. */
+export type BudgetFigures = z.infer<typeof BudgetFiguresSchema>;
+
+/**
+ * The cancel reason (`run_cancelled.reason`) of a run that reached a limit of its `budget` with
+ * `onLimit: 'cancel'`: `{ type: 'budget', limit, max, used, estimate? }` ({@link BudgetFiguresSchema}).
+ */
+export const BudgetReasonSchema = z
+  .object({
+    type: z.literal('budget'),
+    limit: BudgetLimitSchema,
+    max: z.number(),
+    used: z.number(),
+    estimate: z.number().optional(),
+  })
+  .readonly();
+/** See {@link BudgetReasonSchema}. */
+export type BudgetReason = z.infer<typeof BudgetReasonSchema>;
+
+/**
+ * What a run's model calls cost (every terminal event's `cost`, when the `budget` option has `prices`): `amount`
+ * in the price table's unit (its prices are per million tokens), summed per response by the model that gave it
+ * (a sub-run's responses included); `complete` is false when a response came without token counts or from a
+ * model the table has no price for (the amount is then a lower bound).
+ */
+export const CostSchema = z.object({ amount: z.number(), complete: z.boolean() }).readonly();
+/** See {@link CostSchema}. */
+export type Cost = z.infer<typeof CostSchema>;
 
 /**
  * Why a model response ended, in OpenAI's words where they exist: `stop` (a natural end or a stop sequence),
@@ -253,13 +298,16 @@ export const TurnCompletedSchema = ev('turn_completed', {});
  * `output` is the text of the run's last assistant Item, '' if none, `finishReason` that of its last
  * model response, `'stop'` if none, and no `value`); `'needs_approval'`: the run suspended for approval
  * (`approvals: 'suspend'`): `output` is '', nothing was committed, and `suspended` is what `resume()`
- * continues from.
+ * continues from; `'budget'`: a limit of the `budget` option was reached (`budget` has the figures); `output`
+ * and `finishReason` as for `'stopped'`, and the run committed what it had. `cost`: see {@link CostSchema}.
  */
 export const RunCompletedSchema = ev('run_completed', {
-  stopReason: z.enum(['completed', 'stopped', 'needs_approval']),
+  stopReason: z.enum(['completed', 'stopped', 'needs_approval', 'budget']),
   output: z.string(),
   value: z.unknown().optional(),
   usage: UsageSchema,
+  cost: CostSchema.optional(),
+  budget: BudgetFiguresSchema.optional(),
   finishReason: FinishReasonSchema,
   undelivered: z.array(UndeliveredSchema).readonly(),
   suspended: SuspendedSchema.optional(),
@@ -276,6 +324,7 @@ export const RunCancelledSchema = ev('run_cancelled', {
   partial: z.array(ItemSchema).readonly(),
   undelivered: z.array(UndeliveredSchema).readonly(),
   usage: UsageSchema,
+  cost: CostSchema.optional(),
 });
 /**
  * `run_failed`: Terminal: the run failed (`error` serialised; `stopReason` any {@link StopReason} but
@@ -284,11 +333,12 @@ export const RunCancelledSchema = ev('run_cancelled', {
  */
 export const RunFailedSchema = ev('run_failed', {
   error: SerializedErrorSchema,
-  stopReason: StopReasonSchema.exclude(['completed', 'stopped', 'needs_approval', 'cancelled']),
+  stopReason: StopReasonSchema.exclude(['completed', 'stopped', 'needs_approval', 'budget', 'cancelled']),
   output: z.string().optional(),
   partial: z.array(ItemSchema).readonly(),
   undelivered: z.array(UndeliveredSchema).readonly(),
   usage: UsageSchema,
+  cost: CostSchema.optional(),
 });
 
 /**

@@ -18,6 +18,8 @@ export type {
   Hooks,
   HookContext,
   HookReturn,
+  PrepareRequestContext,
+  RequestChanges,
   RunOptions,
   RunResult,
   RunHandle,
@@ -36,6 +38,13 @@ export type {
   TelemetryMcpRequest,
 } from './engine/telemetry.js';
 export { DEFAULTS } from './defaults.js';
+
+// Long runs: budgets, token accounting, context windows (docs/long-runs.md)
+export type { Budget, ModelPrice, PriceTable } from './engine/budget/options.js';
+export { costOf, type RequestEstimate } from './engine/budget/meter.js';
+export { CHARS_PER_TOKEN, InputCalibration, estimateInputTokens, type EstimatedRequest } from './tokens/estimate.js';
+export { CONTEXT_WINDOWS, contextWindowOf } from './tokens/context-windows.js';
+export { familyOf, modelName, type ProviderFamily } from './tokens/family.js';
 
 // Run control: graceful stop, per-call cancel, approvals (docs/run-control.md)
 export { RunControl } from './control/run-control.js';
@@ -75,6 +84,7 @@ export type {
   ModelResponse,
   ModelEvent,
   ToolSpec,
+  ProviderOptions,
   JsonSchema,
   OutputSpec,
 } from './model/types.js';
@@ -166,7 +176,15 @@ export {
   StopAtSchema,
   StopTimeoutReasonSchema,
   ToolApprovalRequestedSchema,
+  BudgetLimitSchema,
+  BudgetFiguresSchema,
+  BudgetReasonSchema,
+  CostSchema,
   isTerminalEvent,
+  type BudgetLimit,
+  type BudgetFigures,
+  type BudgetReason,
+  type Cost,
   type ToolApprovalRequested,
   type RunEvent,
   type RunEventType,
@@ -210,6 +228,8 @@ export {
   TimeoutError,
   MaxTurnsError,
   HookError,
+  RequestShapeError,
+  isRequestShapeError,
   UnknownToolError,
   RunCancelledError,
   RunFailedError,

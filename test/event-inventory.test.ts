@@ -101,13 +101,13 @@ describe('RunEventSchema is the single inventory', () => {
     };
     for (const reason of StopReasonSchema.options) {
       let event: TerminalEvent;
-      if (reason === 'completed' || reason === 'stopped' || reason === 'needs_approval')
+      if (reason === 'completed' || reason === 'stopped' || reason === 'needs_approval' || reason === 'budget')
         event = { type: 'run_completed', ...base, stopReason: reason, output: '', finishReason: 'stop' };
       else if (reason === 'cancelled')
         event = { type: 'run_cancelled', ...base, stopReason: reason, reason: 'x', phase: 'turn_entry', partial: [] };
       else event = { type: 'run_failed', ...base, stopReason: reason, error: { name: 'E', message: 'm' }, partial: [] };
       const line = stopReason(event);
-      const ok = ['completed', 'stopped', 'needs_approval', 'cancelled'].includes(reason)
+      const ok = ['completed', 'stopped', 'needs_approval', 'budget', 'cancelled'].includes(reason)
         ? reason
         : `failed (${reason})`;
       expect(line.startsWith(ok), `${reason}: ${line}`).toBe(true);

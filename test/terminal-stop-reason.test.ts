@@ -28,11 +28,12 @@ const agentOf = (steps: Parameters<typeof scriptedModel>[0], extra: Partial<Para
 const terminal = async (events: Promise<unknown[]>): Promise<TerminalEvent> => (await events).at(-1) as TerminalEvent;
 
 describe('stopReason on every terminal event', () => {
-  it('the stop reasons are exactly: completed, stopped, needs_approval, cancelled, the five failures, output_invalid, worker_lost', () => {
+  it('the stop reasons are exactly: completed, stopped, needs_approval, budget, cancelled, the five failures, output_invalid, worker_lost', () => {
     expect(StopReasonSchema.options).toEqual([
       'completed',
       'stopped',
       'needs_approval',
+      'budget',
       'cancelled',
       'max_turns',
       'model_error',

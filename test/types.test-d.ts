@@ -37,7 +37,7 @@ describe('RunEvent', () => {
           | 'worker_lost'
         >();
       if (event.type === 'run_completed')
-        expectTypeOf(event.stopReason).toEqualTypeOf<'completed' | 'stopped' | 'needs_approval'>();
+        expectTypeOf(event.stopReason).toEqualTypeOf<'completed' | 'stopped' | 'needs_approval' | 'budget'>();
       if (event.type === 'run_cancelled') expectTypeOf(event.stopReason).toEqualTypeOf<'cancelled'>();
       if (event.type === 'tool_call_started') expectTypeOf(event).toHaveProperty('callId').toEqualTypeOf<string>();
       if (event.type === 'subrun_event') expectTypeOf(event.event).toEqualTypeOf<RunEvent>();

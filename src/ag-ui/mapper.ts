@@ -165,8 +165,10 @@ export class AgUiMapper {
         ...('value' in event ? { value: jsonValue(event.value) } : {}),
         finishReason: event.finishReason,
         undelivered: event.undelivered,
-        // a graceful stop reached its boundary
+        // a graceful stop reached its boundary; a limit of the run's budget was reached (with its figures)
         ...(event.stopReason === 'stopped' ? { stopReason: 'stopped' } : {}),
+        ...(event.stopReason === 'budget' ? { stopReason: 'budget', budget: event.budget } : {}),
+        ...(event.cost !== undefined ? { cost: event.cost } : {}),
       };
       out.push({ type: EventType.RUN_FINISHED, ...base, ...run, result, outcome: { type: 'success' }, ...usage });
     } else if (event.type === 'run_cancelled') {

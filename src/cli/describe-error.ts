@@ -1,4 +1,4 @@
-import type { SerializedError, Usage } from '../index.js';
+import type { BudgetFigures, Cost, SerializedError, Usage } from '../index.js';
 import { sanitizeLine } from './sanitize.js';
 
 /** What socket and TLS error codes mean, in a few words. */
@@ -85,6 +85,24 @@ export function describeError(error: SerializedError, context: { readonly baseUR
  * `usage.reported` is false (a response reported none), "usage unknown" if
  * nothing was counted, else the counted totals marked as a lower bound.
  */
+/**
+ * A run's cost (`cost` of a terminal event, when its budget had prices) as the summary line shows it:
+ * `cost 0.0123` (4 significant decimals, the price table's unit), `cost at least 0.0123` when incomplete.
+ */
+export function costText(cost: Cost): string {
+  const amount = Number(cost.amount.toPrecision(4)).toString();
+  return cost.complete ? `cost ${amount}` : `cost at least ${amount}`;
+}
+
+/**
+ * A budget stop's figures (`run_completed.budget`) for the summary line: `maxTotalTokens: 1234 of 1000 used`, with
+ * `(next request ~300)` when the check before a call stopped it.
+ */
+export function budgetText(b: BudgetFigures): string {
+  const next = b.estimate === undefined ? '' : ` (next request ~${Number(b.estimate.toPrecision(4))})`;
+  return `${b.limit}: ${Number(b.used.toPrecision(6))} of ${b.max} used${next}`;
+}
+
 export function usageText(usage: Usage): string {
   const counted = `${usage.inputTokens} in + ${usage.outputTokens} out = ${usage.totalTokens} tokens`;
   if (usage.reported) return `usage ${counted}`;

@@ -7,7 +7,7 @@ import {
   type TerminalEvent,
 } from '../index.js';
 import { isInstance } from '../describe.js';
-import { describeError, usageText } from './describe-error.js';
+import { budgetText, costText, describeError, usageText } from './describe-error.js';
 import type { Output } from './output.js';
 import { sanitize, sanitizeLine, StreamSanitizer } from './sanitize.js';
 import { StatusLine } from './status-line.js';
@@ -321,7 +321,8 @@ export class TerminalRenderer {
     }
     this.#attemptText = '';
     const calls = `${this.#toolCalls} tool call${this.#toolCalls === 1 ? '' : 's'}`;
-    const stats = `${this.#turns} turn${this.#turns === 1 ? '' : 's'} · ${calls} · ${usageText(event.usage)}`;
+    const cost = event.cost === undefined ? '' : ` · ${costText(event.cost)}`;
+    const stats = `${this.#turns} turn${this.#turns === 1 ? '' : 's'} · ${calls} · ${usageText(event.usage)}${cost}`;
     this.note(`${this.stopReason(event)} · ${stats}`);
   }
 
@@ -332,9 +333,10 @@ export class TerminalRenderer {
 }
 
 /**
- * The stop reason as the summary line shows it: `completed`, `stopped (…)`, `cancelled (reason: …, phase: …)` or
- * `failed (<stopReason>): <cause>`; a `session_error` adds that nothing of the run was saved. Total: a hostile
- * cancel reason is described, never thrown on ("foreign values are never trusted").
+ * The stop reason as the summary line shows it: `completed`, `stopped (…)`, `budget (…)`,
+ * `cancelled (reason: …, phase: …)` or `failed (<stopReason>): <cause>`; a `session_error` adds that nothing of
+ * the run was saved. Total: a hostile cancel reason is described, never thrown on ("foreign values are never
+ * trusted").
  */
 export function stopReason(event: TerminalEvent, context: { readonly baseURL?: string } = {}): string {
   switch (event.type) {
@@ -344,6 +346,10 @@ export function stopReason(event: TerminalEvent, context: { readonly baseURL?: s
         return `needs_approval (suspended: ${n} call${n === 1 ? '' : 's'} awaiting a decision; nothing was saved)`;
       }
       if (event.stopReason === 'stopped') return 'stopped (a graceful stop reached its boundary)';
+      if (event.stopReason === 'budget') {
+        const figures = event.budget === undefined ? '' : `: ${budgetText(event.budget)}`;
+        return `budget (the run reached a limit of its budget${figures}; what it did was saved)`;
+      }
       return event.finishReason === 'stop' || event.finishReason === 'tool_calls'
         ? 'completed'
         : `completed (finish reason: ${event.finishReason})`;

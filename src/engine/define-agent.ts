@@ -54,6 +54,7 @@ export function defineAgent<C = unknown, O = unknown>(definition: AgentDefinitio
       checkDurationMs(definition.breaker.cooldownMs, 'agent.breaker.cooldownMs');
   }
   if (definition.hooks !== undefined) checkHooks(definition.hooks, 'agent.hooks');
+  if (definition.contextWindow !== undefined) checkPositiveInt(definition.contextWindow, 'agent.contextWindow');
   const outputRetries = checkOutputOptions(definition.output, definition.outputRetries);
   const asTool = (o: AsToolOptions<any, C>) => agentAsTool(agent, o);
   const frozen = { ...definition, tools: Object.freeze([...tools]), maxTurns, outputRetries, asTool };

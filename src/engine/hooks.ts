@@ -95,6 +95,39 @@ export function callHooks$<K extends AwaitedHook>(
 }
 
 /**
+ * Calls one hook `fn` (named `name`) with `arg`: a wait at `hook` (checkpoint 11: awaited hook) from its call until
+ * it returns or, for a Promise or an Observable, settles (abandoned by the run's cancel: an Observable
+ * unsubscribed). Emits its value (the last one of an Observable; `undefined` for one that ends empty), then
+ * completes; a throw, rejection or error becomes a {@link HookError}. For hooks whose calls chain (each one sees
+ * what the one before returned: `prepareRequest`).
+ */
+export function callHook$<A, T>(
+  rc: RunContext<any>,
+  name: string,
+  fn: (arg: A) => HookReturn<T>,
+  arg: A,
+): Observable<T | undefined> {
+  return new Observable<T | undefined>((subscriber) => {
+    subscriber.add(rc.waits.enter('hook'));
+    const wrap = rc.internals.wrap?.hook;
+    let ret: HookReturn<T>;
+    try {
+      ret = wrap !== undefined ? wrap(name, () => fn(arg)) : fn(arg);
+    } catch (err) {
+      subscriber.error(new HookError(name, err));
+      return;
+    }
+    subscriber.add(
+      toLastValue(ret).subscribe({
+        next: (v) => subscriber.next(v),
+        error: (err) => subscriber.error(new HookError(name, err)),
+        complete: () => subscriber.complete(),
+      }),
+    );
+  });
+}
+
+/**
  * Calls every `runEnded` hook (the agent's, then the run's) with the terminal event: synchronous,
  * once per run. A throw does not change the outcome; it goes to `report` (rxjs's unhandled path).
  */

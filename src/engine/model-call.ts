@@ -26,6 +26,10 @@ export class ModelCalls {
   /** Usage of failed attempts that returned a response, until an event (or the run's failure) reports it. */
   readonly ledger: Ledger = { billed: undefined };
   readonly #attempts: Attempts;
+  readonly #primary: ModelProvider;
+  readonly #chain: (provider: ModelProvider, whenOpen: WhenOpen) => Attempts;
+  /** The chains of models a `prepareRequest` hook chose (docs/long-runs.md, "Request shaping"), made once each. */
+  readonly #shaped = new Map<ModelProvider, Attempts>();
 
   constructor(rc: RunContext<any>) {
     const { model: primary, fallbackModel: fallback, breaker } = rc.agent;
@@ -38,6 +42,8 @@ export class ModelCalls {
       const gate = streamGate(rc, breakerFor(provider, provider === primary ? breaker : undefined), whenOpen);
       return retryTransient(rc, policy, random)(gate(rescueOnce(rc)(requestAttempts(rc, provider, options))));
     };
+    this.#primary = primary;
+    this.#chain = chain;
     if (fallback === undefined) {
       this.#attempts = chain(primary, breaker === undefined ? 'ignore' : 'wait');
     } else {
@@ -46,9 +52,17 @@ export class ModelCalls {
     }
   }
 
-  /** One model call (one turn's request): its response, after whatever recovery it took. */
-  call(request: Omit<ModelRequest, 'stream'>): Observable<ModelResponse> {
-    return this.#attempts({ request, attempts: 0, rescued: false, ledger: this.ledger }, FIRST_ATTEMPT);
+  /**
+   * One model call (one turn's request): its response, after whatever recovery it took. `model`: the provider a
+   * `prepareRequest` hook chose; another than the agent's gets retry, rescue and the stream gate of its own
+   * (no breaker, no fallback).
+   */
+  call(request: Omit<ModelRequest, 'stream'>, model?: ModelProvider): Observable<ModelResponse> {
+    const call = { request, attempts: 0, rescued: false, ledger: this.ledger };
+    if (model === undefined || model === this.#primary) return this.#attempts(call, FIRST_ATTEMPT);
+    let attempts = this.#shaped.get(model);
+    if (attempts === undefined) this.#shaped.set(model, (attempts = this.#chain(model, 'ignore')));
+    return attempts(call, FIRST_ATTEMPT);
   }
 
   /** The billed usage not yet reported, taken (for the failure of the run). */

@@ -9,7 +9,7 @@ import type { Agent } from './types.js';
 const specs = new WeakMap<Agent<any>, readonly ToolSpec[]>();
 
 /** The wire form of an agent's tools, computed once per agent (an agent is frozen). */
-function toolSpecs(agent: Agent<any>): readonly ToolSpec[] {
+export function toolSpecs(agent: Agent<any>): readonly ToolSpec[] {
   let out = specs.get(agent);
   if (!out) {
     const spec = (t: Agent<any>['tools'][number]): ToolSpec =>

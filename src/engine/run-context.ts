@@ -10,10 +10,11 @@ import {
   isResumeError,
   isTimeoutError,
 } from '../errors.js';
-import type { FinishReason, RunEventDraft, RunFailed } from '../events.js';
+import type { BudgetFigures, FinishReason, RunEventDraft, RunFailed } from '../events.js';
 import type { Usage } from '../items.js';
 import type { StopRequest } from '../control/stop.js';
 import type { Mailbox } from '../mailbox/mailbox.js';
+import type { BudgetMeter } from './budget/meter.js';
 import type { RunInternals } from './internals.js';
 import type { RunningCalls } from './running-calls.js';
 import type { SessionLease } from './session-lease.js';
@@ -29,6 +30,8 @@ export type Outcome =
       readonly finishReason: FinishReason;
       /** A graceful stop reached its boundary: `stopReason: 'stopped'` (docs/run-control.md, "Stop"). */
       readonly stopped?: true;
+      /** A limit of the `budget` option was reached: `stopReason: 'budget'` with these figures (docs/long-runs.md). */
+      readonly budget?: BudgetFigures;
       /** The structured answer (an agent with `output`); the key is absent otherwise. */
       readonly value?: unknown;
     }
@@ -72,6 +75,8 @@ export interface RunContext<C = unknown> {
   /** The run's lease on its session: taken by the loop at its start, renewed and released by the controller. */
   readonly lease: SessionLease;
   readonly totals: Readonly<RunTotals>;
+  /** The run's token accounting: estimates, their calibration, cost and the `budget` option's limits. */
+  readonly meter: BudgetMeter;
   /** The turn the run is in (0 before the first). */
   readonly turn: number;
   /** True once the outcome is decided. */

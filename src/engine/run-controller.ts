@@ -22,6 +22,7 @@ import { toLastValue } from '../last-value.js';
 import { Mailbox } from '../mailbox/mailbox.js';
 import type { Session } from '../session/session.js';
 import { emitCancelled } from './approval.js';
+import { BudgetMeter, budgetReason } from './budget/meter.js';
 import { commitDeadline } from './deadlines.js';
 import { runEndedHooks } from './hooks.js';
 import type { RunInternals, RunTap } from './internals.js';
@@ -64,6 +65,7 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
   /** The approvals of live sub-runs (any depth) under this root run: its control reaches them. */
   readonly #adopted = new Set<Approvals>();
   readonly totals: RunTotals;
+  readonly meter: BudgetMeter;
   readonly lease: SessionLease;
   readonly calls = new RunningCalls();
   #seq = 0;
@@ -91,6 +93,7 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
     this.hopScheduler = opts.scheduler ?? asapScheduler;
     this.token = internals.token ?? opts.cancel?.child() ?? new CancelSignal();
     this.mailbox = opts.mailbox ?? new Mailbox({ idGenerator: () => this.#ids('item') });
+    this.meter = new BudgetMeter(opts.budget, agent.contextWindow);
     const { resume } = internals;
     // A resumed run goes on from the suspended run's Items as they are (its open batch included).
     this.totals = resume
@@ -182,6 +185,7 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
   emit(draft: RunEventDraft, fact?: Fact): void {
     if (this.#ended) return;
     this.totals.fold(draft, fact);
+    this.meter.observe(draft, fact);
     if (this.#decided) return;
     // A literal then Object.assign keeps one hidden-class path; `{ ...draft, … }` costs ~2 µs an event on Node 20.
     const { runId, totals } = this;
@@ -190,6 +194,14 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
     const tap = this.#tap;
     if (tap !== undefined) tap.event(event, fact === undefined ? undefined : (fact.item ?? fact.result));
     this.subscriber.next(event);
+    if (this.meter.cancels) this.#cancelAtLimit();
+  }
+
+  /** `budget.onLimit: 'cancel'`: a limit the reported usage reached cancels the run at once (docs/long-runs.md). */
+  #cancelAtLimit(): void {
+    if (this.#decided) return;
+    const figures = this.meter.reached(this.totals.usage);
+    if (figures !== undefined) this.token.cancel(budgetReason(figures));
   }
 
   /** Starts the run: links cancel sources, emits `run_started`, then subscribes the loop, which emits the outcome. */
@@ -352,10 +364,16 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
   #terminal(outcome: Outcome, phase: CancelPhase, undelivered: Undelivered[]): TerminalEvent {
     const { usage, scratch } = this.totals;
     const { runId } = this;
-    const base = { runId, seq: this.#seq, turn: this.totals.turn, at: this.scheduler.now(), undelivered, usage };
+    const cost = this.meter.cost();
+    const at = this.scheduler.now();
+    const base = { runId, seq: this.#seq, turn: this.totals.turn, at, undelivered, usage, ...(cost ? { cost } : {}) };
     switch (outcome.kind) {
       case 'completed': {
         const { output, finishReason } = outcome;
+        if (outcome.budget !== undefined) {
+          const { budget } = outcome;
+          return { type: 'run_completed', ...base, stopReason: 'budget', output, finishReason, budget };
+        }
         const stopReason = outcome.stopped ? ('stopped' as const) : ('completed' as const);
         const completed = { type: 'run_completed', ...base, stopReason, output, finishReason } as const;
         return 'value' in outcome ? { ...completed, value: outcome.value } : completed;

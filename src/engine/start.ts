@@ -83,7 +83,9 @@ export function startRun<C, O = unknown>(
           // The new Items are what the run committed; `partial` covers the other outcomes.
           const { stopReason, output, finishReason, usage, undelivered } = event;
           const { runId } = event;
-          const done: RunResult<O> = { runId, stopReason, output, finishReason, usage, items: committed, undelivered };
+          const base: RunResult<O> = { runId, stopReason, output, finishReason, usage, items: committed, undelivered };
+          const { budget, cost } = event;
+          const done = { ...base, ...(budget ? { budget } : {}), ...(cost ? { cost } : {}) };
           const valued = 'value' in event ? { ...done, value: event.value as O } : done;
           resolve(suspended === undefined ? valued : { ...valued, suspended });
         } else if (event.type === 'run_cancelled') {

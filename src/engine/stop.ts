@@ -1,7 +1,8 @@
 import { EMPTY, type Observable } from 'rxjs';
-import type { FinishReason } from '../events.js';
+import type { BudgetFigures, FinishReason } from '../events.js';
 import type { Item, ToolCall } from '../items.js';
 import type { Outcome, RunContext } from './run-context.js';
+import { budgetReason } from './budget/meter.js';
 import { errorResult } from './tool-result.js';
 
 /** The tool error of a call a stop at `tool_call_end` kept from starting. */
@@ -37,6 +38,21 @@ export function notRun(rc: RunContext<any>, call: ToolCall): Observable<never> {
 export function stoppedOutcome(rc: RunContext<any>): Outcome {
   const items = rc.totals.scratch.items;
   return { kind: 'completed', stopped: true, output: lastAssistantText(items), finishReason: lastFinish(rc) };
+}
+
+/**
+ * How a run that reached a limit of its `budget` ends (docs/long-runs.md, "Budgets"): like a stopped run
+ * (`output`, `finishReason`, the commit) with `stopReason: 'budget'` and the figures; with `onLimit: 'cancel'`
+ * its token is cancelled with `{ type: 'budget', …figures }` instead (the controller ends it at once) and
+ * nothing is returned.
+ */
+export function budgetEnd(rc: RunContext<any>, figures: BudgetFigures): Outcome[] {
+  if (rc.meter.cancels) {
+    rc.token.cancel(budgetReason(figures));
+    return [];
+  }
+  const items = rc.totals.scratch.items;
+  return [{ kind: 'completed', budget: figures, output: lastAssistantText(items), finishReason: lastFinish(rc) }];
 }
 
 function lastAssistantText(items: readonly Item[]): string {

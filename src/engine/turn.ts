@@ -1,10 +1,10 @@
-import { EMPTY, concat, concatMap, defer, type Observable } from 'rxjs';
+import { EMPTY, concat, concatMap, defer, from, type Observable } from 'rxjs';
 import { stage } from '../cancel/stage.js';
 import { MaxTurnsError, OutputValidationError } from '../errors.js';
 import type { ModelResponseCompleted } from '../events.js';
 import { ZERO_USAGE, addUsage, type AssistantItem, type Item, type ToolCall, type UserItem } from '../items.js';
 import type { MailboxToken } from '../mailbox/mailbox.js';
-import type { ModelResponse } from '../model/types.js';
+import type { ModelProvider, ModelRequest, ModelResponse } from '../model/types.js';
 import { prepare$ } from './dispatch.js';
 import { drain$ } from './drain.js';
 import { callHooks$, hasHooks } from './hooks.js';
@@ -12,9 +12,10 @@ import type { ModelCalls } from './model-call.js';
 import { markRefused, repairResponseCalls, takenIds } from './repair.js';
 import { checkOutput, repairMessage, type OutputCheck } from './output.js';
 import { buildRequest } from './request.js';
+import { shapeRequest$ } from './shape.js';
 import { suspendOrRun$ } from './suspend.js';
 import type { Outcome, RunContext } from './run-context.js';
-import { stoppedOutcome } from './stop.js';
+import { budgetEnd, stoppedOutcome } from './stop.js';
 import type { Fact } from './totals.js';
 import { stageAt, waitingAt } from './waits.js';
 
@@ -57,13 +58,19 @@ export function turn$(turns: Turns, n: number): Observable<Decision> {
     callHooks$(rc, 'turnStarted'),
     drain$(rc, n === 1 ? turns.queuedBefore : NONE),
     defer(() => model$(turns)),
-  ).pipe(concatMap((response) => respond$(turns, n, response as ModelResponse)));
+  ).pipe(concatMap((r) => (r instanceof Ended ? [r.outcome] : respond$(turns, n, r))));
   return concat(
     stageAt(rc, 'turn_entry', (): Decision[] => {
       // A graceful stop ends the run at the turn entry: no turn starts (docs/run-control.md, "Stop").
       if (rc.stopping !== undefined) {
         stopped = true;
         return [stoppedOutcome(rc)];
+      }
+      // A budget limit the responses reached ends the run here too, before the turn starts (docs/long-runs.md).
+      const reached = rc.meter.limited ? rc.meter.reached(rc.totals.usage) : undefined;
+      if (reached !== undefined) {
+        stopped = true;
+        return budgetEnd(rc, reached);
       }
       rc.emit(TURN_STARTED, n === 1 ? turns.firstTurn : undefined);
       return [];
@@ -72,10 +79,39 @@ export function turn$(turns: Turns, n: number): Observable<Decision> {
   );
 }
 
-/** The turn's request, `beforeModelCall`, then the model call (it stages its own requests). */
-function model$(turns: Turns): Observable<ModelResponse> {
-  const request = buildRequest(turns.rc, turns.history);
-  const call$ = turns.models.call(request);
+/** How a run ends instead of a model call (a budget's check before it): never a foreign value, unlike a response. */
+class Ended {
+  constructor(readonly outcome: Outcome) {}
+}
+
+/**
+ * The turn's request, shaped by `prepareRequest` (shape.ts), `beforeModelCall`, then the model call (it stages its
+ * own requests).
+ */
+function model$(turns: Turns): Observable<ModelResponse | Ended> {
+  const { rc } = turns;
+  const request = buildRequest(rc, turns.history);
+  if (!hasHooks(rc, 'prepareRequest')) return send$(turns, request, undefined);
+  return shapeRequest$(rc, request).pipe(concatMap((shaped) => send$(turns, shaped.request, shaped.model)));
+}
+
+/**
+ * The request sent: first the budget's check before a call (docs/long-runs.md, "Budgets": what the run used plus
+ * the request's estimate over a limit ends the run instead, nothing sent), then `beforeModelCall` and the call.
+ */
+function send$(
+  turns: Turns,
+  request: ModelRequest,
+  model: ModelProvider | undefined,
+): Observable<ModelResponse | Ended> {
+  const { meter } = turns.rc;
+  if (meter.limited || model !== undefined) {
+    const to = model ?? turns.rc.agent.model;
+    const estimate = meter.estimate(request, to); // kept for the calibration against the response's usage
+    const over = meter.limited ? meter.wouldPass(turns.rc.totals.usage, estimate.inputTokens, to.id) : undefined;
+    if (over !== undefined) return from(budgetEnd(turns.rc, over).map((outcome) => new Ended(outcome)));
+  }
+  const call$ = turns.models.call(request, model);
   if (!hasHooks(turns.rc, 'beforeModelCall')) return call$;
   return concat(callHooks$(turns.rc, 'beforeModelCall', { request }), call$);
 }

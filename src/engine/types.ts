@@ -4,13 +4,15 @@ import type { CancelSignal } from '../cancel/cancel-signal.js';
 import type { RunControl } from '../control/run-control.js';
 import type { Suspended } from '../control/suspended.js';
 import type { StopRequest } from '../control/stop.js';
-import type { FinishReason, RunEvent, TerminalEvent, Undelivered } from '../events.js';
-import type { Item, ToolCall, ToolResultItem, Usage } from '../items.js';
+import type { BudgetFigures, Cost, FinishReason, RunEvent, TerminalEvent, Undelivered } from '../events.js';
+import type { Item, ToolCall, ToolResultItem, Usage, UserItem } from '../items.js';
 import type { Mailbox } from '../mailbox/mailbox.js';
-import type { JsonSchema, ModelProvider, ModelRequest } from '../model/types.js';
+import type { JsonSchema, ModelProvider, ModelRequest, ProviderOptions } from '../model/types.js';
 import type { Session } from '../session/session.js';
 import type { Tool } from '../tools/tool.js';
 import type { TraceCarrier } from '../runs/trace-carrier.js';
+import type { Budget } from './budget/options.js';
+import type { RequestEstimate } from './budget/meter.js';
 import type { RunTelemetry } from './telemetry.js';
 
 /**
@@ -35,7 +37,10 @@ export interface HookContext<C = unknown> {
  * stands and its error goes to rxjs `config.onUnhandledError` (by default
  * rethrown in a new task, which ends a Node process like any uncaught error).
  * - `turnStarted`: before the turn's mailbox drain (a push from it lands in this turn).
- * - `beforeModelCall`: before each model request, with the request.
+ * - `prepareRequest`: before each model request (before `beforeModelCall`), with the request the engine built
+ *   and the model it goes to; may return {@link RequestChanges} (docs/long-runs.md, "Request shaping"). The
+ *   agent's hook runs first, the run's sees its changes. Invalid changes fail the run with a `RequestShapeError`.
+ * - `beforeModelCall`: before each model request, with the request (as `prepareRequest` shaped it).
  * - `beforeToolCall`: before each tool call. `undefined` (or `null`) allows it; `{ deny: reason }` with any truthy
  *   `reason` (a string, `true`, an Error, an object) skips the call and the model gets a tool error with the reason
  *   described; any other return (`{ deny: false }` included) is a `HookError` that fails the run before any tool of
@@ -47,12 +52,53 @@ export interface HookContext<C = unknown> {
  */
 export interface Hooks<C = unknown> {
   turnStarted?(ctx: HookContext<C>): HookReturn<void>;
+  prepareRequest?(ctx: PrepareRequestContext<C>): HookReturn<void | null | RequestChanges>;
   beforeModelCall?(ctx: HookContext<C> & { readonly request: ModelRequest }): HookReturn<void>;
   beforeToolCall?(
     ctx: HookContext<C> & { readonly call: ToolCall },
   ): HookReturn<void | null | { readonly deny: string | true | object }>;
   afterToolCall?(ctx: HookContext<C> & { readonly call: ToolCall; readonly result: ToolResultItem }): HookReturn<void>;
   runEnded?(ctx: HookContext<C> & { readonly outcome: TerminalEvent }): void;
+}
+
+/** What a `prepareRequest` hook receives: the run's fields, the request as built so far and its model. */
+export interface PrepareRequestContext<C = unknown> extends HookContext<C> {
+  /** The request the engine built (or the earlier `prepareRequest` hook shaped): the history, then the run's Items. */
+  readonly request: ModelRequest;
+  /** The model it goes to (the agent's `model`, or the one an earlier hook chose). */
+  readonly model: ModelProvider;
+  /**
+   * The estimate of `request`'s input tokens for `model`'s family, calibrated against what the run's responses
+   * reported, with the model's context window (docs/long-runs.md, "Token accounting"): e.g. leave older turns
+   * out past 80 % of `contextWindow`.
+   */
+  readonly estimate: RequestEstimate;
+}
+
+/**
+ * What a `prepareRequest` hook may change of the next model request (docs/long-runs.md, "Request shaping");
+ * every field is optional and an absent one keeps what the request has. Only `record` changes the run's
+ * history; the rest shape this one request.
+ * - `items`: the Items sent instead of the request's (e.g. older turns left out). Valid on the wire: every
+ *   tool call followed by its one result before the next assistant or user Item, no result without its call,
+ *   no call id twice; else a `RequestShapeError` (nothing is sent). Not stored: the next request is built
+ *   from the full history again.
+ * - `instructions`: the system instructions sent.
+ * - `activeTools`: names of the agent's tools offered to the model (a subset, in this order); an unknown name
+ *   is a `RequestShapeError`. Dispatch still knows every tool of the agent.
+ * - `model`: the provider this request goes to, with the engine's retry and rescue; the agent's
+ *   `fallbackModel` and `breaker` stay the agent model's.
+ * - `providerOptions`: per-family wire options ({@link ProviderOptions}).
+ * - `record`: `user` Items appended to the run's Items (each reported as `user_message_injected`, committed
+ *   with the run like steering) and sent at the end of this request.
+ */
+export interface RequestChanges {
+  readonly items?: readonly Item[];
+  readonly instructions?: string;
+  readonly activeTools?: readonly string[];
+  readonly model?: ModelProvider;
+  readonly providerOptions?: ProviderOptions;
+  readonly record?: readonly UserItem[];
 }
 
 /**
@@ -145,6 +191,11 @@ export interface AgentDefinition<C = unknown, O = unknown> {
    * only with `output`.
    */
   readonly outputRetries?: number;
+  /**
+   * The context window of `model` in tokens, overriding loopctl's table (`CONTEXT_WINDOWS`; docs/long-runs.md,
+   * "Token accounting"): a positive integer.
+   */
+  readonly contextWindow?: number;
 }
 
 /** A validated, frozen agent. */
@@ -276,6 +327,13 @@ export interface RunOptions<C = unknown> {
    * `resume()` continues it later.
    */
   readonly approvals?: 'wait' | 'suspend';
+  /**
+   * Limits of the run's tokens and cost (docs/long-runs.md, "Budgets"): checked before each model call
+   * (estimated) and after each response (reported); at a limit the run ends `run_completed` with
+   * `stopReason: 'budget'` at the next boundary, or, with `onLimit: 'cancel'`, is cancelled at once. With
+   * `prices`, every terminal event has `cost`. Not inherited by sub-runs (their usage counts toward it).
+   */
+  readonly budget?: Budget;
 }
 
 /**
@@ -302,10 +360,15 @@ export interface RunResult<O = unknown> {
   readonly suspended?: Suspended;
   readonly runId: string;
   /**
-   * `'completed'` (a final answer), `'stopped'` (a graceful stop reached its boundary) or
-   * `'needs_approval'` (suspended), as on `run_completed`.
+   * `'completed'` (a final answer), `'stopped'` (a graceful stop reached its boundary), `'needs_approval'`
+   * (suspended) or `'budget'` (a limit of the `budget` option was reached: `budget` has the figures), as on
+   * `run_completed`.
    */
-  readonly stopReason: 'completed' | 'stopped' | 'needs_approval';
+  readonly stopReason: 'completed' | 'stopped' | 'needs_approval' | 'budget';
+  /** With `stopReason: 'budget'`: which limit, its value and what was used (see `BudgetFiguresSchema`). */
+  readonly budget?: BudgetFigures;
+  /** What the run cost, when the `budget` option has `prices` (see `CostSchema`). */
+  readonly cost?: Cost;
   readonly output: string;
   readonly value?: O;
   readonly finishReason: FinishReason;

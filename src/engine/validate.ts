@@ -6,6 +6,7 @@ import { ConfigurationError } from '../errors.js';
 import { ItemSchema, type Item } from '../items.js';
 import { Mailbox } from '../mailbox/mailbox.js';
 import { parseTraceparent } from '../runs/trace-carrier.js';
+import { checkBudget } from './budget/options.js';
 import type { Hooks, ReplayMode, RunOptions, StartOptions } from './types.js';
 
 const UNREADABLE = Symbol('unreadable');
@@ -40,7 +41,14 @@ function checkMs(value: unknown, field: string, allowZero = false, orElse = ''):
   checkDurationMs(value, field, { min: allowZero ? 0 : 1, orElse });
 }
 
-const HOOK_NAMES = ['turnStarted', 'beforeModelCall', 'beforeToolCall', 'afterToolCall', 'runEnded'] as const;
+const HOOK_NAMES = [
+  'turnStarted',
+  'prepareRequest',
+  'beforeModelCall',
+  'beforeToolCall',
+  'afterToolCall',
+  'runEnded',
+] as const;
 
 export function checkHooks(hooks: Hooks<any>, field: string): void {
   checkObject(hooks, field);
@@ -108,6 +116,7 @@ export function validateRunArgs(input: unknown, options: RunOptions<any>): reado
   if (o.trace !== undefined) checkTrace(o.trace);
   if (o.approvals !== undefined && o.approvals !== 'wait' && o.approvals !== 'suspend')
     refuse('approvals', `must be 'wait' or 'suspend' (got ${String(o.approvals)})`);
+  if (o.budget !== undefined) checkBudget(o.budget);
   return input as readonly Item[] | string;
 }
 
@@ -150,6 +159,7 @@ const OPTION_KEYS = [
   'control',
   'trace',
   'approvals',
+  'budget',
 ] as const;
 const RETRY_KEYS = ['maxRetries', 'initialDelayMs', 'maxDelayMs', 'multiplier', 'maxRetryAfterMs'] as const;
 

@@ -25,6 +25,16 @@ export interface OutputSpec {
 }
 
 /**
+ * Per-family request options passed through to the wire (docs/long-runs.md, "Request shaping"): each key is
+ * a provider family (`openai`, `anthropic`, `gemini`, …), each value fields of that family's request body
+ * (`{ openai: { temperature: 0, max_completion_tokens: 512 } }`). An adapter merges its own family's object into
+ * the body it sends (after its constructor's `request` options, before the fields it owns: model, messages,
+ * tools); other families' objects are ignored, so one request can carry options for a fallback of another
+ * family.
+ */
+export type ProviderOptions = { readonly [family: string]: { readonly [field: string]: unknown } };
+
+/**
  * One model request, provider-neutral. `items` always has every tool call
  * paired with a result. `timeoutMs` is the whole-request deadline the engine
  * enforces; adapters pass it to their SDK per request so the SDK's own
@@ -41,6 +51,8 @@ export interface ModelRequest {
    * by instructions); a provider that cannot ignores it (the engine validates the answer either way).
    */
   readonly output?: OutputSpec;
+  /** Per-family wire options (a `prepareRequest` hook sets them): see {@link ProviderOptions}. */
+  readonly providerOptions?: ProviderOptions;
 }
 
 /**

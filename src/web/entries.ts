@@ -55,13 +55,14 @@ export interface NoteEntry {
 
 /**
  * How a run ended: completed, stopped (a graceful stop reached its boundary), cancelled (with phase and reason),
- * failed (with reason and stop reason), suspended.
+ * failed (with reason and stop reason), suspended, budget (a limit of the run's budget was reached: `reason` has
+ * its figures in words).
  */
 export interface OutcomeEntry {
   readonly kind: 'outcome';
   /** The run id. */
   readonly id: string;
-  readonly outcome: 'completed' | 'stopped' | 'cancelled' | 'failed' | 'suspended';
+  readonly outcome: 'completed' | 'stopped' | 'cancelled' | 'failed' | 'suspended' | 'budget';
   readonly phase?: string;
   readonly reason?: string;
   /** The stop reason of a failed run (`max_turns`, `model_error`, …). */

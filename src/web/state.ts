@@ -14,7 +14,7 @@ import {
   type ToolEntry,
   type UserEntry,
 } from './entries.js';
-import { retryWords } from './wording.js';
+import { budgetDetail, retryWords } from './wording.js';
 
 export type {
   AnswerEntry,
@@ -177,8 +177,14 @@ function applyEvent(state: ChatState, event: AGUIEvent): ChatState {
     case 'RUN_FINISHED': {
       const type = event.outcome?.type ?? 'success';
       // A graceful stop (Stop after this step) that reached its boundary: a success with result.stopReason 'stopped'.
-      const stopped = isRecord(event.result) && event.result['stopReason'] === 'stopped';
-      const success = stopped ? 'stopped' : 'completed';
+      const stopReason = isRecord(event.result) ? event.result['stopReason'] : undefined;
+      if (type === 'success' && stopReason === 'budget') {
+        // A limit of the run's budget was reached: a success with result.stopReason 'budget' and its figures.
+        const figures = isRecord(event.result) && isRecord(event.result['budget']) ? event.result['budget'] : {};
+        const reason = budgetDetail(figures);
+        return ended(state, { kind: 'outcome', id: event.runId, outcome: 'budget', ...(reason ? { reason } : {}) });
+      }
+      const success = stopReason === 'stopped' ? 'stopped' : 'completed';
       const outcome = type === 'success' ? success : type === 'interrupt' ? 'suspended' : 'cancelled';
       return ended(state, { kind: 'outcome', id: event.runId, outcome });
     }

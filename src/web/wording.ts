@@ -13,6 +13,7 @@ export const STOP_REASON_WORDS: Readonly<Record<StopReason, string>> = {
   completed: 'Done.',
   stopped: 'Stopped after its step, as you asked.',
   needs_approval: 'Paused: a tool call waits for approval before the run can go on.',
+  budget: 'Stopped: the run reached its budget of tokens or cost. What it did so far was kept.',
   cancelled: 'Stopped.',
   max_turns: 'Gave up: the run reached its limit of turns (--max-turns) before it had an answer.',
   model_error: 'Failed: the model could not be reached or answered with an error.',
@@ -56,6 +57,7 @@ const REASON_TYPE_WORDS: Readonly<Record<string, (reason: Record<string, unknown
   run_ended_elsewhere: () => 'The run had already ended on another worker',
   unsubscribed: () => 'Nothing was following the run any more',
   abandoned: () => 'The step it belonged to was abandoned',
+  budget: (r) => `The run reached its budget${budgetDetail(r) ? ` (${budgetDetail(r)})` : ''}`,
 };
 
 /** The cancel reasons that are words of loopctl's own (the page's Stop, the server's signals, the CLI). */
@@ -107,9 +109,31 @@ export interface OutcomeWords {
   readonly detail?: string;
 }
 
+/** What each budget limit counts, as "… of 10 000 total tokens". */
+const LIMIT_WORDS: Readonly<Record<string, string>> = {
+  maxInputTokens: 'input tokens',
+  maxOutputTokens: 'output tokens',
+  maxTotalTokens: 'total tokens',
+  maxCost: 'cost',
+};
+
+/**
+ * A budget's figures (`run_completed.budget`, a `budget` cancel reason: `{ limit, max, used, estimate? }`) in
+ * words: "10 230 of 10 000 total tokens used", with "the next request needed about 900 more" when the check
+ * before a call stopped it; '' when they are not figures.
+ */
+export function budgetDetail(figures: Record<string, unknown>): string {
+  const { limit, max, used, estimate } = figures;
+  if (typeof limit !== 'string' || typeof max !== 'number' || typeof used !== 'number') return '';
+  const what = Object.hasOwn(LIMIT_WORDS, limit) ? LIMIT_WORDS[limit]! : limit;
+  const n = (v: number) => (limit === 'maxCost' ? String(Math.round(v * 10_000) / 10_000) : v.toLocaleString('en-US'));
+  const next = typeof estimate === 'number' ? `; the next request needed about ${n(estimate)} more` : '';
+  return `${n(used)} of ${n(max)} ${what} used${next}`;
+}
+
 /** The outcome line of a run that ended `outcome` (see `OutcomeEntry` in state.ts). */
 export function outcomeWords(o: {
-  readonly outcome: 'completed' | 'stopped' | 'cancelled' | 'failed' | 'suspended';
+  readonly outcome: 'completed' | 'stopped' | 'cancelled' | 'failed' | 'suspended' | 'budget';
   readonly phase?: string;
   readonly reason?: string;
   readonly code?: string;
@@ -121,6 +145,10 @@ export function outcomeWords(o: {
       return { headline: STOP_REASON_WORDS.stopped };
     case 'suspended':
       return { headline: STOP_REASON_WORDS.needs_approval };
+    case 'budget': {
+      const detail = o.reason?.trim();
+      return { headline: STOP_REASON_WORDS.budget, ...(detail ? { detail: sentence(detail) } : {}) };
+    }
     case 'cancelled': {
       const where = phaseWords(o.phase);
       const why = cancelReasonWords(o.reason);

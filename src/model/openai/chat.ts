@@ -42,6 +42,7 @@ export function openaiChat(options: OpenAIChatOptions): ModelProvider {
   const mode = checkStructuredOutputs(options.structuredOutputs);
   const body = (request: ModelRequest) => ({
     ...options.request,
+    ...request.providerOptions?.['openai'],
     model: options.model,
     messages: toChatMessages(request.instructions, request.items),
     ...(request.tools.length > 0 ? { tools: toChatTools(request.tools) } : {}),

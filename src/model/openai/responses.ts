@@ -47,6 +47,7 @@ export function openaiResponses(options: OpenAIResponsesOptions): ModelProvider 
   };
   const body = (request: ModelRequest) => ({
     ...options.request,
+    ...request.providerOptions?.['openai'],
     model: options.model,
     ...(request.instructions ? { instructions: request.instructions } : {}),
     input: toResponsesInput(request.items),

@@ -1,0 +1,79 @@
+import type { Item } from '../items.js';
+import type { ModelRequest } from '../model/types.js';
+import type { ProviderFamily } from './family.js';
+
+/**
+ * Characters per token of each family's tokenizer on English prose and code, the fallback estimate loopctl uses
+ * where it bundles no tokenizer (every family today; docs/long-runs.md, "Token accounting"): OpenAI's o200k and
+ * cl100k about 4, Anthropic's Claude tokenizer about 3.5, Gemini's SentencePiece about 4. Calibrated per run
+ * against the counts each response reports ({@link InputCalibration}).
+ */
+export const CHARS_PER_TOKEN: Readonly<Record<ProviderFamily, number>> = Object.freeze({
+  openai: 4,
+  anthropic: 3.5,
+  gemini: 4,
+  other: 4,
+});
+
+/** Tokens a wire message costs beyond its text (role, separators), per family: OpenAI documents 3 for chat. */
+const PER_MESSAGE: Readonly<Record<ProviderFamily, number>> = Object.freeze({
+  openai: 3,
+  anthropic: 3,
+  gemini: 2,
+  other: 3,
+});
+
+/** The parts of a request that are sent as input. */
+export type EstimatedRequest = Pick<ModelRequest, 'instructions' | 'items' | 'tools' | 'output'>;
+
+/**
+ * An estimate of a request's input tokens for `family`, before any calibration: the characters of the
+ * instructions, of every Item (text, tool names and arguments, results) and of the tools' and output schema's
+ * JSON, divided by the family's {@link CHARS_PER_TOKEN}, plus a few tokens per message. Deterministic, no
+ * network; rounded up.
+ */
+export function estimateInputTokens(request: EstimatedRequest, family: ProviderFamily): number {
+  let chars = request.instructions.length;
+  let messages = request.instructions === '' ? 0 : 1;
+  for (const item of request.items) {
+    chars += itemChars(item);
+    messages++;
+  }
+  if (request.tools.length > 0) chars += JSON.stringify(request.tools).length;
+  if (request.output !== undefined) chars += JSON.stringify(request.output.schema).length;
+  return Math.ceil(chars / CHARS_PER_TOKEN[family] + messages * PER_MESSAGE[family]);
+}
+
+function itemChars(item: Item): number {
+  switch (item.type) {
+    case 'user':
+      return item.text.length;
+    case 'assistant':
+      return item.toolCalls.reduce(
+        (n, c) => n + c.name.length + c.arguments.length + c.callId.length,
+        item.text.length,
+      );
+    case 'tool_result':
+      return item.output.length + item.callId.length;
+  }
+}
+
+/**
+ * The per-run calibration of the estimate: the ratio of the input tokens the last response reported to the
+ * estimate of the request that got it (kept while responses report counts; 1 before the first). An estimate is
+ * the raw one times that ratio.
+ */
+export class InputCalibration {
+  /** The last measured ratio of reported to estimated input tokens; 1 until a response reported counts. */
+  ratio = 1;
+
+  /** The calibrated estimate of `raw` (an {@link estimateInputTokens} result). */
+  apply(raw: number): number {
+    return Math.ceil(raw * this.ratio);
+  }
+
+  /** Keeps `reported / raw` as the ratio: a response reported `reported` input tokens for a request estimated `raw`. */
+  measure(raw: number, reported: number): void {
+    if (raw > 0 && reported > 0 && Number.isFinite(reported)) this.ratio = reported / raw;
+  }
+}
