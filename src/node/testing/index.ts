@@ -1,7 +1,8 @@
 /**
  * The `loopctl/node/testing` entry (Node.js only): the contract suite every session store must pass,
  * and the second process its cross-process parts drive (docs/sessions.md); the contract suite every
- * model provider must pass, its local wire server, and the kits of the OpenAI adapters
+ * model provider must pass, its local wire server, the kits of the OpenAI adapters and the wires of
+ * Anthropic and Gemini (no SDK loaded)
  * (docs/testing.md, "Proving a provider adapter"). The suites take the test framework's functions as
  * arguments, so loopctl depends on no test framework.
  */
@@ -35,3 +36,11 @@ export { openaiChatKit, openaiChatWire } from './provider-kits/openai-chat.js';
 export { openaiResponsesKit, openaiResponsesWire } from './provider-kits/openai-responses.js';
 export { geminiWire } from './provider-kits/gemini.js';
 export { geminiContentsFault, geminiRequestFault, kitSignature } from './provider-kits/gemini-validate.js';
+export { anthropicWire } from './provider-kits/anthropic.js';
+export {
+  anthropicMessagesFault,
+  anthropicInvalidVariants,
+  anthropicKitSignature,
+  kitThinkingLedger,
+  type ThinkingLedger,
+} from './provider-kits/anthropic-validate.js';
