@@ -95,7 +95,11 @@ export function helpText(): string {
         .map(([name, p]) => `${name}: ${p.defaultModel}`)
         .join(', ')}; offline: loopctl-offline)`,
     ],
-    ['--base-url <url>', "the provider's endpoint (default: ANTHROPIC_BASE_URL or OPENAI_BASE_URL, else the SDK's)"],
+    [
+      '--base-url <url>',
+      "the provider's endpoint (default: ANTHROPIC_BASE_URL or OPENAI_BASE_URL, else the SDK's; gemini: the " +
+        'origin without /v1beta)',
+    ],
     ['--api-key <key>', "API key (default: the provider's variable, e.g. ANTHROPIC_API_KEY, OPENAI_API_KEY)"],
     ['--responses', 'openai: use the Responses API instead of Chat Completions (default: off)'],
     ['--allow-shell', 'give the agent a shell tool; NOT sandboxed (default: off)'],

@@ -45,12 +45,13 @@ const BUILDERS: Readonly<Record<ProviderName, Build>> = {
  * Chooses the model. The provider is `--provider`, else the first of anthropic, gemini, openai whose key variable is
  * set (`ANTHROPIC_API_KEY`; `GEMINI_API_KEY` or `GOOGLE_API_KEY`; `OPENAI_API_KEY`), else openai when `--api-key`,
  * `--base-url` or `OPENAI_BASE_URL` is given. Its key is `--api-key`, else its variable; its endpoint `--base-url`,
- * else its base-URL variable (`ANTHROPIC_BASE_URL`, `OPENAI_BASE_URL`), else the SDK's; a base URL without a key gets
- * a placeholder key (local servers ignore it). openai: `openaiChat` (`openaiResponses` with `--responses`);
- * anthropic: `anthropicMessages`; gemini: `gemini` (each SDK an optional peer dependency, loaded only then). With no provider at all,
- * it starts the offline model in-process (`LOOPCTL_OFFLINE_DELAY_MS` sets its pace, default 15 ms per chunk) and
- * talks to it through `openaiChat`, the same path as a real provider. The SDK clients are the CLI's own, with their
- * logging off. A non-streamed request (the rescue of a broken stream) is bounded by `--timeout`, else by
+ * else its base-URL variable (`ANTHROPIC_BASE_URL`, `OPENAI_BASE_URL`), else the SDK's; a base URL without a key gets a
+ * placeholder key (local servers ignore it). openai: `openaiChat` (`openaiResponses` with `--responses`); anthropic:
+ * `anthropicMessages`; gemini: `gemini` with `baseURL` the origin (no `/v1beta`; default
+ * `https://generativelanguage.googleapis.com`). Each SDK is an optional peer dependency, loaded only then. With no
+ * provider at all, it starts the offline model in-process (`LOOPCTL_OFFLINE_DELAY_MS` sets its pace, default 15 ms per
+ * chunk) and talks to it through `openaiChat`, the same path as a real provider. The SDK clients are the CLI's own,
+ * with their logging off. A non-streamed request (the rescue of a broken stream) is bounded by `--timeout`, else by
  * `DEFAULTS.deadlines.requestMs` (see {@link boundNonStreamed}).
  * @throws UsageError for `--responses` with the offline model or another provider than openai, a base-URL variable
  *   that is not an http(s) URL (when `--base-url` does not override it), the provider's SDK not installed

@@ -2,8 +2,9 @@
  * A local server on 127.0.0.1 speaking Anthropic's Messages API wire format (`POST /v1/messages`): it answers from a
  * script (hand-built fixtures in `test/fixtures/anthropic`, raw SSE frames, JSON bodies, errors, stalls, cuts) and,
  * like the real API, REJECTS with a 400 `invalid_request_error` a request the API would reject
- * ({@link validateMessagesRequest}), including a thinking block modified or dropped: the server remembers every
- * thinking block it sent, with its signature, and the tool calls it came with. Every request is recorded with its
+ * ({@link validateMessagesRequest}: the rules of the conformance suite's `anthropicWire`), including a thinking
+ * block modified or dropped: the server remembers every thinking block it sent, with its signature, and the tool
+ * calls it came with. Every request is recorded with its
  * close state and, when refused, why. Reusable: a function that starts it with a script of answers.
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -11,6 +12,10 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
+import {
+  anthropicMessagesFault,
+  type ThinkingLedger,
+} from '../../src/node/testing/provider-kits/anthropic-validate.js';
 import { repoRoot, sseFrames } from './openai-server.js';
 
 /** The hand-built Anthropic wire data (`test/fixtures/anthropic`, see its README). */
@@ -91,9 +96,29 @@ type ThinkingBlock = Readonly<Record<string, unknown>>;
  * What the server sent, for the checks on what comes back: every thinking block (by its signature or data) and,
  * for each tool_use id, the thinking blocks of the message it came in.
  */
-class Issued {
+class Issued implements ThinkingLedger {
   readonly thinking = new Map<string, ThinkingBlock>();
   readonly byToolUse = new Map<string, ThinkingBlock[]>();
+
+  /** A thinking block is refused unless it is one this server sent, unchanged. */
+  block(block: ThinkingBlock, _content: readonly ThinkingBlock[], at: string): string | undefined {
+    const sent = this.thinking.get(thinkingKey(block));
+    if (!sent) return `${at}: Invalid \`signature\` in \`thinking\` block`;
+    if (!isDeepStrictEqual({ ...block }, { ...sent })) {
+      return `${at}: \`thinking\` or \`redacted_thinking\` blocks cannot be modified`;
+    }
+    return undefined;
+  }
+
+  /** The thinking blocks each tool call came with are all still in its message. */
+  dropped(content: readonly ThinkingBlock[], at: string): string | undefined {
+    for (const use of content.filter((b) => b['type'] === 'tool_use')) {
+      const came = this.byToolUse.get(use['id'] as string) ?? [];
+      const kept = came.every((t) => content.some((b) => isDeepStrictEqual({ ...b }, { ...t })));
+      if (!kept) return `${at}: the thinking blocks of the response that called ${String(use['id'])} were dropped`;
+    }
+    return undefined;
+  }
 
   /** Reads a served message's content blocks. */
   note(content: readonly Record<string, unknown>[]): void {
@@ -129,127 +154,13 @@ const thinkingKey = (block: Readonly<Record<string, unknown>>): string =>
   block['type'] === 'thinking' ? `sig:${String(block['signature'])}` : `data:${String(block['data'])}`;
 
 /**
- * The checks the real Messages API makes that a client's history can fail, in words like the API's: body fields
- * (`model`, `max_tokens`, `messages`, `system`, `tools`, `thinking`), roles (first `user`, alternating, content
- * non-empty, text blocks non-empty), tool use pairing (every `tool_use` answered by a `tool_result` in the very next
- * user message, placed first in it; every `tool_result` answering a `tool_use` of the message before), thinking
- * (each thinking block unchanged from what was sent, identified by its signature; none dropped from a message with
- * the tool calls it came with; with `thinking` enabled, the assistant turn answered by tool results starts with a
- * thinking block), at most 4 `cache_control` breakpoints. @returns the reason, or undefined when it is valid.
+ * Why the real Messages API would refuse `body` (the rules of `anthropicMessagesFault`, shared with the conformance
+ * suite's `anthropicWire`), with thinking blocks checked against what this server sent (`issued`): each unchanged
+ * from what was sent, identified by its signature, and none dropped from a message with the tool calls it came
+ * with. @returns the reason, or undefined when it is valid.
  */
-export function validateMessagesRequest(body: any, issued: Issued = new Issued()): string | undefined {
-  if (typeof body !== 'object' || body === null) return 'the body must be a JSON object';
-  if (typeof body.model !== 'string' || body.model === '') return 'model: Field required';
-  if (body.max_tokens === undefined) return 'max_tokens: Field required';
-  if (!Number.isInteger(body.max_tokens) || body.max_tokens < 1) return 'max_tokens: must be a positive integer';
-  if (!Array.isArray(body.messages) || body.messages.length === 0) return 'messages: at least one message is required';
-  if (body.system !== undefined && typeof body.system !== 'string') {
-    if (!Array.isArray(body.system) || body.system.some((b: any) => b?.type !== 'text' || !b.text)) {
-      return 'system: must be a string or a list of non-empty text blocks';
-    }
-  }
-  for (const [i, tool] of (body.tools ?? []).entries()) {
-    if (typeof tool?.name !== 'string' || tool?.input_schema?.type !== 'object') {
-      return `tools.${i}: a custom tool needs a name and an input_schema of type "object"`;
-    }
-  }
-  const thinking = body.thinking;
-  if (thinking?.type === 'enabled') {
-    if (!Number.isInteger(thinking.budget_tokens) || thinking.budget_tokens < 1024) {
-      return 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024';
-    }
-    if (thinking.budget_tokens >= body.max_tokens) return '`max_tokens` must be greater than `thinking.budget_tokens`';
-  }
-  const messages: any[] = body.messages;
-  if (messages[0]?.role !== 'user') return 'messages: the first message must use the "user" role';
-  let breakpoints = (body.tools ?? []).filter((t: any) => t?.cache_control).length;
-  if (Array.isArray(body.system)) breakpoints += body.system.filter((b: any) => b?.cache_control).length;
-  for (let i = 0; i < messages.length; i++) {
-    const message = messages[i];
-    const at = `messages.${i}`;
-    if (message?.role !== 'user' && message?.role !== 'assistant') return `${at}.role: must be "user" or "assistant"`;
-    if (i > 0 && messages[i - 1].role === message.role)
-      return `${at}: roles must alternate between "user" and "assistant"`;
-    const content = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
-    const last = i === messages.length - 1;
-    if (!Array.isArray(content) || (content.length === 0 && !(last && message.role === 'assistant'))) {
-      return `${at}: all messages must have non-empty content except for the optional final assistant message`;
-    }
-    for (const [j, block] of content.entries()) {
-      if (block?.cache_control) breakpoints++;
-      if (block?.type === 'text' && (typeof block.text !== 'string' || block.text === '')) {
-        return `${at}.content.${j}.text: text content blocks must be non-empty`;
-      }
-      if ((block?.type === 'thinking' || block?.type === 'redacted_thinking') && message.role !== 'assistant') {
-        return `${at}.content.${j}: thinking blocks may only appear in assistant messages`;
-      }
-      if (block?.type === 'thinking' || block?.type === 'redacted_thinking') {
-        const sent = issued.thinking.get(thinkingKey(block));
-        if (!sent) return `${at}.content.${j}: Invalid \`signature\` in \`thinking\` block`;
-        if (!isDeepStrictEqual({ ...block }, { ...sent })) {
-          return `${at}.content.${j}: \`thinking\` or \`redacted_thinking\` blocks cannot be modified`;
-        }
-      }
-    }
-    if (message.role === 'assistant') {
-      const uses = content.filter((b: any) => b?.type === 'tool_use');
-      for (const use of uses) {
-        const came = issued.byToolUse.get(use.id) ?? [];
-        const kept = came.every((t) => content.some((b: any) => isDeepStrictEqual({ ...b }, { ...t })));
-        if (!kept) return `${at}: the thinking blocks of the response that called ${use.id} were dropped`;
-      }
-      if (uses.length > 0) {
-        const next = messages[i + 1];
-        const answers = Array.isArray(next?.content) ? next.content : [];
-        const ids = answers.filter((b: any) => b?.type === 'tool_result').map((b: any) => b.tool_use_id);
-        const missing = uses.filter((u: any) => !ids.includes(u.id)).map((u: any) => u.id);
-        if (missing.length > 0) {
-          return (
-            `messages.${i + 1}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ` +
-            `${missing.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the ` +
-            'next message.'
-          );
-        }
-        const firstOther = answers.findIndex((b: any) => b?.type !== 'tool_result');
-        if (firstOther !== -1 && answers.slice(firstOther).some((b: any) => b?.type === 'tool_result')) {
-          return `messages.${i + 1}: tool_result blocks must come first in the content`;
-        }
-      }
-    } else {
-      const previous = messages[i - 1];
-      const prior = Array.isArray(previous?.content) ? previous.content : [];
-      for (const [j, block] of content.entries()) {
-        if (block?.type !== 'tool_result') continue;
-        if (!prior.some((b: any) => b?.type === 'tool_use' && b.id === block.tool_use_id)) {
-          return `${at}.content.${j}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${block.tool_use_id}`;
-        }
-      }
-    }
-  }
-  if (thinking?.type === 'enabled') {
-    // The assistant turn now being continued: from the last user message with text back to its first assistant message.
-    let lastText = -1;
-    messages.forEach((m: any, i: number) => {
-      const text = typeof m.content === 'string' || m.content.some((b: any) => b?.type !== 'tool_result');
-      if (m.role === 'user' && text) lastText = i;
-    });
-    const opening = messages[lastText + 1];
-    const tail = messages.at(-1);
-    const answersTools =
-      tail?.role === 'user' && Array.isArray(tail.content) && tail.content.some((b: any) => b?.type === 'tool_result');
-    if (opening?.role === 'assistant' && answersTools) {
-      const first = Array.isArray(opening.content) ? opening.content[0]?.type : 'text';
-      if (first !== 'thinking' && first !== 'redacted_thinking') {
-        return (
-          `messages.${lastText + 1}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found ` +
-          `\`${String(first)}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a ` +
-          'thinking block.'
-        );
-      }
-    }
-  }
-  if (breakpoints > 4) return `A maximum of 4 blocks with cache_control may be provided. Found ${breakpoints}.`;
-  return undefined;
+export function validateMessagesRequest(body: unknown, issued: Issued = new Issued()): string | undefined {
+  return anthropicMessagesFault(body, issued);
 }
 
 /**

@@ -2,7 +2,8 @@
  * The `loopctl/node/testing` entry (Node.js only): the contract suite every session store must pass,
  * and the second process its cross-process parts drive (docs/sessions.md); the contract suite every `Runs`
  * implementation must pass (`runsContract`, docs/ui.md) and the agent it drives; the contract suite every
- * model provider must pass, its local wire server, and the kits of the OpenAI adapters
+ * model provider must pass, its local wire server, the kits of the OpenAI adapters and the wires of
+ * Anthropic and Gemini (no SDK loaded)
  * (docs/testing.md, "Proving a provider adapter"). The suites take the test framework's functions as
  * arguments, so loopctl depends on no test framework.
  */
@@ -39,3 +40,11 @@ export { geminiContentsFault, geminiRequestFault, kitSignature } from './provide
 export { runsContract } from './contract-runs.js';
 export type { MakeRuns, RunsContractOptions, RunsUnderTest } from './runs-kit.js';
 export { runsContractAgent, RUNS_CONTRACT_AGENT, type RunsContractDirective } from './runs-agent.js';
+export { anthropicWire } from './provider-kits/anthropic.js';
+export {
+  anthropicMessagesFault,
+  anthropicInvalidVariants,
+  anthropicKitSignature,
+  kitThinkingLedger,
+  type ThinkingLedger,
+} from './provider-kits/anthropic-validate.js';
