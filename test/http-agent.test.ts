@@ -11,6 +11,7 @@ import {
   startOpenAIServer,
   type OpenAIServer,
 } from './support/openai-server.js';
+import { virtualTime } from './support/virtual-time.js';
 
 let server: OpenAIServer;
 beforeEach(async () => {
@@ -177,9 +178,28 @@ describe('recovery over HTTP', () => {
   it('an idle stall: the idle deadline fires, then a retry succeeds', async () => {
     server.enqueue({ stall: true }, { fixture: 'chat-text-basic.sse' });
     const agent = defineAgent({ name: 'a', instructions: '', model: chat() });
-    const events = await collectEvents(
-      run(agent, 'hi', { deadlines: { idleMs: 150 }, retry: { maxRetries: 2, initialDelayMs: 1 } }),
+    // The deadlines and the backoff on a virtual clock, the network on the real one: the clock moves only while the
+    // first stream stalls, so a slow machine cannot make the retry's stream look idle too.
+    const vt = virtualTime();
+    const events: RunEvent[] = [];
+    const ended = new Promise<void>((resolve) =>
+      run(agent, 'hi', {
+        deadlines: { idleMs: 150 },
+        retry: { maxRetries: 2, initialDelayMs: 1 },
+        scheduler: vt.scheduler,
+      }).subscribe({ next: (e) => events.push(e), complete: resolve }),
     );
+    let done = false;
+    void ended.then(() => (done = true));
+    // Turns of the event loop (the network moves) with the virtual clock run to now, until `cond` holds.
+    const until = async (cond: () => boolean, step = 0) => {
+      while (!cond()) await (step ? vt.advance(step) : vt.idle());
+    };
+    await within(until(() => server.requests.length === 1));
+    // 150 virtual ms at a time until the idle deadline (armed once the stalled response has begun) has fired.
+    await within(until(() => events.some((e) => e.type === 'retry_scheduled'), 150));
+    await vt.advance(1); // the 1 ms backoff
+    await within(until(() => done));
     await within(server.requests[0]!.whenClosed);
     expect(server.requests[0]!.finished).toBe(false);
     const kinds = events
