@@ -1,7 +1,9 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { defineConfig, type ViteUserConfig } from 'vitest/config';
+import { defineConfig, type TestProjectInlineConfiguration, type ViteUserConfig } from 'vitest/config';
 
 const src = (file: string) => fileURLToPath(new URL(`./src/${file}`, import.meta.url));
+const root = fileURLToPath(new URL('.', import.meta.url));
 
 /**
  * The folder of the second tier (`npm run test:services`): specs that need Postgres, Redis, a browser or many
@@ -11,9 +13,16 @@ export const SERVICES_DIR = 'test/services';
 
 /**
  * What both tiers share: the package names resolved to the sources, forks with `--expose-gc` (the leak specs),
- * and the JSON report CI asks for through `VITEST_JSON_REPORT` (to print its one-line "N passed, N failed").
+ * and the JSON report CI asks for through `VITEST_JSON_REPORT` (to print its one-line "N passed, N failed"; with
+ * projects, one report covers all of them). `maxWorkers` is set, not left to vitest's default (one worker less than
+ * the cores: a single worker on 2 cores, which ran every spec file one after the other).
  */
-export function tierConfig(test: { include: string[]; exclude?: string[]; typecheck?: boolean }): ViteUserConfig {
+export function tierConfig(test: {
+  include?: string[];
+  exclude?: string[];
+  projects?: TestProjectInlineConfiguration[];
+  maxWorkers?: number;
+}): ViteUserConfig {
   const report = process.env['VITEST_JSON_REPORT'];
   return defineConfig({
     // Specs and examples import the package by name; resolve it to the sources.
@@ -32,11 +41,13 @@ export function tierConfig(test: { include: string[]; exclude?: string[]; typech
       ],
     },
     test: {
-      include: test.include,
+      ...(test.include ? { include: test.include } : {}),
       exclude: ['**/node_modules/**', ...(test.exclude ?? [])],
-      typecheck: test.typecheck
-        ? { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: './tsconfig.json' }
-        : { enabled: false },
+      ...(test.projects ? { projects: test.projects } : {}),
+      ...(test.maxWorkers ? { maxWorkers: test.maxWorkers } : {}),
+      // The type tests (test/**/*.test-d.ts) are checked by `tsc --noEmit -p .` (tsconfig.json includes test/), once;
+      // vitest's own typecheck would run a second tsc over the same project.
+      typecheck: { enabled: false },
       // loopctl/testing's matchers (toMatchLoopctlError), registered with expect.extend.
       setupFiles: ['./test/support/matchers-setup.ts'],
       pool: 'forks',
@@ -49,12 +60,69 @@ export function tierConfig(test: { include: string[]; exclude?: string[]; typech
   });
 }
 
+/** Every hermetic spec file (relative to the repository), outside {@link SERVICES_DIR}. */
+function hermeticSpecs(): string[] {
+  return ['test', 'marbles']
+    .flatMap((dir) => readdirSync(`${root}${dir}`, { recursive: true, encoding: 'utf8' }).map((f) => `${dir}/${f}`))
+    .filter((file) => file.endsWith('.test.ts') && !file.startsWith(`${SERVICES_DIR}/`));
+}
+
 /**
- * `npm test`: every hermetic spec (no network beyond 127.0.0.1 servers a spec starts, no services) and the type
- * tests.
+ * The rule of the `isolated` project, by what a spec imports or measures (so a new spec falls on the right side
+ * without a list):
+ *
+ * - it starts child processes: it imports `node:child_process`, `cli-helpers` (the built CLI),
+ *   `mcp-everything-scenario` (the MCP server over stdio or HTTP) or `spawnPeer` (session peers);
+ * - or it measures the whole process, which other spec files in a shared worker would disturb: forced garbage
+ *   collection (`gc`, heap sizes), active handles (`getActiveResourcesInfo`: timers, sockets) or the process's own
+ *   listeners (`process.listenerCount`).
+ */
+const NEEDS_ITS_OWN_PROCESS = [
+  /from 'node:child_process'/,
+  /from '[./]+\/(cli-helpers|mcp-everything-scenario)\.js'/,
+  /import \{[^}]*\bspawnPeer\b[^}]*\} from/,
+  /\(globalThis as \{ gc\?|memoryUsage\(|getActiveResourcesInfo\(|process\.listenerCount\(/,
+];
+const needsItsOwnProcess = (file: string): boolean => {
+  const text = readFileSync(`${root}${file}`, 'utf8');
+  return NEEDS_ITS_OWN_PROCESS.some((marker) => marker.test(text));
+};
+
+const specs = hermeticSpecs();
+/** The `isolated` project's specs: a fresh worker per file, as every spec had before the split. */
+export const ISOLATED_SPECS = specs.filter(needsItsOwnProcess);
+
+/**
+ * `npm test`'s vitest part: every hermetic spec (no network beyond 127.0.0.1 servers a spec starts, no services),
+ * in two projects that run at the same time in one pool:
+ *
+ * - `isolated` (see {@link NEEDS_ITS_OWN_PROCESS}): the specs that start child processes (the CLI, npm, MCP
+ *   servers, shells, session peers) or measure the whole process, each file in a fresh worker. Queued first (vitest
+ *   runs projects in name order): they take longest, and mostly wait on their children, beside the unit specs.
+ * - `unit`: everything else (virtual time, marbles, in-process servers on 127.0.0.1); `npm run test:fast`. Its
+ *   files share workers (`isolate: false`): a worker imports the sources once instead of once per file, which was
+ *   most of the suite's CPU time. A spec that changes process-wide state (rxjs `config`, OpenTelemetry globals,
+ *   process listeners) restores it in its after hooks.
+ *
+ * Four workers on 2 cores: many specs spend much of their time waiting on a child process or a socket.
  */
 export default tierConfig({
-  include: ['test/**/*.test.ts', 'marbles/**/*.test.ts'],
-  exclude: [`${SERVICES_DIR}/**`],
-  typecheck: true,
+  maxWorkers: 4,
+  projects: [
+    // 60 s bounds: a child process's start-up (node, tsx, npm) and a forced full GC are CPU work that a loaded
+    // 2-core machine stretches many times over; bounds for a hang, not speed checks.
+    {
+      extends: true,
+      test: { name: 'isolated', include: ISOLATED_SPECS, isolate: true, testTimeout: 60_000, hookTimeout: 60_000 },
+    },
+    {
+      extends: true,
+      test: {
+        name: 'unit',
+        include: ['test/**/*.test.ts', 'marbles/**/*.test.ts'],
+        exclude: ['**/node_modules/**', `${SERVICES_DIR}/**`, ...ISOLATED_SPECS],
+        isolate: false,
+      },
+    },
+  ],
 });

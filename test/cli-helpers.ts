@@ -164,8 +164,11 @@ export function occurrences(text: string, pattern: string | RegExp): number {
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** Polls `check` every 20 ms until it is truthy; throws after `timeoutMs` (a generous "it happened" bound). */
-export async function waitFor<T>(what: string, check: () => T | undefined | false, timeoutMs = 10_000): Promise<T> {
+/**
+ * Polls `check` every 20 ms until it is truthy; throws after `timeoutMs` (a generous "it happened" bound: a CLI child
+ * on a loaded 2-core machine can take many seconds to start; the CLI specs' test timeout is 60 s).
+ */
+export async function waitFor<T>(what: string, check: () => T | undefined | false, timeoutMs = 30_000): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const value = check();

@@ -46,7 +46,7 @@ const settlement = (result: Promise<unknown>): Promise<unknown> =>
       () => 'resolved',
       (e: unknown) => e,
     ),
-    new Promise((r) => setTimeout(() => r('never settled'), 1000)),
+    new Promise((r) => setTimeout(() => r('never settled'), 10_000)),
   ]);
 
 const UNPRINTABLE = { name: 'Error', message: '[unprintable thrown value]' };

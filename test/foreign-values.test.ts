@@ -127,10 +127,11 @@ async function observe(
       (r) => r,
       (e: unknown) => e,
     ),
-    new Promise((r) => setTimeout(() => r(unsettled), 2000)),
+    new Promise((r) => setTimeout(() => r(unsettled), 10_000)), // a bound for a hang, far below the test timeout
   ]);
   await settle();
-  await new Promise((r) => setTimeout(r, 5));
+  // rxjs reports an unhandled error on a timer with no delay, set during the run; ours, set after, runs after it.
+  await new Promise((r) => setTimeout(r, 0));
   expect(errored).toBe(false);
   expect(completed).toBe(true);
   expect(result === unsettled ? 'never settled' : 'settled').toBe('settled');

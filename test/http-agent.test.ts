@@ -11,6 +11,7 @@ import {
   startOpenAIServer,
   type OpenAIServer,
 } from './support/openai-server.js';
+import { virtualTime } from './support/virtual-time.js';
 
 let server: OpenAIServer;
 beforeEach(async () => {
@@ -79,17 +80,16 @@ describe('cancel over real sockets (checkpoints 2 and 3)', () => {
       const agent = defineAgent({ name: 'a', instructions: '', model: chat(stream) });
       const cancel = new CancelSignal();
       const events: RunEvent[] = [];
-      run(agent, 'hi', { cancel }).subscribe((e) => events.push(e));
+      // Both held frames delivered ("Hel" + "lo"): the stream then stalls (hold), and the cancel lands mid-stream.
+      let streamed!: () => void;
+      const bothDeltas = new Promise<void>((resolve) => (streamed = resolve));
+      let text = '';
+      run(agent, 'hi', { cancel }).subscribe((e) => {
+        events.push(e);
+        if (e.type === 'text_delta' && (text += e.delta) === 'Hello') streamed();
+      });
       const req = await within(server.request(0));
-      if (stream)
-        await within(
-          new Promise<void>((resolve) => {
-            const t = setInterval(
-              () => events.some((e) => e.type === 'text_delta') && (clearInterval(t), resolve()),
-              2,
-            );
-          }),
-        );
+      if (stream) await within(bothDeltas);
       cancel.cancel('user stop');
       expect(last(events)).toMatchObject({
         type: 'run_cancelled',
@@ -139,15 +139,15 @@ describe('recovery over HTTP', () => {
     const agent = defineAgent({ name: 'a', instructions: '', model: chat() });
     const cancel = new CancelSignal();
     const events: RunEvent[] = [];
+    let ended!: () => void;
+    const cancelled = new Promise<void>((resolve) => (ended = resolve));
     run(agent, 'hi', { cancel }).subscribe((e) => {
       events.push(e);
-      if (e.type === 'retry_scheduled') setTimeout(() => cancel.cancel('stop during backoff'), 10);
+      // A turn of the event loop after the backoff began (its 300 ms timer is set), not a clock.
+      if (e.type === 'retry_scheduled') setImmediate(() => cancel.cancel('stop during backoff'));
+      if (e.type === 'run_cancelled') ended();
     });
-    await within(
-      new Promise<void>((resolve) => {
-        const t = setInterval(() => events.some((e) => e.type === 'run_cancelled') && (clearInterval(t), resolve()), 5);
-      }),
-    );
+    await within(cancelled);
     expect(last(events)).toMatchObject({ type: 'run_cancelled', phase: 'backoff' });
     // Real clock on purpose: a second request would reach the server over a real socket, which a virtual scheduler
     // cannot drive (the virtual-time version of this check is in recovery-cancel-during-backoff.test.ts).
@@ -178,9 +178,28 @@ describe('recovery over HTTP', () => {
   it('an idle stall: the idle deadline fires, then a retry succeeds', async () => {
     server.enqueue({ stall: true }, { fixture: 'chat-text-basic.sse' });
     const agent = defineAgent({ name: 'a', instructions: '', model: chat() });
-    const events = await collectEvents(
-      run(agent, 'hi', { deadlines: { idleMs: 150 }, retry: { maxRetries: 2, initialDelayMs: 1 } }),
+    // The deadlines and the backoff on a virtual clock, the network on the real one: the clock moves only while the
+    // first stream stalls, so a slow machine cannot make the retry's stream look idle too.
+    const vt = virtualTime();
+    const events: RunEvent[] = [];
+    const ended = new Promise<void>((resolve) =>
+      run(agent, 'hi', {
+        deadlines: { idleMs: 150 },
+        retry: { maxRetries: 2, initialDelayMs: 1 },
+        scheduler: vt.scheduler,
+      }).subscribe({ next: (e) => events.push(e), complete: resolve }),
     );
+    let done = false;
+    void ended.then(() => (done = true));
+    // Turns of the event loop (the network moves) with the virtual clock run to now, until `cond` holds.
+    const until = async (cond: () => boolean, step = 0) => {
+      while (!cond()) await (step ? vt.advance(step) : vt.idle());
+    };
+    await within(until(() => server.requests.length === 1));
+    // 150 virtual ms at a time until the idle deadline (armed once the stalled response has begun) has fired.
+    await within(until(() => events.some((e) => e.type === 'retry_scheduled'), 150));
+    await vt.advance(1); // the 1 ms backoff
+    await within(until(() => done));
     await within(server.requests[0]!.whenClosed);
     expect(server.requests[0]!.finished).toBe(false);
     const kinds = events
@@ -213,5 +232,7 @@ describe('listeners on a long-lived CancelSignal', () => {
       expect(last(events)).toMatchObject({ type: 'run_completed', output: `n${i}` });
     }
     expect(getEventListeners(signal, 'abort').length).toBe(before);
-  });
+    // 200 real HTTP round trips: CPU work that a loaded 2-core machine stretches past the 20 s default. A bound for
+    // a hang, not a speed check.
+  }, 60_000);
 });

@@ -1,24 +1,39 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { getEventListeners } from 'node:events';
-import { existsSync, readFileSync } from 'node:fs';
+import { closeSync, constants, existsSync, openSync, readFileSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { TimeoutError } from '../src/errors.js';
 import { shellTool, type ShellToolOptions } from '../src/node/index.js';
 import { fakeToolContext } from './support/tool-context.js';
 
 let root: string;
 const groups: number[] = [];
+/** Named pipes a test made: one a command never opened is opened here, so its reader's blocked open returns. */
+const pipes: string[] = [];
+
+/** This process's 'exit' listeners before any shell ran: the tool holds one more only while a group may be alive. */
+let exitListenersBefore: number;
+beforeAll(() => {
+  exitListenersBefore = process.listenerCount('exit');
+});
 
 beforeEach(async () => {
   root = await mkdtemp(join(tmpdir(), 'loopctl-sh-'));
 });
 
 afterEach(async () => {
+  for (const file of pipes.splice(0)) {
+    try {
+      closeSync(openSync(file, constants.O_WRONLY | constants.O_NONBLOCK));
+    } catch {
+      // ENXIO: no reader waits on it (it was read)
+    }
+  }
   for (const pgid of groups.splice(0)) {
     try {
       process.kill(-pgid, 'SIGKILL');
@@ -26,6 +41,8 @@ afterEach(async () => {
       // already gone
     }
   }
+  // Every hold released (the shell's 'exit' event seen) before the next test counts the listeners.
+  await exitListeners(exitListenersBefore);
   await rm(root, { recursive: true, force: true });
 });
 
@@ -50,7 +67,31 @@ function groupAlive(pgid: number): boolean {
   }
 }
 
-/** Polls until `check` holds (generous bound: "it happened", not a timing assertion). */
+/**
+ * The text the command under test writes into the named pipe `root/name` (read until the writer closes it). A
+ * command writes `$$` there once it runs (`echo $$ > pid`): the test waits on that write, never on a clock. The
+ * pipe is made before the command starts; its writer blocks until the test reads.
+ */
+function written(name: string): Promise<string> {
+  const file = join(root, name);
+  execFileSync('mkfifo', [file]);
+  pipes.push(file);
+  return readFile(file, 'utf8').then((text) => text.trim());
+}
+
+/** {@link written}: the pid the command wrote, which is its process group (the tool starts the shell detached). */
+async function groupOf(name: string): Promise<number> {
+  const pgid = Number(await written(name));
+  expect(pgid).toBeGreaterThan(1);
+  groups.push(pgid);
+  return pgid;
+}
+
+/**
+ * Polls until `check` holds. Only for what no event tells this process: that a killed process group is gone (its
+ * members are not our children, so their exit is seen only in /proc or by `kill(-pgid, 0)`). A real-time poll,
+ * bounded generously (10 s: "it happened", never a timing assertion).
+ */
 async function eventually(check: () => boolean | Promise<boolean>, ms = 10_000): Promise<boolean> {
   const until = Date.now() + ms;
   while (Date.now() < until) {
@@ -58,6 +99,19 @@ async function eventually(check: () => boolean | Promise<boolean>, ms = 10_000):
     await sleep(20);
   }
   return check();
+}
+
+/** Resolves on the 'removeListener' event that leaves this process with `count` 'exit' listeners (or at once). */
+function exitListeners(count: number): Promise<void> {
+  return new Promise((resolve) => {
+    const check = (): void => {
+      if (process.listenerCount('exit') !== count) return;
+      process.off('removeListener', check);
+      resolve();
+    };
+    process.on('removeListener', check);
+    check();
+  });
 }
 
 /** Members of process group `pgid` per /proc (Linux), zombies excluded. */
@@ -96,15 +150,16 @@ describe('run_shell', () => {
   it('on abort kills the whole process group, rejects with the reason and leaves no listener', async () => {
     const controller = new AbortController();
     const reason = { type: 'user', text: 'stop' };
-    const pidFile = join(root, 'pid');
-    const result = run(`echo $$ > pid; sh -c 'sleep 30 & sleep 30'`, controller.signal).then(
+    const pid = groupOf('pid');
+    const background = written('background');
+    // The shell, a second shell and its background sleep (which has written its pid when `background` is read).
+    const result = run(`echo $$ > pid; sh -c 'sleep 30 & echo $! > background; sleep 30'`, controller.signal).then(
       (v) => ({ ok: v }),
       (e: unknown) => ({ error: e }),
     );
-    expect(await eventually(() => existsSync(pidFile) && readFileSyncTrim(pidFile) !== '')).toBe(true);
-    const pgid = Number(readFileSyncTrim(pidFile));
-    groups.push(pgid);
-    if (existsSync('/proc')) expect(await eventually(async () => (await groupMembers(pgid)) >= 3)).toBe(true);
+    const pgid = await pid;
+    expect(Number(await background)).toBeGreaterThan(1);
+    if (existsSync('/proc')) expect(await groupMembers(pgid)).toBeGreaterThanOrEqual(3);
     expect(getEventListeners(controller.signal, 'abort').length).toBe(1);
 
     controller.abort(reason);
@@ -116,13 +171,11 @@ describe('run_shell', () => {
 
   it('escalates to SIGKILL when the group ignores SIGTERM', async () => {
     const controller = new AbortController();
+    const pid = groupOf('pid');
     const result = run(`trap '' TERM; echo $$ > pid; sleep 30`, controller.signal, { killGraceMs: 100 }).catch(
       (e: unknown) => e,
     );
-    const pidFile = join(root, 'pid');
-    expect(await eventually(() => existsSync(pidFile) && readFileSyncTrim(pidFile) !== '')).toBe(true);
-    const pgid = Number(readFileSyncTrim(pidFile));
-    groups.push(pgid);
+    const pgid = await pid;
     controller.abort('stop');
     expect(await result).toBe('stop');
     expect(await eventually(() => !groupAlive(pgid))).toBe(true);
@@ -130,17 +183,10 @@ describe('run_shell', () => {
 
   it('holds one process "exit" listener only while a group may be alive (none left after a run or a kill)', async () => {
     const before = process.listenerCount('exit');
-    const started = async (file: string) => {
-      expect(await eventually(() => existsSync(join(root, file)) && readFileSyncTrim(join(root, file)) !== '')).toBe(
-        true,
-      );
-      const pgid = Number(readFileSyncTrim(join(root, file)));
-      groups.push(pgid);
-      return pgid;
-    };
+    const [startedA, startedB] = [groupOf('a'), groupOf('b')];
     const a = run('echo $$ > a; sleep 30').catch(() => undefined);
     const b = run('echo $$ > b; sleep 30').catch(() => undefined);
-    const [pgidA, pgidB] = [await started('a'), await started('b')];
+    const [pgidA, pgidB] = [await startedA, await startedB];
     expect(process.listenerCount('exit')).toBe(before + 1); // one listener for both groups
     process.kill(-pgidA, 'SIGKILL');
     await a;
@@ -150,14 +196,16 @@ describe('run_shell', () => {
     expect(process.listenerCount('exit')).toBe(before);
 
     const controller = new AbortController();
+    const startedC = groupOf('c');
     const ignoring = run(`trap '' TERM; echo $$ > c; sleep 30`, controller.signal, { killGraceMs: 100 }).catch(
       (e: unknown) => e,
     );
-    const pgidC = await started('c');
+    const pgidC = await startedC;
     controller.abort('stop');
     expect(await ignoring).toBe('stop');
     expect(await eventually(() => !groupAlive(pgidC))).toBe(true);
-    expect(await eventually(() => process.listenerCount('exit') === before)).toBe(true);
+    // The abort rejected at once; the kill's hold on the listener ends when its 100 ms grace timer fires.
+    await exitListeners(before);
   });
 
   it.each([
@@ -165,9 +213,10 @@ describe('run_shell', () => {
     ['aborts the call, then exits within the grace period', 'abort'],
   ])('the group does not outlive the process when it %s (a command that ignores SIGTERM)', async (_, mode) => {
     const script = join(root, 'child.ts');
+    execFileSync('mkfifo', [join(root, 'pid')]);
     await writeFile(
       script,
-      `import { existsSync } from 'node:fs';
+      `import { readFileSync, writeFileSync } from 'node:fs';
 import { runShell } from ${JSON.stringify(SHELL_TOOL)};
 const controller = new AbortController();
 runShell("trap '' TERM; echo $$ > pid; sleep 30", {
@@ -175,12 +224,10 @@ runShell("trap '' TERM; echo $$ > pid; sleep 30", {
   signal: controller.signal,
   killGraceMs: 60_000,
 }).catch(() => undefined);
-const timer = setInterval(() => {
-  if (!existsSync('pid')) return;
-  clearInterval(timer);
-  if (process.argv[3] === 'abort') controller.abort('stop');
-  process.exit(0);
-}, 10);
+// 'pid' is a named pipe: this read returns once the shell has run its trap and written its pid.
+writeFileSync('pid.txt', readFileSync('pid', 'utf8'));
+if (process.argv[3] === 'abort') controller.abort('stop');
+process.exit(0);
 `,
     );
     const child = spawn(process.execPath, ['--import', TSX_LOADER, script, root, mode], {
@@ -191,7 +238,8 @@ const timer = setInterval(() => {
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
     expect(code, stderr).toBe(0);
-    const pgid = Number(readFileSyncTrim(join(root, 'pid')));
+    const pgid = Number(readFileSyncTrim(join(root, 'pid.txt')));
+    expect(pgid).toBeGreaterThan(1);
     groups.push(pgid);
     // Killed on the child's 'exit' (the 60 s grace never ran); a zombie may linger until it is reaped.
     expect(

@@ -24,9 +24,9 @@ const request = (stream: boolean): ModelRequest => ({
 const chat = () => openaiChat({ model: 'm', apiKey: 'k', baseURL: server.baseURL });
 const responses = () => openaiResponses({ model: 'm', apiKey: 'k', baseURL: server.baseURL });
 
-/** Resolves true when `req` closes within 2 s ("it happened", not a timing assertion). */
+/** Resolves true when `req` closes within 10 s ("it happened", a bound for a hang, not a timing assertion). */
 const closedSoon = (req: RecordedRequest) =>
-  Promise.race([req.whenClosed.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 2000))]);
+  Promise.race([req.whenClosed.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 10_000))]);
 
 /** Subscribes, waits until the server has the request, unsubscribes; returns what the subscriber saw. */
 async function cancelWhileServing(provider: ModelProvider, stream: boolean, answer: ScriptedResponse) {

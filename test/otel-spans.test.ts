@@ -388,7 +388,7 @@ describe('context: user instrumentation nests, runs join the active trace', () =
       parameters: z.object({}),
       execute: async () => {
         user.startSpan('sync work').end();
-        await new Promise((r) => setTimeout(r, 1));
+        await new Promise((r) => setImmediate(r)); // an await across a turn of the event loop
         user.startSpan('fetch').end();
         return 'ok';
       },
@@ -452,8 +452,12 @@ describe('span events: steering', () => {
   it('an unsubscribed run still ends its spans, cancelled with reason unsubscribed', async () => {
     const h = otelHarness();
     const agent = defineAgent({ name: 'u', instructions: '', model: scriptedModel([{ text: 'late', delayMs: 1000 }]) });
-    const sub = run(agent, 'go', { telemetry: h.telemetry }).subscribe();
-    await new Promise((r) => setTimeout(r, 5));
+    let requested!: () => void;
+    const modelRequest = new Promise<void>((resolve) => (requested = resolve));
+    const sub = run(agent, 'go', { telemetry: h.telemetry }).subscribe((e) => {
+      if (e.type === 'model_request_started') requested();
+    });
+    await modelRequest; // the model's 1 s delay has begun: unsubscribe then, on the event, not after a delay
     sub.unsubscribe();
     expect(h.shape()).toEqual(['invoke_agent u', '  chat scripted ~interrupted']);
     expect(h.tree()[0]!.attributes).toMatchObject({

@@ -130,16 +130,16 @@ async function serveOnce(bin: string, cwd: string) {
   const child = spawn(bin, ['serve', '--port', '0'], { cwd, env: npmEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+  let printed!: (address: string) => void;
+  const listening = new Promise<string>((resolve) => (printed = resolve));
+  // The address, on the output that completes it (no polling).
+  child.stdout.setEncoding('utf8').on('data', (d: string) => {
+    out += d;
+    if (/\?token=\S+/.test(out)) printed(/http:\/\/\S+/.exec(out)![0]);
+  });
   child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-  const address = await Promise.race([
-    (async () => {
-      while (!/\?token=\S+/.test(out)) await new Promise((r) => setTimeout(r, 20));
-      return /http:\/\/\S+/.exec(out)![0];
-    })(),
-    exited.then(() => undefined),
-  ]);
+  const address = await Promise.race([listening, exited.then(() => undefined)]);
   if (address === undefined) return { code: await exited, stderr };
   const login = await fetch(address, { redirect: 'manual' });
   const cookie = login.headers

@@ -29,7 +29,7 @@ describe('cancel during the retry backoff sleep', () => {
       handle.events$.subscribe((e) => e.type === 'retry_scheduled' && resolve(e)),
     );
     expect(scheduled).toMatchObject({ attempt: 2, delayMs: 1500, error: { name: 'ModelCallError', status: 429 } });
-    await new Promise((r) => setTimeout(r, 100)); // 100 ms into the 1 500 ms backoff
+    await new Promise((r) => setImmediate(r)); // a turn of the event loop into the 1 500 ms backoff
     expect(events.at(-1)?.type).toBe('retry_scheduled'); // still sleeping
     const during = timers(); // includes the backoff sleep's timer
 

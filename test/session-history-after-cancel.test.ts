@@ -27,15 +27,15 @@ import {
 
 /** What a session and `partial` hold after a run, cancelled or not. */
 
-/** A MemorySession whose append takes ~50 ms of (simulated) slow I/O. */
+/** A MemorySession whose append is slow I/O: it lands a turn of the event loop later, after every microtask. */
 class SlowAppendSession implements Session {
   readonly inner = new MemorySession();
   append(items: readonly Item[]) {
     return new Promise<void>((resolve) =>
-      setTimeout(() => {
+      setImmediate(() => {
         this.inner.append(items);
         resolve();
-      }, 50),
+      }),
     );
   }
   load() {
@@ -47,7 +47,7 @@ const paired = (items: readonly Item[]) => expect(unpairedToolCalls(items)).toEq
 type Remains = Extract<TerminalEvent, { partial: unknown }>;
 
 /**
- * The session's append takes 50 ms of simulated I/O; the model calls a tool,
+ * The session's append is slow (simulated) I/O, a turn of the event loop; the model calls a tool,
  * then answers. Completed: the session holds input, call, result and answer by
  * the time the stream ends. Cancelled during the tool: the session is
  * untouched (guarantee 6: scratchpad: only a completed run commits), `partial`

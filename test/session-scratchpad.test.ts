@@ -170,7 +170,8 @@ describe('a synchronously throwing append', () => {
         },
       };
       const { agent } = agentWith(['final']);
-      const watchdog = new Promise<'hang'>((r) => setTimeout(() => r('hang'), 300)); // catches a hang, measures nothing
+      // Catches a hang, measures nothing: a generous bound, far below the test's timeout.
+      const watchdog = new Promise<'hang'>((r) => setTimeout(() => r('hang'), 10_000));
       const outcome = await Promise.race([collectEvents(run(agent, 'go', { session })), watchdog]);
       expect(outcome).not.toBe('hang');
       expect((outcome as RunEvent[]).at(-1)).toMatchObject({
@@ -180,8 +181,9 @@ describe('a synchronously throwing append', () => {
       });
       expect(unhandled).toEqual([]);
     } finally {
-      // Real clock on purpose: RxJS reports an unhandled error from its own setTimeout, which no run scheduler drives.
-      await new Promise((r) => setTimeout(r, 20));
+      // RxJS reports an unhandled error from its own setTimeout (no delay), which no run scheduler drives; a timer of
+      // ours with no delay, set after the run, runs after it (Node runs timers of one duration in order): no clock.
+      await new Promise((r) => setTimeout(r, 0));
       config.onUnhandledError = previous;
     }
   });

@@ -5,7 +5,7 @@
  * state of an unbroken stream.
  */
 import type { AGUIEvent } from '@ag-ui/core';
-import { lastValueFrom, toArray } from 'rxjs';
+import { first, firstValueFrom, lastValueFrom, scan, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { parseEventId, toAgUiFrames, type AgUiFrame } from '../src/ag-ui/index.js';
 import { defineAgent, localRuns, tool, type Runs } from '../src/index.js';
@@ -100,7 +100,13 @@ describe('web app state: a real run', () => {
     const { runId, frames } = await runFrames(
       [{ text: ['Partial ', 'answer'], hold: hold.wait$ }],
       async (runs, id) => {
-        await new Promise((r) => setTimeout(r, 20));
+        // Both pieces streamed (the step then holds): the cancel lands mid-stream, on that event, not after a delay.
+        await firstValueFrom(
+          runs.events(id, { principal: 'p' }).pipe(
+            scan((text, e) => (e.type === 'text_delta' ? text + e.delta : text), ''),
+            first((text) => text === 'Partial answer'),
+          ),
+        );
         expect(await runs.cancel(id, 'stopped by the user', 'p')).toBe(true);
       },
     );

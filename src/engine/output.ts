@@ -147,13 +147,48 @@ export function partialValue(text: string): unknown {
     if (end >= 0) body = body.slice(0, end);
   }
   if (body.trim() === '') return undefined;
+  // partial-json builds objects by assignment, so a "__proto__" key would set the object's prototype where
+  // JSON.parse makes an own key. Where such a key may be (literal or \u-escaped), every string is parsed with a
+  // marker in front, and the value is rebuilt with own keys and the markers taken off.
+  const guarded = /__proto__|\\u/.test(body);
   let value: unknown;
   try {
-    value = parsePartialJson(body, PARTIAL);
+    value = parsePartialJson(guarded ? markStrings(body) : body, PARTIAL);
   } catch {
     return undefined;
   }
+  if (guarded) value = unmark(value);
   return /NaN|Infinity/.test(body) ? finite(value) : value;
+}
+
+/** Put in front of every string of a guarded text (a private-use character), and taken off again by `unmark`. */
+const MARK = '\uE000';
+
+/** `text` with {@link MARK} after the opening quote of every string (keys and values), cut-off ones too. */
+function markStrings(text: string): string {
+  let out = '';
+  let from = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"') {
+      out += text.slice(from, i + 1) + MARK;
+      from = i + 1;
+      inString = true;
+    }
+  }
+  return out + text.slice(from);
+}
+
+/** The parse of a marked text with the markers taken off, objects rebuilt with own keys (`__proto__` included). */
+function unmark(value: unknown): unknown {
+  if (typeof value === 'string') return value.slice(MARK.length);
+  if (Array.isArray(value)) return value.map(unmark);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).map(([key, v]) => [key.slice(MARK.length), unmark(v)]));
 }
 
 /** `value` without its non-finite numbers (dropped from objects and arrays; `undefined` at the top). */
@@ -161,10 +196,7 @@ function finite(value: unknown): unknown {
   if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;
   if (Array.isArray(value)) return value.map(finite).filter((v) => v !== undefined);
   if (value === null || typeof value !== 'object') return value;
-  const out: Record<string, unknown> = {};
-  for (const [key, v] of Object.entries(value)) {
-    const kept = finite(v);
-    if (kept !== undefined) out[key] = kept;
-  }
-  return out;
+  // Object.fromEntries makes own keys ("__proto__" too); an assignment would set the prototype.
+  const kept = Object.entries(value).map(([key, v]) => [key, finite(v)] as const);
+  return Object.fromEntries(kept.filter(([, v]) => v !== undefined));
 }
