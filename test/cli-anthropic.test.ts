@@ -135,7 +135,7 @@ describe('choosing the provider', () => {
     expect(await choose([], { OPENAI_API_KEY: 'o' })).toBe('openai:gpt-4o-mini');
     expect(await choose(['--provider', 'openai'], { ANTHROPIC_API_KEY: 'a' })).toBe('openai:gpt-4o-mini');
     expect(await choose(['--base-url', 'http://127.0.0.1:1/v1'], {})).toBe('openai:gpt-4o-mini');
-    await expect(choose([], { GOOGLE_API_KEY: 'g', OPENAI_API_KEY: 'o' })).rejects.toThrow(/--provider gemini/);
+    expect(await choose([], { GOOGLE_API_KEY: 'g', OPENAI_API_KEY: 'o' })).toBe('gemini:gemini-2.5-flash');
     expect(await choose([], {})).toBe('openai:loopctl-offline');
     await expect(choose(['--provider', 'anthropic', '--responses'], {})).rejects.toThrow(
       'option --responses is for --provider openai',

@@ -6,15 +6,9 @@ import type { SqliteSessionStore } from '../../sqlite/index.js';
 import { sanitizeLine } from '../sanitize.js';
 import { dataDir, ensureSessionsFile, SESSIONS_FILE } from './data-dir.js';
 import type { StoreLocation } from './location.js';
+import { StoreError } from './store-error.js';
 
-/**
- * The saved conversations could not be used (a corrupt file, one from a
- * later loopctl, a folder that cannot be created): the command prints the
- * message as one `loopctl: …` line and exits 1. Nothing was deleted.
- */
-export class StoreError extends Error {
-  override readonly name = 'StoreError';
-}
+export { StoreError };
 
 /** The stores the CLI keeps conversations in: SQLite (the default) or Postgres (`--store postgres://…`). */
 export type CliStore = SqliteSessionStore | PostgresSessionStore;

@@ -3,7 +3,7 @@ import { describeValue, isSessionSchemaError } from '../../index.js';
 import { sanitizeLine } from '../sanitize.js';
 import { UsageError } from '../usage-error.js';
 import type { StoreLocation } from './location.js';
-import { StoreError } from './open-store.js';
+import { StoreError } from './store-error.js';
 
 /** The `pg` version the project tests `--store postgres://…` with (an optional peer dependency). */
 export const PG_PACKAGE = 'pg@8.23.1';
