@@ -6,6 +6,7 @@ import {
   type AnthropicSystemBlock,
   type AnthropicTool,
   type WireBlock,
+  wireBlockFault,
 } from './wire.js';
 
 type Block = { type: string; [key: string]: unknown };
@@ -32,9 +33,10 @@ const NO_CACHE: CacheMarks = { system: false, tools: false, history: false };
  * - `user` → a `user` message with one `text` block;
  * - `assistant` → an `assistant` message: with `providerParts` of the `anthropic` family, its stored content blocks
  *   replayed unchanged (thinking blocks and their signatures byte for byte), each `tool_use` taking its id, name and
- *   input from the Item's calls in order (the engine may have repaired them); without (another family's Item, or
- *   none), a `text` block (when non-empty) and one `tool_use` per call (`input` parsed from `arguments`; text
- *   that is not a JSON object is sent as `{}`: its result already says it was refused);
+ *   input from the Item's calls in order (the engine may have repaired them); without (another family's Item, none,
+ *   or parts with a block out of shape: {@link wireBlockFault}), a `text` block (when non-empty) and one `tool_use`
+ *   per call (`input` parsed from `arguments`; text that is not a JSON object is sent as `{}`: its result already
+ *   says it was refused);
  * - `tool_result` → a `tool_result` block (`tool_use_id`, `content`, `is_error: true` when it failed) in a `user`
  *   message;
  * - consecutive Items of one role share one message (results of a batch, then steering text), so roles alternate;
@@ -134,14 +136,17 @@ export function parseInput(args: string): Record<string, unknown> {
   }
 }
 
-/** The stored content blocks of an Item written by this family, or undefined (another family's parts are ignored). */
+/**
+ * The stored content blocks of an Item written by this family, or undefined: another family's parts are ignored, and
+ * so are parts with a block out of shape ({@link wireBlockFault}, e.g. a saved session edited by hand), which the API
+ * would refuse on every later request.
+ */
 function storedContent(item: AssistantItem): readonly WireBlock[] | undefined {
   const parts = item.providerParts;
   if (parts?.family !== ANTHROPIC_FAMILY) return undefined;
   const content = (parts.data as { content?: unknown } | null)?.content;
   if (!Array.isArray(content)) return undefined;
-  const ok = content.every((b) => typeof b === 'object' && b !== null && typeof (b as Block).type === 'string');
-  return ok ? (content as WireBlock[]) : undefined;
+  return content.every((b) => wireBlockFault(b) === undefined) ? (content as WireBlock[]) : undefined;
 }
 
 /**

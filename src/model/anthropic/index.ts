@@ -21,4 +21,4 @@ export {
   REFUSAL_WITHOUT_TEXT,
 } from './response.js';
 export { toAnthropicCallError } from './errors.js';
-export { ANTHROPIC_FAMILY, type AnthropicParts, type WireBlock } from './wire.js';
+export { ANTHROPIC_FAMILY, wireBlockFault, type AnthropicParts, type WireBlock } from './wire.js';

@@ -1,5 +1,13 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { ConfigurationError } from '../../errors.js';
+import {
+  checkOptionalBaseURL,
+  checkOptionalBoolean,
+  checkOptionalClient,
+  checkOptionalObject,
+  checkOptionalText,
+  isPlainObject,
+} from '../option-checks.js';
 import type { ModelRequest } from '../types.js';
 
 /**
@@ -85,8 +93,10 @@ const positive = (value: unknown): boolean => typeof value === 'number' && Numbe
  * Checks the options and returns what requests share, with a lazy client. Without `client` the key is checked here
  * (construction), not at call time. The client is built on the first call with `maxRetries: 0` and
  * `dangerouslyAllowBrowser: true` (the core is isomorphic).
- * @throws ConfigurationError naming `model`, `maxTokens`, `timeoutMs`, `thinking`, `thinking.budget_tokens`, `cache`
- *   or `apiKey`.
+ * @throws ConfigurationError naming `model`, `apiKey` (not a non-empty string, or none at all), `baseURL` (not an
+ *   http(s) URL), `stream`, `request` (not an object), `client` (no `messages.create()`), `maxTokens`, `timeoutMs`,
+ *   `thinking`, `thinking.budget_tokens`, `cache`, `cache.system` / `cache.tools` / `cache.history` (not booleans) or
+ *   `cache.ttl`.
  */
 export function checkOptions(options: AnthropicOptions): CheckedOptions {
   if (typeof options.model !== 'string' || options.model === '') {
@@ -95,12 +105,18 @@ export function checkOptions(options: AnthropicOptions): CheckedOptions {
   if (options.timeoutMs !== undefined && !positive(options.timeoutMs)) {
     throw new ConfigurationError('timeoutMs', 'must be a positive number of milliseconds');
   }
+  checkOptionalText('apiKey', options.apiKey);
+  checkOptionalBaseURL('baseURL', options.baseURL);
+  checkOptionalBoolean('stream', options.stream);
+  checkOptionalObject('request', options.request);
+  checkOptionalClient('client', options.client, ['messages.create']);
   const maxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS;
   if (!Number.isInteger(maxTokens) || maxTokens < 1) {
     throw new ConfigurationError('maxTokens', `must be a positive whole number of tokens (got ${String(maxTokens)})`);
   }
   const thinking = options.thinking;
   if (thinking !== undefined) {
+    checkOptionalObject('thinking', thinking);
     const type = (thinking as { type?: unknown }).type;
     if (type !== 'enabled' && type !== 'adaptive' && type !== 'disabled') {
       throw new ConfigurationError(
@@ -130,20 +146,20 @@ export function checkOptions(options: AnthropicOptions): CheckedOptions {
 function checkCache(value: AnthropicOptions['cache']): CheckedOptions['cache'] | undefined {
   if (value === undefined || value === false) return undefined;
   if (value === true) return { system: true, tools: true, history: true };
-  if (typeof value !== 'object' || value === null) {
-    throw new ConfigurationError(
-      'cache',
-      `must be a boolean or { system?, tools?, history?, ttl? } (got ${String(value)})`,
-    );
+  if (!isPlainObject(value)) {
+    const got = Array.isArray(value) ? 'an array' : String(value);
+    throw new ConfigurationError('cache', `must be a boolean or { system?, tools?, history?, ttl? } (got ${got})`);
   }
-  if (value.ttl !== undefined && value.ttl !== '5m' && value.ttl !== '1h') {
-    throw new ConfigurationError('cache.ttl', `must be '5m' or '1h' (got ${String(value.ttl)})`);
+  const marks = value as AnthropicCaching;
+  for (const mark of ['system', 'tools', 'history'] as const) checkOptionalBoolean(`cache.${mark}`, marks[mark]);
+  if (marks.ttl !== undefined && marks.ttl !== '5m' && marks.ttl !== '1h') {
+    throw new ConfigurationError('cache.ttl', `must be '5m' or '1h' (got ${String(marks.ttl)})`);
   }
   return {
-    system: value.system ?? true,
-    tools: value.tools ?? true,
-    history: value.history ?? true,
-    ...(value.ttl !== undefined ? { ttl: value.ttl } : {}),
+    system: marks.system ?? true,
+    tools: marks.tools ?? true,
+    history: marks.history ?? true,
+    ...(marks.ttl !== undefined ? { ttl: marks.ttl } : {}),
   };
 }
 

@@ -24,8 +24,9 @@ type NonStreamingParams = Anthropic.Messages.MessageCreateParamsNonStreaming;
  * `retry-after`, other 4xx not, an in-stream `overloaded_error` retryable, a cut stream retryable so the engine's
  * rescue sends it again without streaming).
  *
- * @throws ConfigurationError at construction (`model`, `maxTokens`, `timeoutMs`, `thinking`, `cache`,
- *   `structuredOutputs`, `apiKey`: without `client`, a key must come from `apiKey` or `ANTHROPIC_API_KEY`).
+ * @throws ConfigurationError at construction naming the option out of shape (`model`, `apiKey`, `baseURL`, `stream`,
+ *   `request`, `client`, `maxTokens`, `timeoutMs`, `thinking`, `cache`, `structuredOutputs`; see `checkOptions`), or
+ *   `apiKey` when there is no key: without `client`, it must come from `apiKey` or `ANTHROPIC_API_KEY`.
  * @example
  * const model = anthropicMessages({ model: 'claude-sonnet-4-5', thinking: { type: 'enabled', budget_tokens: 2048 } });
  */

@@ -28,3 +28,27 @@ export interface AnthropicParts {
 
 /** A content block as read from the wire: its `type` and the rest of its fields, kept as JSON. */
 export type WireBlock = { readonly type: string } & { readonly [key: string]: unknown };
+
+const nonEmpty = (value: unknown): boolean => typeof value === 'string' && value !== '';
+
+/**
+ * Why the Messages API would refuse `block` replayed as a content block of an assistant message, or undefined: it
+ * must be a JSON object with a string `type`; `text` needs a non-empty `text`; `thinking` a string `thinking` and a
+ * non-empty `signature`; `redacted_thinking` a non-empty `data`. `tool_use` blocks are rebuilt from the Item's calls
+ * and other block types (server tools) are the API's own, so neither is checked further.
+ */
+export function wireBlockFault(block: unknown): string | undefined {
+  if (typeof block !== 'object' || block === null || Array.isArray(block)) return 'a block must be a JSON object';
+  const fields = block as Record<string, unknown>;
+  switch (fields['type']) {
+    case 'text':
+      return nonEmpty(fields['text']) ? undefined : 'text: text content blocks must be non-empty';
+    case 'thinking':
+      if (typeof fields['thinking'] !== 'string') return 'thinking: must be a string';
+      return nonEmpty(fields['signature']) ? undefined : 'signature: must be a non-empty string';
+    case 'redacted_thinking':
+      return nonEmpty(fields['data']) ? undefined : 'data: must be a non-empty string';
+    default:
+      return typeof fields['type'] === 'string' ? undefined : 'type: must be a string';
+  }
+}

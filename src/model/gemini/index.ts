@@ -18,6 +18,7 @@ export { toGeminiCallError, retryDelayMs, RETRYABLE_STATUSES } from './errors.js
 export {
   GEMINI_FAMILY,
   SKIP_THOUGHT_SIGNATURE,
+  geminiPartFault,
   replayableParts,
   toProviderParts,
   type GeminiPart,

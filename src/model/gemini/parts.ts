@@ -27,11 +27,41 @@ export function toProviderParts(parts: readonly GeminiPart[]): ProviderParts {
   return { family: GEMINI_FAMILY, data: { parts } as unknown as ProviderParts['data'] };
 }
 
+/** Fields of a `Part` that describe its data rather than being it (a part holds exactly one data field besides). */
+const PART_METADATA = new Set(['thought', 'thoughtSignature', 'partMetadata', 'videoMetadata', 'mediaResolution']);
+
 /**
- * The parts to replay for an assistant Item: its Gemini `providerParts` when they are there, well formed, and hold
- * one `functionCall` part per tool call of the Item (same names, in order). Anything else (another family's parts,
- * none, or parts that no longer match the Item) gives undefined, and the turn is rebuilt from the Item's text and
- * calls.
+ * Why Gemini would refuse `part` as a `Part`, or undefined: it must be a JSON object holding exactly one data field
+ * (`text` as a string, or an object such as `functionCall` with a string `name`, `functionResponse`, `inlineData`)
+ * besides its metadata (`thought`, a boolean; `thoughtSignature`, a non-empty string). The one rule both the adapter
+ * (before it replays stored parts) and the Gemini-shaped test servers apply.
+ */
+export function geminiPartFault(part: unknown): string | undefined {
+  if (typeof part !== 'object' || part === null || Array.isArray(part)) return 'a part must be a JSON object';
+  const fields = part as Record<string, unknown>;
+  const data = Object.keys(fields).filter((key) => !PART_METADATA.has(key));
+  if (data.length !== 1) return `required oneof field 'data' must have one initialized field (got ${data.length})`;
+  const key = data[0]!;
+  const value = fields[key];
+  if (
+    key === 'text' ? typeof value !== 'string' : typeof value !== 'object' || value === null || Array.isArray(value)
+  ) {
+    return `${key}: ${key === 'text' ? 'must be a string' : 'must be a JSON object'}`;
+  }
+  if (key === 'functionCall' && !isCallPart(fields as GeminiPart)) return 'functionCall.name must be a string';
+  if (fields['thought'] !== undefined && typeof fields['thought'] !== 'boolean') return 'thought must be a boolean';
+  const signature = fields['thoughtSignature'];
+  if (signature !== undefined && (typeof signature !== 'string' || signature === '')) {
+    return 'thoughtSignature must be a non-empty string';
+  }
+  return undefined;
+}
+
+/**
+ * The parts to replay for an assistant Item: its Gemini `providerParts` when they are there, well formed (each part
+ * passes {@link geminiPartFault}), and hold one `functionCall` part per tool call of the Item (same names, in order).
+ * Anything else (another family's parts, none, parts edited out of shape in a saved session, or parts that no longer
+ * match the Item) gives undefined, and the turn is rebuilt from the Item's text and calls.
  */
 export function replayableParts(item: AssistantItem): readonly GeminiPart[] | undefined {
   const slot = item.providerParts;
@@ -41,7 +71,7 @@ export function replayableParts(item: AssistantItem): readonly GeminiPart[] | un
     return undefined;
   }
   const parts = data.parts as unknown[];
-  if (!parts.every((p) => typeof p === 'object' && p !== null && !Array.isArray(p))) return undefined;
+  if (!parts.every((p) => geminiPartFault(p) === undefined)) return undefined;
   const calls = (parts as GeminiPart[]).flatMap((p) => (isCallPart(p) ? [p.functionCall] : []));
   if (calls.length !== item.toolCalls.length) return undefined;
   if (calls.some((call, i) => call.name !== item.toolCalls[i]!.name)) return undefined;

@@ -1,5 +1,12 @@
 import { GoogleGenAI, type GenerateContentConfig, type GenerateContentParameters } from '@google/genai';
 import { ConfigurationError } from '../../errors.js';
+import {
+  checkOptionalBaseURL,
+  checkOptionalBoolean,
+  checkOptionalClient,
+  checkOptionalObject,
+  checkOptionalText,
+} from '../option-checks.js';
 import { outputInstructions } from '../openai/structured.js';
 import type { ModelProvider, ModelRequest } from '../types.js';
 import { streamCall, singleCall } from './bridge.js';
@@ -73,8 +80,10 @@ export const GEMINI_TIMEOUT_MARGIN_MS = 1_000;
  * `response` (its `providerParts` are `{ family: 'gemini', data: { parts } }`), then completes; unsubscribing aborts
  * the request (the socket closes before `unsubscribe` returns). Errors are classified by `toGeminiCallError`.
  *
- * @throws ConfigurationError at construction (`model`, `timeoutMs`, `structuredOutputs`, `unsignedCallSignature`,
- *   `apiKey`: without `client`, a key must come from `apiKey`, `GOOGLE_API_KEY` or `GEMINI_API_KEY`).
+ * @throws ConfigurationError at construction naming the option out of shape (`model`, `timeoutMs`, `apiKey`,
+ *   `baseURL`, `apiVersion`, `stream`, `config`, `config.tools`, `client`, `structuredOutputs`,
+ *   `unsignedCallSignature`), or `apiKey` when there is no key: without `client`, it must come from `apiKey`,
+ *   `GOOGLE_API_KEY` or `GEMINI_API_KEY`.
  * @example
  * const model = gemini({ model: 'gemini-2.5-flash', config: { thinkingConfig: { includeThoughts: true } } });
  */
@@ -119,7 +128,9 @@ export function gemini(options: GeminiOptions): ModelProvider {
 
 /**
  * Validates the options and returns a lazy client getter; without `client` the key is checked here, at
- * construction. @throws ConfigurationError (`model`, `timeoutMs`, `apiKey`).
+ * construction. @throws ConfigurationError (`model`, `timeoutMs`, `apiKey`, `baseURL` (not an http(s) URL),
+ * `apiVersion`, `stream`, `config` (not an object), `config.tools` (not an array), `client` (no
+ * `models.generateContent()` / `models.generateContentStream()`)).
  */
 function clientFactory(options: GeminiOptions): () => GoogleGenAI {
   if (typeof options.model !== 'string' || options.model === '') {
@@ -128,6 +139,16 @@ function clientFactory(options: GeminiOptions): () => GoogleGenAI {
   if (options.timeoutMs !== undefined && !(Number.isFinite(options.timeoutMs) && options.timeoutMs > 0)) {
     throw new ConfigurationError('timeoutMs', 'must be a positive number of milliseconds');
   }
+  checkOptionalText('apiKey', options.apiKey);
+  checkOptionalBaseURL('baseURL', options.baseURL);
+  checkOptionalText('apiVersion', options.apiVersion);
+  checkOptionalBoolean('stream', options.stream);
+  checkOptionalObject('config', options.config);
+  const builtIn: unknown = options.config?.tools;
+  if (builtIn !== undefined && !Array.isArray(builtIn)) {
+    throw new ConfigurationError('config.tools', 'must be an array of Gemini tools, e.g. [{ googleSearch: {} }]');
+  }
+  checkOptionalClient('client', options.client, ['models.generateContent', 'models.generateContentStream']);
   const given = options.client;
   if (given) return () => given;
   const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env;

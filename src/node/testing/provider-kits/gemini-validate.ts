@@ -2,6 +2,7 @@
  * What Gemini's `generateContent` / `streamGenerateContent` refuse with a 400 INVALID_ARGUMENT: the
  * `geminiWire` validator, and the rules any Gemini-shaped test server can share (`geminiContentsFault`).
  */
+import { geminiPartFault } from '../../../model/gemini/parts.js';
 import { isRecord } from './openai-wire.js';
 
 type Part = Record<string, unknown>;
@@ -15,7 +16,8 @@ const responsesOf = (turn: Turn): Call[] =>
 
 /**
  * Why Gemini would refuse the `contents` (and `systemInstruction`) of `body`, in the API's words where it has them,
- * or undefined: no `contents`; a role other than `user` or `model`; a turn without parts; a `systemInstruction`
+ * or undefined: no `contents`; a role other than `user` or `model`; a turn without parts; a part out of shape
+ * (`geminiPartFault`: not exactly one data field, `text` not a string…); a `systemInstruction`
  * without parts; a `functionCall` outside a model turn, without a name, or whose `args` is not an object; a call id
  * used twice; a model turn with calls not followed at once by a user turn with as many `functionResponse` parts (the
  * same names, and each call's `id` where it has one); a `functionResponse` turn that follows no call turn.
@@ -36,6 +38,10 @@ export function geminiContentsFault(body: unknown): string | undefined {
     const parts = content['parts'];
     if (!Array.isArray(parts) || parts.length === 0 || !parts.every(isRecord)) {
       return `contents[${i}].parts: contents.parts must not be empty.`;
+    }
+    for (const [k, part] of parts.entries()) {
+      const fault = geminiPartFault(part);
+      if (fault) return `contents[${i}].parts[${k}]: ${fault}`;
     }
   }
   const turns = contents as Turn[];
@@ -149,6 +155,7 @@ export function geminiInvalidVariants(body: unknown): { fault: string; body: unk
     if (part) part['text'] = 'edited';
     else b.contents[firstSigned(b)]!.parts.unshift({ text: 'added', thought: true });
   });
+  edit('a part without data', (b) => void b.contents[0]!.parts.push({ thought: true }));
   edit('arguments that are not a JSON object', (b) => {
     const call = b.contents[lastCallTurn(b)]!.parts.find((p) => isRecord(p['functionCall']))!;
     (call['functionCall'] as Record<string, unknown>)['args'] = '{"city":"Paris"}';
