@@ -7,7 +7,7 @@ import {
   type TerminalEvent,
 } from '../index.js';
 import { isInstance, readProp } from '../describe.js';
-import { cancelReasonWords } from '../web/wording.js';
+import { cancelReasonWords } from '../wording.js';
 import { describeError, usageText } from './describe-error.js';
 import type { Output } from './output.js';
 import { sanitize, sanitizeLine, StreamSanitizer } from './sanitize.js';
@@ -365,7 +365,7 @@ function unhandled(event: never): void {
 
 /**
  * A cancel reason in words: an Error as `name: message`; one of loopctl's own typed reasons
- * (`{ type: 'stop_timeout', graceMs }`, `worker_shutdown`, …) in the words the page uses (src/web/wording.ts),
+ * (`{ type: 'stop_timeout', graceMs }`, `worker_shutdown`, …) in the words the page uses (src/wording.ts),
  * never as JSON; any other value described.
  */
 function describeCancel(reason: unknown): string {
