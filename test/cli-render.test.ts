@@ -147,6 +147,25 @@ describe('TerminalRenderer', () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 
+  it("loopctl's own typed cancel reasons read in words, never as JSON", () => {
+    const cases = [
+      [
+        { type: 'stop_timeout', graceMs: 25_000 },
+        'the server is restarting: the run was stopped after its current step (it waited 25 s for it)',
+      ],
+      [{ type: 'worker_shutdown' }, 'the worker running it is shutting down'],
+      [{ type: 'event_store_unavailable' }, 'the queue (Redis) could not be reached'],
+      [{ type: 'some_new_reason' }, 'it was stopped (some new reason)'],
+    ] as const;
+    const lines = cases.map(([reason]) => {
+      const err = fake(false);
+      const r = new TerminalRenderer(fake(false), err, () => 0);
+      r.on(ev({ type: 'run_cancelled', reason, phase: 'turn_entry', partial: [], undelivered: [], usage }));
+      return /\[loopctl\] cancelled \(reason: (.*), phase: turn_entry\)/.exec(err.text)?.[1] ?? err.text;
+    });
+    expect(lines).toEqual(cases.map(([, words]) => words));
+  });
+
   it('prints a failed run with its error and a non-streamed answer', () => {
     const out = fake(false);
     const err = fake(false);

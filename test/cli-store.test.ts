@@ -190,8 +190,8 @@ describe('which conversation a command continues', () => {
       .catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(ConversationBusyError);
     expect((refused as Error).message).toBe(
-      'another loopctl is running on this conversation: wait for it to end, or leave out --continue and --session ' +
-        'to start a new one',
+      `another loopctl process (pid ${process.pid}) is running on this conversation: wait for it to end, ` +
+        'or leave out --continue and --session to start a new one',
     );
     release();
     await held;

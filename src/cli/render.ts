@@ -6,7 +6,8 @@ import {
   type SerializedError,
   type TerminalEvent,
 } from '../index.js';
-import { isInstance } from '../describe.js';
+import { isInstance, readProp } from '../describe.js';
+import { cancelReasonWords } from '../wording.js';
 import { budgetText, costText, describeError, usageText } from './describe-error.js';
 import type { Output } from './output.js';
 import { sanitize, sanitizeLine, StreamSanitizer } from './sanitize.js';
@@ -368,7 +369,17 @@ function unhandled(event: never): void {
   void event;
 }
 
+/**
+ * A cancel reason in words: an Error as `name: message`; one of loopctl's own typed reasons
+ * (`{ type: 'stop_timeout', graceMs }`, `worker_shutdown`, …) in the words the page uses (src/wording.ts),
+ * never as JSON; any other value described.
+ */
 function describeCancel(reason: unknown): string {
+  const type = readProp(reason, 'type');
+  if (typeof type === 'string' && !isInstance(reason, Error)) {
+    const words = cancelReasonWords(describeReason(reason));
+    return words.charAt(0).toLowerCase() + words.slice(1);
+  }
   if (!isInstance(reason, Error)) return describeReason(reason);
   const { name, message } = serializeError(reason);
   return `${name}: ${message}`;

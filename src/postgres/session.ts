@@ -1,7 +1,8 @@
-import { randomUUID } from 'node:crypto';
+import { isConcurrentRunError } from '../errors.js';
 import type { Item } from '../items.js';
 import { alreadyResumed, appendRunId, checkId, checkItems, checkTtl, suspensionKey } from '../session/checks.js';
 import { SessionSchemaError } from '../session/errors.js';
+import { holderToken } from '../session/holder-process.js';
 import { leaseLost } from '../session/lease-errors.js';
 import type { AppendOptions, Lease, LeaseOptions, Session } from '../session/session.js';
 import { POSTGRES_SCHEMA_VERSION, where } from './schema.js';
@@ -66,10 +67,13 @@ export class PostgresSession implements Session {
     checkId(runId, 'runId');
     const ttlMs = checkTtl(options);
     const { id, store } = this;
-    const token = randomUUID();
+    const token = holderToken();
     const ms = Math.ceil(ttlMs);
     const taken = await store.query(id, store.sql.take, [id, runId, token, ms]);
-    if (taken.length === 0) await store.refuse(store.pool, id);
+    if (taken.length === 0)
+      await store.refuse(store.pool, id, runId, token, ms).catch((err: unknown) => {
+        throw isConcurrentRunError(err) ? err : store.typed(id, err);
+      });
     return {
       runId,
       ttlMs,

@@ -12,6 +12,7 @@ export interface Sql {
   readonly renew: string;
   readonly release: string;
   readonly holder: string;
+  readonly takeOver: string;
   readonly list: string;
   readonly exists: string;
   readonly deleteSession: string;
@@ -76,7 +77,10 @@ export function sqlFor(s: string): Sql {
       RETURNING token`,
     renew: `UPDATE ${s}.loopctl_leases SET expires_at = ${NOW} + $3::bigint WHERE session_id = $1 AND token = $2`,
     release: `DELETE FROM ${s}.loopctl_leases WHERE session_id = $1 AND token = $2`,
-    holder: `SELECT run_id FROM ${s}.loopctl_leases WHERE session_id = $1 AND expires_at > ${NOW}`,
+    holder: `SELECT run_id, token FROM ${s}.loopctl_leases WHERE session_id = $1 AND expires_at > ${NOW}`,
+    // Takes over the lease of a holder known ended, only while that holder still has it.
+    takeOver: `UPDATE ${s}.loopctl_leases SET run_id = $2, token = $3, expires_at = ${NOW} + $4::bigint
+      WHERE session_id = $1 AND token = $5`,
     list: `SELECT id, items, created_at, updated_at FROM ${s}.loopctl_sessions
       ORDER BY updated_at DESC, id COLLATE "C"`,
     exists: `SELECT id FROM ${s}.loopctl_sessions WHERE id = ANY(ARRAY[$1, $2]::text[])`,

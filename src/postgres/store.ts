@@ -8,6 +8,7 @@ import {
   SessionStorageError,
   isSessionSchemaError,
 } from '../session/errors.js';
+import { describeHolder, holderEnded } from '../session/holder-process.js';
 import { refusal } from '../session/lease-errors.js';
 import type { SessionInfo, SessionStore } from '../session/session.js';
 import { POSTGRES_SCHEMA_VERSION, checkVersion, quoteIdent, readVersion, schemaName, where } from './schema.js';
@@ -104,13 +105,26 @@ export class PostgresSessionStore implements SessionStore {
    */
   async #hold(client: PoolClient, id: string): Promise<void> {
     const taken = await client.query(this.sql.take, [id, '(store)', 'store', 60_000]);
-    if (taken.rowCount === 0) await this.refuse(client, id);
+    if (taken.rowCount === 0) await this.refuse(client, id, '(store)', 'store', 60_000);
   }
 
-  /** @internal Rejects with `ConcurrentRunError` naming the run holding the lease on `id`. */
-  async refuse(client: Pool | PoolClient, id: string): Promise<never> {
-    const holder = (await client.query<{ run_id: string }>(this.sql.holder, [id])).rows[0]?.run_id;
-    throw refusal(`session "${id}"`, holder ?? 'another run');
+  /**
+   * @internal After `take` found a live lease on `id`: takes it for `runId` (`token`, `ms`) when its holder is a
+   * process on this host that no longer exists (resolving), else rejects with `ConcurrentRunError` naming the
+   * run and process holding it.
+   */
+  async refuse(client: Pool | PoolClient, id: string, runId: string, token: string, ms: number): Promise<void> {
+    const held = (await client.query<{ run_id: string; token: string }>(this.sql.holder, [id])).rows[0];
+    if (held !== undefined && holderEnded(held.token)) {
+      const taken = await client.query(this.sql.takeOver, [id, runId, token, ms, held.token]);
+      if (taken.rowCount === 1) return;
+    }
+    if (held === undefined) {
+      // Released or expired since `take` looked: take it now, or name whoever was quicker.
+      const again = await client.query(this.sql.take, [id, runId, token, ms]);
+      if (again.rowCount === 1) return;
+    }
+    throw refusal(`session "${id}"`, held ? describeHolder(held.run_id, held.token) : 'another run');
   }
 
   /** @internal One query on the pool, after the schema check, with errors typed. */

@@ -33,7 +33,8 @@ export interface LeaseOptions {
  * A run's hold on a session ("one run per mailbox and session", across processes): while it is
  * live, every other `acquire` on the session is refused. It lasts `ttlMs` from the last `acquire`
  * or `renew`; a holder that dies stops renewing, so its lease expires and the next `acquire`
- * succeeds ("a dead holder's lease expires").
+ * succeeds ("a dead holder's lease expires"). The SQLite and Postgres stores also record the holder's pid and
+ * host: a lease whose holder is a process on the same host that no longer exists is taken at once.
  * - `renew()`: extends the lease to `ttlMs` from now. Rejects with `ConcurrentRunError` when the
  *   lease was lost: released, or expired and taken by another run.
  * - `release()`: gives the lease up; idempotent, and a lease lost to another run is left to it.

@@ -1,5 +1,6 @@
 import type { Item } from '../items.js';
 import { alreadyResumed, appendRunId, checkId, checkItems, checkTtl, suspensionKey } from '../session/checks.js';
+import { describeHolder, holderEnded } from '../session/holder-process.js';
 import { leaseLost, refusal } from '../session/lease-errors.js';
 import type { AppendOptions, Lease, LeaseOptions, Session } from '../session/session.js';
 import { SQLITE_SCHEMA_VERSION, corrupt } from './schema.js';
@@ -76,9 +77,14 @@ export class SqliteSession implements Session {
     const { id, store } = this;
     await store.write(id, (sql) => {
       const now = store.now();
-      if (sql.take.get(id, runId, token, now + ttlMs, now) === undefined) {
-        throw refusal(`session "${id}"`, sql.holder.get(id, now) ?? 'another run');
+      if (sql.take.get(id, runId, token, now + ttlMs, now) !== undefined) return;
+      // A live lease: taken at once when its holder is a process on this host that no longer exists.
+      const held = sql.lease.get(id);
+      if (held !== undefined && holderEnded(held.token)) {
+        sql.takeOver.run(runId, token, now + ttlMs, id, held.token);
+        return;
       }
+      throw refusal(`session "${id}"`, held ? describeHolder(held.run_id, held.token) : 'another run');
     });
     return {
       runId,

@@ -11,7 +11,8 @@ export interface Statements {
   readonly take: Database.Statement<[string, string, string, number, number], string>;
   readonly renew: Database.Statement<[number, string, string]>;
   readonly release: Database.Statement<[string, string]>;
-  readonly holder: Database.Statement<[string, number], string>;
+  readonly lease: Database.Statement<[string], { run_id: string; token: string; expires_at: number }>;
+  readonly takeOver: Database.Statement<[string, string, number, string, string]>;
   readonly list: Database.Statement<[], { id: string; items: number; created_at: number; updated_at: number }>;
   readonly exists: Database.Statement<[string], number>;
   readonly deleteItems: Database.Statement<[string]>;
@@ -45,9 +46,11 @@ export function prepare(db: Database.Database): Statements {
     ).pluck(),
     renew: p('UPDATE loopctl_leases SET expires_at = ? WHERE session_id = ? AND token = ?'),
     release: p('DELETE FROM loopctl_leases WHERE session_id = ? AND token = ?'),
-    holder: p<[string, number], string>(
-      'SELECT run_id FROM loopctl_leases WHERE session_id = ? AND expires_at > ?',
-    ).pluck(),
+    lease: p<[string], { run_id: string; token: string; expires_at: number }>(
+      'SELECT run_id, token, expires_at FROM loopctl_leases WHERE session_id = ?',
+    ),
+    // Takes over the lease of a holder known ended, only while that holder still has it.
+    takeOver: p('UPDATE loopctl_leases SET run_id = ?, token = ?, expires_at = ? WHERE session_id = ? AND token = ?'),
     list: p('SELECT id, items, created_at, updated_at FROM loopctl_sessions ORDER BY updated_at DESC, id'),
     exists: p<[string], number>('SELECT 1 FROM loopctl_sessions WHERE id = ?').pluck(),
     deleteItems: p('DELETE FROM loopctl_items WHERE session_id = ?'),

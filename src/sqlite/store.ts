@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { checkDurationMs } from '../duration.js';
 import Database from 'better-sqlite3';
 import { isConfigurationError } from '../errors.js';
@@ -9,6 +8,7 @@ import {
   SessionStorageError,
   isSessionSchemaError,
 } from '../session/errors.js';
+import { describeHolder, holderEnded, holderToken } from '../session/holder-process.js';
 import { refusal } from '../session/lease-errors.js';
 import type { SessionInfo, SessionStore } from '../session/session.js';
 import { SQLITE_SCHEMA_VERSION, corrupt, isCorruptionError, prepareSchema } from './schema.js';
@@ -145,13 +145,14 @@ export class SqliteSessionStore implements SessionStore {
 
   /** @internal A new lease token. */
   token(): string {
-    return randomUUID();
+    return holderToken();
   }
 
   /** @internal Throws `ConcurrentRunError` when a run holds a live lease on `id`. */
   refuseLeased(sql: Statements, id: string): void {
-    const holder = sql.holder.get(id, this.#now());
-    if (holder !== undefined) throw refusal(`session "${id}"`, holder);
+    const held = sql.lease.get(id);
+    if (held === undefined || held.expires_at <= this.#now() || holderEnded(held.token)) return;
+    throw refusal(`session "${id}"`, describeHolder(held.run_id, held.token));
   }
 
   /**

@@ -315,13 +315,33 @@ describe('one run per conversation across processes', () => {
     const refused = await runBin(['--session', 's', 'list the .txt files'], dir, env).done;
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain(
-      '\nloopctl: another loopctl is running on this conversation: wait for it to end, or leave out --continue and ' +
-        '--session to start a new one\n',
+      `\nloopctl: another loopctl process (pid ${slow.child.pid}) is running on this conversation: wait for it to ` +
+        'end, or leave out --continue and --session to start a new one\n',
     );
     expect((await slow.done).code).toBe(0);
     const after = await runBin(['--session', 's', 'list the .txt files'], dir, env).done;
     expect(after.code).toBe(0);
     expect((await sessions(dir, env, 'show', 's')).stdout).toBe(`${FIRST}\n\n${SECOND}\n`);
+  });
+});
+
+describe('a SIGKILLed loopctl does not lock its conversation', () => {
+  it('the next loopctl on the same conversation runs at once: the dead process holds no lease', async () => {
+    const { dir, env } = setup();
+    const slowEnv = { ...env, LOOPCTL_OFFLINE_DELAY_MS: '300' };
+    const doomed = runBin(['--session', 's', 'how many lines in a.txt'], dir, slowEnv);
+    await waitFor("the doomed run's tool call", () => doomed.stderr().includes('[tool] read_file'), 20_000);
+    doomed.child.kill('SIGKILL'); // no release, no cleanup: its lease row stays, live for 30 s
+    expect((await doomed.done).code).toBe(128 + 9);
+    const started = performance.now();
+    const next = await runBin(['--session', 's', 'list the .txt files'], dir, env).done;
+    const tookMs = Math.round(performance.now() - started);
+    console.log(
+      `after SIGKILL of the holder: the next run exited ${next.code} after ${tookMs} ms (lease ttl 30000 ms)`,
+    );
+    expect(next.stderr).not.toContain('is running on this conversation');
+    expect(next.code, next.stderr).toBe(0);
+    expect((await sessions(dir, env, 'show', 's')).stdout).toBe(`${SECOND}\n`); // the killed run committed nothing
   });
 });
 

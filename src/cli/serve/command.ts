@@ -66,6 +66,15 @@ export async function runServe(
       io.stderr.write(`loopctl: ${queued.missing}\n`);
       return 2;
     }
+    if (queued !== undefined) {
+      const down = await Promise.race([queued.check(), whenStopped.then(() => null)]);
+      if (down !== undefined) await queued.runs.close().catch(() => undefined);
+      if (down === null) return exitCodeFor(stop.stopped()!);
+      if (down !== undefined) {
+        io.stderr.write(sanitizeLine(queued.downLine(down)) + '\n');
+        return 1;
+      }
+    }
     const runs =
       queued?.runs ??
       localRuns({
@@ -91,6 +100,12 @@ export async function runServe(
     }
     port = (server.address() as AddressInfo).port;
     io.stderr.write(`[loopctl serve] ${header(agent, options, model)}\n`);
+    if (queued !== undefined) {
+      const where = `queue "${queued.name}" on ${queued.shown}`;
+      io.stderr.write(
+        sanitizeLine(`[loopctl serve] runs go to ${where}: \`loopctl worker\` processes run them`) + '\n',
+      );
+    }
     io.stdout.write(`loopctl serve: open http://127.0.0.1:${port}/?token=${token}\n`);
     io.stderr.write('[loopctl serve] Ctrl-C stops the server and cancels the runs it has going\n');
     const signal = await whenStopped;
@@ -146,7 +161,13 @@ async function openQueueRuns(url: string, agent: string) {
   try {
     const { queueRuns } = await import('../../bullmq/queue-runs.js');
     const { cliQueueName } = await import('../worker/queue-name.js');
-    return { runs: queueRuns({ connection: url, queue: cliQueueName(url), agents: [agent] }) };
+    const { checkRedis, redisDownLine } = await import('../worker/redis-check.js');
+    const { redacted } = await import('../worker/command.js');
+    const name = cliQueueName(url);
+    const runs = queueRuns({ connection: url, queue: name, agents: [agent] });
+    const shown = redacted(url);
+    const downLine = (cause: string) => redisDownLine('loopctl serve --queue', shown, cause);
+    return { runs, name, shown, check: () => checkRedis(url), downLine };
   } catch (error) {
     if (!isMissingBullmq(error)) throw error;
     return { missing: `loopctl serve --queue needs bullmq (not installed): ${INSTALL_BULLMQ}` };

@@ -139,8 +139,10 @@ async function holding<T>(
     if (lease === undefined) acquiring.then((late) => late?.release()).catch(() => undefined);
   } catch (error) {
     if (isConcurrentRunError(error)) {
+      const pid = /\(process (\d+) on this host\)/.exec(error.message)?.[1];
+      const who = pid === undefined ? 'another loopctl process' : `another loopctl process (pid ${pid})`;
       throw new ConversationBusyError(
-        'another loopctl is running on this conversation: wait for it to end, ' +
+        `${who} is running on this conversation: wait for it to end, ` +
           'or leave out --continue and --session to start a new one',
         { cause: error },
       );

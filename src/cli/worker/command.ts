@@ -8,6 +8,7 @@ import { firstStop } from '../first-stop.js';
 import { exitCodeFor } from '../signals.js';
 import { startWorker } from '../../bullmq/worker.js';
 import { cliQueueName } from './queue-name.js';
+import { checkRedis, redisDownLine } from './redis-check.js';
 
 /**
  * `loopctl worker --queue redis://…`: a `loopctl/bullmq` worker serving the CLI's agent (the offline model
@@ -24,13 +25,21 @@ export async function runWorker(
 ): Promise<number> {
   const stop = firstStop(io);
   const { whenStopped } = stop;
+  const name = cliQueueName(queue);
+  const down = await Promise.race([checkRedis(queue), whenStopped.then(() => null)]);
+  if (down === null) return exitCodeFor(stop.stopped()!);
+  if (down !== undefined) {
+    stop.exitOnNext();
+    io.stderr.write(sanitizeLine(redisDownLine('loopctl worker', redacted(queue), down)) + '\n');
+    return 1;
+  }
   const model = await selectModel(options, env);
   try {
     const agent = cliAgent(options, model);
     const worker = await Promise.race([
       startWorker({
         connection: queue,
-        queue: cliQueueName(queue),
+        queue: name,
         agents: { [agent.name]: agent },
         runOptions: { deadlines: runDeadlines(options) },
       }),
@@ -38,7 +47,9 @@ export async function runWorker(
     ]);
     if (worker === undefined) return exitCodeFor(stop.stopped()!);
     io.stderr.write(`[loopctl worker] ${header(agent, options, model)}\n`);
-    io.stdout.write(sanitizeLine(`loopctl worker ${worker.id}: taking runs from ${redacted(queue)}`) + '\n');
+    io.stdout.write(
+      sanitizeLine(`loopctl worker ${worker.id}: taking runs from queue "${name}" on ${redacted(queue)}`) + '\n',
+    );
     const signal = await whenStopped;
     io.stderr.write(
       sanitizeLine(`[loopctl worker] ${signal}: draining (no new runs; live runs end or are cancelled)`) + '\n',

@@ -27,7 +27,7 @@ export interface SessionContractOptions {
  *   interleaved with a concurrent append, and all or nothing whenever its signal fires;
  * - leases: one active run per session, renew and release, expiry after `ttlMs`, bad arguments;
  * - the store: list, delete, rename, close, bad ids;
- * - with `spawnPeer`: the same across processes, a SIGKILLed holder's lease expiring, and with `kill`,
+ * - with `spawnPeer`: the same across processes, a SIGKILLed holder's lease taken at once on its host, and with `kill`,
  *   `kill -9` during a commit leaving the whole run or none of it.
  *
  * @example
@@ -51,7 +51,7 @@ export function sessionContract(
   const na = framework.it.skip ?? (() => undefined);
   framework.describe('across processes (not applicable: no spawnPeer, the store lives in one process)', () => {
     na('one active run per session across processes', () => undefined);
-    na("a dead holder's lease expires", () => undefined);
+    na("a dead holder's lease is taken at once", () => undefined);
     na('kill -9 during a commit leaves the whole run or none of it', () => undefined);
   });
 }
