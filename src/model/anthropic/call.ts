@@ -1,8 +1,9 @@
+import type { Observable } from 'rxjs';
 import { APIError } from '@anthropic-ai/sdk';
-import { Observable } from 'rxjs';
 import { ModelCallError, ModelOutputError } from '../../errors.js';
 import { isConnectionFailure } from '../openai/errors.js';
 import { isEventStream, wholeBodyResponse, type JsonAnswer } from '../openai/whole-body.js';
+import { releaseIterator, sdkBridge, type BridgeContext } from '../sdk-bridge.js';
 import type { ModelEvent, ModelResponse } from '../types.js';
 import { toAnthropicCallError } from './errors.js';
 import { messageToResponse } from './response.js';
@@ -54,7 +55,7 @@ export function streamMessages(timeout: number, send: (options: SdkRequestOption
       void iterator.return?.()?.catch(() => undefined);
       return undefined;
     }
-    ctx.iterator = iterator;
+    ctx.release = releaseIterator(iterator);
     const state = new AnthropicStreamAccumulator();
     for (;;) {
       let next: IteratorResult<unknown>;
@@ -96,51 +97,10 @@ function read<T>(step: () => T, code: 'malformed_chunk' | 'malformed_response'):
   }
 }
 
-interface BridgeContext {
-  closed: boolean;
-  started: boolean;
-  iterator: AsyncIterator<unknown> | undefined;
-  emit(event: ModelEvent): boolean;
-}
-
+/** {@link sdkBridge} with the Anthropic SDK's per-request options and error classification. */
 function bridge(
   timeout: number,
   body: (ctx: BridgeContext, options: SdkRequestOptions) => Promise<ModelResponse | undefined>,
 ): Observable<ModelEvent> {
-  return new Observable<ModelEvent>((subscriber) => {
-    const controller = new AbortController();
-    let succeeded = false;
-    const ctx: BridgeContext = {
-      closed: false,
-      started: false,
-      iterator: undefined,
-      emit(event) {
-        if (!ctx.closed) subscriber.next(event);
-        return !ctx.closed;
-      },
-    };
-    Promise.resolve()
-      .then(() => (ctx.closed ? undefined : body(ctx, { signal: controller.signal, maxRetries: 0, timeout })))
-      .then(
-        (response) => {
-          if (ctx.closed || !response) return;
-          succeeded = true;
-          subscriber.next({ type: 'response', response });
-          subscriber.complete();
-        },
-        (error: unknown) => {
-          if (ctx.closed) return; // our own abort (unsubscribe) never surfaces
-          subscriber.error(
-            error instanceof ModelOutputError ? error : toAnthropicCallError(error, { streamStarted: ctx.started }),
-          );
-        },
-      );
-    return () => {
-      ctx.closed = true;
-      if (!succeeded) controller.abort();
-      const iterator = ctx.iterator;
-      ctx.iterator = undefined;
-      if (iterator?.return) iterator.return().catch(() => undefined);
-    };
-  });
+  return sdkBridge((ctx, signal) => body(ctx, { signal, maxRetries: 0, timeout }), toAnthropicCallError);
 }

@@ -1,6 +1,7 @@
-import { Observable } from 'rxjs';
+import type { Observable } from 'rxjs';
 import { ModelCallError, ModelOutputError } from '../../errors.js';
-import type { ModelEvent, ModelResponse } from '../types.js';
+import { releaseIterator, sdkBridge } from '../sdk-bridge.js';
+import type { ModelEvent } from '../types.js';
 import { toGeminiCallError } from './errors.js';
 import { GeminiResponseReader } from './response-reader.js';
 
@@ -14,14 +15,14 @@ import { GeminiResponseReader } from './response-reader.js';
  * complete (a `finishReason` arrived) ends it with the response.
  */
 export function streamCall(send: (signal: AbortSignal) => Promise<AsyncIterable<unknown>>): Observable<ModelEvent> {
-  return bridge(async (ctx, signal) => {
+  return sdkBridge(async (ctx, signal) => {
     const stream = await send(signal);
     const iterator = stream[Symbol.asyncIterator]();
     if (ctx.closed) {
       void iterator.return?.()?.catch(() => undefined);
       return undefined;
     }
-    ctx.iterator = iterator;
+    ctx.release = releaseIterator(iterator);
     const reader = new GeminiResponseReader('malformed_chunk');
     for (;;) {
       let next: IteratorResult<unknown>;
@@ -38,7 +39,7 @@ export function streamCall(send: (signal: AbortSignal) => Promise<AsyncIterable<
       for (const event of events) if (!ctx.emit(event)) return undefined;
     }
     return read(() => reader.finish(), 'malformed_chunk');
-  });
+  }, toGeminiCallError);
 }
 
 /**
@@ -47,7 +48,7 @@ export function streamCall(send: (signal: AbortSignal) => Promise<AsyncIterable<
  * (`malformed_response` for a body of the wrong shape).
  */
 export function singleCall(send: (signal: AbortSignal) => Promise<unknown>): Observable<ModelEvent> {
-  return bridge(async (ctx, signal) => {
+  return sdkBridge(async (ctx, signal) => {
     const body = await send(signal);
     if (ctx.closed) return undefined;
     return read(() => {
@@ -55,7 +56,7 @@ export function singleCall(send: (signal: AbortSignal) => Promise<unknown>): Obs
       reader.push(body);
       return reader.finish();
     }, 'malformed_response');
-  });
+  }, toGeminiCallError);
 }
 
 /** Runs a reader step: typed errors pass; anything else becomes a `ModelOutputError` with it as `cause`. */
@@ -67,52 +68,4 @@ function read<T>(step: () => T, code: 'malformed_chunk' | 'malformed_response'):
     const what = code === 'malformed_chunk' ? 'a stream chunk' : 'the response';
     throw new ModelOutputError(`${what} could not be read`, { code, cause: err });
   }
-}
-
-interface BridgeContext {
-  closed: boolean;
-  started: boolean;
-  iterator: AsyncIterator<unknown> | undefined;
-  emit(event: ModelEvent): boolean;
-}
-
-function bridge(
-  body: (ctx: BridgeContext, signal: AbortSignal) => Promise<ModelResponse | undefined>,
-): Observable<ModelEvent> {
-  return new Observable<ModelEvent>((subscriber) => {
-    const controller = new AbortController();
-    let succeeded = false;
-    const ctx: BridgeContext = {
-      closed: false,
-      started: false,
-      iterator: undefined,
-      emit(event) {
-        if (!ctx.closed) subscriber.next(event);
-        return !ctx.closed;
-      },
-    };
-    Promise.resolve()
-      .then(() => (ctx.closed ? undefined : body(ctx, controller.signal)))
-      .then(
-        (response) => {
-          if (ctx.closed || !response) return;
-          succeeded = true;
-          subscriber.next({ type: 'response', response });
-          subscriber.complete();
-        },
-        (error: unknown) => {
-          if (ctx.closed) return; // our own abort (unsubscribe) never surfaces
-          subscriber.error(
-            error instanceof ModelOutputError ? error : toGeminiCallError(error, { streamStarted: ctx.started }),
-          );
-        },
-      );
-    return () => {
-      ctx.closed = true;
-      if (!succeeded) controller.abort();
-      const iterator = ctx.iterator;
-      ctx.iterator = undefined;
-      if (iterator?.return) iterator.return().catch(() => undefined);
-    };
-  });
 }

@@ -1,6 +1,7 @@
 import OpenAI, { APIError } from 'openai';
 import { Observable } from 'rxjs';
 import { ConfigurationError, ModelCallError, ModelOutputError } from '../../errors.js';
+import { sdkBridge, type BridgeContext } from '../sdk-bridge.js';
 import type { ModelEvent, ModelRequest, ModelResponse } from '../types.js';
 import { isConnectionFailure, toModelCallError } from './errors.js';
 import { readEventStream } from './event-stream.js';
@@ -205,53 +206,10 @@ export function singleCall<R>(
   });
 }
 
-interface BridgeContext {
-  closed: boolean;
-  started: boolean;
-  /** Cancels the body reader, if one is open (called once, on unsubscribe). */
-  release: (() => void) | undefined;
-  emit(event: ModelEvent): boolean;
-}
-
+/** {@link sdkBridge} with the OpenAI SDK's per-request options and error classification. */
 function bridge(
   timeout: number,
   body: (ctx: BridgeContext, options: SdkRequestOptions) => Promise<ModelResponse | undefined>,
 ): Observable<ModelEvent> {
-  return new Observable<ModelEvent>((subscriber) => {
-    const controller = new AbortController();
-    let succeeded = false;
-    const ctx: BridgeContext = {
-      closed: false,
-      started: false,
-      release: undefined,
-      emit(event) {
-        if (!ctx.closed) subscriber.next(event);
-        return !ctx.closed;
-      },
-    };
-    Promise.resolve()
-      .then(() => (ctx.closed ? undefined : body(ctx, { signal: controller.signal, maxRetries: 0, timeout })))
-      .then(
-        (response) => {
-          if (ctx.closed || !response) return;
-          succeeded = true;
-          subscriber.next({ type: 'response', response });
-          subscriber.complete();
-        },
-        (error: unknown) => {
-          if (ctx.closed) return; // our own abort (unsubscribe) never surfaces
-          // Output of the wrong shape stays a ModelOutputError: it is not a transport fault.
-          subscriber.error(
-            error instanceof ModelOutputError ? error : toModelCallError(error, { streamStarted: ctx.started }),
-          );
-        },
-      );
-    return () => {
-      ctx.closed = true;
-      if (!succeeded) controller.abort();
-      const release = ctx.release;
-      ctx.release = undefined;
-      release?.();
-    };
-  });
+  return sdkBridge((ctx, signal) => body(ctx, { signal, maxRetries: 0, timeout }), toModelCallError);
 }
