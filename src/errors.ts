@@ -172,7 +172,19 @@ export class ToolCallRejectedError extends LoopctlError {
 }
 
 /** Why `resume()` refused a suspended run (see {@link ResumeError}). */
-export type ResumeErrorCode = 'unknown_call' | 'missing_decision' | 'stale_session' | 'already_resumed' | 'version';
+export type ResumeErrorCode =
+  | 'unknown_call'
+  | 'missing_decision'
+  | 'stale_session'
+  | 'already_resumed'
+  | 'version'
+  | 'unsigned'
+  | 'key_mismatch'
+  | 'agent_mismatch'
+  | 'call_added'
+  | 'arguments_changed'
+  | 'pending_removed'
+  | 'tampered';
 
 /**
  * `resume(agent, suspended, decisions)` refused (docs/run-control.md, "Approvals"): `code` says why —
@@ -181,7 +193,14 @@ export type ResumeErrorCode = 'unknown_call' | 'missing_decision' | 'stale_sessi
  * pending call has no decision (`callId` set); `stale_session`: the session's last Item is no longer
  * `suspended.sessionHead`; `already_resumed`: this suspension was resumed before (through the session:
  * its history holds the suspended Items, or a store refused a second commit with the same
- * `suspensionId`; without a session, only within this process).
+ * `suspensionId`; without a session, only within this process). Integrity (the suspension's seal,
+ * checked before anything runs; docs/run-control.md, "Integrity"): `unsigned` (no seal),
+ * `key_mismatch` (sealed with another `suspensionKey`, or without one in another process),
+ * `agent_mismatch` (resumed with another agent, or `agent` rewritten), `call_added` (a call that was not
+ * in the suspended batch), `arguments_changed` (a call's name or arguments changed), `pending_removed`
+ * (a call that awaited a decision is no longer pending, or its earlier decision is gone), `tampered`
+ * (anything else changed). `unknown_call` also names a `suspended.decisions` entry for a call that was
+ * not decided before the suspension.
  */
 export class ResumeError extends LoopctlError {
   override readonly name: string = 'ResumeError';
