@@ -155,10 +155,10 @@ export class UnknownToolError extends LoopctlError {
 }
 
 /**
- * A tool call that needed approval ("approvals", docs/run-control.md) was rejected: `reject(callId,
- * reason)`, or no decision came within `deadlines.approvalMs`. The call never starts; the model gets
- * this error as the call's result (`tool_call_failed`, `interrupted: false`). `reason` is the reason
- * given (for an expired wait: "no decision within N ms").
+ * A tool call that needed approval ("approvals", docs/run-control.md) was rejected by a person:
+ * `reject(callId, reason)` (a wait that expired is {@link ToolApprovalExpiredError}). The call never
+ * starts; the model gets this error as the call's result (`tool_call_failed`, `interrupted: false`,
+ * `outcome: 'rejected'`). `reason` is the reason given.
  */
 export class ToolCallRejectedError extends LoopctlError {
   override readonly name: string = 'ToolCallRejectedError';
@@ -168,6 +168,23 @@ export class ToolCallRejectedError extends LoopctlError {
     readonly reason: string,
   ) {
     super(`the call was rejected: ${reason}`);
+  }
+}
+
+/**
+ * A tool call's approval request expired unanswered ("approvals", docs/run-control.md):
+ * `deadlines.approvalMs` (`timeoutMs`, ms) passed with no decision. Not a person's rejection: the model
+ * reads "the approval request expired unanswered after N ms; the call did not run", and the call's
+ * `tool_call_failed` has `outcome: 'expired'`. The call never starts.
+ */
+export class ToolApprovalExpiredError extends LoopctlError {
+  override readonly name: string = 'ToolApprovalExpiredError';
+  constructor(
+    readonly toolName: string,
+    readonly callId: string,
+    readonly timeoutMs: number,
+  ) {
+    super(`the approval request expired unanswered after ${timeoutMs} ms; the call did not run`);
   }
 }
 
@@ -411,6 +428,9 @@ export const isToolCallCancelledError = (e: unknown): e is ToolCallCancelledErro
   isInstance(e, ToolCallCancelledError);
 /** @returns true for a {@link ResumeError}. */
 export const isResumeError = (e: unknown): e is ResumeError => isInstance(e, ResumeError);
+/** @returns true for a {@link ToolApprovalExpiredError}. */
+export const isToolApprovalExpiredError = (e: unknown): e is ToolApprovalExpiredError =>
+  isInstance(e, ToolApprovalExpiredError);
 /** @returns true for a {@link ToolCallRejectedError}. */
 export const isToolCallRejectedError = (e: unknown): e is ToolCallRejectedError => isInstance(e, ToolCallRejectedError);
 /** @returns true when `e` is a {@link RunFailedError}. */
