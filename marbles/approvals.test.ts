@@ -96,12 +96,17 @@ describe('marbles: the approval wait (checkpoint 13)', () => {
     });
   });
 
-  it('deadlines.approvalMs passing rejects the call', () => {
+  it('deadlines.approvalMs passing expires the call: its own outcome, not a rejection', () => {
     ts.run(() => {
       const s = setup({ approvalMs: 10 });
       ts.flush();
-      const message = 'the call was rejected: no decision within 10 ms';
-      expect(s.failed()).toMatchObject({ at: 11, error: { name: 'ToolCallRejectedError', message } });
+      const message = 'the approval request expired unanswered after 10 ms; the call did not run';
+      expect(s.failed()).toMatchObject({
+        at: 11,
+        outcome: 'expired',
+        interrupted: false,
+        error: { name: 'ToolApprovalExpiredError', message, timeoutMs: 10, callId: 'g' },
+      });
       expect(s.started).toEqual([]);
       expect(s.control.approve('g')).toBe(false);
     });
@@ -186,6 +191,37 @@ describe('marbles: the approval wait (checkpoint 13)', () => {
       expect(s.failed()).toBeUndefined();
     });
   });
+
+  it('tie: reject then the deadline in the same frame: the first one settles (rejected, not expired)', () => {
+    ts.run(() => {
+      const s = setup({ approvalMs: 10 });
+      ts.schedule(() => s.control.reject('g', 'no'), 11); // scheduled at frame 0: runs before the deadline timer
+      ts.flush();
+      expect(s.started).toEqual([]);
+      expect(s.failed()).toMatchObject({ at: 11, outcome: 'rejected', error: { name: 'ToolCallRejectedError' } });
+    });
+  });
+
+  for (const decision of ['approve', 'reject'] as const) {
+    it(`tie: the deadline then ${decision} in the same frame: the deadline settles (expired); the decision answers false`, () => {
+      ts.run(() => {
+        const s = setup({ approvalMs: 10 });
+        let answered: boolean | undefined;
+        // Scheduled at frame 2 for frame 11: after the deadline timer (scheduled at frame 1).
+        ts.schedule(
+          () =>
+            ts.schedule(() => {
+              answered = decision === 'approve' ? s.control.approve('g') : s.control.reject('g', 'no');
+            }, 9),
+          2,
+        );
+        ts.flush();
+        expect(answered).toBe(false);
+        expect(s.started).toEqual([]);
+        expect(s.failed()).toMatchObject({ at: 11, outcome: 'expired', error: { name: 'ToolApprovalExpiredError' } });
+      });
+    });
+  }
 
   it('one pending approval does not hold up the other calls of a parallel batch', () => {
     ts.run(() => {

@@ -174,10 +174,10 @@ export class UnknownToolError extends LoopctlError {
 }
 
 /**
- * A tool call that needed approval ("approvals", docs/run-control.md) was rejected: `reject(callId,
- * reason)`, or no decision came within `deadlines.approvalMs`. The call never starts; the model gets
- * this error as the call's result (`tool_call_failed`, `interrupted: false`). `reason` is the reason
- * given (for an expired wait: "no decision within N ms").
+ * A tool call that needed approval ("approvals", docs/run-control.md) was rejected by a person:
+ * `reject(callId, reason)` (a wait that expired is {@link ToolApprovalExpiredError}). The call never
+ * starts; the model gets this error as the call's result (`tool_call_failed`, `interrupted: false`,
+ * `outcome: 'rejected'`). `reason` is the reason given.
  */
 export class ToolCallRejectedError extends LoopctlError {
   override readonly name: string = 'ToolCallRejectedError';
@@ -190,8 +190,37 @@ export class ToolCallRejectedError extends LoopctlError {
   }
 }
 
+/**
+ * A tool call's approval request expired unanswered ("approvals", docs/run-control.md):
+ * `deadlines.approvalMs` (`timeoutMs`, ms) passed with no decision. Not a person's rejection: the model
+ * reads "the approval request expired unanswered after N ms; the call did not run", and the call's
+ * `tool_call_failed` has `outcome: 'expired'`. The call never starts.
+ */
+export class ToolApprovalExpiredError extends LoopctlError {
+  override readonly name: string = 'ToolApprovalExpiredError';
+  constructor(
+    readonly toolName: string,
+    readonly callId: string,
+    readonly timeoutMs: number,
+  ) {
+    super(`the approval request expired unanswered after ${timeoutMs} ms; the call did not run`);
+  }
+}
+
 /** Why `resume()` refused a suspended run (see {@link ResumeError}). */
-export type ResumeErrorCode = 'unknown_call' | 'missing_decision' | 'stale_session' | 'already_resumed' | 'version';
+export type ResumeErrorCode =
+  | 'unknown_call'
+  | 'missing_decision'
+  | 'stale_session'
+  | 'already_resumed'
+  | 'version'
+  | 'unsigned'
+  | 'key_mismatch'
+  | 'agent_mismatch'
+  | 'call_added'
+  | 'arguments_changed'
+  | 'pending_removed'
+  | 'tampered';
 
 /**
  * `resume(agent, suspended, decisions)` refused (docs/run-control.md, "Approvals"): `code` says why —
@@ -200,7 +229,14 @@ export type ResumeErrorCode = 'unknown_call' | 'missing_decision' | 'stale_sessi
  * pending call has no decision (`callId` set); `stale_session`: the session's last Item is no longer
  * `suspended.sessionHead`; `already_resumed`: this suspension was resumed before (through the session:
  * its history holds the suspended Items, or a store refused a second commit with the same
- * `suspensionId`; without a session, only within this process).
+ * `suspensionId`; without a session, only within this process). Integrity (the suspension's seal,
+ * checked before anything runs; docs/run-control.md, "Integrity"): `unsigned` (no seal),
+ * `key_mismatch` (sealed with another `suspensionKey`, or without one in another process),
+ * `agent_mismatch` (resumed with another agent, or `agent` rewritten), `call_added` (a call that was not
+ * in the suspended batch), `arguments_changed` (a call's name or arguments changed), `pending_removed`
+ * (a call that awaited a decision is no longer pending, or its earlier decision is gone), `tampered`
+ * (anything else changed). `unknown_call` also names a `suspended.decisions` entry for a call that was
+ * not decided before the suspension.
  */
 export class ResumeError extends LoopctlError {
   override readonly name: string = 'ResumeError';
@@ -414,6 +450,9 @@ export const isToolCallCancelledError = (e: unknown): e is ToolCallCancelledErro
   isInstance(e, ToolCallCancelledError);
 /** @returns true for a {@link ResumeError}. */
 export const isResumeError = (e: unknown): e is ResumeError => isInstance(e, ResumeError);
+/** @returns true for a {@link ToolApprovalExpiredError}. */
+export const isToolApprovalExpiredError = (e: unknown): e is ToolApprovalExpiredError =>
+  isInstance(e, ToolApprovalExpiredError);
 /** @returns true for a {@link ToolCallRejectedError}. */
 export const isToolCallRejectedError = (e: unknown): e is ToolCallRejectedError => isInstance(e, ToolCallRejectedError);
 /** @returns true when `e` is a {@link RunFailedError}. */

@@ -251,6 +251,13 @@ export const ToolCallFailedSchema = ev('tool_call_failed', {
    * cut short by a cancel of the run gets no event (it is paired as interrupted in `partial`).
    */
   interrupted: z.boolean(),
+  /**
+   * Why a call that was not a tool failure never ran or was cut short, typed (never read from the
+   * words): `'rejected'` (a person's `reject`, `ToolCallRejectedError`), `'expired'` (its approval
+   * request expired unanswered, `ToolApprovalExpiredError`), `'cancelled'` (`cancelToolCall`,
+   * `ToolCallCancelledError`). Absent for every other tool error. A run-level cancel has no event.
+   */
+  outcome: z.enum(['rejected', 'expired', 'cancelled']).optional(),
 });
 /**
  * `tool_approval_requested`: A call of a tool with `needsApproval` waits for a decision (after every

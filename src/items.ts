@@ -117,20 +117,33 @@ export const ZERO_USAGE: Usage = Object.freeze({ inputTokens: 0, outputTokens: 0
  */
 export function addUsage(a: Usage, b: TokenCounts | Usage | undefined): Usage {
   if (!b) return { ...a, reported: false };
+  // A count a model left out (a custom Model, a provider that omits totalTokens) adds 0, never NaN:
+  // a missing total is the sum of the others, and a missing input or output count is not reported.
+  const input = countOf(b.inputTokens);
+  const output = countOf(b.outputTokens);
+  const total = countOf(b.totalTokens) ?? (input ?? 0) + (output ?? 0);
+  const complete = input !== undefined && output !== undefined;
   const sum: { -readonly [K in keyof Usage]: Usage[K] } = {
-    inputTokens: a.inputTokens + b.inputTokens,
-    outputTokens: a.outputTokens + b.outputTokens,
-    totalTokens: a.totalTokens + b.totalTokens,
-    reported: a.reported && ('reported' in b ? b.reported : true),
+    inputTokens: a.inputTokens + (input ?? 0),
+    outputTokens: a.outputTokens + (output ?? 0),
+    totalTokens: a.totalTokens + total,
+    reported: a.reported && complete && ('reported' in b ? b.reported : true),
   };
   // Cache counts appear once any response reported them (summed like the others).
-  if (a.cacheReadTokens !== undefined || b.cacheReadTokens !== undefined) {
-    sum.cacheReadTokens = (a.cacheReadTokens ?? 0) + (b.cacheReadTokens ?? 0);
+  const read = countOf(b.cacheReadTokens);
+  const write = countOf(b.cacheWriteTokens);
+  if (a.cacheReadTokens !== undefined || read !== undefined) {
+    sum.cacheReadTokens = (a.cacheReadTokens ?? 0) + (read ?? 0);
   }
-  if (a.cacheWriteTokens !== undefined || b.cacheWriteTokens !== undefined) {
-    sum.cacheWriteTokens = (a.cacheWriteTokens ?? 0) + (b.cacheWriteTokens ?? 0);
+  if (a.cacheWriteTokens !== undefined || write !== undefined) {
+    sum.cacheWriteTokens = (a.cacheWriteTokens ?? 0) + (write ?? 0);
   }
   return sum;
+}
+
+/** A finite count, else undefined. */
+function countOf(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
 }
 
 /**

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import {
   Mailbox,
@@ -102,6 +102,14 @@ describe('suspend mode', () => {
       pending: [{ callId: 'g1', name: 'gated', arguments: '{}' }],
       decisions: {},
       usage: { inputTokens: 10, outputTokens: 5, totalTokens: 15, reported: true },
+      seal: {
+        alg: 'HMAC-SHA256',
+        key: expect.any(String),
+        agent: expect.any(String),
+        // f1 needed no approval (it runs at the resume); g1 awaits a decision.
+        calls: { f1: { status: 'free', mac: expect.any(String) }, g1: { status: 'pending', mac: expect.any(String) } },
+        mac: expect.any(String),
+      },
     });
     expect(JSON.parse(JSON.stringify(suspended))).toEqual(suspended);
   });
@@ -226,17 +234,30 @@ describe('ResumeError: every code', () => {
   });
 
   it('already_resumed through the session: another process sees the session hold the Items', async () => {
-    const { agent, session, suspended } = await suspendOnce();
-    await resume(agent, suspended, { g1: { approve: true } }, { session }).result;
-    // A second process has its own memory: simulated by a suspension with another id but the same Items.
-    const other = { ...suspended, suspensionId: 'elsewhere' };
-    const failed = await resume(agent, other, { g1: { approve: true } }, { session }).result.catch((e: unknown) => e);
-    expect(failed).toBeInstanceOf(RunFailedError);
+    const suspensionKey = 'k'.repeat(32);
+    const session = new MemorySession();
+    const agent = agentOf();
+    const first = start(agent, 'go', { session, approvals: 'suspend', idGenerator: sequentialIds(), suspensionKey });
+    const suspended = (await first.result).suspended!;
+    await resume(agent, suspended, { g1: { approve: true } }, { session, suspensionKey }).result;
+    // A second process has its own memory (a fresh copy of loopctl): only the session tells it.
+    vi.resetModules();
+    const other = (await import('../src/index.js')) as typeof import('../src/index.js');
+    const kit = (await import('../src/testing/index.js')) as typeof import('../src/testing/index.js');
+    const tools = [
+      other.tool({ ...gated, parameters: z.object({}), execute: () => 'G' }),
+      other.tool({ name: 'free', description: 'f', parameters: z.object({}), execute: () => 'F' }),
+    ];
+    const model = kit.scriptedModel(['finished']);
+    const same = other.defineAgent({ name: 'susp', instructions: '', tools, model });
+    const again = other.resume(same, suspended, { g1: { approve: true } }, { session, suspensionKey });
+    const failed = await again.result.catch((e: unknown) => e);
     expect(failed).toMatchObject({
+      name: 'RunFailedError',
       stopReason: 'configuration_error',
       error: { name: 'ResumeError', code: 'already_resumed' },
     });
-    expect((failed as RunFailedError).cause).toBeInstanceOf(ResumeError);
+    expect((failed as RunFailedError).cause).toMatchObject({ name: 'ResumeError', code: 'already_resumed' });
   });
 
   it('stale_session: the session moved on since the suspension; nothing is written', async () => {

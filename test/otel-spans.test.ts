@@ -506,13 +506,18 @@ describe('approvals as span events', () => {
       },
       {
         name: 'loopctl.approval.decided',
-        attributes: { 'gen_ai.tool.call.id': 'c1', 'loopctl.approval.approved': true },
+        attributes: {
+          'gen_ai.tool.call.id': 'c1',
+          'loopctl.approval.approved': true,
+          'loopctl.approval.outcome': 'approved',
+        },
       },
       {
         name: 'loopctl.approval.decided',
         attributes: {
           'gen_ai.tool.call.id': 'c2',
           'loopctl.approval.approved': false,
+          'loopctl.approval.outcome': 'rejected',
           'error.type': 'ToolCallRejectedError',
         },
       },

@@ -102,7 +102,13 @@ export class AgUiMapper {
           toolCallId: event.callId,
           content: describeValue(event.error.message),
           role: 'tool',
-          metadata: { loopctl: { error: jsonValue(event.error), interrupted: event.interrupted } },
+          metadata: {
+            loopctl: {
+              error: jsonValue(event.error),
+              interrupted: event.interrupted,
+              ...(event.outcome === undefined ? {} : { outcome: event.outcome }),
+            },
+          },
         });
         break;
       case 'retry_scheduled':

@@ -14,6 +14,17 @@ import { sanitize, sanitizeLine, StreamSanitizer } from './sanitize.js';
 import { StatusLine } from './status-line.js';
 import { waitText, type Wait } from './wait-text.js';
 
+/**
+ * A finished tool call's line in the terminal (`[tool] name · …`), by its typed outcome: the error's
+ * message follows. `failed` is any other tool error.
+ */
+export const TOOL_OUTCOME_WORDS = {
+  failed: (message: string) => `failed: ${message}`,
+  rejected: (message: string) => `rejected: ${message}`,
+  expired: (message: string) => `approval expired unanswered, not run: ${message}`,
+  cancelled: (message: string) => `interrupted: ${message}`,
+} as const;
+
 /** A stream the renderer writes to; its own file, so the status line can use it without importing this one. */
 export type { Output } from './output.js';
 
@@ -142,7 +153,7 @@ export class TerminalRenderer {
       case 'tool_call_failed': {
         // interrupted: cancelled on its own (RunControl.cancelToolCall); the run goes on.
         const message = clip(String(event.error.message), 120);
-        const outcome = event.interrupted ? `interrupted: ${message}` : `failed: ${message}`;
+        const outcome = TOOL_OUTCOME_WORDS[event.outcome ?? (event.interrupted ? 'cancelled' : 'failed')](message);
         // A call that never started (unknown tool, bad arguments, denied by a hook) gets its line here.
         if (this.#running.has(event.callId)) this.#toolEnded(event.callId, outcome);
         else this.line(`[tool] ${sanitizeLine(event.name)} · ${outcome}`);

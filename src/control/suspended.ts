@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ItemSchema, ToolCallSchema, UsageSchema } from '../items.js';
+import { ItemSchema, ToolCallSchema, UsageSchema, type Usage } from '../items.js';
 
 /**
  * A decision on a tool call awaiting approval ("approvals", docs/run-control.md): approve it, or reject
@@ -11,6 +11,40 @@ export const ToolDecisionSchema = z.union([
 ]);
 /** See {@link ToolDecisionSchema}. */
 export type ApprovalDecision = z.infer<typeof ToolDecisionSchema>;
+
+const SealSchema = z
+  .object({
+    alg: z.literal('HMAC-SHA256'),
+    key: z.string(),
+    agent: z.string(),
+    calls: z.record(z.string(), z.object({ status: z.enum(['pending', 'decided', 'free']), mac: z.string() })),
+    mac: z.string(),
+  })
+  .readonly();
+
+/**
+ * A suspension's usage as read back: a count a provider left out (missing, `null` after JSON, not a
+ * number) reads 0 and makes the usage not `reported`; it never makes a suspension unresumable.
+ */
+function readUsage(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  const v = value as Record<string, unknown>;
+  const count = (x: unknown): number | undefined => (typeof x === 'number' && Number.isFinite(x) ? x : undefined);
+  const input = count(v.inputTokens);
+  const output = count(v.outputTokens);
+  const total = count(v.totalTokens);
+  const out: { -readonly [K in keyof Usage]: Usage[K] } = {
+    inputTokens: input ?? 0,
+    outputTokens: output ?? 0,
+    totalTokens: total ?? (input ?? 0) + (output ?? 0),
+    reported: v.reported === true && input !== undefined && output !== undefined && total !== undefined,
+  };
+  const read = count(v.cacheReadTokens);
+  const write = count(v.cacheWriteTokens);
+  if (read !== undefined) out.cacheReadTokens = read;
+  if (write !== undefined) out.cacheWriteTokens = write;
+  return out;
+}
 
 /**
  * What a run suspended for approval leaves (`run_completed.suspended`, `RunResult.suspended`; the
@@ -31,6 +65,8 @@ export type ApprovalDecision = z.infer<typeof ToolDecisionSchema>;
  * - `usage`: the usage of the run so far (its own, plus that of the suspensions it was resumed from):
  *   the resumed run's terminal usage starts from it, so the last run of a chain reports the usage of
  *   the whole, as the waiting path does (add up only the last run's, not every run's).
+ * - `seal`: its integrity tags (HMAC-SHA256 under `RunOptions.suspensionKey`, or this process's key
+ *   without one); `resume` refuses a suspension that does not match it (docs/run-control.md, "Integrity").
  * Steering still queued is never in it: it stays in the mailbox.
  */
 export const SuspendedSchema = z
@@ -44,7 +80,8 @@ export const SuspendedSchema = z
     items: z.array(ItemSchema).readonly(),
     pending: z.array(ToolCallSchema).readonly(),
     decisions: z.record(z.string(), ToolDecisionSchema),
-    usage: UsageSchema,
+    usage: z.preprocess(readUsage, UsageSchema),
+    seal: SealSchema.optional(),
   })
   .readonly();
 /** See {@link SuspendedSchema}. */

@@ -2,7 +2,13 @@ import { EMPTY, Observable, concat, concatMap, defer, from, of } from 'rxjs';
 import { stage } from '../cancel/stage.js';
 import type { Verdict } from '../control/approvals.js';
 import { describeValue, isThenable } from '../describe.js';
-import { ToolCallCancelledError, ToolCallRejectedError, ToolExecutionError, serializeError } from '../errors.js';
+import {
+  ToolApprovalExpiredError,
+  ToolCallCancelledError,
+  ToolCallRejectedError,
+  ToolExecutionError,
+  serializeError,
+} from '../errors.js';
 import type { ToolCall } from '../items.js';
 import type { ApprovalContext, Tool } from '../tools/tool.js';
 import { approvalDeadline } from './deadlines.js';
@@ -131,19 +137,25 @@ export function emitCancelled(rc: RunContext<any>, call: ToolCall, reason: unkno
   const error = new ToolCallCancelledError(call.name, call.callId, reason);
   const result = { ...errorResult(call.callId, error.message), interrupted: true };
   const { callId, name } = call;
-  rc.emit({ type: 'tool_call_failed', callId, name, error: serializeError(error), interrupted: true }, { result });
+  const failed = { type: 'tool_call_failed', callId, name, error: serializeError(error), interrupted: true } as const;
+  rc.emit({ ...failed, outcome: 'cancelled' }, { result });
 }
 
-/** The `tool_call_failed` of a call that was rejected or whose wait expired (its verdict says why). */
+/**
+ * The `tool_call_failed` of a call that was rejected (`ToolCallRejectedError`, `outcome: 'rejected'`) or
+ * whose wait expired (`ToolApprovalExpiredError`, `outcome: 'expired'`).
+ */
 function refuseVerdict(
   rc: RunContext<any>,
   r: Runnable,
   verdict: Exclude<Verdict, { kind: 'approved' | 'cancelled' }>,
 ): Observable<never> {
   const { call } = r;
-  const reason = verdict.kind === 'rejected' ? verdict.reason : `no decision within ${verdict.ms} ms`;
-  const error = new ToolCallRejectedError(call.name, call.callId, reason);
-  return refuseCall(rc, call, serializeError(error), error.message);
+  const error =
+    verdict.kind === 'rejected'
+      ? new ToolCallRejectedError(call.name, call.callId, verdict.reason)
+      : new ToolApprovalExpiredError(call.name, call.callId, verdict.ms);
+  return refuseCall(rc, call, serializeError(error), error.message, verdict.kind);
 }
 
 /** A call that never runs: its error result rides with its `tool_call_failed`. */
@@ -152,9 +164,11 @@ function refuseCall(
   call: ToolCall,
   error: ReturnType<typeof serializeError>,
   message: string,
+  outcome?: 'rejected' | 'expired',
 ): Observable<never> {
   const { callId, name } = call;
   const result = errorResult(callId, message);
-  rc.emit({ type: 'tool_call_failed', callId, name, error, interrupted: false }, { result });
+  const failed = { type: 'tool_call_failed', callId, name, error, interrupted: false } as const;
+  rc.emit(outcome === undefined ? failed : { ...failed, outcome }, { result });
   return EMPTY;
 }

@@ -1,4 +1,5 @@
 import { verdictOf, type Verdict } from '../control/approvals.js';
+import { verifySuspension, type SuspensionKey } from '../control/seal.js';
 import { SuspendedSchema, ToolDecisionSchema, type ApprovalDecision, type Suspended } from '../control/suspended.js';
 import { describeValue } from '../describe.js';
 import { ConfigurationError, ResumeError } from '../errors.js';
@@ -21,7 +22,10 @@ const claimed = new Set<string>();
  * `tool_approval_requested` events (ignoring `runId`, `seq` and `at`), and at its end it commits, once,
  * the suspended run's Items and its own, the commit carrying `suspensionId`.
  *
- * Throws {@link ResumeError} at once: `version` (not a suspension of version 1), `unknown_call` (a
+ * Throws {@link ResumeError} at once: `version` (not a suspension of version 1); the integrity codes
+ * (`unsigned`, `key_mismatch`, `agent_mismatch`, `call_added`, `arguments_changed`, `pending_removed`,
+ * `tampered`: the suspension does not match its seal under `options.suspensionKey`, docs/run-control.md,
+ * "Integrity"; nothing runs); `unknown_call` (a
  * decision for a call that is not pending), `missing_decision` (a pending call without one),
  * `already_resumed` (resumed before in this process). With a session, its load checks the rest: the run
  * ends `run_failed` (`configuration_error`, the error a `ResumeError`; `handle.result` rejects with a
@@ -43,6 +47,8 @@ export function resume<C = unknown, O = unknown>(
   options: StartOptions<C> = {},
 ): RunHandle<O> {
   const s = checkSuspended(suspended);
+  // Integrity before anything else: only the calls sealed as pending, decided or free run, for this agent.
+  verifySuspension(suspended, s, agent.name, (options as { suspensionKey?: SuspensionKey } | null)?.suspensionKey);
   const verdicts = verdictsOf(s, decisions);
   if (claimed.has(s.suspensionId)) {
     throw new ResumeError('already_resumed', `suspension ${s.suspensionId} was resumed before in this process`);

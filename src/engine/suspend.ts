@@ -1,5 +1,6 @@
 import type { Observable } from 'rxjs';
 import { stage } from '../cancel/stage.js';
+import { sealSuspension } from '../control/seal.js';
 import type { Suspended } from '../control/suspended.js';
 import type { FinishReason } from '../events.js';
 import type { Item } from '../items.js';
@@ -34,8 +35,12 @@ export function suspendOrRun$(
 
 /** The suspension of a run at its open batch (see `SuspendedSchema`). */
 function suspensionOf(rc: RunContext<any>, history: readonly Item[], pending: Suspended['pending']): Suspended {
-  return {
-    version: 1,
+  const unanswered = rc.totals.scratch.unanswered();
+  const open = new Set(unanswered.map((c) => c.callId));
+  // Only the open batch's decisions: those of earlier batches were for calls that ran already.
+  const decisions = Object.fromEntries(Object.entries(rc.approvals.decisions()).filter(([id]) => open.has(id)));
+  const s = {
+    version: 1 as const,
     // Random, never from `idGenerator`: it names the suspension across processes ("already resumed").
     suspensionId: globalThis.crypto.randomUUID(),
     runId: rc.runId,
@@ -44,9 +49,10 @@ function suspensionOf(rc: RunContext<any>, history: readonly Item[], pending: Su
     turn: rc.turn,
     items: rc.totals.scratch.suspendedItems(),
     pending: pending.map(({ callId, name, arguments: args }) => ({ callId, name, arguments: args })),
-    decisions: rc.approvals.decisions(),
+    decisions,
     usage: rc.totals.usage,
   };
+  return sealSuspension(s, unanswered, rc.opts.suspensionKey);
 }
 
 /**

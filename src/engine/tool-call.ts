@@ -106,8 +106,11 @@ export function toolCall$(rc: RunContext<any>, call: ToolCall, tool: Tool, args:
       const { callId, name } = call;
       const fact = { result: item };
       const failed = item.isError ? serializeError(error) : undefined;
-      if (failed) rc.emit({ type: 'tool_call_failed', callId, name, error: failed, interrupted }, fact);
-      else rc.emit({ type: 'tool_call_completed', callId, name, output: item.output }, fact);
+      // interrupted is set only by a per-call cancel: its outcome is typed 'cancelled'.
+      if (failed) {
+        const event = { type: 'tool_call_failed', callId, name, error: failed, interrupted } as const;
+        rc.emit(interrupted ? { ...event, outcome: 'cancelled' } : event, fact);
+      } else rc.emit({ type: 'tool_call_completed', callId, name, output: item.output }, fact);
       if (subscriber.closed) return;
       if (!hasHooks(rc, 'afterToolCall')) return subscriber.complete();
       subscriber.add(

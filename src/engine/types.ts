@@ -2,6 +2,7 @@ import type { Observable, SchedulerLike } from 'rxjs';
 import type { z } from 'zod';
 import type { CancelSignal } from '../cancel/cancel-signal.js';
 import type { RunControl } from '../control/run-control.js';
+import type { SuspensionKey } from '../control/seal.js';
 import type { Suspended } from '../control/suspended.js';
 import type { StopRequest } from '../control/stop.js';
 import type { BudgetFigures, Cost, FinishReason, RunEvent, TerminalEvent, Undelivered } from '../events.js';
@@ -334,6 +335,14 @@ export interface RunOptions<C = unknown> {
    * `prices`, every terminal event has `cost`. Not inherited by sub-runs (their usage counts toward it).
    */
   readonly budget?: Budget;
+  /**
+   * The secret a suspension is sealed with (docs/run-control.md, "Integrity"): a string or bytes, at
+   * least 32 bytes (`ConfigurationError` `options.suspensionKey` otherwise). Give the same key to the
+   * run that suspends and to `resume`: `resume` refuses a suspension that does not match its seal
+   * (`ResumeError`). Without one, this process's random key seals it: it resumes in this process only.
+   * Never logged, never in an event. Not inherited by sub-runs (they never suspend).
+   */
+  readonly suspensionKey?: SuspensionKey;
 }
 
 /**

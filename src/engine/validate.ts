@@ -1,5 +1,6 @@
 import { CancelSignal } from '../cancel/cancel-signal.js';
 import { checkControl } from '../control/run-control.js';
+import { keyBytes, MIN_SUSPENSION_KEY_BYTES } from '../control/seal.js';
 import { isInstance, isObservableTotal, readProp } from '../describe.js';
 import { checkDurationMs } from '../duration.js';
 import { ConfigurationError } from '../errors.js';
@@ -117,7 +118,18 @@ export function validateRunArgs(input: unknown, options: RunOptions<any>): reado
   if (o.approvals !== undefined && o.approvals !== 'wait' && o.approvals !== 'suspend')
     refuse('approvals', `must be 'wait' or 'suspend' (got ${String(o.approvals)})`);
   if (o.budget !== undefined) checkBudget(o.budget);
+  if (o.suspensionKey !== undefined) checkSuspensionKey(o.suspensionKey);
   return input as readonly Item[] | string;
+}
+
+/** A `suspensionKey`: a string or bytes of at least {@link MIN_SUSPENSION_KEY_BYTES}. */
+function checkSuspensionKey(key: unknown): void {
+  const rule = `must be a string or a Uint8Array of at least ${MIN_SUSPENSION_KEY_BYTES} bytes`;
+  const refuse = (why: string): never => {
+    throw new ConfigurationError('options.suspensionKey', why);
+  };
+  if (typeof key !== 'string' && !(key instanceof Uint8Array)) refuse(rule);
+  else if (keyBytes(key) < MIN_SUSPENSION_KEY_BYTES) refuse(`${rule} (got ${keyBytes(key)})`);
 }
 
 /** The input: an array of Items (each read totally), or a `ConfigurationError` naming the bad one. */
@@ -160,6 +172,7 @@ const OPTION_KEYS = [
   'trace',
   'approvals',
   'budget',
+  'suspensionKey',
 ] as const;
 const RETRY_KEYS = ['maxRetries', 'initialDelayMs', 'maxDelayMs', 'multiplier', 'maxRetryAfterMs'] as const;
 

@@ -186,6 +186,8 @@ export class RunTrace implements RunObserver {
       [C.ATTR_GEN_AI_TOOL_CALL_ID]: event.callId,
       [C.ATTR_LOOPCTL_APPROVAL_APPROVED]: event.type === 'tool_call_started',
     };
+    attributes[C.ATTR_LOOPCTL_APPROVAL_OUTCOME] =
+      event.type === 'tool_call_started' ? 'approved' : (event.outcome ?? 'refused');
     if (event.type === 'tool_call_failed') attributes[C.ATTR_ERROR_TYPE] = event.error.name;
     this.#span.addEvent(C.EVENT_APPROVAL_DECIDED, attributes);
   }

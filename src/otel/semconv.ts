@@ -66,6 +66,11 @@ export const EVENT_RETRY = 'loopctl.retry' as const;
 export const EVENT_FALLBACK = 'loopctl.fallback' as const;
 export const EVENT_STEERING_INJECTED = 'loopctl.steering.injected' as const;
 export const EVENT_STEERING_WITHDRAWN = 'loopctl.steering.withdrawn' as const;
+/**
+ * How a call's approval wait ended, typed: `approved`, `rejected` (a person), `expired` (unanswered
+ * within `deadlines.approvalMs`), `cancelled` (`cancelToolCall`), `refused` (any other tool error).
+ */
+export const ATTR_LOOPCTL_APPROVAL_OUTCOME = 'loopctl.approval.outcome' as const;
 /** A tool call waits for approval (`tool_approval_requested`). */
 export const EVENT_APPROVAL_REQUESTED = 'loopctl.approval.requested' as const;
 /** The wait for approval ended: the call started (approved) or failed without starting (rejected, cancelled). */

@@ -33,7 +33,11 @@ export interface ToolEntry {
   readonly id: string;
   readonly name: string;
   readonly args: string;
-  readonly status: 'running' | 'done' | 'failed' | 'stopped' | 'not_run';
+  /**
+   * `rejected` / `expired` / `cancelled`: the result's typed `outcome` (a person rejected it, its approval
+   * request expired unanswered, `cancelToolCall`); `failed`: any other tool error.
+   */
+  readonly status: 'running' | 'done' | 'failed' | 'rejected' | 'expired' | 'cancelled' | 'stopped' | 'not_run';
   readonly progress?: string;
   readonly result?: string;
   /**

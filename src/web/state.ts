@@ -159,14 +159,18 @@ function applyEvent(state: ChatState, event: AGUIEvent): ChatState {
         entries: update(entries, 'tool', event.toolCallId, (e) => ({ ...e, args: e.args + event.delta })),
       };
     case 'TOOL_CALL_RESULT': {
-      const failed = isRecord(event.metadata) && isRecord(event.metadata['loopctl']);
+      const loopctl =
+        isRecord(event.metadata) && isRecord(event.metadata['loopctl']) ? event.metadata['loopctl'] : undefined;
+      const failed = loopctl !== undefined;
+      const outcome = loopctl?.['outcome'];
+      const typed = outcome === 'rejected' || outcome === 'expired' || outcome === 'cancelled' ? outcome : undefined;
       const result = typeof event.content === 'string' ? event.content : JSON.stringify(event.content);
       return {
         ...state,
         entries: update(entries, 'tool', event.toolCallId, (e) => ({
           ...e,
           result,
-          status: failed ? 'failed' : 'done',
+          status: typed ?? (failed ? 'failed' : 'done'),
           approval: e.approval === 'pending' ? undefined : e.approval,
           ...at('endedAt', event.timestamp),
         })),

@@ -30,8 +30,8 @@ export const ToolCard = memo(function ToolCard({ call, store }: { call: ToolEntr
           <pre className="tool-args">{argsText(call.args)}</pre>
         </details>
         {call.result !== undefined && (
-          <details open={call.status === 'failed'}>
-            <summary>{call.status === 'failed' ? 'Error' : 'Result'}</summary>
+          <details open={call.status !== 'done'}>
+            <summary>{call.status === 'done' ? 'Result' : 'Error'}</summary>
             <pre className="tool-result">{call.result}</pre>
           </details>
         )}
