@@ -275,6 +275,6 @@ describe('--confirm in the prompt loop', () => {
     await summaries(cli, 'completed', 2);
     expect(readFileSync(path.join(dir, 'x.txt'), 'utf8')).toBe('hi');
     const { screen } = await quit(cli);
-    expect(screen).toMatch(/\[tool\] write_file · failed: .*refused by the user/);
+    expect(screen).toMatch(/\[tool\] write_file · rejected: .*refused by the user/);
   });
 });

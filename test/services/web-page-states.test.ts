@@ -181,7 +181,7 @@ describe('the page in Chromium: serve --confirm', () => {
       await shot(page, 'approval-dark-narrow');
       await card(page, 'write_file').getByRole('button', { name: 'Reject' }).click();
       await poll(() => outcomes(page)).toEqual(['Done.']);
-      expect(await cardStatus(page, 'write_file')).toBe('failed');
+      expect(await cardStatus(page, 'write_file')).toBe('rejected');
       expect(existsSync(path.join(folder, 'nope.md'))).toBe(false);
       expect(JSON.stringify(toolMessages(n + 1))).toContain('not today');
     });
