@@ -16,7 +16,7 @@ import {
   anthropicMessagesFault,
   type ThinkingLedger,
 } from '../../src/node/testing/provider-kits/anthropic-validate.js';
-import { repoRoot, sseFrames } from './openai-server.js';
+import { recordRequest, repoRoot, sseFrames } from './openai-server.js';
 
 /** The hand-built Anthropic wire data (`test/fixtures/anthropic`, see its README). */
 export const ANTHROPIC_FIXTURES_DIR = path.join(repoRoot, 'test/fixtures/anthropic');
@@ -179,33 +179,8 @@ export async function startAnthropicServer(
   const issued = new Issued();
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const text = Buffer.concat(chunks).toString('utf8');
-    let body: unknown = text;
-    try {
-      body = text ? JSON.parse(text) : undefined;
-    } catch {
-      /* keep the raw text */
-    }
-    let resolveClosed!: () => void;
-    const record: AnthropicRequest = {
-      method: req.method ?? '',
-      path: req.url ?? '',
-      headers: req.headers,
-      body,
-      rejected: undefined,
-      closed: false,
-      closedAt: undefined,
-      finished: false,
-      whenClosed: new Promise<void>((resolve) => (resolveClosed = resolve)),
-    };
-    res.on('close', () => {
-      record.closed = true;
-      record.closedAt = performance.now();
-      record.finished = res.writableFinished;
-      resolveClosed();
-    });
+    const record: AnthropicRequest = Object.assign(await recordRequest(req, res), { rejected: undefined });
+    const { body } = record;
     requests.push(record);
     waiters.splice(0).forEach((wake) => wake());
     const error = (status: number, type: string, message: string) =>

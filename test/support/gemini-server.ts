@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { geminiContentsFault } from '../../src/node/testing/provider-kits/gemini-validate.js';
-import { repoRoot, type RecordedRequest } from './openai-server.js';
+import { recordRequest, repoRoot, type RecordedRequest } from './openai-server.js';
 
 /** The hand-built Gemini wire data (`test/fixtures/gemini`, how they were made in its README). */
 export const GEMINI_FIXTURES_DIR = path.join(repoRoot, 'test/fixtures/gemini');
@@ -168,41 +168,15 @@ export async function startGeminiServer(script?: readonly GeminiScript[] | Gemin
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const text = Buffer.concat(chunks).toString('utf8');
-    let body: unknown = text;
-    try {
-      body = text ? JSON.parse(text) : undefined;
-    } catch {
-      /* keep the raw text */
-    }
+    const base = await recordRequest(req, res);
+    const { body } = base;
     const match = PATH.exec(req.url ?? '');
     const stream = match?.[2] === 'streamGenerateContent';
     let rejected: string | undefined;
     if (!match || req.method !== 'POST') rejected = undefined;
     else if (stream && !/[?&]alt=sse(&|$)/.test(match[3] ?? '')) rejected = 'streamGenerateContent needs alt=sse here';
     else rejected = validate(body);
-    let resolveClosed!: () => void;
-    const record: GeminiRequest = {
-      method: req.method ?? '',
-      path: req.url ?? '',
-      headers: req.headers,
-      body,
-      model: match?.[1] ?? '',
-      stream,
-      rejected,
-      closed: false,
-      closedAt: undefined,
-      finished: false,
-      whenClosed: new Promise<void>((resolve) => (resolveClosed = resolve)),
-    };
-    res.on('close', () => {
-      record.closed = true;
-      record.closedAt = performance.now();
-      record.finished = res.writableFinished;
-      resolveClosed();
-    });
+    const record: GeminiRequest = Object.assign(base, { model: match?.[1] ?? '', stream, rejected });
     requests.push(record);
     waiters.splice(0).forEach((wake) => wake());
     const json = (status: number, payload: unknown) =>

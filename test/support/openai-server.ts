@@ -108,32 +108,7 @@ export async function startOpenAIServer(
   const waiters: (() => void)[] = [];
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const text = Buffer.concat(chunks).toString('utf8');
-    let body: unknown = text;
-    try {
-      body = text ? JSON.parse(text) : undefined;
-    } catch {
-      /* keep the raw text */
-    }
-    let resolveClosed!: () => void;
-    const record: RecordedRequest = {
-      method: req.method ?? '',
-      path: req.url ?? '',
-      headers: req.headers,
-      body,
-      closed: false,
-      closedAt: undefined,
-      finished: false,
-      whenClosed: new Promise<void>((resolve) => (resolveClosed = resolve)),
-    };
-    res.on('close', () => {
-      record.closed = true;
-      record.closedAt = performance.now();
-      record.finished = res.writableFinished;
-      resolveClosed();
-    });
+    const record = await recordRequest(req, res);
     requests.push(record);
     waiters.splice(0).forEach((wake) => wake());
     let answer = queue.shift() ?? fallback;
@@ -270,4 +245,39 @@ export function textStream(text: string): ScriptedResponse {
       SSE_DONE,
     ],
   };
+}
+
+/**
+ * Reads one request of a local wire server: its body (parsed JSON, the raw text when it is not JSON) and a
+ * record whose `closed`, `closedAt`, `finished` and `whenClosed` follow the response's socket. The Anthropic
+ * and Gemini servers extend the record with fields of their own (`Object.assign` keeps the same object).
+ */
+export async function recordRequest(req: IncomingMessage, res: ServerResponse): Promise<RecordedRequest> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString('utf8');
+  let body: unknown = text;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    /* keep the raw text */
+  }
+  let resolveClosed!: () => void;
+  const record: RecordedRequest = {
+    method: req.method ?? '',
+    path: req.url ?? '',
+    headers: req.headers,
+    body,
+    closed: false,
+    closedAt: undefined,
+    finished: false,
+    whenClosed: new Promise<void>((resolve) => (resolveClosed = resolve)),
+  };
+  res.on('close', () => {
+    record.closed = true;
+    record.closedAt = performance.now();
+    record.finished = res.writableFinished;
+    resolveClosed();
+  });
+  return record;
 }
