@@ -53,3 +53,12 @@ function shown(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
   return value === null ? 'null' : typeof value;
 }
+
+/**
+ * An SDK's own timer for a request the engine bounds at `deadlineMs`: `deadlineMs + marginMs`, so the engine's
+ * deadline fires first, capped at {@link MAX_DURATION_MS} (a deadline near the bound plus the margin would
+ * otherwise overflow Node's timer, which then fires after 1 ms).
+ */
+export function sdkTimeoutMs(deadlineMs: number, marginMs: number): number {
+  return Math.min(deadlineMs + marginMs, MAX_DURATION_MS);
+}

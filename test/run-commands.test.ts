@@ -14,6 +14,7 @@ import {
   defineAgent,
   localRuns,
   mcpTools,
+  openaiChat,
   parseRunCommand,
   start,
   tool,
@@ -21,6 +22,11 @@ import {
 import { createHandler } from '../src/http/index.js';
 import { queueRuns, startWorker } from '../src/bullmq/index.js';
 import { readRequest } from '../src/bullmq/requests.js';
+import { anthropicMessages } from '../src/anthropic/index.js';
+import { gemini } from '../src/model/gemini/index.js';
+import { requestTimeout } from '../src/model/openai/provider.js';
+import type { ModelRequest } from '../src/model/types.js';
+import { sdkTimeoutMs } from '../src/duration.js';
 import { shellTool } from '../src/node/index.js';
 import { SqliteSessionStore } from '../src/sqlite/index.js';
 import { gate, scriptedModel } from '../src/testing/index.js';
@@ -103,6 +109,33 @@ describe('one validator: the same bad command, the same ConfigurationError', () 
       hold.open();
       await server.close();
     }
+  });
+});
+
+describe('RunControl speaks the same rule', () => {
+  it('approve, reject, cancelToolCall and stop refuse what the decide, cancel_tool_call and stop commands refuse', () => {
+    const control = new RunControl();
+    const same = (fn: () => unknown, command: Record<string, unknown>) => {
+      const fromControl = refused(fn);
+      expect(fromControl).toEqual(refused(() => parseRunCommand(command)));
+      return fromControl.field;
+    };
+    const fields = [
+      same(() => control.approve(''), { op: 'decide', callId: '', approve: true }),
+      same(() => control.approve(7 as unknown as string), { op: 'decide', callId: 7, approve: true }),
+      same(() => control.reject('c', 3 as unknown as string), { op: 'decide', callId: 'c', approve: false, reason: 3 }),
+      same(() => control.reject('', 'no'), { op: 'decide', callId: '', approve: false, reason: 'no' }),
+      same(() => control.cancelToolCall(''), { op: 'cancel_tool_call', callId: '' }),
+      same(() => control.cancelAwaitingApproval(null as unknown as string), { op: 'cancel_tool_call', callId: null }),
+      same(() => control.stop({ graceMs: TOO_LONG }), { op: 'stop', graceMs: TOO_LONG }),
+    ];
+    expect(fields).toEqual(['callId', 'callId', 'reason', 'callId', 'callId', 'callId', 'graceMs']);
+    // Well-formed requests with no live run answer false, never throw.
+    expect([control.approve('c'), control.reject('c', 'no'), control.cancelToolCall('c')]).toEqual([
+      false,
+      false,
+      false,
+    ]);
   });
 });
 
@@ -196,6 +229,16 @@ describe('every duration shares MAX_DURATION_MS', () => {
     expect(refused(() => new SqliteSessionStore(':memory:', { busyTimeoutMs: TOO_LONG })).field).toBe(
       'options.busyTimeoutMs',
     );
+  });
+
+  it("the adapters' timeoutMs and the SDK timer of a request bounded near 2^31-1 ms: the same bound", () => {
+    expect(refused(() => openaiChat({ model: 'm', apiKey: 'k', timeoutMs: TOO_LONG })).field).toBe('timeoutMs');
+    expect(refused(() => anthropicMessages({ model: 'm', apiKey: 'k', timeoutMs: Infinity })).field).toBe('timeoutMs');
+    expect(refused(() => gemini({ model: 'm', apiKey: 'k', timeoutMs: THIRTY_DAYS })).field).toBe('timeoutMs');
+    // The engine's deadline plus the SDK's margin is capped: past 2^31-1 Node's timer would fire after 1 ms.
+    const request = { timeoutMs: MAX_DURATION_MS - 10 } as ModelRequest;
+    expect(requestTimeout({ model: 'm' }, request)).toBe(MAX_DURATION_MS);
+    expect(sdkTimeoutMs(60_000, 1_000)).toBe(61_000);
   });
 
   it("a worker's times: the same bound", async () => {

@@ -1,7 +1,7 @@
 import { ConfigurationError } from '../errors.js';
 import type { ApprovalDecision } from './suspended.js';
 import { checkStopOptions, type RunStopOptions, type StopRequest } from './stop.js';
-import { checkCallId } from './call-cancel.js';
+import { parseRunCommand } from './command.js';
 
 /**
  * Internal: what a live run answers to its {@link RunControl} (the engine's run controller implements
@@ -30,7 +30,8 @@ const attached = new WeakMap<RunControl, ControlledRun>();
  * `false`. One control serves one live run at a time: a second run given it while the first lives ends
  * `run_failed` (`configuration_error`, a `ConcurrentRunError` naming `options.control`).
  *
- * Bad input throws a `ConfigurationError` naming the field (`at`, `graceMs`, `callId`, `reason`), also
+ * Bad input throws a `ConfigurationError` naming the field (`at`, `graceMs`, `callId`, `reason`) by the run
+ * commands' one rule (`parseRunCommand`: the same error as the HTTP route and the queue give), also
  * when no run is live; a well-formed request that cannot take effect answers `false`.
  *
  * @example
@@ -71,7 +72,7 @@ export class RunControl {
    * @throws {ConfigurationError} naming `callId` when it is not a non-empty string.
    */
   cancelToolCall(callId: string, reason?: unknown): boolean {
-    checkCallId(callId);
+    parseRunCommand({ op: 'cancel_tool_call', callId, reason });
     const live = attached.get(this);
     return live !== undefined && live.cancelToolCall(callId, reason);
   }
@@ -82,10 +83,10 @@ export class RunControl {
    *
    * @returns true when the call was awaiting a decision; false for an unknown id, a call decided already
    *   (the first decision wins) or a run that has ended.
-   * @throws {ConfigurationError} naming `callId` when it is not a string.
+   * @throws {ConfigurationError} naming `callId` when it is not a non-empty string.
    */
   approve(callId: string): boolean {
-    checkString(callId, 'callId');
+    parseRunCommand({ op: 'decide', callId, approve: true });
     const live = attached.get(this);
     return live !== undefined && live.decide(callId, { approve: true });
   }
@@ -95,11 +96,10 @@ export class RunControl {
    * carries `ToolCallRejectedError` with `reason`, which the model reads.
    *
    * @returns true when the call was awaiting a decision (as {@link approve}).
-   * @throws {ConfigurationError} naming `callId` or `reason` when it is not a string.
+   * @throws {ConfigurationError} naming `callId` (not a non-empty string) or `reason` (not a string).
    */
   reject(callId: string, reason: string): boolean {
-    checkString(callId, 'callId');
-    checkString(reason, 'reason');
+    parseRunCommand({ op: 'decide', callId, approve: false, reason });
     const live = attached.get(this);
     return live !== undefined && live.decide(callId, { approve: false, reason });
   }
@@ -112,14 +112,10 @@ export class RunControl {
    * @throws {ConfigurationError} naming `callId` when it is not a non-empty string.
    */
   cancelAwaitingApproval(callId: string, reason?: unknown): boolean {
-    checkCallId(callId);
+    parseRunCommand({ op: 'cancel_tool_call', callId, reason });
     const live = attached.get(this);
     return live !== undefined && live.cancelAwaitingApproval(callId, reason);
   }
-}
-
-function checkString(value: unknown, field: string): void {
-  if (typeof value !== 'string') throw new ConfigurationError(field, `must be a string (got ${typeof value})`);
 }
 
 /**

@@ -1,3 +1,4 @@
+import { checkDurationMs, sdkTimeoutMs } from '../../duration.js';
 import Anthropic from '@anthropic-ai/sdk';
 import { ConfigurationError } from '../../errors.js';
 import {
@@ -87,8 +88,6 @@ export interface CheckedOptions {
   readonly client: () => Anthropic;
 }
 
-const positive = (value: unknown): boolean => typeof value === 'number' && Number.isFinite(value) && value > 0;
-
 /**
  * Checks the options and returns what requests share, with a lazy client. Without `client` the key is checked here
  * (construction), not at call time. The client is built on the first call with `maxRetries: 0` and
@@ -102,9 +101,7 @@ export function checkOptions(options: AnthropicOptions): CheckedOptions {
   if (typeof options.model !== 'string' || options.model === '') {
     throw new ConfigurationError('model', 'must be a non-empty string');
   }
-  if (options.timeoutMs !== undefined && !positive(options.timeoutMs)) {
-    throw new ConfigurationError('timeoutMs', 'must be a positive number of milliseconds');
-  }
+  if (options.timeoutMs !== undefined) checkDurationMs(options.timeoutMs, 'timeoutMs', { min: 1 });
   checkOptionalText('apiKey', options.apiKey);
   checkOptionalBaseURL('baseURL', options.baseURL);
   checkOptionalBoolean('stream', options.stream);
@@ -185,6 +182,6 @@ function clientGetter(options: AnthropicOptions): () => Anthropic {
  * deadline, else `options.timeoutMs`, else 600 000 (always explicit: the SDK never computes its own).
  */
 export function requestTimeout(options: AnthropicOptions, request: ModelRequest): number {
-  if (request.timeoutMs !== undefined) return request.timeoutMs + SDK_TIMEOUT_MARGIN_MS;
+  if (request.timeoutMs !== undefined) return sdkTimeoutMs(request.timeoutMs, SDK_TIMEOUT_MARGIN_MS);
   return options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
 }

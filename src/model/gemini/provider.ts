@@ -1,3 +1,4 @@
+import { checkDurationMs, sdkTimeoutMs } from '../../duration.js';
 import { GoogleGenAI, type GenerateContentConfig, type GenerateContentParameters } from '@google/genai';
 import { ConfigurationError } from '../../errors.js';
 import {
@@ -103,7 +104,8 @@ export function gemini(options: GeminiOptions): ModelProvider {
       request.output !== undefined && !native
         ? outputInstructions(request.instructions, request.output)
         : request.instructions;
-    const timeout = request.timeoutMs !== undefined ? request.timeoutMs + GEMINI_TIMEOUT_MARGIN_MS : options.timeoutMs;
+    const timeout =
+      request.timeoutMs !== undefined ? sdkTimeoutMs(request.timeoutMs, GEMINI_TIMEOUT_MARGIN_MS) : options.timeoutMs;
     const { systemInstruction: _ignored, tools: builtIn, ...extra } = options.config ?? {};
     const tools = [...(builtIn ?? []), ...toGeminiTools(request.tools)];
     const config: GenerateContentConfig = {
@@ -136,9 +138,7 @@ function clientFactory(options: GeminiOptions): () => GoogleGenAI {
   if (typeof options.model !== 'string' || options.model === '') {
     throw new ConfigurationError('model', 'must be a non-empty string');
   }
-  if (options.timeoutMs !== undefined && !(Number.isFinite(options.timeoutMs) && options.timeoutMs > 0)) {
-    throw new ConfigurationError('timeoutMs', 'must be a positive number of milliseconds');
-  }
+  if (options.timeoutMs !== undefined) checkDurationMs(options.timeoutMs, 'timeoutMs', { min: 1 });
   checkOptionalText('apiKey', options.apiKey);
   checkOptionalBaseURL('baseURL', options.baseURL);
   checkOptionalText('apiVersion', options.apiVersion);

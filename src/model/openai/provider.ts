@@ -1,3 +1,4 @@
+import { checkDurationMs, sdkTimeoutMs } from '../../duration.js';
 import OpenAI, { APIError } from 'openai';
 import { Observable } from 'rxjs';
 import { ConfigurationError, ModelCallError, ModelOutputError } from '../../errors.js';
@@ -67,9 +68,7 @@ export function clientFactory(options: OpenAIProviderOptions): () => OpenAI {
   if (typeof options.model !== 'string' || options.model === '') {
     throw new ConfigurationError('model', 'must be a non-empty string');
   }
-  if (options.timeoutMs !== undefined && !(Number.isFinite(options.timeoutMs) && options.timeoutMs > 0)) {
-    throw new ConfigurationError('timeoutMs', 'must be a positive number of milliseconds');
-  }
+  if (options.timeoutMs !== undefined) checkDurationMs(options.timeoutMs, 'timeoutMs', { min: 1 });
   const given = options.client;
   if (given) return () => given;
   const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env;
@@ -85,7 +84,7 @@ export function clientFactory(options: OpenAIProviderOptions): () => OpenAI {
  * when the engine sets a deadline, else `options.timeoutMs`, else 600 000.
  */
 export function requestTimeout(options: OpenAIProviderOptions, request: ModelRequest): number {
-  if (request.timeoutMs !== undefined) return request.timeoutMs + SDK_TIMEOUT_MARGIN_MS;
+  if (request.timeoutMs !== undefined) return sdkTimeoutMs(request.timeoutMs, SDK_TIMEOUT_MARGIN_MS);
   return options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
 }
 
