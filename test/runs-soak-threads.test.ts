@@ -1,6 +1,8 @@
 /**
  * A server's memory stays flat under a long stream of new threads: 20 000 threads, each one run started over
- * HTTP (the loopctl/http handler over localRuns, on 127.0.0.1) and read to its end. While their runs are
+ * HTTP through `loopctl serve`'s own request listener (createServeApp: the guard with its token and per-browser
+ * principal cookies, then the loopctl/http handler over localRuns, on 127.0.0.1; a new browser every 10
+ * threads) and read to its end. While their runs are
  * retained (retainFinishedMs) the heap holds them; once retention has passed (a virtual clock: no real wait)
  * localRuns forgets the ended runs and the idle threads, and the heap is back within 4 MiB of where it started.
  * Prints the heap figures.
@@ -9,8 +11,9 @@ import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { from } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { defineAgent, localRuns, type ModelEvent, type ModelProvider } from '../src/index.js';
-import { createHandler } from '../src/http/index.js';
-import { bearer, listen } from './support/http.js';
+import { createServeApp } from '../src/cli/serve/server.js';
+import { cookieNames, newToken } from '../src/cli/serve/guard.js';
+import { listen } from './support/http.js';
 import { virtualTime } from './support/virtual-time.js';
 
 const gc = (globalThis as { gc?: () => void }).gc;
@@ -32,8 +35,8 @@ const answer: readonly ModelEvent[] = [
 ];
 const model: ModelProvider = { id: 'soak', stream: true, call: () => from(answer) };
 
-describe('localRuns behind the HTTP handler: bounded memory', () => {
-  it(`${THREADS} threads through the handler: the heap returns to within 4 MiB of its start once retention passed`, async () => {
+describe("localRuns behind loopctl serve's request listener: bounded memory", () => {
+  it(`${THREADS} threads through serve's listener: the heap returns to within 4 MiB of its start once retention passed`, async () => {
     expect(gc).toBeTypeOf('function'); // vitest runs the forks with --expose-gc
     const clock = virtualTime();
     const runs = localRuns({
@@ -42,9 +45,19 @@ describe('localRuns behind the HTTP handler: bounded memory', () => {
       retainIdleThreadsMs: IDLE_MS,
       scheduler: clock.scheduler,
     });
-    const server = await listen(createHandler({ runs, authorize: bearer }));
+    const token = newToken();
+    let port = 0;
+    const web = { root: '/no-web-app', files: new Map() };
+    const info = { agent: 'helper', model: 'soak', folder: '/', tools: [], version: 'soak' };
+    const server = await listen(createServeApp({ runs, web, info, token, port: () => port }));
+    port = Number(new URL(server.url).port);
     const agent = new HttpAgent({ keepAlive: true, maxSockets: 16 });
-    const { port } = new URL(server.url);
+    const names = cookieNames(port);
+    /** The headers of a page of browser `b` of this launch: its Host, its token and principal cookies. */
+    const browser = (b: number) => ({
+      host: `127.0.0.1:${port}`,
+      cookie: `${names.token}=${token}; ${names.principal}=browser-${String(b).padStart(16, '0')}`,
+    });
     /** Starts a run on thread `t` and reads its event stream to the end; resolves with the body's length. */
     const thread = (t: number) =>
       new Promise<number>((resolve, reject) => {
@@ -61,10 +74,14 @@ describe('localRuns behind the HTTP handler: bounded memory', () => {
           {
             host: '127.0.0.1',
             port,
-            path: '/agents/helper/runs',
+            path: '/api/agents/helper/runs',
             method: 'POST',
             agent,
-            headers: { authorization: 'Bearer alice', 'content-type': 'application/json', accept: 'text/event-stream' },
+            headers: {
+              ...browser(Math.floor(t / 10)),
+              'content-type': 'application/json',
+              accept: 'text/event-stream',
+            },
           },
           (res) => {
             let length = 0;
@@ -111,10 +128,10 @@ describe('localRuns behind the HTTP handler: bounded memory', () => {
           {
             host: '127.0.0.1',
             port,
-            path: '/runs/no-such-run/cancel',
+            path: '/api/runs/no-such-run/cancel',
             method: 'POST',
             agent,
-            headers: { authorization: 'Bearer alice' },
+            headers: browser(0),
           },
           (res) => (res.resume(), resolve(res.statusCode ?? 0)),
         ).end();

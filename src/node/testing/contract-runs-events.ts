@@ -106,6 +106,56 @@ export function runsEventsContract(parts: RunsParts): void {
       );
     }
 
+    /** How a run live at its approval ends: completed, stopped or cancelled, by commands from another reader. */
+    const LIVE_ENDINGS: readonly {
+      readonly name: string;
+      readonly end: (t: RunsTest, runId: string, callId: string) => Promise<unknown>;
+      readonly terminal: Record<string, unknown>;
+    }[] = [
+      {
+        name: 'completed',
+        end: (t, runId, callId) => t.runs.decide(runId, callId, { approve: true }, t.principal),
+        terminal: { type: 'run_completed', stopReason: 'completed' },
+      },
+      {
+        name: 'stopped',
+        end: async (t, runId, callId) => {
+          await t.runs.stop(runId, { at: 'turn_end' }, t.principal);
+          return t.runs.decide(runId, callId, { approve: true }, t.principal);
+        },
+        terminal: { type: 'run_completed', stopReason: 'stopped' },
+      },
+      {
+        name: 'cancelled',
+        end: (t, runId) => t.runs.cancel(runId, 'contract', t.principal),
+        terminal: { type: 'run_cancelled', stopReason: 'cancelled' },
+      },
+    ];
+    for (const ending of LIVE_ENDINGS) {
+      it(
+        `readers at every position of a run live at its approval (its events read as they come, before any ` +
+          `compacting) each get the rest through its ${ending.name} terminal, then complete`,
+        () =>
+          parts.withRuns(async (t) => {
+            const runId = await t.start('approve');
+            const asked = await t.first(runId, 'tool_approval_requested');
+            const readers = range(-1, asked.seq + 1).map((after) => ({ after, events: t.read(runId, after) }));
+            await ending.end(t, runId, asked.callId);
+            const all = await t.read(runId);
+            expect(pick(all.at(-1), Object.keys(ending.terminal))).toEqual(ending.terminal);
+            const last = all.at(-1)!.seq;
+            for (const reader of readers) {
+              const read = await reader.events;
+              expect({ after: reader.after, seqs: seqsOf(read) }).toEqual({
+                after: reader.after,
+                seqs: range(reader.after + 1, last),
+              });
+              expect(read.map((e) => e.type)).toEqual(all.filter((e) => e.seq > reader.after).map((e) => e.type));
+            }
+          }),
+      );
+    }
+
     it('readers at every position while the run is live (nothing compacted yet) each get the rest, then complete', () =>
       parts.withRuns(async (t) => {
         const runId = await t.start('hold');

@@ -14,8 +14,9 @@ const QUEUEING: readonly IfBusy[] = ['enqueue', 'interrupt', 'rollback'];
  * when it has `close()`). The implementation serves `runsContractAgent()` (name `'runs-contract'`):
  * - `events({ afterSeq })` at every position from before the first event to past the terminal, for runs that
  *   completed, were cancelled, failed, were stopped, (with `suspending`) suspended and (with `lose`) were lost,
- *   read once they ended
- *   (compacted) and while live: exactly the events after the cursor, completing at once when nothing is after it;
+ *   read once they ended (compacted), and by readers attached while the run was live (read as the events came)
+ *   through a completed, stopped or cancelled terminal: exactly the events after the cursor, completing at once
+ *   when nothing is after it;
  * - every command on a live run, on one that ended, one that never existed and another principal's; 2 and 10
  *   concurrent cancels (exactly one `true`); every bad command field (`ConfigurationError` naming it);
  * - `ifBusy`: `'steer'` and `'reject'`, and `'enqueue'`, `'interrupt'`, `'rollback'` where `options.ifBusy`
