@@ -4,6 +4,7 @@ import type { AppendOptions, Session } from '../../session/session.js';
 import {
   hostileItems,
   nameAndField,
+  providerPartItems,
   rejection,
   settle,
   userItems,
@@ -60,6 +61,15 @@ export function appendContract({ describe, it, expect }: ContractFramework, make
         const s = store.session('hostile \'"; -- 😀 \u202e \\');
         await append(s, hostileItems(), { runId: 'hostile' });
         expect(await load(s)).toEqual(hostileItems());
+      }));
+
+    it('provider parts (signed thinking blocks, thought signatures) come back byte for byte, keys in their order', () =>
+      withStore(makeStore, async (store) => {
+        const s = store.session('provider-parts');
+        await append(s, providerPartItems(), { runId: 'parts' });
+        const loaded = await load(s);
+        expect(loaded).toEqual(providerPartItems());
+        expect(loaded.map((item) => JSON.stringify(item))).toEqual(providerPartItems().map((i) => JSON.stringify(i)));
       }));
 
     it(

@@ -9,7 +9,7 @@
  */
 export { sessionContract, sessionKillContract, type SessionContractOptions } from './contract.js';
 export type { ContractFramework, ContractIt, ContractAssertion, MakeStore, TestBody } from './kit.js';
-export { hostileItems } from './kit.js';
+export { hostileItems, providerPartItems } from './kit.js';
 export {
   spawnSessionPeer,
   servePeer,

@@ -74,6 +74,62 @@ export const sleep = (ms: number): Promise<void> => new Promise((resolve) => set
  * engine's job: the store gives back exactly what it was given), NUL and other control characters,
  * lone surrogates, astral characters, quotes and SQL, JSON-looking text, empty strings, a 1 MiB text.
  */
+/**
+ * Assistant Items carrying provider parts (`providerParts`) as the adapters store them: an Anthropic turn with a
+ * signed thinking block, a redacted one and a tool use; a Gemini turn with a thought part and a function call
+ * carrying `thoughtSignature`s; a family the store knows nothing of, with keys in no sorted order, numbers,
+ * nulls, nesting and non-ASCII text. A store gives them back byte for byte: a signature is replayed to the
+ * provider unchanged, so even the order of keys must survive.
+ */
+export function providerPartItems(): Item[] {
+  return [
+    { type: 'user', id: 'p0', text: 'check the weather, think first' },
+    {
+      type: 'assistant',
+      id: 'p1',
+      text: '',
+      toolCalls: [{ callId: 'toolu_01', name: 'weather', arguments: '{"city":"Zürich"}' }],
+      providerParts: {
+        family: 'anthropic',
+        data: {
+          content: [
+            {
+              type: 'thinking',
+              thinking: 'The user wants Zürich.\nI should call weather.',
+              signature: 'EqQBCkYIBxgCKkBs+/=',
+            },
+            { type: 'redacted_thinking', data: 'EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP' },
+            { type: 'tool_use', id: 'toolu_01', name: 'weather', input: { city: 'Zürich' } },
+          ],
+        },
+      },
+    },
+    { type: 'tool_result', callId: 'toolu_01', output: '21 °C', isError: false },
+    {
+      type: 'assistant',
+      id: 'p2',
+      text: 'It is 21 °C.',
+      toolCalls: [],
+      providerParts: {
+        family: 'gemini',
+        data: {
+          parts: [
+            { thought: true, text: 'Answer plainly.', thoughtSignature: 'CiQBVKhc7vB+ZK3mOHs=' },
+            { text: 'It is 21 °C.', thoughtSignature: 'Cv4BAVKhc7s/ab==' },
+          ],
+        },
+      },
+    },
+    {
+      type: 'assistant',
+      id: 'p3',
+      text: 'x',
+      toolCalls: [],
+      providerParts: { family: 'other', data: { z: 1, a: [0.5, -1e-7, null, true, 'ß'], m: { y: {}, b: [] } } },
+    },
+  ];
+}
+
 export function hostileItems(): Item[] {
   const big = 'ü'.repeat(512 * 1024);
   return [
