@@ -1,23 +1,27 @@
 /**
  * A three-turn tool loop with extended thinking on the Anthropic adapter: every thinking and redacted thinking block
- * goes back to the API unchanged, with its signature, on every later request, through a SQLite session and a reload
- * (a new store on the same file, then a new run with the same session: what `loopctl --continue` does). The local
+ * goes back to the API unchanged, with its signature, on every later request, through a SQLite session and a process
+ * restart (a second process opens the same file and continues the session: what `loopctl --continue` does). The local
  * server refuses a modified or dropped thinking block and an unpaired tool_use, as the API does, and accepts every
  * request here. Also: `pause_turn` continues the turn, `refusal` ends it.
  */
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { lastValueFrom, toArray } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { anthropicMessages } from '../src/anthropic/index.js';
-import { defineAgent, run, tool, type RunEvent } from '../src/index.js';
+import { defineAgent, run, type RunEvent } from '../src/index.js';
 import type { AssistantItem } from '../src/items.js';
 import { SqliteSessionStore } from '../src/sqlite/index.js';
+import { THINKING, thinkingWeatherAgent } from './support/anthropic-thinking-agent.js';
 import { readAnthropicFixture, startAnthropicServer, type AnthropicServer } from './support/anthropic-server.js';
 import { sseFrames } from './support/openai-server.js';
 
+const execFileAsync = promisify(execFile);
 let server: AnthropicServer;
 let dir: string;
 beforeAll(async () => {
@@ -29,21 +33,15 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const WEATHER: Record<string, string> = { Paris: 'sunny', Berlin: 'cloudy', Rome: 'warm' };
-const lookup = tool({
-  name: 'lookup',
-  description: 'The weather of a city.',
-  parameters: z.object({ city: z.string() }),
-  execute: ({ city }) => WEATHER[city] ?? 'unknown',
-});
-const THINKING = { type: 'enabled', budget_tokens: 2048 } as const;
-const agentOn = (baseURL: string) =>
-  defineAgent({
-    name: 'weather',
-    instructions: 'Answer with the weather.',
-    model: anthropicMessages({ model: 'claude-test', apiKey: 'k', baseURL, thinking: THINKING, maxTokens: 8192 }),
-    tools: [lookup],
-  });
+const agentOn = thinkingWeatherAgent;
+const TSX_LOADER = new URL('../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
+const CONTINUE = fileURLToPath(new URL('./support/anthropic-continue.ts', import.meta.url));
+
+/** A second process continues the session `chat` of `file` with `text` (as `loopctl --continue`); its terminal. */
+async function continueInAnotherProcess(baseURL: string, file: string, text: string): Promise<RunEvent> {
+  const { stdout } = await execFileAsync(process.execPath, ['--import', TSX_LOADER, CONTINUE, baseURL, file, text]);
+  return JSON.parse(stdout.trim().split('\n').at(-1)!) as RunEvent;
+}
 
 /** The thinking blocks a fixture stream carries, assembled as the API defines them (start + deltas). */
 function thinkingOf(fixture: string): Record<string, unknown>[] {
@@ -107,19 +105,20 @@ describe('three-turn tool loop with thinking, through a SQLite session and a rel
       t3,
     ]);
 
-    // `--continue`: a new run with the same session sends the whole history, thinking included, and is accepted.
+    await second.close();
+
+    // `--continue` in another process: a new run with the same session sends the whole history, thinking
+    // included, and is accepted.
     server.enqueue({ fixture: 'text.sse' });
-    const again = await lastValueFrom(
-      run(agentOn(server.baseURL), 'And Rome?', { session: second.session('chat') }).pipe(toArray()),
-    );
-    expect(again.at(-1)).toMatchObject({ type: 'run_completed', output: 'Hello from Claude.' });
+    const again = await continueInAnotherProcess(server.baseURL, file, 'And Rome?');
+    expect(again).toMatchObject({ type: 'run_completed', output: 'Hello from Claude.' });
     const fourth = server.requests.at(-1)!.body;
     const replayed = assistantContent(fourth).map((content) =>
       content.filter((b) => b.type === 'thinking' || b.type === 'redacted_thinking'),
     );
     expect(replayed).toEqual([t1, t2, t3]);
     expect(fourth.messages.at(-1)).toEqual({ role: 'user', content: [{ type: 'text', text: 'And Rome?' }] });
-    await second.close();
+    expect(fourth.thinking).toEqual(THINKING); // thinking was enabled on the request the server checked
     expect(server.rejections()).toEqual([]);
   });
 
