@@ -12,8 +12,8 @@
  *    bare SDK's request → its `for await` loop ends; `run`: `cancel()` → `run_cancelled` reaches the subscriber
  *    (and whether it did before `cancel()` returned). BENCH_CANCELS runs per round (default 200).
  *
- * BENCH_ROUNDS rounds (default 7) after 2 warm-up rounds. A Gemini row joins here when its adapter lands (an entry
- * in PROVIDERS below).
+ * BENCH_ROUNDS rounds (default 7) after 2 warm-up rounds. Gemini has its own benchmark (`npm run bench -- gemini`,
+ * bench/gemini.ts): its SDK is measured there against the same kind of local server.
  */
 import Anthropic from '@anthropic-ai/sdk';
 import { setImmediate as tick } from 'node:timers/promises';
