@@ -104,17 +104,36 @@ describe('subcommands and tasks', () => {
 });
 
 describe('modes', () => {
-  it('a task runs once; stdin is not read for tasks, even with -i off a terminal', () => {
+  it('a task runs once (stdin is not read for tasks); with -i on a terminal, the prompt loop starts with it', () => {
     expect(run(['do it'])).toMatchObject({ mode: 'once' });
-    expect(run(['-i', 'do it'])).toMatchObject({ mode: 'once' });
+    expect(run(['do it'], true)).toMatchObject({ mode: 'once' });
     expect(run(['-i', 'do it'], true)).toMatchObject({ mode: 'interactive', task: 'do it' });
   });
 
-  it('no task: the prompt loop on a terminal, piped tasks otherwise (with or without -i)', () => {
+  it('no task: the prompt loop on a terminal, piped tasks otherwise', () => {
     expect(run([], true)).toMatchObject({ mode: 'interactive', task: '' });
+    expect(run(['-i'], true)).toMatchObject({ mode: 'interactive', task: '' });
     expect(run([])).toMatchObject({ mode: 'script' });
-    expect(run(['-i'])).toMatchObject({ mode: 'script' });
     expect(() => parseCli(['--confirm'], {}, false)).toThrow('option --confirm needs a terminal or a task argument');
+  });
+
+  it('-i when stdin is not a terminal is refused, with or without a task, instead of silently not looping', () => {
+    const refusal = new UsageError(
+      'option --interactive needs a terminal: stdin is not one (without -i, piped lines are tasks)',
+    );
+    for (const argv of [['-i'], ['--interactive'], ['-i', 'do it'], ['--interactive', '--confirm', 'do it']])
+      expect(() => parseCli(argv, {}, false), argv.join(' ')).toThrow(refusal);
+  });
+
+  it('--json in the prompt loop is refused: its events would be mixed into the conversation on the terminal', () => {
+    expect(() => parseCli(['--json', '-i', 'x'], {}, true)).toThrow(
+      new UsageError('options --json and --interactive cannot be combined: the prompt loop shows the answer, not events'),
+    );
+    expect(() => parseCli(['--json'], {}, true)).toThrow(
+      new UsageError('option --json needs a task or piped tasks: with neither, the prompt loop runs on the terminal'),
+    );
+    expect(run(['--json', 'x'], true)).toMatchObject({ mode: 'once', json: true });
+    expect(run(['--json'], false)).toMatchObject({ mode: 'script', json: true });
   });
 
   it('--timeout sets seconds (ms inside), --json and --max-turns default from DEFAULTS', () => {
@@ -135,7 +154,6 @@ describe('the conversation flags', () => {
       fresh: false,
     });
     expect(run(['--session', 'w', '--new', 'x']).conversation).toEqual({ kind: 'named', name: 'w', fresh: true });
-    expect(run(['--session', 'w', '--continue', 'x']).conversation).toEqual({ kind: 'named', name: 'w', fresh: false });
     expect(run(['--no-save', 'x']).conversation).toEqual({ kind: 'unsaved' });
   });
 
@@ -146,6 +164,13 @@ describe('the conversation flags', () => {
     expect(() => parseCli(['--no-save', '--session', 'a', 'x'])).toThrow('options --no-save and --session');
     expect(() => parseCli(['--no-save', '--new', 'x'])).toThrow('options --no-save and --new');
     expect(() => parseCli(['--continue', '--new', 'x'])).toThrow('options --continue and --new cannot be combined');
+    for (const argv of [
+      ['--session', 'w', '--continue', 'x'],
+      ['-c', '--session', 'w', 'x'],
+    ])
+      expect(() => parseCli(argv), argv.join(' ')).toThrow(
+        new UsageError('options --session and --continue cannot be combined: --session NAME continues NAME'),
+      );
     expect(() => parseCli(['--session', 'a#b', 'x'])).toThrow(
       'option --session: the name "a#b" holds "#" or a control character',
     );

@@ -61,8 +61,18 @@ const userTurns = (req: RecordedRequest) =>
     .map((m: any) => `${m.role}: ${m.content}`);
 
 describe('piped tasks', () => {
-  it('two piped lines are two tasks, in order, on one conversation (with or without -i); exit 0', async () => {
-    for (const args of [[], ['-i']]) {
+  it('-i with piped stdin exits 2 with one line and runs nothing: the prompt loop needs a terminal', async () => {
+    const n = server.requests.length;
+    const { code, stdout, stderr } = await piped('task one\n', ['-i']).done;
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr.trim().split('\n')).toHaveLength(1);
+    expect(stderr).toContain('option --interactive needs a terminal');
+    expect(server.requests.length).toBe(n);
+  });
+
+  it('two piped lines are two tasks, in order, on one conversation; exit 0', async () => {
+    {
       const n = server.requests.length;
       server.enqueue(textStream('answer one'), textStream('answer two'));
       const { code, stdout, stderr } = await piped('task one\n\n   \ntask two\n', args).done;
