@@ -85,10 +85,10 @@ export type CliCommand =
       readonly values: Readonly<Record<string, string | boolean | undefined>>;
     };
 
-/** The `--help` text (see `helpText`). */
-export const HELP = helpText();
-
-/** The options `parseCli` knows (`util.parseArgs` definitions); the README's options table has a row for each. */
+/**
+ * The options `parseCli` knows (`util.parseArgs` definitions). What each does is in `OPTION_HELP`
+ * (./option-help.ts), from which `--help` and the README's options table are made.
+ */
 export const OPTIONS = {
   model: { type: 'string' },
   provider: { type: 'string' },
@@ -116,6 +116,9 @@ export const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const;
+
+/** The `--help` text (see `helpText`). */
+export const HELP = helpText(OPTIONS);
 
 /**
  * Parses `argv` (without node and the script). A first positional word that
@@ -168,7 +171,8 @@ export function parseCli(
   const task = serving ? '' : positionals.join(' ').trim();
   if (values.interactive && !stdinIsTTY)
     throw new UsageError('option --interactive needs a terminal: stdin is not one (without -i, piped lines are tasks)');
-  const mode: CliMode = task !== '' ? (values.interactive ? 'interactive' : 'once') : stdinIsTTY ? 'interactive' : 'script';
+  const mode: CliMode =
+    task !== '' ? (values.interactive ? 'interactive' : 'once') : stdinIsTTY ? 'interactive' : 'script';
   if (values.json && mode === 'interactive')
     throw new UsageError(
       values.interactive

@@ -72,19 +72,17 @@ describe('piped tasks', () => {
   });
 
   it('two piped lines are two tasks, in order, on one conversation; exit 0', async () => {
-    {
-      const n = server.requests.length;
-      server.enqueue(textStream('answer one'), textStream('answer two'));
-      const { code, stdout, stderr } = await piped('task one\n\n   \ntask two\n', args).done;
-      expect(code, stderr).toBe(0);
-      expect(server.requests.length).toBe(n + 2);
-      expect(userTurns(server.requests[n]!)).toEqual(['user: task one']);
-      expect(userTurns(server.requests[n + 1]!)).toEqual(['user: task one', 'assistant: answer one', 'user: task two']);
-      expect(stdout).toBe('answer one\nanswer two\n');
-      expect(stderr).toContain('[loopctl] task 1: task one\n');
-      expect(stderr).toContain('[loopctl] task 2: task two\n');
-      expect(stderr).not.toContain('[queued]');
-    }
+    const n = server.requests.length;
+    server.enqueue(textStream('answer one'), textStream('answer two'));
+    const { code, stdout, stderr } = await piped('task one\n\n   \ntask two\n').done;
+    expect(code, stderr).toBe(0);
+    expect(server.requests.length).toBe(n + 2);
+    expect(userTurns(server.requests[n]!)).toEqual(['user: task one']);
+    expect(userTurns(server.requests[n + 1]!)).toEqual(['user: task one', 'assistant: answer one', 'user: task two']);
+    expect(stdout).toBe('answer one\nanswer two\n');
+    expect(stderr).toContain('[loopctl] task 1: task one\n');
+    expect(stderr).toContain('[loopctl] task 2: task two\n');
+    expect(stderr).not.toContain('[queued]');
   });
 
   it("a failed line does not stop the later ones; the exit code is the last run's", async () => {
