@@ -34,7 +34,7 @@ export const ENVIRONMENT: Readonly<Record<string, string>> = {
   OTEL_TRACES_EXPORTER: 'with --otel: otlp (default), console (each span as a line on stderr) or none',
 };
 
-/** The exit codes, in the order the help and the README list them. */
+/** The exit codes, in the order the help and docs/cli.md list them. */
 export const EXIT_CODES: readonly (readonly [number, string])[] = [
   [0, 'the run completed (with piped tasks: the last one did)'],
   [1, 'the run failed (model error, turn limit, …), or sessions.db is unusable'],
@@ -66,13 +66,13 @@ export function defaultRows(): readonly (readonly [string, string])[] {
   ];
 }
 
-/** The README's defaults table (Markdown), generated from {@link defaultRows}; a test keeps the README in step. */
+/** docs/cli.md's defaults table (Markdown), generated from {@link defaultRows}; a test keeps it in step. */
 export function defaultsTable(): string {
   const rows = defaultRows().map(([what, value]) => `| ${what} | ${value} |`);
   return ['| setting | default |', '| --- | --- |', ...rows].join('\n');
 }
 
-/** The README's exit-code table (Markdown), generated from {@link EXIT_CODES}. */
+/** docs/cli.md's exit-code table (Markdown), generated from {@link EXIT_CODES}. */
 export function exitCodeTable(): string {
   const rows = EXIT_CODES.map(([code, what]) => `| ${code} | ${what} |`);
   return ['| code | meaning |', '| --- | --- |', ...rows].join('\n');

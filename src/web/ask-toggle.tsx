@@ -15,11 +15,17 @@ export function AskToggle({ ask }: { ask: AskSetting }) {
       <input
         type="checkbox"
         role="switch"
+        aria-label="Ask before writes and shell commands"
         checked={on}
         disabled={ask.locked}
         onChange={(event) => ask.set(event.currentTarget.checked)}
       />
-      <span>Ask before writes and shell commands</span>
+      <span className="ask-long" aria-hidden="true">
+        Ask before writes and shell commands
+      </span>
+      <span className="ask-short" aria-hidden="true">
+        Ask first
+      </span>
     </label>
   );
 }
