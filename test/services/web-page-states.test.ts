@@ -6,8 +6,10 @@
  * with HTML and scripts rendered inert; a write waiting for Approve/Reject in the page, approved (the file is
  * written) and rejected (the model reads the refusal); Stop with one call running and one awaiting approval
  * (neither card left running or pending, no decision buttons left); a decision for a call that no longer
- * waits, said in words; the offline model's write under `serve --confirm`, approved in the page; a failed run
- * in words. Each state's screenshot is saved in test/services/output
+ * waits, said in words; the offline model's write under `serve --confirm`, approved in the page; the page's
+ * switch "Ask before writes and shell commands" under a plain `serve` (on: the write asks; off: it runs; kept
+ * across a reload) and locked on under `--confirm`, where no request can start a run that does not ask; a
+ * failed run in words; cards' durations; light and dark. Each state's screenshot is saved in test/services/output
  * (page-*.png) to be looked at; no wall-clock assertion.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
