@@ -61,13 +61,15 @@ const userTurns = (req: RecordedRequest) =>
     .map((m: any) => `${m.role}: ${m.content}`);
 
 describe('piped tasks', () => {
-  it('-i with piped stdin exits 2 with one line and runs nothing: the prompt loop needs a terminal', async () => {
+  it('-i with piped stdin exits 2 with the refusal and runs nothing: the prompt loop needs a terminal', async () => {
     const n = server.requests.length;
     const { code, stdout, stderr } = await piped('task one\n', ['-i']).done;
     expect(code).toBe(2);
     expect(stdout).toBe('');
-    expect(stderr.trim().split('\n')).toHaveLength(1);
-    expect(stderr).toContain('option --interactive needs a terminal');
+    expect(stderr).toBe(
+      'loopctl: option --interactive needs a terminal: stdin is not one (without -i, piped lines are tasks)\n' +
+        "Try 'loopctl --help'.\n",
+    );
     expect(server.requests.length).toBe(n);
   });
 
