@@ -1,6 +1,6 @@
 /**
  * Every default of the library in one place: the engine, the CLI's `--help`,
- * the README and docs/recovery.md read them from here. Deep-frozen.
+ * docs/recovery.md and docs/cli.md read them from here. Deep-frozen.
  *
  * - `deadlines` (ms): `firstEventMs` from a streamed request to its first
  *   event, `idleMs` the longest silence between two stream events,

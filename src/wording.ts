@@ -156,6 +156,11 @@ export function outcomeWords(o: {
     }
     case 'failed': {
       const message = o.reason?.trim();
+      if (o.code === 'max_turns') {
+        // The headline says it all; the engine's message would name the option (`maxTurns`): only the number.
+        const limit = /\((\d+)\)/.exec(message ?? '')?.[1];
+        return { headline: STOP_REASON_WORDS.max_turns, ...(limit ? { detail: `Its limit is ${limit} turns.` } : {}) };
+      }
       return { headline: stopReasonWords(o.code), ...(message ? { detail: sentence(message) } : {}) };
     }
   }

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HELP, OPTIONS, parseCli, UsageError } from '../src/cli/args.js';
 import { defaultsTable, ENVIRONMENT, exitCodeTable, SUBCOMMANDS } from '../src/cli/help.js';
+import { OPTION_HELP, optionsTable } from '../src/cli/option-help.js';
 import { DEFAULTS } from '../src/defaults.js';
 import { repoRoot } from './support/openai-server.js';
 
@@ -104,17 +105,38 @@ describe('subcommands and tasks', () => {
 });
 
 describe('modes', () => {
-  it('a task runs once; stdin is not read for tasks, even with -i off a terminal', () => {
+  it('a task runs once (stdin is not read for tasks); with -i on a terminal, the prompt loop starts with it', () => {
     expect(run(['do it'])).toMatchObject({ mode: 'once' });
-    expect(run(['-i', 'do it'])).toMatchObject({ mode: 'once' });
+    expect(run(['do it'], true)).toMatchObject({ mode: 'once' });
     expect(run(['-i', 'do it'], true)).toMatchObject({ mode: 'interactive', task: 'do it' });
   });
 
-  it('no task: the prompt loop on a terminal, piped tasks otherwise (with or without -i)', () => {
+  it('no task: the prompt loop on a terminal, piped tasks otherwise', () => {
     expect(run([], true)).toMatchObject({ mode: 'interactive', task: '' });
+    expect(run(['-i'], true)).toMatchObject({ mode: 'interactive', task: '' });
     expect(run([])).toMatchObject({ mode: 'script' });
-    expect(run(['-i'])).toMatchObject({ mode: 'script' });
     expect(() => parseCli(['--confirm'], {}, false)).toThrow('option --confirm needs a terminal or a task argument');
+  });
+
+  it('-i when stdin is not a terminal is refused, with or without a task, instead of silently not looping', () => {
+    const refusal = new UsageError(
+      'option --interactive needs a terminal: stdin is not one (without -i, piped lines are tasks)',
+    );
+    for (const argv of [['-i'], ['--interactive'], ['-i', 'do it'], ['--interactive', '--confirm', 'do it']])
+      expect(() => parseCli(argv, {}, false), argv.join(' ')).toThrow(refusal);
+  });
+
+  it('--json in the prompt loop is refused: its events would be mixed into the conversation on the terminal', () => {
+    expect(() => parseCli(['--json', '-i', 'x'], {}, true)).toThrow(
+      new UsageError(
+        'options --json and --interactive cannot be combined: the prompt loop shows the answer, not events',
+      ),
+    );
+    expect(() => parseCli(['--json'], {}, true)).toThrow(
+      new UsageError('option --json needs a task or piped tasks: with neither, the prompt loop runs on the terminal'),
+    );
+    expect(run(['--json', 'x'], true)).toMatchObject({ mode: 'once', json: true });
+    expect(run(['--json'], false)).toMatchObject({ mode: 'script', json: true });
   });
 
   it('--timeout sets seconds (ms inside), --json and --max-turns default from DEFAULTS', () => {
@@ -135,7 +157,6 @@ describe('the conversation flags', () => {
       fresh: false,
     });
     expect(run(['--session', 'w', '--new', 'x']).conversation).toEqual({ kind: 'named', name: 'w', fresh: true });
-    expect(run(['--session', 'w', '--continue', 'x']).conversation).toEqual({ kind: 'named', name: 'w', fresh: false });
     expect(run(['--no-save', 'x']).conversation).toEqual({ kind: 'unsaved' });
   });
 
@@ -146,6 +167,13 @@ describe('the conversation flags', () => {
     expect(() => parseCli(['--no-save', '--session', 'a', 'x'])).toThrow('options --no-save and --session');
     expect(() => parseCli(['--no-save', '--new', 'x'])).toThrow('options --no-save and --new');
     expect(() => parseCli(['--continue', '--new', 'x'])).toThrow('options --continue and --new cannot be combined');
+    for (const argv of [
+      ['--session', 'w', '--continue', 'x'],
+      ['-c', '--session', 'w', 'x'],
+    ])
+      expect(() => parseCli(argv), argv.join(' ')).toThrow(
+        new UsageError('options --session and --continue cannot be combined: --session NAME continues NAME'),
+      );
     expect(() => parseCli(['--session', 'a#b', 'x'])).toThrow(
       'option --session: the name "a#b" holds "#" or a control character',
     );
@@ -314,26 +342,37 @@ describe('README', () => {
     return m?.[1];
   };
 
-  it('its defaults table is generated from DEFAULTS, and its exit-code table from the CLI', () => {
-    expect(between('cli-defaults')).toBe(defaultsTable());
-    expect(between('cli-exit-codes')).toBe(exitCodeTable());
+  it("docs/cli.md's defaults table is generated from DEFAULTS, and its exit-code table from the CLI", () => {
+    const cli = readFileSync(path.join(repoRoot, 'docs/cli.md'), 'utf8');
+    const inCli = (marker: string) =>
+      new RegExp(`<!-- ${marker} -->\\n([\\s\\S]*?)\\n<!-- /${marker} -->`).exec(cli)?.[1];
+    expect(inCli('cli-defaults')).toBe(defaultsTable());
+    expect(inCli('cli-exit-codes')).toBe(exitCodeTable());
   });
 
-  it('its options table is one table with a row for each option the CLI parses, and no other', () => {
-    const table = between('cli-options')!.split('\n');
-    expect(table.slice(0, 2)).toEqual(['| option | meaning |', '| --- | --- |']);
-    for (const row of table.slice(2)) expect(row).toMatch(/^\| `-.*` \| .+ \|$/);
-    const flags = table.slice(2).map((row) =>
+  it('its options table is generated from OPTIONS and OPTION_HELP: a row for each option the CLI parses', () => {
+    const table = between('cli-options');
+    expect(table, 'README.md between the cli-options markers (the expected table: the + side of the diff)').toBe(
+      optionsTable(OPTIONS),
+    );
+    const rows = table!.split('\n').slice(2);
+    const flags = rows.map((row) =>
       row
         .split(' | ', 1)[0]!
         .match(/--[a-z-]+/g)!
         .join(' '),
     );
-    const defined = Object.keys(OPTIONS).map((name) => `--${name}`);
-    expect([...flags].sort()).toEqual([...defined].sort());
-    const shorts = Object.entries(OPTIONS).flatMap(([name, o]) =>
-      'short' in o ? [`\`-${o.short}\`, \`--${name}\``] : [],
+    expect([...flags].sort()).toEqual(
+      Object.keys(OPTIONS)
+        .map((name) => `--${name}`)
+        .sort(),
     );
-    for (const short of shorts) expect(table.some((row) => row.startsWith(`| ${short}`))).toBe(true);
+    expect(rows).toContain('| `-i`, `--interactive` | ' + OPTION_HELP.interactive.meaning + ' |');
+    expect(rows).toContain('| `--max-turns <n>` | ' + `turns before giving up (default ${DEFAULTS.maxTurns}) |`);
+  });
+
+  it('a meaning that changes without the README changing fails the comparison', () => {
+    const changed = optionsTable(OPTIONS).replace('turns before giving up', 'turns before stopping');
+    expect(between('cli-options')).not.toBe(changed);
   });
 });

@@ -83,10 +83,11 @@ describe('interactive pieces, in-process', () => {
       if (command.kind !== 'run') throw new Error('not a run');
       return command.options;
     };
-    expect(opts(['--interactive'], false)).toMatchObject({ mode: 'script', task: '', confirm: false });
+    expect(() => opts(['--interactive'], false)).toThrow(UsageError);
     const first = ['-i', '--confirm', 'first'];
     expect(opts(first, true)).toMatchObject({ mode: 'interactive', task: 'first', confirm: true });
-    expect(opts(first, false)).toMatchObject({ mode: 'once', task: 'first', confirm: true });
+    expect(() => opts(first, false)).toThrow('option --interactive needs a terminal');
+    expect(opts([], false)).toMatchObject({ mode: 'script', task: '', confirm: false });
     expect(opts([], true)).toMatchObject({ mode: 'interactive', task: '' });
     expect(opts(['do it'], true)).toMatchObject({ mode: 'once', task: 'do it' });
     expect(() => parseCli(['--confirm'], {}, false)).toThrow(UsageError);

@@ -90,10 +90,13 @@ describe('page wording', () => {
         'The server is restarting: the run was stopped after its current step (it waited 25 s for it) ' +
         'while a tool was running.',
     });
-    expect(outcomeWords({ outcome: 'failed', code: 'max_turns', reason: 'turn limit reached (2)' })).toEqual({
+    // The turn limit is said in the headline; of the engine's message only the number is kept, never `maxTurns`.
+    const maxTurns = 'the run reached maxTurns (2) without a final answer';
+    expect(outcomeWords({ outcome: 'failed', code: 'max_turns', reason: maxTurns })).toEqual({
       headline: STOP_REASON_WORDS.max_turns,
-      detail: 'Turn limit reached (2).',
+      detail: 'Its limit is 2 turns.',
     });
+    expect(outcomeWords({ outcome: 'failed', code: 'max_turns' })).toEqual({ headline: STOP_REASON_WORDS.max_turns });
     expect(outcomeWords({ outcome: 'stopped' }).headline).toBe(STOP_REASON_WORDS.stopped);
     expect(outcomeWords({ outcome: 'suspended' }).headline).toBe(STOP_REASON_WORDS.needs_approval);
   });

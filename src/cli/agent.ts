@@ -32,10 +32,10 @@ export function instructions(options: CliOptions): string {
     .join(' ');
 }
 
-/** The `loopctl` agent of a CLI session (one-shot or interactive). */
-export function cliAgent(options: CliOptions, model: SelectedModel): Agent {
+/** The `loopctl` agent of a CLI session (one-shot or interactive); `name` for another (serve's asking one). */
+export function cliAgent(options: CliOptions, model: SelectedModel, name = 'loopctl'): Agent {
   return defineAgent({
-    name: 'loopctl',
+    name,
     instructions: instructions(options),
     model: model.provider,
     tools: cliTools(options),

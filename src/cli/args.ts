@@ -85,10 +85,10 @@ export type CliCommand =
       readonly values: Readonly<Record<string, string | boolean | undefined>>;
     };
 
-/** The `--help` text (see `helpText`). */
-export const HELP = helpText();
-
-/** The options `parseCli` knows (`util.parseArgs` definitions); the README's options table has a row for each. */
+/**
+ * The options `parseCli` knows (`util.parseArgs` definitions). What each does is in `OPTION_HELP`
+ * (./option-help.ts), from which `--help` and the README's options table are made.
+ */
 export const OPTIONS = {
   model: { type: 'string' },
   provider: { type: 'string' },
@@ -117,6 +117,9 @@ export const OPTIONS = {
   version: { type: 'boolean', short: 'v' },
 } as const;
 
+/** The `--help` text (see `helpText`). */
+export const HELP = helpText(OPTIONS);
+
 /**
  * Parses `argv` (without node and the script). A first positional word that
  * is exactly a subcommand name (`serve`, `sessions`, `worker`, `help`) is
@@ -127,12 +130,12 @@ export const OPTIONS = {
  * the user's folder itself: when run by loopctl's own `npm start`,
  * `INIT_CWD` (the folder the user ran npm from: `npm start` runs scripts in
  * the package folder), else `process.cwd()`.
- * Mode: a task given → `once` (`interactive` with `-i` on a terminal; stdin
- * is never read for tasks then); no task → `interactive` on a terminal,
- * else `script` (with or without `-i`).
+ * Mode: a task given → `once` (`interactive` with `-i`; stdin is never
+ * read for tasks then); no task → `interactive` on a terminal, else `script`.
  * @throws UsageError naming the option for an unknown option, a missing or
- *   bad value, `--confirm` with piped tasks or with `--read-only`, a folder that does not exist,
- *   `--port` without `serve`, or a task or run-only option with `serve`.
+ *   bad value, `-i` when stdin is not a terminal, `--json` in the prompt loop,
+ *   `--confirm` with piped tasks or with `--read-only`, `--session` with `--continue`,
+ *   a folder that does not exist, `--port` without `serve`, or a task or run-only option with `serve`.
  */
 export function parseCli(
   argv: readonly string[],
@@ -166,8 +169,16 @@ export function parseCli(
     if (values[only]) throw new UsageError(`option --${only} is for loopctl sessions (see --help)`);
 
   const task = serving ? '' : positionals.join(' ').trim();
+  if (values.interactive && !stdinIsTTY)
+    throw new UsageError('option --interactive needs a terminal: stdin is not one (without -i, piped lines are tasks)');
   const mode: CliMode =
-    task !== '' ? (values.interactive && stdinIsTTY ? 'interactive' : 'once') : stdinIsTTY ? 'interactive' : 'script';
+    task !== '' ? (values.interactive ? 'interactive' : 'once') : stdinIsTTY ? 'interactive' : 'script';
+  if (values.json && mode === 'interactive')
+    throw new UsageError(
+      values.interactive
+        ? 'options --json and --interactive cannot be combined: the prompt loop shows the answer, not events'
+        : 'option --json needs a task or piped tasks: with neither, the prompt loop runs on the terminal',
+    );
   const nonEmpty = (name: keyof typeof OPTIONS, value: string | undefined) => {
     if (value !== undefined && value.trim() === '') throw new UsageError(`option --${name} needs a non-empty value`);
     return value;
@@ -226,7 +237,7 @@ function queueUrl(value: string): string {
 
 /**
  * The conversation flags: `--continue`, `--session NAME` (with `--new`: it
- * must not exist yet), `--new`, `--no-save`.
+ * must not exist yet), `--new`, `--no-save`; at most one of `--continue`, `--session`, `--no-save`.
  * @throws UsageError for a bad name or a combination that cannot work.
  */
 function conversationChoice(values: {
@@ -245,6 +256,8 @@ function conversationChoice(values: {
     return { kind: 'unsaved' };
   }
   if (values.continue && fresh) throw new UsageError('options --continue and --new cannot be combined');
+  if (values.continue && name !== undefined)
+    throw new UsageError('options --session and --continue cannot be combined: --session NAME continues NAME');
   if (name !== undefined) {
     const problem = nameProblem(name);
     if (problem) throw new UsageError(`option --session: the name ${JSON.stringify(name)} ${problem}`);

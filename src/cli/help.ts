@@ -1,5 +1,5 @@
 import { DEFAULTS } from '../defaults.js';
-import { PROVIDER_NAMES, PROVIDER_SETTINGS } from './providers.js';
+import { optionRows, type OptionDefinitions } from './option-help.js';
 
 /**
  * The words that name a subcommand when they come first (before any `--`).
@@ -34,7 +34,7 @@ export const ENVIRONMENT: Readonly<Record<string, string>> = {
   OTEL_TRACES_EXPORTER: 'with --otel: otlp (default), console (each span as a line on stderr) or none',
 };
 
-/** The exit codes, in the order the help and the README list them. */
+/** The exit codes, in the order the help and docs/cli.md list them. */
 export const EXIT_CODES: readonly (readonly [number, string])[] = [
   [0, 'the run completed (with piped tasks: the last one did)'],
   [1, 'the run failed (model error, turn limit, …), or sessions.db is unusable'],
@@ -66,13 +66,13 @@ export function defaultRows(): readonly (readonly [string, string])[] {
   ];
 }
 
-/** The README's defaults table (Markdown), generated from {@link defaultRows}; a test keeps the README in step. */
+/** docs/cli.md's defaults table (Markdown), generated from {@link defaultRows}; a test keeps it in step. */
 export function defaultsTable(): string {
   const rows = defaultRows().map(([what, value]) => `| ${what} | ${value} |`);
   return ['| setting | default |', '| --- | --- |', ...rows].join('\n');
 }
 
-/** The README's exit-code table (Markdown), generated from {@link EXIT_CODES}. */
+/** docs/cli.md's exit-code table (Markdown), generated from {@link EXIT_CODES}. */
 export function exitCodeTable(): string {
   const rows = EXIT_CODES.map(([code, what]) => `| ${code} | ${what} |`);
   return ['| code | meaning |', '| --- | --- |', ...rows].join('\n');
@@ -80,73 +80,11 @@ export function exitCodeTable(): string {
 
 const pad = (text: string, width: number) => text.padEnd(width);
 
-/** The `--help` text: usage, subcommands, every option with its default, the defaults, exit codes and environment. */
-export function helpText(): string {
-  const { deadlines } = DEFAULTS;
-  const options: (readonly [string, string])[] = [
-    [
-      '--provider <name>',
-      `the model's API: ${PROVIDER_NAMES.join(', ')} (default: the first whose key is set, in that order; ` +
-        'openai with --base-url or --api-key alone; else the offline model)',
-    ],
-    [
-      '--model <name>',
-      `model name (default ${Object.entries(PROVIDER_SETTINGS)
-        .map(([name, p]) => `${name}: ${p.defaultModel}`)
-        .join(', ')}; offline: loopctl-offline)`,
-    ],
-    [
-      '--base-url <url>',
-      "the provider's endpoint (default: ANTHROPIC_BASE_URL or OPENAI_BASE_URL, else the SDK's; gemini: the " +
-        'origin without /v1beta)',
-    ],
-    ['--api-key <key>', "API key (default: the provider's variable, e.g. ANTHROPIC_API_KEY, OPENAI_API_KEY)"],
-    ['--responses', 'openai: use the Responses API instead of Chat Completions (default: off)'],
-    ['--allow-shell', 'give the agent a shell tool; NOT sandboxed (default: off)'],
-    ['--read-only', 'no write_file tool (default: off)'],
-    ['--max-turns <n>', `turns before giving up (default ${DEFAULTS.maxTurns})`],
-    [
-      '--timeout <s>',
-      `seconds to wait for the model: its first event, each silence of a stream, and a whole non-streamed answer ` +
-        `(default ${s(deadlines.firstEventMs)}, ${s(deadlines.idleMs)} and ${s(deadlines.requestMs)})`,
-    ],
-    ['--cwd <dir>', 'working folder (default: the current folder; a relative path is taken from it)'],
-    ['-i, --interactive', 'the prompt loop even with a task, on a terminal (default: on when no task is given there)'],
-    [
-      '--confirm',
-      'ask "allow? [y/N]" on stdin before each write_file and run_shell call; anything but y or yes ' +
-        'refuses; with serve, Approve/Reject in the page (default: off)',
-    ],
-    ['--json', 'write the run events as NDJSON on stdout, one per line; human lines go to stderr (default: off)'],
-    [
-      '-c, --continue',
-      "continue this folder's last saved conversation (default: off: each command starts a new saved one)",
-    ],
-    ['--session <name>', 'continue the conversation of this name in this folder, or start it (default: a new one)'],
-    ['--new', 'start a new conversation; with --session, one that must not exist yet (default: on)'],
-    ['--no-save', 'keep the conversation in memory only (default: off: completed runs are saved)'],
-    [
-      '--store <url>',
-      'save conversations in Postgres at this postgres:// URL (?schema=NAME, default loopctl; needs pg ' +
-        'installed) instead of sessions.db (default: LOOPCTL_DATABASE_URL, else SQLite)',
-    ],
-    ['--all', "sessions list: every folder's conversations (default: this folder's)"],
-    ['-y, --yes', 'sessions rm: delete without asking (default: ask; required when stdin is not a terminal)'],
-    ['--port <n>', 'loopctl serve: the port on 127.0.0.1 (default 7347; 0: any free port)'],
-    [
-      '--queue <url>',
-      'loopctl serve and loopctl worker: runs go through Redis at this redis:// URL (?queue=NAME: the ' +
-        'queue, default cli; needs bullmq installed): ' +
-        'serve queues them, each worker runs them (default: serve runs them itself)',
-    ],
-    [
-      '--otel',
-      'export OpenTelemetry spans of each run over OTLP/HTTP to OTEL_EXPORTER_OTLP_ENDPOINT; needs the ' +
-        'OpenTelemetry SDK installed (default: off)',
-    ],
-    ['-h, --help', 'show this help'],
-    ['-v, --version', 'show the version'],
-  ];
+/**
+ * The `--help` text: usage, subcommands, every option of `options` (`OPTIONS`) with its default
+ * ({@link OPTION_HELP}), the defaults, exit codes and environment.
+ */
+export function helpText(options: OptionDefinitions): string {
   const width = 20;
   const wrap = (text: string) => wrapText(text, 78 - width).join(`\n${' '.repeat(width + 2)}`);
   return [
@@ -182,7 +120,7 @@ export function helpText(): string {
     'the lines of a file, finds a pattern and summarises a file into a new one.',
     '',
     'Options:',
-    ...options.map(([flag, what]) => `  ${pad(flag, width)}${wrap(what)}`),
+    ...optionRows(options).map(([flag, what]) => `  ${pad(flag, width)}${wrap(what)}`),
     '',
     'Defaults:',
     ...defaultRows().map(([what, value]) => `  ${what.replace(/`/g, '')}: ${value}`),

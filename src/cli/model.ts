@@ -87,7 +87,7 @@ export async function selectModel(options: CliOptions, env: NodeJS.ProcessEnv): 
   const provider = openaiChat({ model: options.model ?? offline.model, client: sdkClient('offline', offline.baseURL) });
   return {
     provider: boundNonStreamed(provider, requestMs),
-    label: `offline model (rule-based, no AI; set OPENAI_API_KEY or pass --base-url for a real one)`,
+    label: `offline model (rule-based, no AI; set a provider's API key or pass --base-url for a real one)`,
     baseURL: offline.baseURL,
     close: () => offline.close(),
   };

@@ -29,7 +29,7 @@ export interface FsToolsSettings {
 /**
  * Filesystem tools for an agent confined to the working folder `root`. Every
  * check is made on what was opened, not on a name (Linux; elsewhere on the
- * names, see README "What is confined"): a file is opened without blocking
+ * names, see docs/cli.md "What the file tools confine"): a file is opened without blocking
  * (`O_NONBLOCK`, so a FIFO or device never hangs the call), `fstat`ed (regular
  * files only) and its descriptor's real path must be inside `root`; a write
  * opens each folder on the way through the one before and creates, renames

@@ -27,6 +27,8 @@ export interface ServerInfo {
   readonly version: string;
   /** `serve --confirm`: write_file and run_shell calls wait for Approve/Reject in the page. */
   readonly confirm?: boolean;
+  /** The agent whose write_file and run_shell calls ask first, for the page's setting (absent: not offered). */
+  readonly askingAgent?: string;
 }
 
 /** A run start: its event stream, or (202) the id of the steering item it became in the thread's live run. */

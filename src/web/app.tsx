@@ -1,6 +1,8 @@
 import { useObservableEagerState } from 'observable-hooks';
 import { useEffect } from 'react';
 import type { ServerInfo } from './api.js';
+import { AskToggle } from './ask-toggle.js';
+import type { AskSetting } from './ask-setting.js';
 import { Composer } from './composer.js';
 import { RunControls } from './run-controls.js';
 import { SteeringList } from './steering-list.js';
@@ -13,9 +15,10 @@ const EXAMPLES = ['List the markdown files', 'How many lines are in README.md?',
 /**
  * The page: the conversation, the run's controls while it works (Stop, Stop after this step), the steering
  * messages with their state, the status line, and one text box that sends a message, or steers the run while
- * one works. Esc stops the live run. Renders the store's state; a reload resumes the saved run.
+ * one works. Esc stops the live run. The header holds the setting "Ask before writes and shell commands" when
+ * the server offers it. Renders the store's state; a reload resumes the saved run.
  */
-export function App({ store, info }: { store: ChatStore; info: ServerInfo | undefined }) {
+export function App({ store, info, ask }: { store: ChatStore; info: ServerInfo | undefined; ask?: AskSetting }) {
   const state = useObservableEagerState(store.state$);
   useEffect(() => {
     store.resume();
@@ -44,11 +47,7 @@ export function App({ store, info }: { store: ChatStore; info: ServerInfo | unde
             'loopctl serve'
           )}
         </p>
-        {info?.confirm && (
-          <span className="badge" title="loopctl serve --confirm">
-            Asks before writes and shell commands
-          </span>
-        )}
+        {ask?.offered && <AskToggle ask={ask} />}
         <button type="button" onClick={() => store.newChat()} disabled={run !== undefined}>
           New chat
         </button>

@@ -131,16 +131,19 @@ export function runActivity(run: LiveRun, entries: readonly Entry[]): RunActivit
 
 /**
  * An entry once its run has ended: an open answer closed; a call still running `stopped` (the run's end
- * stopped it: a cancel kills a tool's work), a call still waiting for approval `not_run`, and no decision
+ * stopped it: a cancel kills a tool's work; it ran until `endedAt`, the run's end), a call still waiting for
+ * approval `not_run`, and no decision
  * left to take (a decision the server refused stays said: `closed`).
  */
-export function settle(e: Entry): Entry {
+export function settle(e: Entry, endedAt?: number): Entry {
   if (e.kind === 'answer') return e.open ? { ...e, open: false } : e;
   if (e.kind !== 'tool' || e.status !== 'running') return e;
   const waited = e.approval === 'pending' || e.approval === 'closed';
   const { approval: _dropped, ...rest } = e;
   if (waited) return { ...rest, status: 'not_run', ...(e.approval === 'closed' ? { approval: 'closed' } : {}) };
-  return { ...rest, status: 'stopped', ...keep(e.approval) };
+  // It ran until the run ended: that is how long it took.
+  const took = endedAt !== undefined && e.startedAt !== undefined ? { endedAt } : {};
+  return { ...rest, status: 'stopped', ...keep(e.approval), ...took };
 }
 
 /** An approval that was given stays on the card (it was approved, then the run ended while it ran). */

@@ -186,20 +186,30 @@ function applyEvent(state: ChatState, event: AGUIEvent): ChatState {
         // A limit of the run's budget was reached: a success with result.stopReason 'budget' and its figures.
         const figures = isRecord(event.result) && isRecord(event.result['budget']) ? event.result['budget'] : {};
         const reason = budgetDetail(figures);
-        return ended(state, { kind: 'outcome', id: event.runId, outcome: 'budget', ...(reason ? { reason } : {}) });
+        const budget: OutcomeEntry = {
+          kind: 'outcome',
+          id: event.runId,
+          outcome: 'budget',
+          ...(reason ? { reason } : {}),
+        };
+        return ended(state, budget, event.timestamp);
       }
       const success = stopReason === 'stopped' ? 'stopped' : 'completed';
       const outcome = type === 'success' ? success : type === 'interrupt' ? 'suspended' : 'cancelled';
-      return ended(state, { kind: 'outcome', id: event.runId, outcome });
+      return ended(state, { kind: 'outcome', id: event.runId, outcome }, event.timestamp);
     }
     case 'RUN_ERROR':
-      return ended(state, {
-        kind: 'outcome',
-        id: run?.runId ?? '',
-        outcome: 'failed',
-        reason: event.message,
-        ...(event.code === undefined ? {} : { code: event.code }),
-      });
+      return ended(
+        state,
+        {
+          kind: 'outcome',
+          id: run?.runId ?? '',
+          outcome: 'failed',
+          reason: event.message,
+          ...(event.code === undefined ? {} : { code: event.code }),
+        },
+        event.timestamp,
+      );
     default:
       return state;
   }
@@ -285,10 +295,10 @@ function applyCustom(
  * The run ended: its outcome card (unless `loopctl.cancelled` placed it), no live run, and everything it had
  * open settled (see {@link settle}).
  */
-function ended(state: ChatState, outcome: OutcomeEntry): ChatState {
+function ended(state: ChatState, outcome: OutcomeEntry, timestamp?: number): ChatState {
   const placed = state.entries.some((e) => e.kind === 'outcome' && e.id === outcome.id && outcome.id !== '');
   const entries = placed ? state.entries : [...state.entries, outcome];
   // Steering still queued stays in the thread's mailbox for the next run; injected steering is history now.
   const steering = state.steering.filter((s) => s.status === 'queued');
-  return { ...state, entries: entries.map(settle), steering, run: undefined };
+  return { ...state, entries: entries.map((e) => settle(e, timestamp)), steering, run: undefined };
 }

@@ -39,8 +39,12 @@ export class ChatStore {
   #stream: Subscription | undefined;
   readonly #saving: Subscription;
 
+  /**
+   * @param agent The agent a run starts, or a function asked at each start (the page's setting "Ask before
+   *   writes and shell commands" chooses, see ./ask-setting.ts).
+   */
   constructor(
-    readonly agent: string,
+    readonly agent: string | (() => string),
     private readonly storage: Storage | undefined = globalThis.sessionStorage,
   ) {
     this.state$ = new BehaviorSubject(loadState(storage) ?? initialState(crypto.randomUUID()));
@@ -71,7 +75,8 @@ export class ChatStore {
   send(text: string): void {
     if (this.state.run !== undefined) return;
     this.dispatch({ type: 'send', id: crypto.randomUUID(), text });
-    const first = startRun(this.agent, this.state.threadId, messagesOf(this.state)).pipe(
+    const agent = typeof this.agent === 'function' ? this.agent() : this.agent;
+    const first = startRun(agent, this.state.threadId, messagesOf(this.state)).pipe(
       switchMap((started): Observable<StreamItem> => {
         if (started.kind === 'stream') return started.items;
         // The thread had a live run (another tab): the message steers it; follow that run from its start.

@@ -61,20 +61,30 @@ const userTurns = (req: RecordedRequest) =>
     .map((m: any) => `${m.role}: ${m.content}`);
 
 describe('piped tasks', () => {
-  it('two piped lines are two tasks, in order, on one conversation (with or without -i); exit 0', async () => {
-    for (const args of [[], ['-i']]) {
-      const n = server.requests.length;
-      server.enqueue(textStream('answer one'), textStream('answer two'));
-      const { code, stdout, stderr } = await piped('task one\n\n   \ntask two\n', args).done;
-      expect(code, stderr).toBe(0);
-      expect(server.requests.length).toBe(n + 2);
-      expect(userTurns(server.requests[n]!)).toEqual(['user: task one']);
-      expect(userTurns(server.requests[n + 1]!)).toEqual(['user: task one', 'assistant: answer one', 'user: task two']);
-      expect(stdout).toBe('answer one\nanswer two\n');
-      expect(stderr).toContain('[loopctl] task 1: task one\n');
-      expect(stderr).toContain('[loopctl] task 2: task two\n');
-      expect(stderr).not.toContain('[queued]');
-    }
+  it('-i with piped stdin exits 2 with the refusal and runs nothing: the prompt loop needs a terminal', async () => {
+    const n = server.requests.length;
+    const { code, stdout, stderr } = await piped('task one\n', ['-i']).done;
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr).toBe(
+      'loopctl: option --interactive needs a terminal: stdin is not one (without -i, piped lines are tasks)\n' +
+        "Try 'loopctl --help'.\n",
+    );
+    expect(server.requests.length).toBe(n);
+  });
+
+  it('two piped lines are two tasks, in order, on one conversation; exit 0', async () => {
+    const n = server.requests.length;
+    server.enqueue(textStream('answer one'), textStream('answer two'));
+    const { code, stdout, stderr } = await piped('task one\n\n   \ntask two\n').done;
+    expect(code, stderr).toBe(0);
+    expect(server.requests.length).toBe(n + 2);
+    expect(userTurns(server.requests[n]!)).toEqual(['user: task one']);
+    expect(userTurns(server.requests[n + 1]!)).toEqual(['user: task one', 'assistant: answer one', 'user: task two']);
+    expect(stdout).toBe('answer one\nanswer two\n');
+    expect(stderr).toContain('[loopctl] task 1: task one\n');
+    expect(stderr).toContain('[loopctl] task 2: task two\n');
+    expect(stderr).not.toContain('[queued]');
   });
 
   it("a failed line does not stop the later ones; the exit code is the last run's", async () => {

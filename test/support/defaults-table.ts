@@ -37,7 +37,7 @@ function leaves(value: unknown, path: string[] = []): [string, number][] {
 }
 
 /**
- * The defaults table, made from DEFAULTS: README.md and docs/recovery.md hold it verbatim between
+ * The defaults table, made from DEFAULTS: docs/recovery.md holds it verbatim between
  * `<!-- defaults-table -->` and `<!-- /defaults-table -->`.
  */
 export function defaultsTable(): string {

@@ -2,7 +2,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { localRuns } from '../../runs/local-runs.js';
 import type { CliOptions } from '../args.js';
-import { cliAgent, header } from '../agent.js';
+import { header } from '../agent.js';
+import { serveAgents } from './agents.js';
 import { selectModel } from '../model.js';
 import { runDeadlines } from '../run-options.js';
 import type { CliIO } from '../run-agent.js';
@@ -34,11 +35,13 @@ export interface ServeSettings {
 /**
  * `loopctl serve [--port N] [--confirm]`: the web app and loopctl/http on 127.0.0.1, with the CLI's model (the
  * offline model by default) and tools; with `--confirm`, write_file and run_shell calls wait for Approve or
- * Reject in the page (`loopctl.approval_requested`, decided through the decision route). Prints the address
- * with the launch's token on stdout, the model line on stderr, and serves until a stop: the first SIGINT or
- * SIGTERM cancels every live run (each ends `run_cancelled` with the signal as its reason, which its open
- * streams carry to the pages), closes the server and resolves with 130 or 143; a second stop exits at once. A
- * port in use (or refused) resolves with 2 and a line naming the port; a web app that is not built with 1.
+ * Reject in the page (`loopctl.approval_requested`, decided through the decision route). Without it, the page's
+ * setting may ask for the same by starting runs of the asking agent (./agents.ts); it cannot ask for less.
+ * Prints the address with the launch's token on stdout, the model line on stderr, and serves until a stop:
+ * the first SIGINT or SIGTERM cancels every live run (each ends `run_cancelled` with the signal as its reason,
+ * which its open streams carry to the pages), closes the server and resolves with 130 or 143; a second stop
+ * exits at once. A port in use (or refused) resolves with 2 and a line naming the port; a web app that is not
+ * built with 1.
  */
 export async function runServe(
   options: CliOptions,
@@ -59,7 +62,7 @@ export async function runServe(
   try {
     const stopped = stop.stopped();
     if (stopped !== undefined) return exitCodeFor(stopped);
-    const agent = cliAgent(options, model);
+    const { main: agent, asking } = serveAgents(options, model);
     const shutdown = new AbortController();
     const queued = settings.queue ? await openQueueRuns(settings.queue, agent.name) : undefined;
     if (queued !== undefined && 'missing' in queued) {
@@ -78,7 +81,7 @@ export async function runServe(
     const runs =
       queued?.runs ??
       localRuns({
-        agents: { [agent.name]: agent },
+        agents: { [agent.name]: agent, ...(asking ? { [asking.name]: asking } : {}) },
         runOptions: { signal: shutdown.signal, deadlines: serveDeadlines(options) },
       });
     const token = newToken();
@@ -89,6 +92,8 @@ export async function runServe(
       tools: agent.tools.map((t) => t.name),
       version: settings.version,
       confirm: options.confirm,
+      // With --queue the workers run only the main agent: the page's setting is not offered.
+      ...(asking && queued === undefined ? { askingAgent: asking.name } : {}),
     };
     let port = settings.port;
     const server = createServer(createServeApp({ runs, web, info, token, port: () => port }));
@@ -121,12 +126,12 @@ export async function runServe(
 }
 
 /**
- * The deadlines of a served run: the CLI's; with `--confirm` no approval deadline (as in the terminal, the
- * question waits for the person: the page shows it until Approve, Reject or Stop).
+ * The deadlines of a served run: the CLI's, and no approval deadline (as in the terminal with `--confirm`, the
+ * question waits for the person: the page shows it until Approve, Reject or Stop). Only the asking agents'
+ * runs (`--confirm`, or the page's setting) ever wait for approval.
  */
 function serveDeadlines(options: CliOptions) {
-  const deadlines = runDeadlines(options);
-  return options.confirm ? { ...deadlines, approvalMs: false as const } : deadlines;
+  return { ...runDeadlines(options), approvalMs: false as const };
 }
 
 /** Listens on 127.0.0.1:`port`; resolves with the error code when the port cannot be had. */

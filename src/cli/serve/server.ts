@@ -15,6 +15,12 @@ export interface ServeInfo {
   readonly version: string;
   /** `serve --confirm`: write_file and run_shell calls wait for Approve/Reject in the page (absent: false). */
   readonly confirm?: boolean;
+  /**
+   * The agent whose write_file and run_shell calls ask first (`loopctl-ask`), which the page's setting "Ask
+   * before writes and shell commands" starts instead of {@link agent}. Absent with `--confirm` (every run asks
+   * already), `--queue` (the workers run only `agent`) and when no tool would ask.
+   */
+  readonly askingAgent?: string;
 }
 
 /** What {@link createServeApp} serves. */

@@ -12,7 +12,8 @@ import { checkRedis, redisDownLine } from './redis-check.js';
 
 /**
  * `loopctl worker --queue redis://…`: a `loopctl/bullmq` worker serving the CLI's agent (the offline model
- * unless `OPENAI_API_KEY` or `--base-url` name a real one, the workspace tools of `--cwd`) for `loopctl serve
+ * unless a provider's API key (`ANTHROPIC_API_KEY`, `GEMINI_API_KEY`, `OPENAI_API_KEY`, …) or `--base-url`
+ * names a real one, the workspace tools of `--cwd`) for `loopctl serve
  * --queue` on the same Redis. Prints its id, then runs jobs until a stop: the first SIGINT or SIGTERM drains
  * (no new job; runs may end within the grace, then are cancelled; every terminal event stored) and resolves
  * with 0; a second stop exits at once with the signal's code. Redis unreachable at the start: 1.
