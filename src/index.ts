@@ -236,6 +236,8 @@ export {
   OutputValidationError,
   ToolCallRejectedError,
   ToolApprovalExpiredError,
+  ToolApprovalUnavailableError,
+  isToolApprovalUnavailableError,
   ResumeError,
   isResumeError,
   isToolCallRejectedError,

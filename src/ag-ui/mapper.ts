@@ -1,10 +1,11 @@
-import { EventType, type AGUIEvent, type TokenUsage } from '@ag-ui/core';
-import { describeValue, toJsonText } from '../describe.js';
+import { EventType, type AGUIEvent } from '@ag-ui/core';
+import { describeValue } from '../describe.js';
 import { interruptedResult } from '../engine/scratchpad.js';
 import type { RunEvent, SubrunEvent, TerminalEvent } from '../events.js';
-import type { Item, Usage } from '../items.js';
+import type { Item } from '../items.js';
 import { LOOPCTL_EVENTS, assistantMessageId, toolResultMessageId } from './names.js';
 import { OpenCalls, type OpenCall } from './open-calls.js';
+import { jsonValue, runEnd } from './run-end.js';
 
 /** Why an answer starts over (`loopctl.answer_restarted.cause`). */
 export type RestartCause = 'retry' | 'rescue' | 'fallback';
@@ -196,49 +197,7 @@ export class AgUiMapper {
       }
     }
     this.#closeStep(out, base);
-    const run = { threadId: this.threadId, runId: event.runId };
-    const usage = tokenUsage(event.usage);
-    if (event.type === 'run_completed' && event.suspended !== undefined) {
-      // Suspended for approval: AG-UI's interrupt outcome, the suspension as its payload.
-      const value = { suspended: event.suspended };
-      out.push({ type: EventType.CUSTOM, ...base, name: LOOPCTL_EVENTS.suspended, value });
-      const interrupts = event.suspended.pending.map((c) => ({
-        id: c.callId,
-        reason: 'tool_approval',
-        toolCallId: c.callId,
-        metadata: { name: c.name, arguments: c.arguments },
-      }));
-      out.push({ type: EventType.RUN_FINISHED, ...base, ...run, outcome: { type: 'interrupt', interrupts }, ...usage });
-    } else if (event.type === 'run_completed') {
-      const result = {
-        output: event.output,
-        ...('value' in event ? { value: jsonValue(event.value) } : {}),
-        finishReason: event.finishReason,
-        undelivered: event.undelivered,
-        // a graceful stop reached its boundary; a limit of the run's budget was reached (with its figures)
-        ...(event.stopReason === 'stopped' ? { stopReason: 'stopped' } : {}),
-        ...(event.stopReason === 'budget' ? { stopReason: 'budget', budget: event.budget } : {}),
-        ...(event.cost !== undefined ? { cost: event.cost } : {}),
-      };
-      out.push({ type: EventType.RUN_FINISHED, ...base, ...run, result, outcome: { type: 'success' }, ...usage });
-    } else if (event.type === 'run_cancelled') {
-      // "cancelled is not failed" (guarantee 4): AG-UI's own cancelled outcome, not RUN_ERROR.
-      const value = {
-        phase: event.phase,
-        reason: describeValue(event.reason, 'reason'),
-        undelivered: event.undelivered,
-      };
-      out.push({ type: EventType.CUSTOM, ...base, name: LOOPCTL_EVENTS.cancelled, value });
-      out.push({ type: EventType.RUN_FINISHED, ...base, ...run, outcome: { type: 'cancelled' }, ...usage });
-    } else {
-      out.push({
-        type: EventType.RUN_ERROR,
-        ...base,
-        message: describeValue(event.error.message),
-        code: event.stopReason,
-        ...usage,
-      });
-    }
+    out.push(...runEnd(event, this.threadId, base));
   }
 
   /** `TOOL_CALL_START`, `TOOL_CALL_ARGS` (when there are arguments), `TOOL_CALL_END` of `call`; marks it started. */
@@ -341,18 +300,4 @@ export class AgUiMapper {
 /** The open call of a root event (the run's own call). */
 function callOf(event: { runId: string; callId: string; name: string; arguments?: string }): Omit<OpenCall, 'started'> {
   return { runId: event.runId, callId: event.callId, name: event.name, arguments: event.arguments ?? '' };
-}
-
-/** A foreign value as plain JSON data (the encoder stringifies it): its JSON text parsed back, else its description. */
-function jsonValue(value: unknown): unknown {
-  if (value === undefined) return null;
-  const json = toJsonText(value);
-  return json.ok ? JSON.parse(json.text) : describeValue(value);
-}
-
-/** The run's usage as AG-UI's per-model list (one entry: loopctl sums every model of the run). */
-function tokenUsage(usage: Usage): { usage?: TokenUsage[] } {
-  const { inputTokens, outputTokens, totalTokens } = usage;
-  if (![inputTokens, outputTokens, totalTokens].every(Number.isSafeInteger)) return {};
-  return { usage: [{ inputTokens, outputTokens, totalTokens }] };
 }

@@ -161,7 +161,8 @@ function applyEvent(state: ChatState, event: AGUIEvent): ChatState {
     case 'TOOL_CALL_RESULT': {
       const loopctl =
         isRecord(event.metadata) && isRecord(event.metadata['loopctl']) ? event.metadata['loopctl'] : undefined;
-      const failed = loopctl !== undefined;
+      // A tool error carries `error`; a sub-agent's surfaced call carries its `path` whatever its outcome.
+      const failed = loopctl?.['error'] !== undefined;
       const outcome = loopctl?.['outcome'];
       const typed = outcome === 'rejected' || outcome === 'expired' || outcome === 'cancelled' ? outcome : undefined;
       // Its run's end cut it short (a terminal settles every open call): stopped if it ran, else not run.
