@@ -14,22 +14,10 @@ import { createHandler } from '../src/http/index.js';
 import { defineAgent, localRuns, tool, type RunEvent, type Runs } from '../src/index.js';
 import { collectEvents, gate, scriptedModel } from '../src/testing/index.js';
 import { checkAgUiStream, compactEvents } from './support/ag-ui.js';
+import { hang, writeFile } from './support/gated-tools.js';
 import { bearer, listen, request, type Listening } from './support/http.js';
 
-const hang = tool({
-  name: 'hang',
-  description: 'Runs until cancelled.',
-  parameters: z.object({}),
-  execute: (_args, ctx) =>
-    new Promise<string>((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason))),
-});
-const write = tool({
-  name: 'write_file',
-  description: 'Writes a file.',
-  parameters: z.object({ path: z.string() }),
-  needsApproval: true,
-  execute: () => 'written',
-});
+const write = writeFile;
 const quick = tool({ name: 'quick', description: 'q', parameters: z.object({}), execute: () => 'quick done' });
 
 type Case = 'running' | 'awaiting' | 'batch';

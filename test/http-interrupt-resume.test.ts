@@ -8,12 +8,12 @@
 import { HttpAgent, type AgentSubscriber } from '@ag-ui/client';
 import type { AGUIEvent } from '@ag-ui/core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { createHandler } from '../src/http/index.js';
-import { defineAgent, localRuns, tool, type Runs } from '../src/index.js';
+import { defineAgent, localRuns, type Runs } from '../src/index.js';
 import { instrumentRuns } from '../src/otel/index.js';
 import { scriptedModel } from '../src/testing/index.js';
 import { checkAgUiStream } from './support/ag-ui.js';
+import { deployTool } from './support/gated-tools.js';
 import { bearer, listen, request, type Listening } from './support/http.js';
 
 let server: Listening | undefined;
@@ -24,16 +24,7 @@ afterEach(async () => {
 
 async function setup(wrap: (runs: Runs) => Runs = (r) => r) {
   const executed: string[] = [];
-  const deploy = tool({
-    name: 'deploy',
-    description: 'Deploys a service.',
-    parameters: z.object({ service: z.string() }),
-    needsApproval: true,
-    execute: ({ service }) => {
-      executed.push(service);
-      return `deployed ${service}`;
-    },
-  });
+  const deploy = deployTool(executed);
   const model = scriptedModel([
     { text: ['Deploying.'], toolCalls: [{ name: 'deploy', callId: 'call_d', arguments: { service: 'api' } }] },
     { text: ['Done: it is live.'] },

@@ -8,26 +8,17 @@
 import { HttpAgent, type AgentSubscriber } from '@ag-ui/client';
 import type { AGUIEvent } from '@ag-ui/core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { createHandler } from '../src/http/index.js';
-import { defineAgent, localRuns, run, tool, type RunEvent, type RunOptions, type SubRunOptions } from '../src/index.js';
+import { defineAgent, localRuns, run, type RunEvent, type RunOptions, type SubRunOptions } from '../src/index.js';
 import { collectEvents, scriptedModel } from '../src/testing/index.js';
 import { checkAgUiStream } from './support/ag-ui.js';
+import { deployTool } from './support/gated-tools.js';
 import { bearer, listen, request, type Listening } from './support/http.js';
 
 /** lead → `research` (the researcher agent) → `ops` (the ops agent) → `deploy` (needs approval). */
 function nestedAgents(opsRunOptions?: SubRunOptions<unknown>) {
   const executed: string[] = [];
-  const deploy = tool({
-    name: 'deploy',
-    description: 'Deploys a service.',
-    parameters: z.object({ service: z.string() }),
-    needsApproval: true,
-    execute: ({ service }) => {
-      executed.push(service);
-      return `deployed ${service}`;
-    },
-  });
+  const deploy = deployTool(executed);
   const opsModel = scriptedModel([
     { toolCalls: [{ name: 'deploy', callId: 'call_deploy', arguments: { service: 'api' } }] },
     { text: 'ops: done' },

@@ -13,6 +13,7 @@ import { gate, scriptedModel, type ScriptedStep } from '../src/testing/index.js'
 import { initialState, messagesOf, reduce, runActivity, type Action, type ChatState } from '../src/web/state.js';
 import { statusWords } from '../src/web/wording.js';
 import { z } from 'zod';
+import { hang, writeFile } from './support/gated-tools.js';
 
 const THREAD = 'thread-1';
 
@@ -296,20 +297,7 @@ describe('web app state: events by hand (run control, retries, failures)', () =>
 });
 
 describe('web app state: a terminal settles every open card', () => {
-  const hang = tool({
-    name: 'hang',
-    description: 'Runs until cancelled.',
-    parameters: z.object({}),
-    execute: (_args, ctx) =>
-      new Promise<string>((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason))),
-  });
-  const write = tool({
-    name: 'write_file',
-    description: 'Writes a file.',
-    parameters: z.object({ path: z.string() }),
-    needsApproval: true,
-    execute: async () => 'written',
-  });
+  const write = writeFile;
 
   /** A run whose one step calls `hang` and `write_file` together, cancelled once both are open. */
   async function stoppedBatch() {

@@ -11,12 +11,12 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { loadWebApp, serveFile } from '../../src/cli/serve/static.js';
 import { createHandler } from '../../src/http/index.js';
-import { defineAgent, localRuns, tool } from '../../src/index.js';
+import { defineAgent, localRuns } from '../../src/index.js';
 import { scriptedModel } from '../../src/testing/index.js';
 import { ensureBuilt, repoRoot } from '../cli-helpers.js';
+import { deployTool } from '../support/gated-tools.js';
 import { SCREENSHOTS, launchChromium, withScreenshot } from './support/browser.js';
 
 let browser: Browser;
@@ -26,16 +26,7 @@ const executed: string[] = [];
 
 /** helper → `research` (researcher) → `ops` (ops agent) → `deploy` (needs approval); one script per run. */
 function agents() {
-  const deploy = tool({
-    name: 'deploy',
-    description: 'Deploys a service.',
-    parameters: z.object({ service: z.string() }),
-    needsApproval: true,
-    execute: ({ service }) => {
-      executed.push(service);
-      return `deployed ${service}`;
-    },
-  });
+  const deploy = deployTool(executed);
   const script = (call: { name: string; callId: string; arguments: object }, answer: string) =>
     Array.from({ length: 4 }, () => [{ toolCalls: [call] }, { text: answer }]).flat();
   const ops = defineAgent({
