@@ -207,6 +207,27 @@ export class ToolApprovalExpiredError extends LoopctlError {
   }
 }
 
+/**
+ * A sub-agent's tool call that needs approval, in a run that cannot wait for one ("Nested approvals",
+ * docs/run-control.md): its root run suspends for approval (`approvals: 'suspend'`), or the sub-run was
+ * given `approvals: 'suspend'` itself, and a sub-run's suspension cannot be resumed. The call fails closed at
+ * once, never a silent wait in memory: it never starts, and the sub-agent's model reads "tool <name> needs
+ * approval, which this sub-agent cannot wait for …; the call did not run" as its result
+ * (`tool_call_failed`, `interrupted: false`).
+ */
+export class ToolApprovalUnavailableError extends LoopctlError {
+  override readonly name: string = 'ToolApprovalUnavailableError';
+  constructor(
+    readonly toolName: string,
+    readonly callId: string,
+  ) {
+    super(
+      `tool ${toolName} needs approval, which this sub-agent cannot wait for: its run suspends for approvals ` +
+        `(approvals: 'suspend') and a sub-agent's suspension cannot be resumed; the call did not run`,
+    );
+  }
+}
+
 /** Why `resume()` refused a suspended run (see {@link ResumeError}). */
 export type ResumeErrorCode =
   | 'unknown_call'
@@ -453,6 +474,9 @@ export const isResumeError = (e: unknown): e is ResumeError => isInstance(e, Res
 /** @returns true for a {@link ToolApprovalExpiredError}. */
 export const isToolApprovalExpiredError = (e: unknown): e is ToolApprovalExpiredError =>
   isInstance(e, ToolApprovalExpiredError);
+/** @returns true for a {@link ToolApprovalUnavailableError}. */
+export const isToolApprovalUnavailableError = (e: unknown): e is ToolApprovalUnavailableError =>
+  isInstance(e, ToolApprovalUnavailableError);
 /** @returns true for a {@link ToolCallRejectedError}. */
 export const isToolCallRejectedError = (e: unknown): e is ToolCallRejectedError => isInstance(e, ToolCallRejectedError);
 /** @returns true when `e` is a {@link RunFailedError}. */

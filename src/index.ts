@@ -236,6 +236,8 @@ export {
   OutputValidationError,
   ToolCallRejectedError,
   ToolApprovalExpiredError,
+  ToolApprovalUnavailableError,
+  isToolApprovalUnavailableError,
   ResumeError,
   isResumeError,
   isToolCallRejectedError,
@@ -265,7 +267,15 @@ export {
 export { describeValue, toJsonText, type JsonTextResult } from './describe.js';
 
 // Runs over a transport (the HTTP handler, queues): the Runs interface and its in-process implementation
-export type { Runs, StartRunRequest, StartedRun, IfBusy, StopOptions, ToolDecision } from './runs/types.js';
+export type {
+  Runs,
+  StartRunRequest,
+  ResumeRunRequest,
+  StartedRun,
+  IfBusy,
+  StopOptions,
+  ToolDecision,
+} from './runs/types.js';
 export type { TraceCarrier } from './runs/trace-carrier.js';
 export {
   localRuns,

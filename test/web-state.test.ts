@@ -13,6 +13,7 @@ import { gate, scriptedModel, type ScriptedStep } from '../src/testing/index.js'
 import { initialState, messagesOf, reduce, runActivity, type Action, type ChatState } from '../src/web/state.js';
 import { statusWords } from '../src/web/wording.js';
 import { z } from 'zod';
+import { hang, writeFile } from './support/gated-tools.js';
 
 const THREAD = 'thread-1';
 
@@ -296,20 +297,7 @@ describe('web app state: events by hand (run control, retries, failures)', () =>
 });
 
 describe('web app state: a terminal settles every open card', () => {
-  const hang = tool({
-    name: 'hang',
-    description: 'Runs until cancelled.',
-    parameters: z.object({}),
-    execute: (_args, ctx) =>
-      new Promise<string>((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason))),
-  });
-  const write = tool({
-    name: 'write_file',
-    description: 'Writes a file.',
-    parameters: z.object({ path: z.string() }),
-    needsApproval: true,
-    execute: async () => 'written',
-  });
+  const write = writeFile;
 
   /** A run whose one step calls `hang` and `write_file` together, cancelled once both are open. */
   async function stoppedBatch() {
@@ -371,6 +359,29 @@ describe('web app state: a terminal settles every open card', () => {
     }
     console.log(`terminal after each of ${checked} prefixes: no card running or pending, no answer open`);
     expect(checked).toBe(frames.length); // the last prefix holds the real terminal already
+  });
+
+  it("a sub-agent's surfaced call: a card with its path; its result (metadata.loopctl.path, no error) reads done", () => {
+    let s = reduce(
+      reduce(sent(), { type: 'run', runId: 'r1' }),
+      frame('0', { type: 'RUN_STARTED', threadId: THREAD, runId: 'r1' }),
+    );
+    const path = ['research', 'ops'];
+    const value = { callId: 'd1', name: 'deploy', arguments: '{"service":"api"}', path };
+    s = reduce(s, frame('4', { type: 'CUSTOM', name: 'loopctl.approval_requested', value }));
+    expect(s.entries.at(-1)).toMatchObject({ id: 'd1', path, status: 'running', approval: 'pending' });
+    s = reduce(s, { type: 'decided', callId: 'd1', approve: true });
+    const metadata = { loopctl: { path } };
+    s = reduce(s, frame('5:0', { type: 'TOOL_CALL_START', toolCallId: 'd1', toolCallName: 'deploy', metadata }));
+    const result = { type: 'TOOL_CALL_RESULT', messageId: 'x', toolCallId: 'd1', content: 'deployed', metadata };
+    s = reduce(s, frame('6', { ...result, role: 'tool' }));
+    expect(s.entries.at(-1)).toMatchObject({
+      id: 'd1',
+      path,
+      status: 'done',
+      approval: 'approved',
+      result: 'deployed',
+    });
   });
 
   it('a decision the server no longer takes (decided: false) says so on the card and in the notice', () => {

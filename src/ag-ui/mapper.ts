@@ -1,8 +1,11 @@
-import { EventType, type AGUIEvent, type TokenUsage } from '@ag-ui/core';
-import { describeValue, toJsonText } from '../describe.js';
-import type { RunEvent, TerminalEvent } from '../events.js';
-import type { Usage } from '../items.js';
+import { EventType, type AGUIEvent } from '@ag-ui/core';
+import { describeValue } from '../describe.js';
+import { interruptedResult } from '../engine/scratchpad.js';
+import type { RunEvent, SubrunEvent, TerminalEvent } from '../events.js';
+import type { Item } from '../items.js';
 import { LOOPCTL_EVENTS, assistantMessageId, toolResultMessageId } from './names.js';
+import { OpenCalls, type OpenCall } from './open-calls.js';
+import { jsonValue, runEnd } from './run-end.js';
 
 /** Why an answer starts over (`loopctl.answer_restarted.cause`). */
 export type RestartCause = 'retry' | 'rescue' | 'fallback';
@@ -12,7 +15,9 @@ export type RestartCause = 'retry' | 'rescue' | 'fallback';
  * the open text message, the open step, the message id of the current model attempt, the tool calls that
  * got a `TOOL_CALL_START`. Ids are derived from the run's events only (never random), so mapping the same
  * events again gives the same AG-UI events: a resumed stream continues the first one exactly.
- * Sub-run events are not mapped (an agent used as a tool shows as that one tool call).
+ * Sub-run events are not mapped (an agent used as a tool shows as that one tool call), except a sub-agent's
+ * call that asks for approval (any depth): the root's driver must answer it, so it is surfaced at the root
+ * with its `path`, and its start and result follow. A terminal settles every call still open.
  */
 export class AgUiMapper {
   #messageId: string | undefined;
@@ -21,7 +26,9 @@ export class AgUiMapper {
   #streamed: string | undefined;
   #cause: RestartCause | undefined;
   #step: string | undefined;
-  readonly #started = new Set<string>();
+  /** The root run's id (from its events), for the message a sub-agent's surfaced call hangs under. */
+  #runId = '';
+  readonly #open = new OpenCalls();
 
   constructor(readonly threadId: string) {}
 
@@ -30,6 +37,7 @@ export class AgUiMapper {
     const out: AGUIEvent[] = [];
     const base = Number.isSafeInteger(event.at) ? { timestamp: event.at } : {};
     const custom = (name: string, value: unknown) => out.push({ type: EventType.CUSTOM, ...base, name, value });
+    this.#runId = event.runId;
     switch (event.type) {
       case 'run_started':
         out.push({ type: EventType.RUN_STARTED, ...base, threadId: this.threadId, runId: event.runId });
@@ -71,7 +79,7 @@ export class AgUiMapper {
         this.#streamed = undefined;
         break;
       case 'tool_call_started':
-        this.#startCall(out, base, event.runId, event.callId, event.name, event.arguments);
+        this.#startCall(out, base, this.#open.open(callOf(event), true));
         break;
       case 'tool_call_progress':
         custom(LOOPCTL_EVENTS.toolProgress, {
@@ -81,35 +89,8 @@ export class AgUiMapper {
         });
         break;
       case 'tool_call_completed':
-        this.#started.delete(event.callId);
-        out.push({
-          type: EventType.TOOL_CALL_RESULT,
-          ...base,
-          messageId: toolResultMessageId(event.runId, event.callId),
-          toolCallId: event.callId,
-          content: event.output,
-          role: 'tool',
-        });
-        break;
       case 'tool_call_failed':
-        // A call denied or refused before it started gets its START here, so the result has a call to answer.
-        if (!this.#started.has(event.callId)) this.#startCall(out, base, event.runId, event.callId, event.name, '');
-        this.#started.delete(event.callId);
-        out.push({
-          type: EventType.TOOL_CALL_RESULT,
-          ...base,
-          messageId: toolResultMessageId(event.runId, event.callId),
-          toolCallId: event.callId,
-          content: describeValue(event.error.message),
-          role: 'tool',
-          metadata: {
-            loopctl: {
-              error: jsonValue(event.error),
-              interrupted: event.interrupted,
-              ...(event.outcome === undefined ? {} : { outcome: event.outcome }),
-            },
-          },
-        });
+        this.#result(out, base, this.#open.open(callOf(event), false), event);
         break;
       case 'retry_scheduled':
         this.#cause = 'retry';
@@ -128,6 +109,7 @@ export class AgUiMapper {
         this.#closeStep(out, base);
         break;
       case 'tool_approval_requested':
+        this.#open.open(callOf(event), false);
         custom(LOOPCTL_EVENTS.approvalRequested, {
           callId: event.callId,
           name: event.name,
@@ -142,6 +124,7 @@ export class AgUiMapper {
         );
         break;
       case 'subrun_event':
+        this.#nested(event, out, base);
         break;
       default:
         this.#terminal(event, out, base);
@@ -149,68 +132,156 @@ export class AgUiMapper {
     return out;
   }
 
-  #terminal(event: TerminalEvent, out: AGUIEvent[], base: { timestamp?: number }): void {
-    this.#closeText(out, base);
-    this.#closeStep(out, base);
-    const run = { threadId: this.threadId, runId: event.runId };
-    const usage = tokenUsage(event.usage);
-    if (event.type === 'run_completed' && event.suspended !== undefined) {
-      // Suspended for approval: AG-UI's interrupt outcome, the suspension as its payload.
-      const value = { suspended: event.suspended };
-      out.push({ type: EventType.CUSTOM, ...base, name: LOOPCTL_EVENTS.suspended, value });
-      const interrupts = event.suspended.pending.map((c) => ({
-        id: c.callId,
-        reason: 'tool_approval',
-        toolCallId: c.callId,
-        metadata: { name: c.name, arguments: c.arguments },
-      }));
-      out.push({ type: EventType.RUN_FINISHED, ...base, ...run, outcome: { type: 'interrupt', interrupts }, ...usage });
-    } else if (event.type === 'run_completed') {
-      const result = {
-        output: event.output,
-        ...('value' in event ? { value: jsonValue(event.value) } : {}),
-        finishReason: event.finishReason,
-        undelivered: event.undelivered,
-        // a graceful stop reached its boundary; a limit of the run's budget was reached (with its figures)
-        ...(event.stopReason === 'stopped' ? { stopReason: 'stopped' } : {}),
-        ...(event.stopReason === 'budget' ? { stopReason: 'budget', budget: event.budget } : {}),
-        ...(event.cost !== undefined ? { cost: event.cost } : {}),
-      };
-      out.push({ type: EventType.RUN_FINISHED, ...base, ...run, result, outcome: { type: 'success' }, ...usage });
-    } else if (event.type === 'run_cancelled') {
-      // "cancelled is not failed" (guarantee 4): AG-UI's own cancelled outcome, not RUN_ERROR.
-      const value = {
-        phase: event.phase,
-        reason: describeValue(event.reason, 'reason'),
-        undelivered: event.undelivered,
-      };
-      out.push({ type: EventType.CUSTOM, ...base, name: LOOPCTL_EVENTS.cancelled, value });
-      out.push({ type: EventType.RUN_FINISHED, ...base, ...run, outcome: { type: 'cancelled' }, ...usage });
-    } else {
-      out.push({
-        type: EventType.RUN_ERROR,
-        ...base,
-        message: describeValue(event.error.message),
-        code: event.stopReason,
-        ...usage,
-      });
+  /**
+   * A sub-run's event: only what concerns a call the root's driver must answer. Its approval request opens
+   * it (`loopctl.approval_requested` with `path`); its start, progress and result follow as the root's own
+   * would (`metadata.loopctl.path` says whose it is); the sub-run's end settles what it left open.
+   */
+  #nested(sub: SubrunEvent, out: AGUIEvent[], base: { timestamp?: number }): void {
+    const { event, path } = sub;
+    const custom = (name: string, value: unknown) => out.push({ type: EventType.CUSTOM, ...base, name, value });
+    switch (event.type) {
+      case 'tool_approval_requested': {
+        this.#open.open({ ...callOf(event), path }, false);
+        const { callId, name, arguments: args } = event;
+        custom(LOOPCTL_EVENTS.approvalRequested, { callId, name, arguments: args, path });
+        return;
+      }
+      case 'tool_call_started': {
+        const call = this.#open.get(event.runId, event.callId);
+        if (call !== undefined && !call.started) this.#startCall(out, base, call);
+        return;
+      }
+      case 'tool_call_progress':
+        if (this.#open.get(event.runId, event.callId) === undefined) return;
+        custom(LOOPCTL_EVENTS.toolProgress, {
+          callId: event.callId,
+          name: event.name,
+          progress: jsonValue(event.progress),
+          path,
+        });
+        return;
+      case 'tool_call_completed':
+      case 'tool_call_failed': {
+        const call = this.#open.get(event.runId, event.callId);
+        if (call !== undefined) this.#result(out, base, call, event);
+        return;
+      }
+      case 'run_completed':
+      case 'run_cancelled':
+      case 'run_failed': {
+        const partial = event.type === 'run_completed' ? [] : event.partial;
+        const ended = event.type === 'run_cancelled' ? 'cancelled' : 'failed';
+        for (const call of this.#open.closeRun(event.runId)) this.#settle(out, base, call, partial, ended);
+        return;
+      }
+      default:
+        return;
     }
   }
 
-  #startCall(
-    out: AGUIEvent[],
-    base: { timestamp?: number },
-    runId: string,
-    callId: string,
-    name: string,
-    args: string,
-  ) {
+  #terminal(event: TerminalEvent, out: AGUIEvent[], base: { timestamp?: number }): void {
     this.#closeText(out, base);
-    this.#started.add(callId);
-    const parentMessageId = (this.#messageId ??= assistantMessageId(runId, 0));
-    out.push({ type: EventType.TOOL_CALL_START, ...base, toolCallId: callId, toolCallName: name, parentMessageId });
+    if (event.type === 'run_cancelled' || event.type === 'run_failed') {
+      // A terminal settles everything: each call still running or awaiting approval gets its interrupted result.
+      const ended = event.type === 'run_cancelled' ? 'cancelled' : 'failed';
+      for (const call of this.#open.closeAll()) this.#settle(out, base, call, event.partial, ended);
+    } else if (event.suspended !== undefined) {
+      // The interrupts name calls the client holds: each pending call is declared (no result: a resume answers it).
+      for (const p of event.suspended.pending) {
+        const call = this.#open.open(
+          { runId: event.runId, callId: p.callId, name: p.name, arguments: p.arguments },
+          false,
+        );
+        if (!call.started) this.#startCall(out, base, call);
+      }
+    }
+    this.#closeStep(out, base);
+    out.push(...runEnd(event, this.threadId, base));
+  }
+
+  /** `TOOL_CALL_START`, `TOOL_CALL_ARGS` (when there are arguments), `TOOL_CALL_END` of `call`; marks it started. */
+  #startCall(out: AGUIEvent[], base: { timestamp?: number }, call: OpenCall): void {
+    this.#closeText(out, base);
+    call.started = true;
+    const { callId, name, arguments: args, path } = call;
+    const parentMessageId = (this.#messageId ??= assistantMessageId(this.#runId, 0));
+    const metadata = path === undefined ? {} : { metadata: { loopctl: { path } } };
+    out.push({
+      type: EventType.TOOL_CALL_START,
+      ...base,
+      toolCallId: callId,
+      toolCallName: name,
+      parentMessageId,
+      ...metadata,
+    });
     if (args !== '') out.push({ type: EventType.TOOL_CALL_ARGS, ...base, toolCallId: callId, delta: args });
     out.push({ type: EventType.TOOL_CALL_END, ...base, toolCallId: callId });
+  }
+
+  /**
+   * The `TOOL_CALL_RESULT` of a call that ended (`tool_call_completed` / `tool_call_failed`): a call denied or
+   * refused before it started gets its START here, so the result has a call to answer.
+   */
+  #result(
+    out: AGUIEvent[],
+    base: { timestamp?: number },
+    call: OpenCall,
+    event: Extract<RunEvent, { type: 'tool_call_completed' | 'tool_call_failed' }>,
+  ): void {
+    if (!call.started) this.#startCall(out, base, call);
+    this.#open.close(call.runId, call.callId);
+    const { path } = call;
+    const result = {
+      type: EventType.TOOL_CALL_RESULT,
+      ...base,
+      messageId: toolResultMessageId(call.runId, call.callId),
+      toolCallId: call.callId,
+      role: 'tool',
+    } as const;
+    if (event.type === 'tool_call_completed') {
+      out.push({
+        ...result,
+        content: event.output,
+        ...(path === undefined ? {} : { metadata: { loopctl: { path } } }),
+      });
+      return;
+    }
+    const loopctl = {
+      error: jsonValue(event.error),
+      interrupted: event.interrupted,
+      ...(event.outcome === undefined ? {} : { outcome: event.outcome }),
+      ...(path === undefined ? {} : { path }),
+    };
+    out.push({ ...result, content: describeValue(event.error.message), metadata: { loopctl } });
+  }
+
+  /**
+   * The result of a call its run's end cut short (docs/ui.md, "A terminal settles everything"): the text
+   * `partial` pairs it with (the engine's interrupted result), `metadata.loopctl` `{ interrupted: true, run:
+   * 'cancelled' | 'failed', ran }` (`ran`: it had started; false: it was waiting for approval).
+   */
+  #settle(
+    out: AGUIEvent[],
+    base: { timestamp?: number },
+    call: OpenCall,
+    partial: readonly Item[],
+    run: 'cancelled' | 'failed',
+  ): void {
+    const ran = call.started;
+    if (!ran) this.#startCall(out, base, call);
+    const paired = partial.find((i) => i.type === 'tool_result' && i.callId === call.callId && i.interrupted);
+    const content = paired?.type === 'tool_result' ? paired.output : interruptedResult(call.callId).output;
+    const { path } = call;
+    out.push({
+      type: EventType.TOOL_CALL_RESULT,
+      ...base,
+      messageId: toolResultMessageId(call.runId, call.callId),
+      toolCallId: call.callId,
+      content,
+      role: 'tool',
+      metadata: { loopctl: { interrupted: true, run, ran, ...(path === undefined ? {} : { path }) } },
+    });
   }
 
   #closeText(out: AGUIEvent[], base: { timestamp?: number }): void {
@@ -226,16 +297,7 @@ export class AgUiMapper {
   }
 }
 
-/** A foreign value as plain JSON data (the encoder stringifies it): its JSON text parsed back, else its description. */
-function jsonValue(value: unknown): unknown {
-  if (value === undefined) return null;
-  const json = toJsonText(value);
-  return json.ok ? JSON.parse(json.text) : describeValue(value);
-}
-
-/** The run's usage as AG-UI's per-model list (one entry: loopctl sums every model of the run). */
-function tokenUsage(usage: Usage): { usage?: TokenUsage[] } {
-  const { inputTokens, outputTokens, totalTokens } = usage;
-  if (![inputTokens, outputTokens, totalTokens].every(Number.isSafeInteger)) return {};
-  return { usage: [{ inputTokens, outputTokens, totalTokens }] };
+/** The open call of a root event (the run's own call). */
+function callOf(event: { runId: string; callId: string; name: string; arguments?: string }): Omit<OpenCall, 'started'> {
+  return { runId: event.runId, callId: event.callId, name: event.name, arguments: event.arguments ?? '' };
 }

@@ -15,7 +15,7 @@ import {
 } from '../runs/errors.js';
 import { commandMethods, refusalError, type SendCommand } from '../runs/commands.js';
 import { refusalOf, type RunCommand, type RunCommandResult } from '../control/command.js';
-import { checkStart } from '../runs/local-runs.js';
+import { checkStart } from '../runs/check-start.js';
 import { newInput, settle } from '../runs/new-input.js';
 import type { LocalRunsSessionStore } from '../runs/thread.js';
 import { traceCarrierOf } from '../runs/trace-carrier.js';

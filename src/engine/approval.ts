@@ -4,6 +4,7 @@ import type { Verdict } from '../control/approvals.js';
 import { describeValue, isThenable } from '../describe.js';
 import {
   ToolApprovalExpiredError,
+  ToolApprovalUnavailableError,
   ToolCallCancelledError,
   ToolCallRejectedError,
   ToolExecutionError,
@@ -48,6 +49,10 @@ export function requestApprovals$(
               out.push(r);
               return EMPTY;
             }
+            if (cannotWait(rc)) {
+              const error = new ToolApprovalUnavailableError(r.tool.name, r.call.callId);
+              return refuseCall(rc, r.call, serializeError(error), error.message);
+            }
             out.push({ ...r, approval: true });
             rc.approvals.open(r.call);
             const { callId, name, arguments: args } = r.call;
@@ -62,6 +67,15 @@ export function requestApprovals$(
       defer(() => of(out)),
     );
   });
+}
+
+/**
+ * A sub-run that cannot wait for a decision ("Nested approvals", docs/run-control.md): its root suspends for
+ * approval, or it was given `approvals: 'suspend'` itself (a sub-run's suspension cannot be resumed).
+ */
+function cannotWait(rc: RunContext<any>): boolean {
+  const { parent, rootSuspends } = rc.internals;
+  return parent !== undefined && (rootSuspends === true || rc.opts.approvals === 'suspend');
 }
 
 /** The tool's `needsApproval` answer for this call: a boolean (anything but `false` asks), or the Error it threw. */

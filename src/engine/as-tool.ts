@@ -77,7 +77,13 @@ function subRun$<C>(
       const options = { ...definedOnly(parent?.inherited), ...runOptions, context: ctx.context } as RunOptions<C>;
       const link = { runId: ctx.runId, callId: ctx.callId };
       const internals = parent
-        ? { token, wrap: parent.wrap, parent: link, adoptApprovals: parent.adoptApprovals }
+        ? {
+            token,
+            wrap: parent.wrap,
+            parent: link,
+            adoptApprovals: parent.adoptApprovals,
+            rootSuspends: parent.rootSuspends,
+          }
         : { token };
       sub = createRun(agent, input, options, internals).subscribe({ next: onEvent });
     } catch (err) {

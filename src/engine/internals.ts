@@ -57,6 +57,12 @@ export interface RunInternals {
    * cancelled) through the root run's `RunControl`. Returns the unlink.
    */
   readonly adoptApprovals?: (approvals: Approvals) => () => void;
+  /**
+   * A sub-run's root run suspends for approval (`approvals: 'suspend'` on it). Such a sub-run, and one given
+   * `approvals: 'suspend'` itself, cannot wait for a decision: its calls that need approval fail closed at
+   * once (`ToolApprovalUnavailableError`), never waiting in memory ("Nested approvals", docs/run-control.md).
+   */
+  readonly rootSuspends?: boolean;
   /** A resumed run (`resume()`): the suspension it continues and the verdict of each call decided. */
   readonly resume?: ResumeState;
 }

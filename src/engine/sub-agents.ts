@@ -16,6 +16,8 @@ export interface ParentRun {
    * (or cancelled) through the root run's `RunControl` (the sub-run does not inherit the `control` option).
    */
   adoptApprovals(approvals: Approvals): () => void;
+  /** True when the root run suspends for approval (`approvals: 'suspend'` on it): a sub-run's approvals fail closed. */
+  readonly rootSuspends: boolean;
   /** The parent's context propagation, inherited by the sub-run. */
   readonly wrap: RunWrap | undefined;
 }

@@ -194,5 +194,8 @@ function parentRun(rc: RunContext<any>, call: ToolCall): ParentRun {
     inherited: { scheduler, idGenerator, random, telemetry },
     wrap: rc.internals.wrap,
     adoptApprovals: (approvals) => rc.adoptApprovals(approvals),
+    // Only the root's mode counts (a sub-run's own `approvals: 'suspend'` fails its own calls closed).
+    rootSuspends:
+      rc.internals.parent === undefined ? rc.opts.approvals === 'suspend' : rc.internals.rootSuspends === true,
   };
 }

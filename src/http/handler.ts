@@ -4,6 +4,7 @@ import { parseEventId, toAgUiFrames, type EventCursor } from '../ag-ui/frames.js
 import { DEFAULT_CANCEL_REASON } from '../cancel/cancel-signal.js';
 import { commandOf } from '../control/command.js';
 import { ConfigurationError } from '../errors.js';
+import { NotSupportedError } from '../runs/errors.js';
 import { traceCarrierOf } from '../runs/trace-carrier.js';
 import type { Runs } from '../runs/types.js';
 import { parseWith, readJson } from './body.js';
@@ -161,16 +162,28 @@ export function createHandler(options: HandlerOptions): NodeHandler {
       };
       // The caller's W3C trace context goes with the start; a traced Runs answers its own, written back.
       const trace = traceCarrierOf(ctx.req.headers['traceparent'], ctx.req.headers['tracestate']);
-      let started;
+      let started: { runId: string; steeringId?: string; traceparent?: string };
       try {
-        started = await runs.start({
-          agent: ctx.params['agent']!,
-          threadId: input.threadId,
-          input: input.items,
-          principal: ctx.principal,
-          ifBusy,
-          ...(trace !== undefined ? { trace } : {}),
-        });
+        if (input.decisions !== undefined) {
+          // AG-UI's interrupt resume: the thread's suspended run goes on with these decisions.
+          if (runs.resume === undefined) throw new NotSupportedError('resume', 'these runs cannot resume a run');
+          started = await runs.resume({
+            agent: ctx.params['agent']!,
+            threadId: input.threadId,
+            input: input.items,
+            decisions: input.decisions,
+            principal: ctx.principal,
+            ...(trace !== undefined ? { trace } : {}),
+          });
+        } else
+          started = await runs.start({
+            agent: ctx.params['agent']!,
+            threadId: input.threadId,
+            input: input.items,
+            principal: ctx.principal,
+            ifBusy,
+            ...(trace !== undefined ? { trace } : {}),
+          });
       } catch (error) {
         throw toHttpError(error, rename);
       }

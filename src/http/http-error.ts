@@ -41,6 +41,7 @@ const STATUS_BY_CODE: Readonly<Record<string, number>> = {
 
 /**
  * Maps anything a `Runs` method rejected with to an {@link HttpError}: its typed code (404, 409, 501), a
+ * `ResumeError` to its code (409 for `already_resumed` and `stale_session`, else 400) naming `resume`, a
  * `ConfigurationError` to 400 naming its field (through `field`, which renames a `Runs` field to the
  * request's), anything else to 500 without its details (they stay on the server).
  */
@@ -53,6 +54,11 @@ export function toHttpError(error: unknown, field: (name: string) => string = (n
   const message = typeof error.message === 'string' ? error.message : 'error';
   if (typeof code === 'string' && code in STATUS_BY_CODE) {
     return new HttpError(STATUS_BY_CODE[code]!, code, rename(message, name, named), named);
+  }
+  if (error.name === 'ResumeError' && typeof code === 'string') {
+    // `Runs.resume` refused the decisions or the suspension: the run was, or is being, resumed (409), else 400.
+    const status = code === 'already_resumed' || code === 'stale_session' ? 409 : 400;
+    return new HttpError(status, code, message, field('resume'));
   }
   if (error.name === 'ConfigurationError' && named !== undefined) {
     return new HttpError(400, 'bad_request', rename(message, name, named), named);

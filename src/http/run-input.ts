@@ -2,6 +2,7 @@ import type { Message, RunAgentInput } from '@ag-ui/core';
 import { RunAgentInputSchema } from '@ag-ui/core/schemas';
 import { isMintedMessageId } from '../ag-ui/names.js';
 import type { Item } from '../items.js';
+import type { ToolDecision } from '../runs/types.js';
 import { parseWith } from './body.js';
 import { HttpError } from './http-error.js';
 
@@ -11,6 +12,8 @@ export interface MappedInput {
   readonly items: Item[];
   /** `messageIndex[i]`: the index in `messages` of `items[i]`, to name the field of an error about it. */
   readonly messageIndex: number[];
+  /** With a non-empty `resume`: the decision for each interrupt (by call id), for `Runs.resume`. */
+  readonly decisions?: Record<string, ToolDecision>;
 }
 
 const bad = (field: string, message: string) => new HttpError(400, 'bad_request', `${field}: ${message}`, field);
@@ -29,7 +32,6 @@ export function mapRunInput(body: unknown): MappedInput {
   if (input.threadId === '') throw bad('threadId', 'must be a non-empty string');
   if (input.tools.length > 0) throw bad('tools', 'front-end tools are not supported: the agent has its own tools');
   if (input.context.length > 0) throw bad('context', 'is not supported: put what the agent needs in a message');
-  if (input.resume !== undefined && input.resume.length > 0) throw bad('resume', 'interrupts are not supported yet');
   if (!isEmptyState(input.state)) throw bad('state', 'shared state is not supported');
   const items: Item[] = [];
   const messageIndex: number[] = [];
@@ -40,7 +42,40 @@ export function mapRunInput(body: unknown): MappedInput {
       messageIndex.push(i);
     }
   });
-  return { threadId: input.threadId, items, messageIndex };
+  const decisions = input.resume !== undefined && input.resume.length > 0 ? decisionsOf(input.resume) : undefined;
+  return { threadId: input.threadId, items, messageIndex, ...(decisions ? { decisions } : {}) };
+}
+
+/** The default reason of a rejection that gave none, and of an interrupt the client cancelled. */
+export const RESUME_REJECTED = 'rejected by the client';
+export const RESUME_CANCELLED = 'the client cancelled the interrupt';
+
+/**
+ * AG-UI resume entries as decisions by call id (docs/ui.md, "Resuming an interrupt"): `interruptId` is the
+ * call id (each interrupt of a suspended run is one pending call); `status: 'resolved'` with `payload`
+ * `{ approve: true }` approves it, `{ approve: false, reason? }` rejects it; `status: 'cancelled'` rejects it
+ * with {@link RESUME_CANCELLED}. A repeated interrupt id or another payload is a 400 naming the entry.
+ */
+function decisionsOf(entries: NonNullable<RunAgentInput['resume']>): Record<string, ToolDecision> {
+  const out: Record<string, ToolDecision> = {};
+  entries.forEach((entry, i) => {
+    const field = `resume[${i}]`;
+    if (entry.interruptId === '') throw bad(`${field}.interruptId`, 'must be a non-empty string');
+    if (Object.hasOwn(out, entry.interruptId)) throw bad(`${field}.interruptId`, 'answers an interrupt twice');
+    if (entry.status === 'cancelled') {
+      out[entry.interruptId] = { approve: false, reason: RESUME_CANCELLED };
+      return;
+    }
+    const payload: unknown = entry.payload;
+    const approve = (payload as { approve?: unknown } | null)?.approve;
+    const reason = (payload as { reason?: unknown } | null)?.reason;
+    if (typeof payload !== 'object' || payload === null || typeof approve !== 'boolean') {
+      throw bad(`${field}.payload`, 'must be { approve: true } or { approve: false, reason? }');
+    }
+    if (reason !== undefined && typeof reason !== 'string') throw bad(`${field}.payload.reason`, 'must be a string');
+    out[entry.interruptId] = approve ? { approve: true } : { approve: false, reason: reason ?? RESUME_REJECTED };
+  });
+  return out;
 }
 
 function toItem(message: Message, field: string): Item | undefined {

@@ -9,6 +9,7 @@ import {
 } from '@opentelemetry/api';
 import { describeValue } from '../describe.js';
 import { ConfigurationError } from '../errors.js';
+import type { TraceCarrier } from '../runs/trace-carrier.js';
 import type { Runs } from '../runs/types.js';
 import { clip } from './content.js';
 import { resolveOptions, type TelemetryOptions } from './options.js';
@@ -73,6 +74,19 @@ export function instrumentRuns(runs: Runs, options?: TelemetryOptions): Runs {
   const here = () => otelContext.active();
   const runId = (id: unknown): Attributes => ({ [C.ATTR_LOOPCTL_RUN_ID]: String(id) });
   const result = (value: boolean): Attributes => ({ [C.ATTR_LOOPCTL_RUNS_RESULT]: value });
+  const tracedResume =
+    (resume: NonNullable<Runs['resume']>): NonNullable<Runs['resume']> =>
+    (req) => {
+      const attributes: Attributes = {
+        [C.ATTR_GEN_AI_AGENT_NAME]: String(req?.agent),
+        [C.ATTR_GEN_AI_CONVERSATION_ID]: String(req?.threadId),
+      };
+      const call = (own: SpanContext) => resume(withTrace(req, own));
+      const name = `runs.resume ${String(req?.agent)}`;
+      const started = traced(name, attributes, parentContext(req?.trace), call, (s) => runId(s.runId));
+      const { traceparent } = started;
+      return started.result.then((s) => (traceparent === undefined ? s : { ...s, traceparent }));
+    };
   return {
     start(req) {
       const attributes: Attributes = {
@@ -91,6 +105,8 @@ export function instrumentRuns(runs: Runs, options?: TelemetryOptions): Runs {
       const { traceparent } = started;
       return started.result.then((s) => (traceparent === undefined ? s : { ...s, traceparent }));
     },
+    // `resume` (optional) is traced like `start` when the wrapped Runs has it.
+    ...(runs.resume === undefined ? {} : { resume: tracedResume(runs.resume.bind(runs)) }),
     events: (id, opts) => runs.events(id, opts),
     cancel(id, reason, principal) {
       const attributes = { ...runId(id), [C.ATTR_LOOPCTL_CANCEL_REASON]: describeValue(reason, 'reason') };
@@ -130,7 +146,7 @@ export function instrumentRuns(runs: Runs, options?: TelemetryOptions): Runs {
 }
 
 /** `req` with `trace` set to the W3C trace context of `span` (as it was when `span` is not valid). */
-function withTrace(req: Parameters<Runs['start']>[0], span: SpanContext): Parameters<Runs['start']>[0] {
+function withTrace<R extends { trace?: TraceCarrier }>(req: R, span: SpanContext): R {
   const traceparent = traceparentOf(span);
   if (traceparent === undefined || req === null || typeof req !== 'object') return req;
   const tracestate = span.traceState?.serialize();

@@ -1,4 +1,12 @@
-export type { Runs, StartRunRequest, StartedRun, IfBusy, StopOptions, ToolDecision } from './types.js';
+export type {
+  Runs,
+  StartRunRequest,
+  ResumeRunRequest,
+  StartedRun,
+  IfBusy,
+  StopOptions,
+  ToolDecision,
+} from './types.js';
 export type { TraceCarrier } from './trace-carrier.js';
 export {
   localRuns,

@@ -5,15 +5,18 @@ import { ConfigurationError } from '../errors.js';
 import type { RunEvent, TerminalEvent } from '../events.js';
 import { isTerminalEvent } from '../events.js';
 import type { Item } from '../items.js';
+import type { Suspended } from '../control/suspended.js';
 import type { Agent, RunHandle, RunOptions } from '../engine/types.js';
+import { resume } from '../engine/resume.js';
 import { start } from '../engine/start.js';
 import { commandMethods, type SendCommand } from './commands.js';
 import { clockOf, Expiry } from './expiry.js';
 import { eventsAfter } from './compact.js';
 import { AgentNotFoundError, NotSupportedError, RunNotFoundError, RunNotLiveError, ThreadBusyError } from './errors.js';
+import { checkStart } from './check-start.js';
 import { newInput, settle } from './new-input.js';
 import { ThreadState, type LocalRunsSessionStore } from './thread.js';
-import type { Runs, StartRunRequest, StartedRun } from './types.js';
+import type { ResumeRunRequest, Runs, StartRunRequest, StartedRun } from './types.js';
 
 /** Options of {@link localRuns}. */
 export interface LocalRunsOptions {
@@ -76,14 +79,14 @@ export const DEFAULT_LOCAL_RETAIN_FINISHED_MS = 600_000;
 /** Default of `retainIdleThreadsMs`: 1 hour. */
 export const DEFAULT_RETAIN_IDLE_THREADS_MS = 3_600_000;
 
-const IF_BUSY = new Set(['reject', 'enqueue', 'interrupt', 'rollback', 'steer']);
-
 /**
  * {@link Runs} in this process: each principal's thread has one `Mailbox` (its steering, kept across runs:
  * "give back to the front") and one Session, and at most one live run ("one run per mailbox and session").
  * `ifBusy`: `'steer'` (default) and `'reject'`; the others reject with `NotSupportedError`. `stop` is the
  * run's graceful stop (`handle.stop`, docs/run-control.md). `decide` approves or rejects a call awaiting
- * approval in the run ("Approvals", docs/run-control.md): `true` when it was awaiting one. Runs are
+ * approval in the run ("Approvals", docs/run-control.md): `true` when it was awaiting one. `resume` continues the
+ * thread's suspended run (`runOptions.approvals: 'suspend'`; give `runOptions.suspensionKey` for a suspension
+ * kept across processes); the thread keeps its last run's suspension until a new run starts on it. Runs are
  * started with `start()`, so they run whether or not anyone reads their events, until they end or are
  * cancelled.
  *
@@ -123,6 +126,8 @@ export function localRuns(options: LocalRunsOptions): Runs {
   const sessionId = options.sessionId ?? ((t, p) => `${encodeURIComponent(p)}/${encodeURIComponent(t)}`);
   const threads = new Map<string, ThreadState>();
   const runs = new Map<string, RunRecord>();
+  /** Each thread's suspension: its last run's, while no other run started on it (what `resume` continues). */
+  const suspensions = new WeakMap<ThreadState, Suspended>();
   const clock = clockOf(scheduler);
   // Ended runs and idle threads, each forgotten a fixed time after it ended / was last used.
   const finished = new Expiry<string>(retainMs, clock, (runId) => runs.delete(runId));
@@ -156,6 +161,9 @@ export function localRuns(options: LocalRunsOptions): Runs {
 
   const ended = (record: RunRecord, terminal: TerminalEvent): void => {
     record.terminal = terminal;
+    if (terminal.type === 'run_completed' && terminal.suspended !== undefined) {
+      suspensions.set(record.thread, terminal.suspended);
+    }
     record.thread.ended(record.runId);
     finished.add(record.runId);
     while (finished.size > cap) {
@@ -206,8 +214,20 @@ export function localRuns(options: LocalRunsOptions): Runs {
     }
     // Each run has a RunControl of its own (its handle's): `stop` acts on this run only.
     const own = { mailbox: thread.mailbox, session, control: undefined };
+    suspensions.delete(thread); // the session moves on: the thread's suspension (if any) is stale now
     const handle = start(agent, input, { ...runOptions, ...REPLAY_OPTIONS, ...own });
-    const record: RunRecord = { runId: handle.runId, principal: req.principal, thread, threadKey, handle };
+    return track(handle, req.principal, thread, threadKey, input);
+  }
+
+  /** A new run on the thread (started or resumed): kept by id, live on the thread until its terminal. */
+  function track(
+    handle: RunHandle,
+    principal: string,
+    thread: ThreadState,
+    threadKey: string,
+    input: string | readonly Item[],
+  ): StartedRun {
+    const record: RunRecord = { runId: handle.runId, principal, thread, threadKey, handle };
     runs.set(record.runId, record);
     thread.began(record.runId, input);
     // The replay delivers what already happened at once, so a run that ended at its start is seen as ended.
@@ -215,6 +235,25 @@ export function localRuns(options: LocalRunsOptions): Runs {
       if (isTerminalEvent(event)) ended(record, event);
     });
     return { runId: record.runId };
+  }
+
+  async function resumeOnThread(req: ResumeRunRequest, agent: Agent<any>, thread: ThreadState, threadKey: string) {
+    const live = thread.live;
+    if (live !== undefined) throw new ThreadBusyError(req.threadId, live);
+    const suspended = suspensions.get(thread);
+    if (suspended === undefined) {
+      throw new ConfigurationError('resume', `thread ${req.threadId} has no suspended run to resume`);
+    }
+    const session = await thread.session();
+    const history = await settle(session.load());
+    // The client's copy of the conversation: what the session or the suspension holds; nothing new.
+    const extra = newInput(req.input, [...history, ...suspended.items], (id) => thread.isPending(id));
+    if (extra.length > 0) {
+      throw new ConfigurationError('input', 'a resume takes no new message: send it once the resumed run has ended');
+    }
+    const own = { mailbox: thread.mailbox, session, control: undefined };
+    const handle = resume(agent, suspended, req.decisions, { ...runOptions, ...REPLAY_OPTIONS, ...own });
+    return track(handle, req.principal, thread, threadKey, []);
   }
 
   return {
@@ -240,6 +279,25 @@ export function localRuns(options: LocalRunsOptions): Runs {
       return started;
     },
 
+    resume(req) {
+      try {
+        checkStart({ ...req, input: Array.isArray(req?.input) ? req.input : [] });
+        if (req.decisions === null || typeof req.decisions !== 'object' || Array.isArray(req.decisions))
+          throw new ConfigurationError('decisions', 'must be an object of decisions by call id');
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      if (!Object.hasOwn(agents, req.agent)) return Promise.reject(new AgentNotFoundError(req.agent));
+      sweep();
+      const [thread, key] = threadOf(req.principal, req.threadId);
+      const started = thread.starting(() =>
+        thread.serialize(() => resumeOnThread(req, agents[req.agent]!, thread, key)),
+      );
+      const settled = () => touch(thread, key);
+      started.then(settled, settled);
+      return started;
+    },
+
     events(runId, opts): Observable<RunEvent> {
       return defer(() => {
         const afterSeq = opts?.afterSeq;
@@ -253,19 +311,4 @@ export function localRuns(options: LocalRunsOptions): Runs {
 
     ...commandMethods(send),
   };
-}
-
-/** `start` request fields, each named in the error (shared with the other `Runs` implementations). */
-export function checkStart(req: StartRunRequest): void {
-  if (req === null || typeof req !== 'object') throw new ConfigurationError('req', 'must be an object');
-  for (const field of ['agent', 'threadId', 'principal'] as const) {
-    if (typeof req[field] !== 'string' || req[field] === '')
-      throw new ConfigurationError(field, 'must be a non-empty string');
-  }
-  if (typeof req.input !== 'string' && !Array.isArray(req.input)) {
-    throw new ConfigurationError('input', 'must be a string or an array of Items');
-  }
-  if (req.ifBusy !== undefined && !IF_BUSY.has(req.ifBusy)) {
-    throw new ConfigurationError('ifBusy', `must be one of ${[...IF_BUSY].join(', ')}`);
-  }
 }

@@ -46,6 +46,25 @@ export interface Runs {
     trace?: TraceCarrier;
   }): Promise<{ runId: string; steeringId?: string; traceparent?: string }>;
   /**
+   * Optional: resumes the thread's suspended run (run control's `approvals: 'suspend'`; docs/run-control.md,
+   * "Suspend mode") with a decision for each pending call, the checks of `resume()` included: a new run on the
+   * thread (a new `runId`) that goes on where the suspended one stopped. `input`: the client's copy of the
+   * conversation; an Item that neither the thread's session nor the suspension holds is refused
+   * (`ConfigurationError` naming `input`: a resume takes no new message). Rejects with `ThreadBusyError` while a
+   * run is live on the thread, `ConfigurationError` naming `resume` when the thread's last run did not suspend
+   * (or a run started on it since), `ResumeError` for a decision the suspension refuses (`unknown_call`,
+   * `missing_decision`, a tampered suspension, `already_resumed`), `AgentNotFoundError` for an unknown agent.
+   * An implementation without it answers the HTTP route's resume with 501.
+   */
+  resume?(req: {
+    agent: string;
+    threadId: string;
+    input: readonly Item[];
+    decisions: Readonly<Record<string, ToolDecision>>;
+    principal: string;
+    trace?: TraceCarrier;
+  }): Promise<{ runId: string; traceparent?: string }>;
+  /**
    * The run's events with `seq > afterSeq` (all of them without `afterSeq`), then its live events, up to
    * and including the terminal event; then it completes. With `afterSeq` at or past the terminal's seq of a
    * run that has ended it completes at once, emitting nothing. A compacted `text_delta` (replay
@@ -117,5 +136,7 @@ export type StartedRun = Awaited<ReturnType<Runs['start']>>;
 export type IfBusy = NonNullable<StartRunRequest['ifBusy']>;
 /** Where a graceful stop lands (see {@link Runs.stop}). */
 export type StopOptions = Parameters<Runs['stop']>[1];
+/** What {@link Runs.resume} takes. */
+export type ResumeRunRequest = Parameters<NonNullable<Runs['resume']>>[0];
 /** An approval decision (see {@link Runs.decide}). */
 export type ToolDecision = Parameters<Runs['decide']>[2];

@@ -33,6 +33,8 @@ export interface ToolEntry {
   readonly id: string;
   readonly name: string;
   readonly args: string;
+  /** A sub-agent's call: the agent tools from the root down to it (`loopctl.approval_requested.path`). */
+  readonly path?: readonly string[];
   /**
    * `rejected` / `expired` / `cancelled`: the result's typed `outcome` (a person rejected it, its approval
    * request expired unanswered, `cancelToolCall`); `failed`: any other tool error.

@@ -161,19 +161,28 @@ function applyEvent(state: ChatState, event: AGUIEvent): ChatState {
     case 'TOOL_CALL_RESULT': {
       const loopctl =
         isRecord(event.metadata) && isRecord(event.metadata['loopctl']) ? event.metadata['loopctl'] : undefined;
-      const failed = loopctl !== undefined;
+      // A tool error carries `error`; a sub-agent's surfaced call carries its `path` whatever its outcome.
+      const failed = loopctl?.['error'] !== undefined;
       const outcome = loopctl?.['outcome'];
       const typed = outcome === 'rejected' || outcome === 'expired' || outcome === 'cancelled' ? outcome : undefined;
+      // Its run's end cut it short (a terminal settles every open call): stopped if it ran, else not run.
+      const cut = loopctl?.['run'] !== undefined ? (loopctl['ran'] === true ? 'stopped' : 'not_run') : undefined;
       const result = typeof event.content === 'string' ? event.content : JSON.stringify(event.content);
       return {
         ...state,
-        entries: update(entries, 'tool', event.toolCallId, (e) => ({
-          ...e,
-          result,
-          status: typed ?? (failed ? 'failed' : 'done'),
-          approval: e.approval === 'pending' ? undefined : e.approval,
-          ...at('endedAt', event.timestamp),
-        })),
+        entries: update(entries, 'tool', event.toolCallId, (e) => {
+          const ended: ToolEntry = {
+            ...e,
+            result,
+            status: cut ?? typed ?? (failed ? 'failed' : 'done'),
+            approval: e.approval === 'pending' ? undefined : e.approval,
+            ...at('endedAt', event.timestamp),
+          };
+          if (cut !== 'not_run') return ended;
+          // It never ran: no duration to show.
+          const { startedAt: _s, endedAt: _e, ...rest } = ended;
+          return rest;
+        }),
       };
     }
     case 'CUSTOM':
@@ -250,12 +259,15 @@ function applyCustom(
     case LOOPCTL_EVENTS.approvalRequested: {
       const callId = text('callId');
       const args = typeof value['arguments'] === 'string' ? value['arguments'] : JSON.stringify(value['arguments']);
+      // A sub-agent's call (any depth) carries the path of agent tools down to it.
+      const path = Array.isArray(value['path']) ? value['path'].filter((p) => typeof p === 'string') : [];
       const card: ToolEntry = {
         kind: 'tool',
         id: callId,
         name: text('name'),
         args,
         status: 'running',
+        ...(path.length > 0 ? { path } : {}),
         ...at('startedAt', timestamp),
       };
       const listed = find(entries, 'tool', callId) ? entries : [...entries, card];

@@ -16,6 +16,7 @@ export const ToolCard = memo(function ToolCard({ call, store }: { call: ToolEntr
         <header className="tool-head">
           <span className="tool-dot" aria-hidden="true" />
           <span className="tool-name">{call.name}</span>
+          {call.path !== undefined && <span className="tool-via">in {call.path.join(' › ')}</span>}
           <span className="tool-line" title={call.args}>
             {argsLine(call.args)}
           </span>

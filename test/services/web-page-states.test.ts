@@ -5,8 +5,9 @@
  * blocks left in place while the rest streams (no re-render, no flicker); model output
  * with HTML and scripts rendered inert; a write waiting for Approve/Reject in the page, approved (the file is
  * written) and rejected (the model reads the refusal); Stop with one call running and one awaiting approval
- * (neither card left running or pending, no decision buttons left); a decision for a call that no longer
- * waits, said in words; the offline model's write under `serve --confirm`, approved in the page; the page's
+ * (neither card left running or pending, no decision buttons left), and Stop with a tool running alone and with a
+ * call awaiting approval alone (the stream's own interrupted results settle them); a decision for a call that no
+ * longer waits, said in words; the offline model's write under `serve --confirm`, approved in the page; the page's
  * switch "Ask before writes and shell commands" under a plain `serve` (on: the write asks; off: it runs; kept
  * across a reload) and locked on under `--confirm`, where no request can start a run that does not ask; a
  * failed run in words; cards' durations; light and dark. Each state's screenshot is saved in test/services/output
@@ -225,6 +226,49 @@ describe('the page in Chromium: serve --confirm', () => {
       expect(await decisionButtons(page)).toBe(0);
       expect(existsSync(path.join(folder, 'later.md'))).toBe(false);
       await shot(page, 'stopped');
+    });
+  });
+
+  it('Stop with a tool running alone, then with a call awaiting approval alone: the stream settles each card', async () => {
+    const { page } = await openPage();
+    await withScreenshot(page, 'stop-single', async () => {
+      // The cards settle from the stream itself: each open call gets a TOOL_CALL_RESULT marked interrupted.
+      const settledResults: string[] = [];
+      page.on('response', (r) => {
+        if (!r.url().includes('/runs')) return;
+        void r.text().then(
+          (text) => {
+            for (const m of text.matchAll(/"toolCallId":"(call_[a-z0-9]+)"[^\n]*"run":"cancelled","ran":(true|false)/g))
+              settledResults.push(`${m[1]} ran=${m[2]}`);
+          },
+          () => undefined,
+        );
+      });
+      const shell = { id: 'call_s9', name: 'run_shell', args: { command: 'sleep 30' } };
+      model.enqueue({ toolCalls: [shell] });
+      await send(page, 'sleep');
+      await card(page, 'run_shell').getByRole('button', { name: 'Approve' }).click();
+      await poll(() => cardStatus(page, 'run_shell')).toBe('running');
+      expect(await status(page)).toBe('Running run_shell…');
+      await page.getByRole('button', { name: 'Stop', exact: true }).click();
+      await poll(() => outcomes(page)).toEqual(['Stopped. You pressed Stop while a tool was running.']);
+      expect(await cardStatus(page, 'run_shell')).toBe('stopped');
+
+      const write = { id: 'call_w9', name: 'write_file', args: { path: 'never.md', content: 'x' } };
+      model.enqueue({ toolCalls: [write] });
+      await send(page, 'write never.md');
+      await poll(() => cardStatus(page, 'write_file')).toBe('waiting for your approval');
+      await page.getByRole('button', { name: 'Stop', exact: true }).click();
+      await poll(() => page.locator('[data-entry="outcome"]').count()).toBe(2);
+      expect((await outcomes(page))[1]).toBe('Stopped. You pressed Stop while a tool call waited for approval.');
+      expect(await cardStatus(page, 'write_file')).toBe('not run');
+      expect(await page.locator('[data-entry="tool"][data-status="running"], [data-status="awaiting"]').count()).toBe(
+        0,
+      );
+      expect(await decisionButtons(page)).toBe(0);
+      expect(existsSync(path.join(folder, 'never.md'))).toBe(false);
+      await poll(() => [...settledResults].sort()).toEqual(['call_s9 ran=true', 'call_w9 ran=false']);
+      console.log(`settled by the stream: ${settledResults.join(', ')}`);
     });
   });
 

@@ -1,0 +1,160 @@
+/**
+ * A sub-agent's approval is surfaced at the root ("Nested approvals", docs/run-control.md; docs/ui.md): a
+ * depth-2 sub-agent's call that needs approval appears in the root's AG-UI stream as
+ * `loopctl.approval_requested` with its call id and path, the HTTP decision route decides it, and its start and
+ * result follow on the wire (HttpAgent over loopctl/http). In suspend mode it fails closed at once with
+ * `ToolApprovalUnavailableError`, never waiting in memory.
+ */
+import { HttpAgent, type AgentSubscriber } from '@ag-ui/client';
+import type { AGUIEvent } from '@ag-ui/core';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createHandler } from '../src/http/index.js';
+import { defineAgent, localRuns, run, type RunEvent, type RunOptions, type SubRunOptions } from '../src/index.js';
+import { collectEvents, scriptedModel } from '../src/testing/index.js';
+import { checkAgUiStream } from './support/ag-ui.js';
+import { deployTool } from './support/gated-tools.js';
+import { bearer, listen, request, type Listening } from './support/http.js';
+
+/** lead → `research` (the researcher agent) → `ops` (the ops agent) → `deploy` (needs approval). */
+function nestedAgents(opsRunOptions?: SubRunOptions<unknown>) {
+  const executed: string[] = [];
+  const deploy = deployTool(executed);
+  const opsModel = scriptedModel([
+    { toolCalls: [{ name: 'deploy', callId: 'call_deploy', arguments: { service: 'api' } }] },
+    { text: 'ops: done' },
+  ]);
+  const ops = defineAgent({ name: 'ops', instructions: 'i', model: opsModel, tools: [deploy] });
+  const researcherModel = scriptedModel([
+    { toolCalls: [{ name: 'ops', callId: 'call_ops', arguments: { input: 'deploy api' } }] },
+    { text: 'research: done' },
+  ]);
+  const researcher = defineAgent({
+    name: 'researcher',
+    instructions: 'i',
+    model: researcherModel,
+    tools: [ops.asTool({ name: 'ops', description: 'ops', ...(opsRunOptions ? { runOptions: opsRunOptions } : {}) })],
+  });
+  const leadModel = scriptedModel([
+    { toolCalls: [{ name: 'research', callId: 'call_research', arguments: { input: 'ship it' } }] },
+    { text: 'Shipped.' },
+  ]);
+  const lead = defineAgent({
+    name: 'lead',
+    instructions: 'i',
+    model: leadModel,
+    tools: [researcher.asTool({ name: 'research', description: 'research' })],
+  });
+  return { lead, executed, opsModel };
+}
+
+describe('nested approvals over HTTP (HttpAgent against loopctl/http)', () => {
+  let server: Listening | undefined;
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
+
+  async function runAndDecide(decision: { approve: true } | { approve: false; reason: string }) {
+    const { lead, executed } = nestedAgents();
+    const runs = localRuns({ agents: { lead } });
+    server = await listen(createHandler({ runs, authorize: bearer }));
+    const agent = new HttpAgent({
+      url: `${server.url}/agents/lead/runs`,
+      headers: { authorization: 'Bearer p' },
+      threadId: 't',
+    });
+    agent.addMessage({ id: 'u1', role: 'user', content: 'Ship it.' });
+    const events: AGUIEvent[] = [];
+    let runId = '';
+    let decided: Promise<{ status: number; body: unknown }> | undefined;
+    const subscriber: AgentSubscriber = {
+      onEvent: ({ event }) => void events.push(event as AGUIEvent),
+      onRunStartedEvent: ({ event }) => void (runId = event.runId),
+      onCustomEvent: ({ event }) => {
+        if (event.name !== 'loopctl.approval_requested') return;
+        const { callId } = event.value as { callId: string };
+        const url = `${server!.url}/runs/${runId}/tool-calls/${encodeURIComponent(callId)}/decision`;
+        decided = request(url, { body: decision, principal: 'p' });
+      },
+    };
+    const result = await agent.runAgent({}, subscriber);
+    await checkAgUiStream(events);
+    return { events, executed, decided: await decided, result, agent, runs, runId };
+  }
+
+  it('a depth-2 approval is shown with its call id and path, decided by the route, and its result follows', async () => {
+    const { events, executed, decided, result, agent } = await runAndDecide({ approve: true });
+    const asked = events.filter((e) => e.type === 'CUSTOM' && e.name === 'loopctl.approval_requested');
+    expect(asked.map((e) => (e as { value: unknown }).value)).toEqual([
+      { callId: 'call_deploy', name: 'deploy', arguments: '{"service":"api"}', path: ['research', 'ops'] },
+    ]);
+    expect(decided).toMatchObject({ status: 200, body: { decided: true } });
+    expect(executed).toEqual(['api']);
+    // The surfaced call's start and result, marked with its path, after the request and before the run's end.
+    const mine = events.filter((e) => 'toolCallId' in e && e.toolCallId === 'call_deploy');
+    expect(mine.map((e) => e.type)).toEqual(['TOOL_CALL_START', 'TOOL_CALL_ARGS', 'TOOL_CALL_END', 'TOOL_CALL_RESULT']);
+    expect(mine[0]).toMatchObject({ toolCallName: 'deploy', metadata: { loopctl: { path: ['research', 'ops'] } } });
+    expect(mine[3]).toMatchObject({ content: 'deployed api', metadata: { loopctl: { path: ['research', 'ops'] } } });
+    expect(result.result).toMatchObject({ output: 'Shipped.' });
+    // No call is left open in the client (a success outcome would list it as pending).
+    const calls = agent.messages.flatMap((m) => (m.role === 'assistant' ? (m.toolCalls ?? []) : []));
+    const answered = new Set(agent.messages.flatMap((m) => (m.role === 'tool' ? [m.toolCallId] : [])));
+    expect(calls.map((c) => c.id).sort()).toEqual(['call_deploy', 'call_research']);
+    expect(calls.every((c) => answered.has(c.id))).toBe(true);
+  });
+
+  it('rejected through the route: the nested call never runs; its result carries outcome rejected and the path', async () => {
+    const { events, executed, decided } = await runAndDecide({ approve: false, reason: 'not on Friday' });
+    expect(decided).toMatchObject({ status: 200, body: { decided: true } });
+    expect(executed).toEqual([]);
+    const result = events.find((e) => e.type === 'TOOL_CALL_RESULT' && e.toolCallId === 'call_deploy');
+    expect(result).toMatchObject({
+      content: 'the call was rejected: not on Friday',
+      metadata: { loopctl: { outcome: 'rejected', path: ['research', 'ops'] } },
+    });
+  });
+
+  it('a decision for a nested call that no longer waits answers decided: false', async () => {
+    const { runId } = await runAndDecide({ approve: true });
+    const late = await request(`${server!.url}/runs/${runId}/tool-calls/call_deploy/decision`, {
+      body: { approve: true },
+      principal: 'p',
+    });
+    expect(late).toMatchObject({ status: 200, body: { decided: false } });
+  });
+});
+
+describe('nested approvals in suspend mode: the nested call fails closed at once', () => {
+  const failedDeploy = (events: readonly RunEvent[]) =>
+    events.flatMap((e) =>
+      e.type === 'subrun_event' && e.event.type === 'tool_call_failed' && e.event.callId === 'call_deploy'
+        ? [{ path: e.path, event: e.event }]
+        : [],
+    );
+
+  for (const [where, options, sub] of [
+    ["the root's approvals: 'suspend'", { approvals: 'suspend' }, undefined],
+    ["the sub-agent's own runOptions approvals: 'suspend'", {}, { approvals: 'suspend' }],
+  ] as const) {
+    it(`${where}: ToolApprovalUnavailableError the sub-agent's model reads; nothing waits, nothing runs`, async () => {
+      const { lead, executed, opsModel } = nestedAgents(sub as SubRunOptions<unknown> | undefined);
+      const events = await collectEvents(run(lead, 'Ship it.', options as RunOptions));
+      expect(executed).toEqual([]);
+      // No approval was asked for: nobody could answer it.
+      expect(events.some((e) => e.type === 'subrun_event' && e.event.type === 'tool_approval_requested')).toBe(false);
+      const [failed] = failedDeploy(events);
+      expect(failed?.path).toEqual(['research', 'ops']);
+      expect(failed?.event).toMatchObject({
+        interrupted: false,
+        error: { name: 'ToolApprovalUnavailableError', toolName: 'deploy', callId: 'call_deploy' },
+      });
+      expect(failed?.event).not.toHaveProperty('outcome');
+      // The ops agent's model read why the call did not run, and the run went on to its end.
+      const read = opsModel.requests[1]!.items.find((i) => i.type === 'tool_result');
+      expect(read).toMatchObject({ isError: true });
+      expect((read as { output: string }).output).toContain('needs approval, which this sub-agent cannot wait for');
+      expect((read as { output: string }).output).toContain('the call did not run');
+      expect(events.at(-1)).toMatchObject({ type: 'run_completed', stopReason: 'completed', output: 'Shipped.' });
+    });
+  }
+});
