@@ -236,6 +236,8 @@ export {
   OutputValidationError,
   ToolCallRejectedError,
   ToolApprovalExpiredError,
+  ToolCallAlreadyStartedError,
+  isToolCallAlreadyStartedError,
   ResumeError,
   isResumeError,
   isToolCallRejectedError,
