@@ -26,7 +26,10 @@ const startedHere = new Set<string>();
  * Item is marked `interrupted`. A record that throws, rejects or answers anything but a boolean fails
  * the run `session_error` and the call never runs (it fails closed).
  */
-export function resumedCall$(rc: RunContext<any>, r: Runnable & Required<Pick<Runnable, 'resumed'>>): Observable<never> {
+export function resumedCall$(
+  rc: RunContext<any>,
+  r: Runnable & Required<Pick<Runnable, 'resumed'>>,
+): Observable<never> {
   const { suspensionId } = r.resumed;
   return record$(rc, rc.opts.session, suspensionId, r.call.callId).pipe(
     concatMap((first) =>
@@ -36,7 +39,12 @@ export function resumedCall$(rc: RunContext<any>, r: Runnable & Required<Pick<Ru
 }
 
 /** The record's answer (true: this start is the first), while the run waits at `tool_call`. */
-function record$(rc: RunContext<any>, session: Session | undefined, suspensionId: string, callId: string): Observable<boolean> {
+function record$(
+  rc: RunContext<any>,
+  session: Session | undefined,
+  suspensionId: string,
+  callId: string,
+): Observable<boolean> {
   return new Observable<boolean>((subscriber) => {
     if (session === undefined || typeof session.recordCallStart !== 'function') {
       const key = JSON.stringify([suspensionId, callId]);

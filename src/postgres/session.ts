@@ -1,6 +1,14 @@
 import { isConcurrentRunError } from '../errors.js';
 import type { Item } from '../items.js';
-import { alreadyResumed, appendRunId, callStartKey, checkId, checkItems, checkTtl, suspensionKey } from '../session/checks.js';
+import {
+  alreadyResumed,
+  appendRunId,
+  callStartKey,
+  checkId,
+  checkItems,
+  checkTtl,
+  suspensionKey,
+} from '../session/checks.js';
 import { SessionSchemaError } from '../session/errors.js';
 import { holderToken } from '../session/holder-process.js';
 import { leaseLost } from '../session/lease-errors.js';

@@ -18,6 +18,7 @@ export interface Sql {
   readonly exists: string;
   readonly deleteSession: string;
   readonly move: string;
+  readonly dropRuns: string;
   readonly dropLeases: string;
 }
 
@@ -95,6 +96,7 @@ export function sqlFor(s: string): Sql {
     move: `WITH i AS (UPDATE ${s}.loopctl_items SET session_id = $2 WHERE session_id = $1),
       r AS (UPDATE ${s}.loopctl_runs SET session_id = $2 WHERE session_id = $1)
       UPDATE ${s}.loopctl_sessions SET id = $2 WHERE id = $1`,
+    dropRuns: `DELETE FROM ${s}.loopctl_runs WHERE session_id = $1`,
     dropLeases: `DELETE FROM ${s}.loopctl_leases WHERE session_id = ANY($1::text[])`,
   };
 }

@@ -1,5 +1,13 @@
 import type { Item } from '../items.js';
-import { alreadyResumed, appendRunId, callStartKey, checkId, checkItems, checkTtl, suspensionKey } from '../session/checks.js';
+import {
+  alreadyResumed,
+  appendRunId,
+  callStartKey,
+  checkId,
+  checkItems,
+  checkTtl,
+  suspensionKey,
+} from '../session/checks.js';
 import { describeHolder, holderEnded } from '../session/holder-process.js';
 import { leaseLost, refusal } from '../session/lease-errors.js';
 import type { AppendOptions, Lease, LeaseOptions, Session } from '../session/session.js';

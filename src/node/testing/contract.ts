@@ -1,4 +1,5 @@
 import { appendContract } from './contract-append.js';
+import { callStartContract } from './contract-call-start.js';
 import { leaseContract } from './contract-lease.js';
 import { killContract, peerContract } from './contract-peers.js';
 import { storeContract } from './contract-store.js';
@@ -25,6 +26,8 @@ export interface SessionContractOptions {
  *   Items (repair is the engine's job) and a 10 000-item history;
  * - append is all or nothing (a bad Item stores none of the run), idempotent per `runId`, never
  *   interleaved with a concurrent append, and all or nothing whenever its signal fires;
+ * - a resumed call's start (`recordCallStart`, when the store has it) is recorded once per
+ *   `(suspensionId, callId)`, racing records included, moved by rename and removed by delete;
  * - leases: one active run per session, renew and release, expiry after `ttlMs`, bad arguments;
  * - the store: list, delete, rename, close, bad ids;
  * - with `spawnPeer`: the same across processes, a SIGKILLed holder's lease taken at once on its host, and with `kill`,
@@ -40,6 +43,7 @@ export function sessionContract(
   options: SessionContractOptions = {},
 ): void {
   appendContract(framework, makeStore);
+  callStartContract(framework, makeStore);
   leaseContract(framework, makeStore);
   storeContract(framework, makeStore);
   const { spawnPeer } = options;
