@@ -14,6 +14,7 @@ import {
   start,
   tool,
   type Item,
+  type Lease,
   type RunEvent,
   type RunOptions,
   type Session,
@@ -61,7 +62,7 @@ const fatal = () => new ModelCallError('the model is down', { status: 400, retry
  * cancels the first resume (a cancel at the model request fires from inside the request, once the model
  * has been called). A stream that breaks is rescued once without streaming: the rescue fails too.
  */
-function firstResumeSteps(checkpoint: Checkpoint, ending: Ending, cancel: () => void): ScriptedStep[] {
+function firstResumeSteps(checkpoint: Checkpoint, ending: Ending, cancel: () => void): (ScriptedStep | string)[] {
   if (checkpoint === 'next model request') {
     const cancelled = defer(() => (cancel(), NEVER));
     return [ending === 'fail' ? { error: fatal() } : { gate: cancelled }];
@@ -190,7 +191,7 @@ async function leaseFree(session: Session | undefined): Promise<void> {
   if (session?.acquire === undefined) return;
   for (let attempt = 0; ; attempt++) {
     try {
-      const lease = await session.acquire('lease-probe', { ttlMs: 1000 });
+      const lease = (await session.acquire('lease-probe', { ttlMs: 1000 })) as Lease; // the stores answer no Observable
       await lease.release();
       return;
     } catch (err) {
