@@ -60,7 +60,15 @@ export function resume<C = unknown, O = unknown>(
   }
   const handle = startRun(agent, s.items, options, { resume: { suspended: s, verdicts } });
   claimed.add(s.suspensionId);
-  handle.result.catch(() => claimed.delete(s.suspensionId));
+  // Given back at the terminal event itself (not a microtask later), so a resume from its handler, or in
+  // virtual time, finds it free.
+  const giveBack = handle.events$.subscribe({
+    next: (event) => {
+      if (event.type === 'run_cancelled' || event.type === 'run_failed') claimed.delete(s.suspensionId);
+    },
+    error: () => claimed.delete(s.suspensionId),
+  });
+  handle.result.catch(() => claimed.delete(s.suspensionId)).finally(() => giveBack.unsubscribe());
   return handle;
 }
 

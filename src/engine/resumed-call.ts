@@ -1,4 +1,5 @@
 import { EMPTY, Observable, concatMap } from 'rxjs';
+import { stage } from '../cancel/stage.js';
 import { describeValue } from '../describe.js';
 import { ToolCallAlreadyStartedError, serializeError } from '../errors.js';
 import { toLastValue } from '../last-value.js';
@@ -20,7 +21,8 @@ const startedHere = new Set<string>();
  * A call of the suspended batch started by a resumed run (docs/run-control.md, "Exactly once across
  * resumes"): its start is recorded first, keyed by `(suspensionId, callId)`, in the run's session
  * (`Session.recordCallStart`) or else in this process; the run waits at `tool_call` meanwhile (a
- * cancel lands there; a record already sent may still store, and the call then counts as started).
+ * cancel lands there; a record already sent may still store, and the call then counts as started; a
+ * cancel in the same frame as a later answer wins: the call does not start).
  * The first record runs the call (`ctx.resumed` set); a refused one (an earlier resume started it)
  * does not: the call's `tool_call_failed` carries a {@link ToolCallAlreadyStartedError}, its result
  * Item is marked `interrupted`. A record that throws, rejects or answers anything but a boolean fails
@@ -31,19 +33,40 @@ export function resumedCall$(
   r: Runnable & Required<Pick<Runnable, 'resumed'>>,
 ): Observable<never> {
   const { suspensionId } = r.resumed;
-  return record$(rc, rc.opts.session, suspensionId, r.call.callId).pipe(
-    concatMap((first) =>
-      first ? toolCall$(rc, r.call, r.tool, r.args, r.resumed) : alreadyStarted(rc, r, suspensionId),
-    ),
-  );
+  return new Observable<never>((subscriber) => {
+    // The run waits at tool_call from the record until the call's own wait begins (or it is refused).
+    const waiting = rc.waits.enter('tool_call');
+    subscriber.add(waiting);
+    let answered = false;
+    const call$ = (): Observable<never> => {
+      waiting.unsubscribe(); // toolCall$ enters its own at once
+      return toolCall$(rc, r.call, r.tool, r.args, r.resumed);
+    };
+    const record = record$(rc.opts.session, suspensionId, r.call.callId, () => (answered = true));
+    const run$ = record.pipe(
+      concatMap((first) => {
+        if (!first) {
+          waiting.unsubscribe();
+          return alreadyStarted(rc, r, suspensionId);
+        }
+        // An answer that came later than the call's own start stage takes one more: a cancel in the
+        // same frame as the store's answer wins, whichever came first (the call stays recorded).
+        return answered ? stage(rc.token, call$, rc.hopScheduler) : call$();
+      }),
+    );
+    subscriber.add(run$.subscribe(subscriber));
+  });
 }
 
-/** The record's answer (true: this start is the first), while the run waits at `tool_call`. */
+/**
+ * The record's answer (true: this start is the first); `later` is called when the answer did not come
+ * while the record was being subscribed (a store that answers later).
+ */
 function record$(
-  rc: RunContext<any>,
   session: Session | undefined,
   suspensionId: string,
   callId: string,
+  later: () => void,
 ): Observable<boolean> {
   return new Observable<boolean>((subscriber) => {
     if (session === undefined || typeof session.recordCallStart !== 'function') {
@@ -54,8 +77,7 @@ function record$(
       subscriber.complete();
       return;
     }
-    const waiting = rc.waits.enter('tool_call');
-    subscriber.add(waiting);
+    let subscribing = true;
     const failed = (error: unknown): void => subscriber.error(new SessionFailure('session_error', error));
     let answer$: Observable<unknown>;
     try {
@@ -73,12 +95,13 @@ function record$(
             const why = `session.recordCallStart() must give true or false, got ${describeValue(answer)}`;
             return failed(new TypeError(why));
           }
-          waiting.unsubscribe(); // the record is in: the call's own wait (or none) follows
+          if (!subscribing) later();
           subscriber.next(answer);
           subscriber.complete();
         },
       }),
     );
+    subscribing = false;
   });
 }
 
