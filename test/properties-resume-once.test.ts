@@ -153,7 +153,11 @@ describe('exactly once across resumes under random fail/cancel/resume sequences'
       },
     );
     if (details.failed) {
-      const replay = `FC_SEED=${details.seed} FC_PATH=${details.counterexamplePath} npx vitest run test/properties-resume-once.test.ts`;
+      const replay = [
+        `FC_SEED=${details.seed}`,
+        `FC_PATH=${details.counterexamplePath}`,
+        'npx vitest run test/properties-resume-once.test.ts',
+      ].join(' ');
       throw new Error(
         [
           'property failed; replay with:',
