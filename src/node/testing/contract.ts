@@ -30,7 +30,8 @@ export interface SessionContractOptions {
  *   `(suspensionId, callId)`, racing records included, moved by rename and removed by delete;
  * - leases: one active run per session, renew and release, expiry after `ttlMs`, bad arguments;
  * - the store: list, delete, rename, close, bad ids;
- * - with `spawnPeer`: the same across processes, a SIGKILLed holder's lease taken at once on its host, and with `kill`,
+ * - with `spawnPeer`: the same across processes (leases, appends, a resumed call's start recorded once), a
+ *   SIGKILLed holder's lease taken at once on its host, and with `kill`,
  *   `kill -9` during a commit leaving the whole run or none of it.
  *
  * @example
@@ -55,6 +56,7 @@ export function sessionContract(
   const na = framework.it.skip ?? (() => undefined);
   framework.describe('across processes (not applicable: no spawnPeer, the store lives in one process)', () => {
     na('one active run per session across processes', () => undefined);
+    na("a resumed call's start recorded in one process is refused in the other", () => undefined);
     na("a dead holder's lease is taken at once", () => undefined);
     na('kill -9 during a commit leaves the whole run or none of it', () => undefined);
   });
