@@ -5,7 +5,9 @@
  * a session, and with the second resume in a fresh copy of loopctl (another process's memory).
  */
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { MemorySession } from '../src/index.js';
+import { z } from 'zod';
+import { MemorySession, defineAgent, resume, start, tool, type Session } from '../src/index.js';
+import { scriptedModel } from '../src/testing/index.js';
 import { CASES, resumeTwice, type Outcome } from './support/resume-once.js';
 import { sqliteStore, tempDirs } from './support/session-stores.js';
 
@@ -121,4 +123,54 @@ describe('the record is in the store, not in the process', () => {
     const paired = result.items.find((i) => i.type === 'tool_result' && i.callId === 'd1');
     expect(paired).toMatchObject({ isError: true, interrupted: true });
   });
+});
+
+describe('a cancel during the commit of a resumed run', () => {
+  for (const kind of ['memory', 'SQLite'] as const) {
+    it(`${kind}: the commit cannot be cancelled, so the resume completes; resumed again it is refused (already_resumed), deploy ran once`, async () => {
+      const store = kind === 'SQLite' ? sqliteStore(dirs)() : undefined;
+      const inner = store ? store.session('ops') : new MemorySession();
+      let deploys = 0;
+      const agent = defineAgent({
+        name: 'ops',
+        instructions: '',
+        model: scriptedModel([{ toolCalls: [{ name: 'deploy', callId: 'd1' }] }, 'all done', 'again']),
+        tools: [
+          tool({
+            name: 'deploy',
+            description: 'deploys',
+            parameters: z.object({}),
+            needsApproval: true,
+            execute: () => (deploys++, 'deployed'),
+          }),
+        ],
+      });
+      let cancelNow = (): void => undefined;
+      const session: Session = {
+        load: () => inner.load(),
+        append: (items, options) => {
+          cancelNow(); // the operator presses Stop while the commit is being written
+          return inner.append(items, options);
+        },
+        acquire: (runId, options) => inner.acquire!(runId, options),
+        recordCallStart: (suspensionId, callId) => inner.recordCallStart!(suspensionId, callId),
+      };
+      try {
+        const suspended = (await start(agent, 'ship', { session, approvals: 'suspend' }).result).suspended!;
+        const first = resume(agent, suspended, { d1: { approve: true } }, { session });
+        let stops = 0;
+        cancelNow = () => (stops++, first.cancel('the operator pressed Stop'));
+        const result = await first.result;
+        expect({ output: result.output, stops }).toEqual({ output: 'all done', stops: 1 });
+        cancelNow = () => undefined;
+        // This process holds the completed resume's claim; another process is refused by the session.
+        expect(() => resume(agent, suspended, { d1: { approve: true } }, { session })).toThrow(
+          expect.objectContaining({ name: 'ResumeError', code: 'already_resumed' }) as unknown as Error,
+        );
+        expect(deploys).toBe(1);
+      } finally {
+        await store?.close();
+      }
+    });
+  }
 });
