@@ -7,6 +7,7 @@
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { MemorySession, defineAgent, resume, start, tool, type Session } from '../src/index.js';
+import { lazySession } from '../src/bullmq/shared.js';
 import { scriptedModel } from '../src/testing/index.js';
 import { CASES, resumeTwice, type Outcome } from './support/resume-once.js';
 import { sqliteStore, tempDirs } from './support/session-stores.js';
@@ -57,6 +58,24 @@ describe('an approved call runs once across resumes, whatever ended the first re
       const outcome = await resumeTwice(checkpoint, ending, undefined);
       expect(outcome.firstEnd).toBe(ending === 'cancel' ? 'run_cancelled' : 'run_failed');
       expectOnce(outcome, checkpoint);
+    });
+  }
+});
+
+describe("the queue's session (how a BullMQ worker sees its store) records through the store", () => {
+  for (const [checkpoint, ending] of CASES) {
+    it(`lazySession over SQLite: ${ending} at ${checkpoint}`, async () => {
+      const store = sqliteStore(dirs)();
+      try {
+        const outcome = await resumeTwice(checkpoint, ending, lazySession(store, 'ops'));
+        expect(outcome.firstEnd).toBe(ending === 'cancel' ? 'run_cancelled' : 'run_failed');
+        expectOnce(outcome, checkpoint);
+        // The records are the store's: a second worker's session of the same store is refused.
+        const suspensionId = outcome.resumed[0]!.suspensionId;
+        expect(await store.session('ops').recordCallStart(suspensionId, 'd1')).toBe(false);
+      } finally {
+        await store.close();
+      }
     });
   }
 });
