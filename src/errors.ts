@@ -209,8 +209,8 @@ export class ToolApprovalExpiredError extends LoopctlError {
 
 /**
  * A call of a suspended batch that an earlier resume of the same suspension already started
- * (docs/run-control.md, "Exactly once across resumes"): that run failed or was cancelled, so the call's
- * outcome was never recorded. It is not run again; the model gets this error as the call's result
+ * (docs/run-control.md, "Exactly once across resumes"): that run failed or was cancelled before it
+ * committed, so the call's result was not kept. It is not run again; the model gets this error as the call's result
  * (`tool_call_failed`, `interrupted: false`; the result Item has `interrupted: true`) and reads that it
  * was not run again and that its effects are unknown. `suspensionId` names the suspension.
  */
@@ -222,8 +222,9 @@ export class ToolCallAlreadyStartedError extends LoopctlError {
     readonly suspensionId: string,
   ) {
     super(
-      'not run again: an earlier resume of this suspension already started this call and did not finish; ' +
-        'its effects are unknown (it may have taken effect): check before asking for it again',
+      'not run again: an earlier resume of this suspension already started this call, and its result was not ' +
+        'kept (that run ended before it committed); its effects are unknown (it may have taken effect): ' +
+        'check before asking for it again',
     );
   }
 }
