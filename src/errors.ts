@@ -228,6 +228,28 @@ export class ToolApprovalUnavailableError extends LoopctlError {
   }
 }
 
+/**
+ * A call of a suspended batch that an earlier resume of the same suspension already started
+ * (docs/run-control.md, "Exactly once across resumes"): that run failed or was cancelled before it
+ * committed, so the call's result was not kept. It is not run again; the model gets this error as the call's result
+ * (`tool_call_failed`, `interrupted: false`; the result Item has `interrupted: true`) and reads that it
+ * was not run again and that its effects are unknown. `suspensionId` names the suspension.
+ */
+export class ToolCallAlreadyStartedError extends LoopctlError {
+  override readonly name: string = 'ToolCallAlreadyStartedError';
+  constructor(
+    readonly toolName: string,
+    readonly callId: string,
+    readonly suspensionId: string,
+  ) {
+    super(
+      'not run again: an earlier resume of this suspension already started this call, and its result was not ' +
+        'kept (that run ended before it committed); its effects are unknown (it may have taken effect): ' +
+        'check before asking for it again',
+    );
+  }
+}
+
 /** Why `resume()` refused a suspended run (see {@link ResumeError}). */
 export type ResumeErrorCode =
   | 'unknown_call'
@@ -471,6 +493,9 @@ export const isToolCallCancelledError = (e: unknown): e is ToolCallCancelledErro
   isInstance(e, ToolCallCancelledError);
 /** @returns true for a {@link ResumeError}. */
 export const isResumeError = (e: unknown): e is ResumeError => isInstance(e, ResumeError);
+/** @returns true for a {@link ToolCallAlreadyStartedError}. */
+export const isToolCallAlreadyStartedError = (e: unknown): e is ToolCallAlreadyStartedError =>
+  isInstance(e, ToolCallAlreadyStartedError);
 /** @returns true for a {@link ToolApprovalExpiredError}. */
 export const isToolApprovalExpiredError = (e: unknown): e is ToolApprovalExpiredError =>
   isInstance(e, ToolApprovalExpiredError);

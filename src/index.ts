@@ -238,6 +238,8 @@ export {
   ToolApprovalExpiredError,
   ToolApprovalUnavailableError,
   isToolApprovalUnavailableError,
+  ToolCallAlreadyStartedError,
+  isToolCallAlreadyStartedError,
   ResumeError,
   isResumeError,
   isToolCallRejectedError,

@@ -223,14 +223,46 @@ describe('ResumeError: every code', () => {
     }
   });
 
-  it('already_resumed: within the process without a session; given back by a run that did not complete', async () => {
-    const { agent, suspended } = await suspendOnce();
-    const cancelled = resume(agent, suspended, { g1: { approve: true } });
-    cancelled.cancel('changed my mind');
+  it('already_resumed: within the process without a session; a run that did not complete may be resumed again, but what it started never runs twice', async () => {
+    const ran = { free: 0, gated: 0 };
+    const counting = defineAgent({
+      name: 'susp',
+      instructions: '',
+      tools: [
+        tool({ ...gated, parameters: z.object({}), execute: () => (ran.gated++, 'G') }),
+        tool({ ...free, parameters: z.object({}), execute: () => (ran.free++, 'F') }),
+      ],
+      model: scriptedModel([
+        {
+          toolCalls: [
+            { name: 'free', callId: 'f1' },
+            { name: 'gated', callId: 'g1' },
+          ],
+        },
+        'finished',
+      ]),
+    });
+    const suspended = (await start(counting, 'go', { approvals: 'suspend' }).result).suspended!;
+    // The first resume runs both calls, then is cancelled before its next model request: it commits nothing.
+    const cancelled = resume(counting, suspended, { g1: { approve: true } });
+    cancelled.events$.subscribe((e) => {
+      if (e.type === 'tool_call_completed' && e.callId === 'g1') cancelled.cancel('changed my mind');
+    });
     await expect(cancelled.result).rejects.toThrow();
-    const handle = resume(agent, suspended, { g1: { approve: true } }); // the cancelled one committed nothing
-    await handle.result;
-    expect(codeOf(() => resume(agent, suspended, { g1: { approve: true } }))).toBe('already_resumed');
+    expect(ran).toEqual({ free: 1, gated: 1 });
+    // Resumed again: the claim was given back, but the calls the cancelled run started are not run again.
+    const handle = resume(counting, suspended, { g1: { approve: true } });
+    const events = await collectEvents(handle.events$);
+    const result = await handle.result;
+    expect(ran).toEqual({ free: 1, gated: 1 });
+    const failed = events.flatMap((e) => (e.type === 'tool_call_failed' ? [[e.callId, e.error.name]] : []));
+    expect(failed).toEqual([
+      ['f1', 'ToolCallAlreadyStartedError'],
+      ['g1', 'ToolCallAlreadyStartedError'],
+    ]);
+    expect(result.output).toBe('finished');
+    // A resume that completed keeps its claim.
+    expect(codeOf(() => resume(counting, suspended, { g1: { approve: true } }))).toBe('already_resumed');
   });
 
   it('already_resumed through the session: another process sees the session hold the Items', async () => {

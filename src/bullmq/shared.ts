@@ -38,6 +38,8 @@ export const jobOptions = (runId: string) =>
  * The session `id` of `store`, resolved when first used. With `patientMs`, `acquire` waits (retrying every
  * 250 ms, up to that long) while another holder's lease is live: a rerun after a lost worker waits for the
  * dead worker's lease to expire ("a dead holder's lease expires") instead of failing at once.
+ * `recordCallStart` goes to the store's session, so a resumed call started by one worker is never run again
+ * by another.
  */
 export function lazySession(store: LocalRunsSessionStore, id: string, patientMs = 0): Session {
   let session: Promise<Session> | undefined;
@@ -59,8 +61,23 @@ export function lazySession(store: LocalRunsSessionStore, id: string, patientMs 
           }
         }
       }),
+    // A resumed call's start (docs/run-control.md, "Exactly once across resumes"), in the store: every worker
+    // sees it. A store without it records in this process only, as the engine does.
+    recordCallStart: (suspensionId: string, callId: string): Promise<boolean> =>
+      get().then(async (s) => {
+        if (typeof s.recordCallStart === 'function') {
+          return (await lastValueFrom(toLastValue(s.recordCallStart(suspensionId, callId)))) as boolean;
+        }
+        const key = JSON.stringify([id, suspensionId, callId]);
+        if (startedHere.has(key)) return false;
+        startedHere.add(key);
+        return true;
+      }),
   };
 }
+
+/** Resumed calls' starts recorded in this process, for a store whose sessions cannot record them. */
+const startedHere = new Set<string>();
 
 /** The lease of a session that has none (one process): renewing and releasing do nothing. */
 function noLease(runId: string, ttlMs: number): Lease {

@@ -16,12 +16,17 @@ import { approvalDeadline } from './deadlines.js';
 import type { RunContext } from './run-context.js';
 import { errorResult } from './tool-result.js';
 
-/** A call of a batch that may run: its tool, parsed arguments, and whether it waits for approval first. */
+/**
+ * A call of a batch that may run: its tool, parsed arguments, whether it waits for approval first, and
+ * `resumed`: the suspension a resumed run continues, for a call of the suspended batch (its start is
+ * recorded before it runs: `resumed-call.ts`).
+ */
 export interface Runnable {
   readonly call: ToolCall;
   readonly tool: Tool;
   readonly args: unknown;
   readonly approval?: boolean;
+  readonly resumed?: { readonly suspensionId: string };
 }
 
 /**

@@ -7,6 +7,7 @@ import type { Tool } from '../tools/tool.js';
 import { approval$, requestApprovals$, type Runnable } from './approval.js';
 import { callHooks$, hasHooks } from './hooks.js';
 import { refusedFor } from './repair.js';
+import { resumedCall$ } from './resumed-call.js';
 import type { RunContext } from './run-context.js';
 import { notRun, stopsBeforeCall } from './stop.js';
 import { toolCall$ } from './tool-call.js';
@@ -102,6 +103,8 @@ export function batch$(rc: RunContext<any>, runnables: readonly Runnable[]): Obs
           dequeue();
           // A graceful stop at tool_call_end: no further call starts; each is paired "not run" ("Stop").
           if (stopsBeforeCall(rc)) return notRun(rc, r.call);
+          // A call of a suspended batch: its start is recorded first ("Exactly once across resumes").
+          if (r.resumed !== undefined) return resumedCall$(rc, { ...r, resumed: r.resumed });
           return toolCall$(rc, r.call, r.tool, r.args);
         },
         rc.hopScheduler,

@@ -15,8 +15,9 @@ import { afterBatch$, type Decision } from './turn.js';
  * longer `sessionHead`, `already_resumed` when it holds the suspended run's Items (a resume committed
  * them). Then the open batch's calls without a result run as the waiting path would have run them:
  * each call that awaited approval with its decision already given, the others at once (their
- * `beforeToolCall` hooks and `needsApproval` ran before the suspension); then `turn_completed` and the
- * next turn. Emits the turn's decision.
+ * `beforeToolCall` hooks and `needsApproval` ran before the suspension), each start recorded first
+ * under `(suspensionId, callId)` so that no later resume runs it again (`resumed-call.ts`, docs/run-control.md,
+ * "Exactly once across resumes"); then `turn_completed` and the next turn. Emits the turn's decision.
  */
 export function resumeTurn$(rc: RunContext<any>, history: readonly Item[], resume: ResumeState): Observable<Decision> {
   return defer(() => {
@@ -38,7 +39,8 @@ export function resumeTurn$(rc: RunContext<any>, history: readonly Item[], resum
       }
       const verdict = verdicts.get(call.callId);
       if (verdict !== undefined) rc.approvals.open(call, verdict);
-      const runnable = { call, tool, args: parsed.args };
+      // Its start is recorded before it runs: no later resume of this suspension runs it again.
+      const runnable = { call, tool, args: parsed.args, resumed: { suspensionId: suspended.suspensionId } };
       runnables.push(verdict === undefined ? runnable : { ...runnable, approval: true });
     }
     return concat(batch$(rc, runnables), afterBatch$(rc, rc.turn));

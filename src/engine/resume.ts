@@ -8,7 +8,8 @@ import type { Agent, RunHandle, StartOptions } from './types.js';
 
 /**
  * Suspensions resumed in this process and not given up: "already resumed" without a session. A resumed
- * run that is cancelled or fails gives its claim back (it committed nothing), so it may be resumed again.
+ * run that is cancelled or fails gives its claim back (it committed nothing), so it may be resumed again;
+ * the calls it started stay recorded and never run again (`resumed-call.ts`: "Exactly once across resumes").
  */
 const claimed = new Set<string>();
 
@@ -31,7 +32,11 @@ const claimed = new Set<string>();
  * ends `run_failed` (`configuration_error`, the error a `ResumeError`; `handle.result` rejects with a
  * `RunFailedError` whose `cause` it is) for `stale_session` and `already_resumed`, and a store refuses a
  * second commit with the same `suspensionId` (`session_error`). Without a session, "already resumed"
- * is known within this process only. A decision that is not a decision throws `ConfigurationError`
+ * is known within this process only. A resumed run that fails or is cancelled may be resumed again, but
+ * each call of the suspended batch runs at most once across resumes: its start is recorded (in the
+ * session with `recordCallStart`, else in this process) before it runs, and a later resume pairs it
+ * with a `ToolCallAlreadyStartedError` instead (docs/run-control.md, "Exactly once across resumes");
+ * the tool sees `ctx.resumed`. A decision that is not a decision throws `ConfigurationError`
  * naming it (`decisions.<callId>`); bad options as `start()` does.
  *
  * @example
@@ -55,7 +60,15 @@ export function resume<C = unknown, O = unknown>(
   }
   const handle = startRun(agent, s.items, options, { resume: { suspended: s, verdicts } });
   claimed.add(s.suspensionId);
-  handle.result.catch(() => claimed.delete(s.suspensionId));
+  // Given back at the terminal event itself (not a microtask later), so a resume from its handler, or in
+  // virtual time, finds it free.
+  const giveBack = handle.events$.subscribe({
+    next: (event) => {
+      if (event.type === 'run_cancelled' || event.type === 'run_failed') claimed.delete(s.suspensionId);
+    },
+    error: () => claimed.delete(s.suspensionId),
+  });
+  handle.result.catch(() => claimed.delete(s.suspensionId)).finally(() => giveBack.unsubscribe());
   return handle;
 }
 

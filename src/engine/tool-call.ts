@@ -29,6 +29,8 @@ class CallContext implements ToolContext, Unsubscribable {
   readonly callId: string;
   readonly turn: number;
   readonly context: unknown;
+  /** Set only for a resumed call (an own property then, absent otherwise). */
+  declare readonly resumed?: { readonly suspensionId: string };
   settled = false;
   #controller: AbortController | undefined;
   #reason: unknown = NOT_ABORTED;
@@ -37,7 +39,9 @@ class CallContext implements ToolContext, Unsubscribable {
   constructor(
     private readonly rc: RunContext<any>,
     private readonly call: ToolCall,
+    resumed: { readonly suspensionId: string } | undefined,
   ) {
+    if (resumed !== undefined) this.resumed = Object.freeze({ suspensionId: resumed.suspensionId });
     this.cancel = rc.token;
     this.mailbox = rc.mailbox;
     this.runId = rc.runId;
@@ -87,13 +91,20 @@ class CallContext implements ToolContext, Unsubscribable {
  * timeout aborts `ctx.signal` with a `TimeoutError` and becomes a tool error for the model, not a cancel.
  * While it executes the call can be cancelled on its own (`RunControl.cancelToolCall`): `ctx.signal`
  * aborts with a `ToolCallCancelledError`, the tool is abandoned, and `tool_call_failed { interrupted: true }`
- * is emitted at once; the batch and the run go on.
+ * is emitted at once; the batch and the run go on. `resumed`: the suspension a resumed run continues, for a
+ * call of its suspended batch (`ctx.resumed`; its start was recorded by `resumedCall$`).
  */
-export function toolCall$(rc: RunContext<any>, call: ToolCall, tool: Tool, args: unknown): Observable<never> {
+export function toolCall$(
+  rc: RunContext<any>,
+  call: ToolCall,
+  tool: Tool,
+  args: unknown,
+  resumed?: { readonly suspensionId: string },
+): Observable<never> {
   return new Observable<never>((subscriber) => {
     const running = rc.waits.enter('tool_call');
     subscriber.add(running);
-    const ctx = new CallContext(rc, call);
+    const ctx = new CallContext(rc, call, resumed);
     // Added before the tool runs: a tool that cancels its own run synchronously (ctx.cancel inside
     // execute) still gets its signal aborted before the run's terminal.
     subscriber.add(ctx);

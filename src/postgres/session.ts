@@ -1,6 +1,14 @@
 import { isConcurrentRunError } from '../errors.js';
 import type { Item } from '../items.js';
-import { alreadyResumed, appendRunId, checkId, checkItems, checkTtl, suspensionKey } from '../session/checks.js';
+import {
+  alreadyResumed,
+  appendRunId,
+  callStartKey,
+  checkId,
+  checkItems,
+  checkTtl,
+  suspensionKey,
+} from '../session/checks.js';
 import { SessionSchemaError } from '../session/errors.js';
 import { holderToken } from '../session/holder-process.js';
 import { leaseLost } from '../session/lease-errors.js';
@@ -19,6 +27,8 @@ import type { PostgresBackend } from './backend.js';
  *   `ConfigurationError` naming the field for a value that is not an Item, `SessionStorageError`
  *   (with the SQLSTATE) when the write fails.
  * - `acquire(runId, { ttlMs })`: a lease row whose expiry is on the server's clock.
+ * - `recordCallStart(suspensionId, callId)`: one insert among the session's run ids (its unique key
+ *   decides: of two clients recording one call exactly one gets `true`).
  */
 export class PostgresSession implements Session {
   constructor(
@@ -56,6 +66,17 @@ export class PostgresSession implements Session {
     }
     const text = runId === undefined ? sql.appendBare : sql.appendRun;
     await this.store.query(this.id, text, [this.id, runId ?? null, rows.length, rows]);
+  }
+
+  /**
+   * Records the start of a resumed call (see `Session.recordCallStart`): resolves `true` when this
+   * record stored, `false` when `(suspensionId, callId)` was recorded before. Rejects with
+   * `ConfigurationError` for a bad id, `SessionStorageError` (with the SQLSTATE) when the write fails.
+   */
+  async recordCallStart(suspensionId: string, callId: string): Promise<boolean> {
+    const key = callStartKey(suspensionId, callId);
+    const rows = await this.store.query(this.id, this.store.sql.recordCallStart, [this.id, key]);
+    return rows.length === 1;
   }
 
   /**

@@ -8,6 +8,7 @@ export interface Sql {
   readonly appendRun: string;
   readonly appendBare: string;
   readonly appendSuspended: string;
+  readonly recordCallStart: string;
   readonly take: string;
   readonly renew: string;
   readonly release: string;
@@ -17,6 +18,7 @@ export interface Sql {
   readonly exists: string;
   readonly deleteSession: string;
   readonly move: string;
+  readonly dropRuns: string;
   readonly dropLeases: string;
 }
 
@@ -68,6 +70,9 @@ export function sqlFor(s: string): Sql {
       `SELECT count(*)::integer AS stored,
         EXISTS (SELECT 1 FROM ${s}.loopctl_runs WHERE session_id = $1 AND run_id = $2) AS repeat FROM ses`,
     ),
+    // A resumed call's start ($2: `call:[…]`): a row among the run ids; a row back only when it is new.
+    recordCallStart: `INSERT INTO ${s}.loopctl_runs (session_id, run_id, stored_at) VALUES ($1, $2, ${NOW})
+      ON CONFLICT DO NOTHING RETURNING 1`,
     // Takes the lease when there is none or it has expired; one statement, so two clients cannot both win.
     take: `INSERT INTO ${s}.loopctl_leases AS l (session_id, run_id, token, expires_at)
       VALUES ($1, $2, $3, ${NOW} + $4::bigint)
@@ -91,6 +96,7 @@ export function sqlFor(s: string): Sql {
     move: `WITH i AS (UPDATE ${s}.loopctl_items SET session_id = $2 WHERE session_id = $1),
       r AS (UPDATE ${s}.loopctl_runs SET session_id = $2 WHERE session_id = $1)
       UPDATE ${s}.loopctl_sessions SET id = $2 WHERE id = $1`,
+    dropRuns: `DELETE FROM ${s}.loopctl_runs WHERE session_id = $1`,
     dropLeases: `DELETE FROM ${s}.loopctl_leases WHERE session_id = ANY($1::text[])`,
   };
 }

@@ -89,6 +89,8 @@ export class PostgresSessionStore implements SessionStore {
       const found = (await client.query(this.sql.exists, [from, to])).rows.map((r: { id: string }) => r.id);
       if (!found.includes(from)) throw new SessionNotFoundError(from);
       if (found.includes(to)) throw new SessionExistsError(to);
+      // Run ids left under `to` without a session (resumed calls' starts, docs/sessions.md) go first.
+      await client.query(this.sql.dropRuns, [to]);
       await client.query(this.sql.move, [from, to]);
       await client.query(this.sql.dropLeases, [[from, to]]);
     });

@@ -73,6 +73,20 @@ export function suspensionKey(options: AppendOptions | undefined): string | unde
   return key;
 }
 
+/**
+ * The run-id key under which a store keeps a resumed call's start (`Session.recordCallStart`):
+ * `call:` and the JSON of `[suspensionId, callId]` (never ambiguous, whatever the ids hold). Throws
+ * `ConfigurationError` naming `suspensionId` or `callId` for a bad id, or `callId` when the key would be
+ * longer than {@link MAX_ID_LENGTH}.
+ */
+export function callStartKey(suspensionId: unknown, callId: unknown): string {
+  checkId(suspensionId, 'suspensionId');
+  checkId(callId, 'callId');
+  const key = `call:${JSON.stringify([suspensionId, callId])}`;
+  checkId(key, 'callId');
+  return key;
+}
+
 /** The error a store rejects a second commit of one suspension with ("already resumed"). */
 export function alreadyResumed(options: AppendOptions | undefined): ResumeError {
   const id = String(options?.suspensionId);

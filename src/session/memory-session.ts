@@ -1,5 +1,5 @@
 import type { Item } from '../items.js';
-import { alreadyResumed, appendRunId, checkId, checkItems, checkTtl, suspensionKey } from './checks.js';
+import { alreadyResumed, appendRunId, callStartKey, checkId, checkItems, checkTtl, suspensionKey } from './checks.js';
 import { LeaseSlot } from './memory-lease.js';
 import type { AppendOptions, Lease, LeaseOptions, Session } from './session.js';
 
@@ -106,6 +106,19 @@ export class MemorySession implements Session {
     state.items = Object.freeze([...state.items, ...items]);
     state.updatedAt = this.#now();
     state.createdAt ??= state.updatedAt;
+  }
+
+  /**
+   * Records the start of a resumed call (see `Session.recordCallStart`): `true` when this record
+   * stored, `false` when `(suspensionId, callId)` was recorded before. Synchronous, so a run in virtual
+   * time records and starts its call in one step. Throws `ConfigurationError` for a bad id.
+   */
+  recordCallStart(suspensionId: string, callId: string): boolean {
+    const key = callStartKey(suspensionId, callId);
+    const { stored } = this.#state;
+    if (stored.has(key)) return false;
+    stored.add(key);
+    return true;
   }
 
   /**

@@ -69,6 +69,19 @@ export interface Session {
   load(): MaybeAsync<readonly Item[]>;
   append(items: readonly Item[], options?: AppendOptions): MaybeAsync<void>;
   acquire?(runId: string, options: LeaseOptions): MaybeAsync<Lease>;
+  /**
+   * Records that a run resumed from the suspension `suspensionId` starts the call `callId` of the
+   * suspended batch (docs/run-control.md, "Exactly once across resumes"), durably, before the tool
+   * runs: gives `true` when this record stored, `false` when one for the same `(suspensionId, callId)`
+   * was stored before (by any run, in any process): the call started in an earlier resume and must
+   * not run again. Idempotent: a repeat stores nothing and gives `false`. The record is not Items: it
+   * does not create the session nor change `load`, `list` or `updatedAt`; stores keep it among the
+   * session's run ids (`call:["<suspensionId>","<callId>"]`), so it moves and is deleted with them.
+   * Throws or rejects with `ConfigurationError` naming `suspensionId` or `callId` for an id that is
+   * not one (see `MAX_ID_LENGTH`), storing nothing. Optional: without it, a resumed run records the
+   * start in its own process only. `sessionContract` checks it for every store that has it.
+   */
+  recordCallStart?(suspensionId: string, callId: string): MaybeAsync<boolean>;
 }
 
 /** One stored session as {@link SessionStore.list} reports it; times are ms since the epoch. */

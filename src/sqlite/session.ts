@@ -1,5 +1,13 @@
 import type { Item } from '../items.js';
-import { alreadyResumed, appendRunId, checkId, checkItems, checkTtl, suspensionKey } from '../session/checks.js';
+import {
+  alreadyResumed,
+  appendRunId,
+  callStartKey,
+  checkId,
+  checkItems,
+  checkTtl,
+  suspensionKey,
+} from '../session/checks.js';
 import { describeHolder, holderEnded } from '../session/holder-process.js';
 import { leaseLost, refusal } from '../session/lease-errors.js';
 import type { AppendOptions, Lease, LeaseOptions, Session } from '../session/session.js';
@@ -20,6 +28,8 @@ import type { SqliteBackend } from './backend.js';
  *   `ConfigurationError` naming the field for a value that is not an Item, `SessionStorageError`
  *   (`SQLITE_FULL`, `SQLITE_READONLY`, `SQLITE_BUSY`, `closed`) when the write fails.
  * - `acquire(runId, { ttlMs })`: a lease row with an expiry, shared by every process using the file.
+ * - `recordCallStart(suspensionId, callId)`: one insert among the session's run ids, in a write
+ *   transaction, so of two processes recording one call exactly one gets `true`.
  */
 export class SqliteSession implements Session {
   constructor(
@@ -63,6 +73,20 @@ export class SqliteSession implements Session {
       },
       signal,
     );
+  }
+
+  /**
+   * Records the start of a resumed call (see `Session.recordCallStart`): resolves `true` when this
+   * record stored, `false` when `(suspensionId, callId)` was recorded before. Rejects with
+   * `ConfigurationError` for a bad id, `SessionStorageError` when the write fails (nothing stored).
+   */
+  async recordCallStart(suspensionId: string, callId: string): Promise<boolean> {
+    const key = callStartKey(suspensionId, callId);
+    return this.store.write(this.id, (sql) => {
+      if (sql.hasRun.get(this.id, key) !== undefined) return false;
+      sql.insertRun.run(this.id, key, this.store.now());
+      return true;
+    });
   }
 
   /**

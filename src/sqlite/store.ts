@@ -127,6 +127,7 @@ export class SqliteSessionStore implements SessionStore {
       sql.deleteLease.run(from);
       sql.deleteLease.run(to);
       sql.moveItems.run(to, from);
+      sql.deleteRuns.run(to); // run ids left under `to` without a session (resumed calls' starts) go first
       sql.moveRuns.run(to, from);
       sql.moveSession.run(to, from);
     });

@@ -14,6 +14,11 @@ import type { JsonSchema } from '../model/types.js';
  * - `cancel` is a token the run owns: firing it cancels this run only.
  * - `callId` is the provider's tool call id: a stable idempotency key.
  * - `reportProgress(progress)` emits a `tool_call_progress` event.
+ * - `resumed` is set for a call of a suspended batch that `resume()` runs (docs/run-control.md,
+ *   "Exactly once across resumes"): `{ suspensionId }`, the suspension it continues; absent for every
+ *   other call. Such a call was recorded as started before `execute` was called, and no later resume
+ *   of that suspension runs it again; a tool with effects outside the process can key them on
+ *   `(resumed.suspensionId, callId)`.
  */
 export interface ToolContext<C = unknown> {
   readonly signal: AbortSignal;
@@ -23,14 +28,15 @@ export interface ToolContext<C = unknown> {
   readonly callId: string;
   readonly turn: number;
   readonly context: C;
+  readonly resumed?: { readonly suspensionId: string };
   reportProgress(progress: unknown): void;
 }
 
 /**
- * What a tool's `needsApproval` function receives: the call's context before it runs (no `signal`
- * and no `reportProgress` yet: the call has not started).
+ * What a tool's `needsApproval` function receives: the call's context before it runs (no `signal`,
+ * no `reportProgress` and no `resumed` yet: the call has not started).
  */
-export type ApprovalContext<C = unknown> = Omit<ToolContext<C>, 'signal' | 'reportProgress'>;
+export type ApprovalContext<C = unknown> = Omit<ToolContext<C>, 'signal' | 'reportProgress' | 'resumed'>;
 
 /**
  * Whether a call waits for a decision before it starts ("approvals", docs/run-control.md): `true`

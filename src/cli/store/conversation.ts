@@ -116,7 +116,11 @@ function inMemory(note: string): Conversation {
 function stored(store: SessionStore, session: Session, note: string): Conversation {
   return {
     // Without `acquire`: the lease is taken here, around each run, so the engine never takes a second one.
-    session: { load: () => session.load(), append: (items, options) => session.append(items, options) },
+    session: {
+      load: () => session.load(),
+      append: (items, options) => session.append(items, options),
+      ...(session.recordCallStart ? { recordCallStart: (s, c) => session.recordCallStart!(s, c) } : {}),
+    },
     note,
     hold: (onLost, body, signal) => holding(session, onLost, body, signal),
     close: () => store.close(),

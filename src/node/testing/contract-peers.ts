@@ -50,6 +50,30 @@ export function peerContract({ describe, it, expect }: ContractFramework, makeSt
     );
 
     it(
+      "a resumed call's start recorded in one process is refused in the other; racing records: exactly one first",
+      () =>
+        withStore(makeStore, (store) =>
+          withPeer(store, spawnPeer, async (peer) => {
+            const s = store.session('starts');
+            if (typeof s.recordCallStart !== 'function') return; // recorded in-process only: nothing to share
+            const ours = (suspensionId: string, callId: string) =>
+              settle(() => s.recordCallStart!(suspensionId, callId));
+            expect(await peer.recordCallStart('starts', 'susp', 'call-1')).toBe(true);
+            expect(await ours('susp', 'call-1')).toBe(false);
+            expect(await ours('susp', 'call-2')).toBe(true);
+            expect(await peer.recordCallStart('starts', 'susp', 'call-2')).toBe(false);
+            const racing = await Promise.all(
+              Array.from({ length: 6 }, (_, i) =>
+                i % 2 === 0 ? peer.recordCallStart('starts', 'susp', 'raced') : ours('susp', 'raced'),
+              ),
+            );
+            expect(racing.filter((first) => first).length).toBe(1);
+          }),
+        ),
+      60_000,
+    );
+
+    it(
       'what one process appends, the other loads, in append order and exactly once per runId',
       () =>
         withStore(makeStore, (store) =>

@@ -1,4 +1,5 @@
 import { appendContract } from './contract-append.js';
+import { callStartContract } from './contract-call-start.js';
 import { leaseContract } from './contract-lease.js';
 import { killContract, peerContract } from './contract-peers.js';
 import { storeContract } from './contract-store.js';
@@ -25,9 +26,12 @@ export interface SessionContractOptions {
  *   Items (repair is the engine's job) and a 10 000-item history;
  * - append is all or nothing (a bad Item stores none of the run), idempotent per `runId`, never
  *   interleaved with a concurrent append, and all or nothing whenever its signal fires;
+ * - a resumed call's start (`recordCallStart`, when the store has it) is recorded once per
+ *   `(suspensionId, callId)`, racing records included, moved by rename and removed by delete;
  * - leases: one active run per session, renew and release, expiry after `ttlMs`, bad arguments;
  * - the store: list, delete, rename, close, bad ids;
- * - with `spawnPeer`: the same across processes, a SIGKILLed holder's lease taken at once on its host, and with `kill`,
+ * - with `spawnPeer`: the same across processes (leases, appends, a resumed call's start recorded once), a
+ *   SIGKILLed holder's lease taken at once on its host, and with `kill`,
  *   `kill -9` during a commit leaving the whole run or none of it.
  *
  * @example
@@ -40,6 +44,7 @@ export function sessionContract(
   options: SessionContractOptions = {},
 ): void {
   appendContract(framework, makeStore);
+  callStartContract(framework, makeStore);
   leaseContract(framework, makeStore);
   storeContract(framework, makeStore);
   const { spawnPeer } = options;
@@ -51,6 +56,7 @@ export function sessionContract(
   const na = framework.it.skip ?? (() => undefined);
   framework.describe('across processes (not applicable: no spawnPeer, the store lives in one process)', () => {
     na('one active run per session across processes', () => undefined);
+    na("a resumed call's start recorded in one process is refused in the other", () => undefined);
     na("a dead holder's lease is taken at once", () => undefined);
     na('kill -9 during a commit leaves the whole run or none of it', () => undefined);
   });

@@ -25,6 +25,7 @@ export type PeerLeaseResult = { readonly ok: true } | { readonly ok: false; read
  * - `churn`: appends runs of `runSize` Items (run ids `churn-<from>`, `churn-<from + 1>`, …, each made by
  *   {@link churnRun}) back to back until killed; resolves once the first has begun. `churned` says which run
  *   last began and which last finished (-1: none).
+ * - `recordCallStart`: the store's `Session.recordCallStart` in the peer (true: its record stored first).
  * - `kill`: SIGKILL (nothing of the peer runs after it: no release, no rollback by the peer); resolves at exit.
  * - `close`: ends the peer's input; it releases its leases, closes its store and exits.
  */
@@ -34,6 +35,7 @@ export interface SessionPeer {
   release(): Promise<void>;
   append(sessionId: string, items: readonly Item[], runId?: string): Promise<void>;
   load(sessionId: string): Promise<Item[]>;
+  recordCallStart(sessionId: string, suspensionId: string, callId: string): Promise<boolean>;
   churn(sessionId: string, options: { from: number; runSize: number; textBytes: number }): Promise<void>;
   readonly churned: { readonly begun: number; readonly done: number };
   kill(): Promise<void>;
@@ -134,6 +136,8 @@ export function spawnSessionPeer(command: PeerCommand): Promise<SessionPeer> {
       release: () => request('release', {}).then(() => undefined),
       append: (sessionId, items, runId) => request('append', { sessionId, items, runId }).then(() => undefined),
       load: (sessionId) => request('load', { sessionId }) as Promise<Item[]>,
+      recordCallStart: (sessionId, suspensionId, callId) =>
+        request('recordCallStart', { sessionId, suspensionId, callId }) as Promise<boolean>,
       churn: (sessionId, options) =>
         new Promise<void>((res, rej) => {
           firstChurn = res;
@@ -195,6 +199,8 @@ export async function servePeer(makeStore: () => SessionStore | Promise<SessionS
     release,
     append: async ({ sessionId, items, runId }) => store.session(sessionId).append(items, runId ? { runId } : {}),
     load: async ({ sessionId }) => store.session(sessionId).load(),
+    recordCallStart: async ({ sessionId, suspensionId, callId }) =>
+      store.session(sessionId).recordCallStart!(suspensionId, callId),
     churn: async ({ sessionId, from, runSize, textBytes }) => {
       const session = store.session(sessionId);
       for (let run = from; ; run++) {
