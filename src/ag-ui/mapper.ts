@@ -141,6 +141,27 @@ export class AgUiMapper {
           event.graceMs === undefined ? { at: event.stopAt } : { at: event.stopAt, graceMs: event.graceMs },
         );
         break;
+      case 'compaction_started':
+        this.#closeText(out, base);
+        custom(LOOPCTL_EVENTS.compactionStarted, {
+          cause: event.cause,
+          strategy: event.strategy,
+          tokensBefore: event.tokensBefore,
+          ...(event.contextWindow !== undefined ? { contextWindow: event.contextWindow } : {}),
+          items: event.items,
+        });
+        break;
+      case 'compaction_completed':
+        custom(LOOPCTL_EVENTS.compactionCompleted, {
+          strategy: event.strategy,
+          summaryId: event.summaryId,
+          items: event.items,
+          tokensBefore: event.tokensBefore,
+          tokensAfter: event.tokensAfter,
+          ...(event.usage !== undefined ? { usage: summaryUsage(event.usage) } : {}),
+          ...(event.error !== undefined ? { error: jsonValue(event.error) } : {}),
+        });
+        break;
       case 'subrun_event':
         break;
       default:
@@ -234,6 +255,11 @@ function jsonValue(value: unknown): unknown {
 }
 
 /** The run's usage as AG-UI's per-model list (one entry: loopctl sums every model of the run). */
+/** A summary call's usage in AG-UI's token names. */
+function summaryUsage({ inputTokens, outputTokens, totalTokens }: Usage): TokenUsage {
+  return { inputTokens, outputTokens, totalTokens };
+}
+
 function tokenUsage(usage: Usage): { usage?: TokenUsage[] } {
   const { inputTokens, outputTokens, totalTokens } = usage;
   if (![inputTokens, outputTokens, totalTokens].every(Number.isSafeInteger)) return {};

@@ -32,6 +32,10 @@ export function transcript(items: readonly Item[]): string {
           lines.push(`[tool] ${sanitizeLine(call.name)} ${clip(sanitizeLine(call.arguments))}`);
         }
         break;
+      case 'summary':
+        // The summary a compaction added; the Items it covers are above it, as they were stored.
+        lines.push(`[summary of ${item.covers.length} earlier messages] ${sanitize(item.text).replace(/\n/g, '\n  ')}`);
+        break;
       case 'tool_result': {
         const mark = item.isError ? '!' : '=';
         const size = item.output.length > CLIP ? ` (${item.output.length} characters)` : '';
