@@ -106,6 +106,22 @@ export function helpText(): string {
     ['--read-only', 'no write_file tool (default: off)'],
     ['--max-turns <n>', `turns before giving up (default ${DEFAULTS.maxTurns})`],
     [
+      '--no-compact',
+      "don't compact a long conversation (default: past 80% of the model's context window the older turns are " +
+        'replaced by a summary the model writes; the saved conversation keeps every message)',
+    ],
+    ['--context-window <n>', "the model's context window in tokens (default: loopctl's table; none for others)"],
+    [
+      '--max-total-tokens <n>',
+      'stop the run once it used this many input and output tokens, keeping what it did (default: no limit; not ' +
+        "the provider's per-request output limit)",
+    ],
+    [
+      '--max-cost <usd>',
+      "stop the run once it cost this many US dollars, at loopctl's list prices of the default models " +
+        '(default: no limit; refused for a model without a price)',
+    ],
+    [
       '--timeout <s>',
       `seconds to wait for the model: its first event, each silence of a stream, and a whole non-streamed answer ` +
         `(default ${s(deadlines.firstEventMs)}, ${s(deadlines.idleMs)} and ${s(deadlines.requestMs)})`,
