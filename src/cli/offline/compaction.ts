@@ -4,18 +4,13 @@
  * conversation it was given: the user's requests, the tools used, the last answer. Nothing is invented.
  */
 import { COMPACTION_INSTRUCTIONS, COMPACTION_REQUEST } from '../../engine/compaction/policy.js';
+import { contentText, isObject } from './conversation.js';
 
 /** Longest quote of one message in a summary, in characters. */
 const QUOTE = 200;
 
 type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-const text = (content: unknown): string =>
-  typeof content === 'string'
-    ? content
-    : Array.isArray(content)
-      ? content.map((p) => (isObject(p) && typeof p['text'] === 'string' ? p['text'] : '')).join('')
-      : '';
+const text = contentText;
 const quote = (t: string): string => {
   const line = t.replace(/\s+/g, ' ').trim();
   return line.length > QUOTE ? `${line.slice(0, QUOTE - 1)}…` : line;
