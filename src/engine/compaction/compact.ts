@@ -4,6 +4,7 @@ import { CompactionError, isCompactionError, serializeError } from '../../errors
 import type { CompactionCompleted, CompactionStarted, RunEventDraft } from '../../events.js';
 import { ZERO_USAGE, addUsage, type Item, type SummaryItem, type Usage } from '../../items.js';
 import type { ModelRequest, ModelResponse } from '../../model/types.js';
+import { contextWindowOf } from '../../tokens/context-windows.js';
 import type { RequestEstimate } from '../budget/meter.js';
 import { ModelCalls } from '../model-call.js';
 import type { RecoveryContext } from '../recovery/types.js';
@@ -43,6 +44,8 @@ export function compactionOf(agent: Agent<any>): Compaction | undefined {
 export function compactIfDue$(turns: CompactionTurns, policy: Compaction): Observable<never> {
   return defer(() => {
     const { rc } = turns;
+    // A model with no known window is compacted only by a provider's context-length error: nothing to estimate.
+    if (contextWindowOf(rc.agent.model.id, rc.agent.contextWindow) === undefined) return EMPTY;
     const estimate = rc.meter.estimate(buildRequest(rc, turns.history), rc.agent.model);
     const window = estimate.contextWindow;
     if (window === undefined || estimate.inputTokens <= policy.threshold * window) return EMPTY;
