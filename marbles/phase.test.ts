@@ -18,6 +18,7 @@ import {
   tool,
   type AgentDefinition,
   type CancelPhase,
+  type Item,
   type RunEvent,
   type RunOptions,
 } from '../src/index.js';
@@ -114,6 +115,13 @@ const answer = (text: string): ModelEvent => ({
 const toolOf = (name: string, marble: () => Observable<string>) =>
   tool({ name, description: name, parameters: z.object({}), execute: () => marble() });
 const twoCalls = { toolCalls: [{ name: 'a' }, { name: 'b' }], delayMs: 1 };
+/** A stored history far over a 100-token window: the run compacts it before its first request. */
+const longHistory = (): Item[] =>
+  [1, 2, 3].flatMap((n): Item[] => [
+    { type: 'user', id: `u${n}`, text: `question ${n} `.repeat(40) },
+    { type: 'assistant', id: `a${n}`, text: `answer ${n} `.repeat(40), toolCalls: [] },
+  ]);
+const compacting = { contextWindow: 100, compaction: {} };
 
 /** One run around each wait; the cancel lands while the run waits there. */
 const scenarios: Record<CancelPhase, (cold: Cold) => Scenario> = {
@@ -153,6 +161,12 @@ const scenarios: Record<CancelPhase, (cold: Cold) => Scenario> = {
     return { agent: { steps: ['never'], hooks }, cancel: 3 };
   },
   approval: () => ({ agent: { steps: [{ toolCalls: [{ name: 'gated' }], delayMs: 1 }] }, cancel: 4 }),
+  // the summary call of a compaction (its own model request inside it)
+  compaction: () => ({
+    agent: { steps: [{ text: 'the summary', delayMs: 10 }], ...compacting },
+    options: { session: new MemorySession(longHistory()) },
+    cancel: 3,
+  }),
 };
 
 describe('a cancel in every wait reports that wait (the real engine)', () => {

@@ -157,6 +157,23 @@ export class RequestShapeError extends HookError {
 }
 
 /**
+ * A compaction's summary call failed (docs/long-runs.md, "Compaction"): the model call's failure after its
+ * retries (`cause`), or a summary that came back empty (`cause` undefined). With the policy's `onFailure: 'fail'`
+ * (the default) the run fails with `stopReason: 'model_error'`; nothing was replaced, so the history is unchanged.
+ * `model` is the id of the model asked for the summary.
+ */
+export class CompactionError extends LoopctlError {
+  override readonly name: string = 'CompactionError';
+  constructor(
+    readonly model: string,
+    cause: unknown,
+  ) {
+    const why = cause === undefined ? 'the summary was empty' : describeValue(cause, 'thrown value');
+    super(`compaction failed: ${model} gave no summary: ${why}`, { cause });
+  }
+}
+
+/**
  * The model called a tool the agent does not have ("unusable output is a tool error"): the call
  * never runs and the model gets this error as the call's result. `availableTools` lists the
  * agent's tool names in definition order (empty when it has none); `toolName` is the name the model
@@ -419,6 +436,7 @@ const OWN_FIELDS = [
   'callId',
   'availableTools',
   'hook',
+  'model',
 ] as const;
 
 /**
@@ -486,6 +504,8 @@ export const isMaxTurnsError = (e: unknown): e is MaxTurnsError => isInstance(e,
 export const isHookError = (e: unknown): e is HookError => isInstance(e, HookError);
 /** True for a {@link RequestShapeError}. */
 export const isRequestShapeError = (e: unknown): e is RequestShapeError => isInstance(e, RequestShapeError);
+/** @returns true when `e` is a {@link CompactionError}. */
+export const isCompactionError = (e: unknown): e is CompactionError => isInstance(e, CompactionError);
 /** @returns true when `e` is an {@link UnknownToolError}. */
 export const isUnknownToolError = (e: unknown): e is UnknownToolError => isInstance(e, UnknownToolError);
 /** @returns true when `e` is a {@link ToolCallCancelledError}. */

@@ -24,6 +24,7 @@ export const CancelPhaseSchema = z.enum([
   'backoff',
   'dispatch',
   'approval',
+  'compaction',
 ]);
 /** See {@link CancelPhaseSchema}. */
 export type CancelPhase = z.infer<typeof CancelPhaseSchema>;
@@ -295,6 +296,42 @@ export const FallbackActivatedSchema = ev('fallback_activated', {
  * `graceMs` (only when given) passes first.
  */
 export const StopRequestedSchema = ev('stop_requested', { stopAt: StopAtSchema, graceMs: z.number().optional() });
+/** What a compaction does (docs/long-runs.md, "Compaction"): a model writes a summary, or older turns are left out. */
+export const CompactionStrategySchema = z.enum(['summary', 'truncate']);
+/** See {@link CompactionStrategySchema}. */
+export type CompactionStrategy = z.infer<typeof CompactionStrategySchema>;
+
+/**
+ * `compaction_started`: the history is being compacted before the turn's request (docs/long-runs.md,
+ * "Compaction"): `cause` `'threshold'` (the request's estimate, `tokensBefore`, passed `threshold` of the model's
+ * `contextWindow`) or `'context_length'` (the provider refused the request as too long; the request is sent again
+ * after it). `strategy`: what the policy does; `items`: how many Items of the history as sent are covered. For a
+ * summary, the run waits at `compaction` until `compaction_completed`; its model request's events
+ * (`model_request_started`, `retry_scheduled`, …) come between, its text is not streamed as `text_delta`.
+ */
+export const CompactionStartedSchema = ev('compaction_started', {
+  cause: z.enum(['threshold', 'context_length']),
+  strategy: CompactionStrategySchema,
+  tokensBefore: z.number().int().nonnegative(),
+  contextWindow: z.number().int().positive().optional(),
+  items: z.number().int().nonnegative(),
+});
+/**
+ * `compaction_completed`: the summary Item `summaryId` was added to the run's Items (committed with the run);
+ * requests from now on send it in place of the Items it covers. `strategy` is what was done (`'truncate'` also
+ * after a failed summary call with `onFailure: 'truncate'`, `error` then says why); `tokensBefore` / `tokensAfter`
+ * are the estimates of the turn's request before and after; `usage`: the summary call's tokens (counted in the
+ * run's usage), absent for a truncation.
+ */
+export const CompactionCompletedSchema = ev('compaction_completed', {
+  strategy: CompactionStrategySchema,
+  summaryId: z.string(),
+  items: z.number().int().nonnegative(),
+  tokensBefore: z.number().int().nonnegative(),
+  tokensAfter: z.number().int().nonnegative(),
+  usage: UsageSchema.optional(),
+  error: SerializedErrorSchema.optional(),
+});
 /** `turn_completed`: The turn's model response and tool calls are done. */
 export const TurnCompletedSchema = ev('turn_completed', {});
 /**
@@ -375,6 +412,8 @@ export const RunEventSchema: z.ZodType<RunEvent> = z.lazy(() =>
     FallbackActivatedSchema,
     SubrunEventSchema,
     StopRequestedSchema,
+    CompactionStartedSchema,
+    CompactionCompletedSchema,
     TurnCompletedSchema,
     RunCompletedSchema,
     RunCancelledSchema,
@@ -412,6 +451,10 @@ export type RetryScheduled = z.infer<typeof RetryScheduledSchema>;
 export type FallbackActivated = z.infer<typeof FallbackActivatedSchema>;
 /** A `stop_requested` event (see {@link StopRequestedSchema}). */
 export type StopRequested = z.infer<typeof StopRequestedSchema>;
+/** A `compaction_started` event (see {@link CompactionStartedSchema}). */
+export type CompactionStarted = z.infer<typeof CompactionStartedSchema>;
+/** A `compaction_completed` event (see {@link CompactionCompletedSchema}). */
+export type CompactionCompleted = z.infer<typeof CompactionCompletedSchema>;
 /** A `turn_completed` event (see {@link TurnCompletedSchema}). */
 export type TurnCompleted = z.infer<typeof TurnCompletedSchema>;
 /** A `run_completed` event (see {@link RunCompletedSchema}). */
@@ -452,6 +495,8 @@ export type RunEvent =
   | FallbackActivated
   | SubrunEvent
   | StopRequested
+  | CompactionStarted
+  | CompactionCompleted
   | TurnCompleted
   | TerminalEvent;
 

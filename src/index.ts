@@ -45,6 +45,16 @@ export { costOf, type RequestEstimate } from './engine/budget/meter.js';
 export { CHARS_PER_TOKEN, InputCalibration, estimateInputTokens, type EstimatedRequest } from './tokens/estimate.js';
 export { CONTEXT_WINDOWS, contextWindowOf } from './tokens/context-windows.js';
 export { familyOf, modelName, type ProviderFamily } from './tokens/family.js';
+export {
+  COMPACTION_DEFAULTS,
+  COMPACTION_INSTRUCTIONS,
+  COMPACTION_REQUEST,
+  type CompactionPolicy,
+  type SummaryCompaction,
+  type TruncateCompaction,
+} from './engine/compaction/policy.js';
+export { SUMMARY_PREFIX, applySummaries, summaryMessage } from './engine/compaction/apply.js';
+export { isContextLengthError } from './engine/compaction/context-length.js';
 
 // Run control: graceful stop, per-call cancel, approvals (docs/run-control.md)
 export { RunControl } from './control/run-control.js';
@@ -129,6 +139,7 @@ export {
   UserItemSchema,
   AssistantItemSchema,
   ToolResultItemSchema,
+  SummaryItemSchema,
   ToolCallSchema,
   UsageSchema,
   TokenCountsSchema,
@@ -139,6 +150,7 @@ export {
   type UserItem,
   type AssistantItem,
   type ToolResultItem,
+  type SummaryItem,
   type ToolCall,
   type Usage,
   type TokenCounts,
@@ -213,6 +225,10 @@ export {
   type AttemptCause,
   type OutputDelta,
   type StopRequested,
+  CompactionStrategySchema,
+  type CompactionStrategy,
+  type CompactionStarted,
+  type CompactionCompleted,
   type StopAt,
   type StopTimeoutReason,
 } from './events.js';
@@ -230,6 +246,8 @@ export {
   HookError,
   RequestShapeError,
   isRequestShapeError,
+  CompactionError,
+  isCompactionError,
   UnknownToolError,
   RunCancelledError,
   RunFailedError,

@@ -63,8 +63,33 @@ export const ToolResultItemSchema = z
 /** See {@link ToolResultItemSchema}. */
 export type ToolResultItem = z.infer<typeof ToolResultItemSchema>;
 
+/**
+ * A summary of earlier Items (docs/long-runs.md, "Compaction"): `text` stands for the Items whose ids `covers`
+ * lists, in order. Appended to the history like any Item (stores stay append-only, so the covered Items stay
+ * stored and readable); the engine applies it when it builds a request: the covered Items are left out and the
+ * summary is sent in their place as a `user` message (`summaryMessage`), so no adapter ever sees this type.
+ * `covers` names the user, assistant and summary Items of a prefix of the history as the engine sends it at the
+ * summary's place (earlier summaries applied), in order; the tool results of a covered assistant Item are covered
+ * with it (a result has no id of its own: its `callId` pairs it with its call).
+ */
+export const SummaryItemSchema = z
+  .object({
+    type: z.literal('summary'),
+    id: z.string(),
+    text: z.string(),
+    covers: z.array(z.string()).readonly(),
+  })
+  .readonly();
+/** See {@link SummaryItemSchema}. */
+export type SummaryItem = z.infer<typeof SummaryItemSchema>;
+
 /** One history entry, discriminated on `type`. */
-export const ItemSchema = z.discriminatedUnion('type', [UserItemSchema, AssistantItemSchema, ToolResultItemSchema]);
+export const ItemSchema = z.discriminatedUnion('type', [
+  UserItemSchema,
+  AssistantItemSchema,
+  ToolResultItemSchema,
+  SummaryItemSchema,
+]);
 /** See {@link ItemSchema}. */
 export type Item = z.infer<typeof ItemSchema>;
 

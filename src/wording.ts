@@ -39,6 +39,7 @@ export const PHASE_WORDS: Readonly<Record<CancelPhase, string>> = {
   backoff: 'while waiting to retry the model',
   dispatch: 'before its tool calls started',
   approval: 'while a tool call waited for approval',
+  compaction: 'while the conversation was being summarised',
 };
 
 /**
@@ -199,6 +200,28 @@ export function retryWords(value: Record<string, unknown>): string {
   const attempt = typeof value['attempt'] === 'number' ? ` (attempt ${value['attempt']})` : '';
   return `The model did not answer${error ? ` (${error.trim()})` : ''}; trying again${delay}${attempt}.`;
 }
+
+/**
+ * The transcript's marker of a compaction (`loopctl.compaction_completed`'s `{ strategy, items, tokensBefore,
+ * tokensAfter, error? }`; docs/long-runs.md, "Compaction"), in words: "The earlier conversation was summarised
+ * (40 messages; about 9,000 → 1,200 tokens)." or, for a truncation, "… was left out …".
+ */
+export function compactionWords(value: Record<string, unknown>): string {
+  const items = typeof value['items'] === 'number' ? `${value['items'].toLocaleString('en-US')} messages` : '';
+  const before = value['tokensBefore'];
+  const after = value['tokensAfter'];
+  const tokens =
+    typeof before === 'number' && typeof after === 'number'
+      ? `about ${before.toLocaleString('en-US')} → ${after.toLocaleString('en-US')} tokens`
+      : '';
+  const detail = [items, tokens].filter((t) => t !== '').join('; ');
+  const what = value['strategy'] === 'truncate' ? 'left out to fit the model' : 'summarised to fit the model';
+  const failed = isRecord(value['error']) ? ' because the summary could not be written' : '';
+  return `The earlier conversation was ${what}${failed}${detail ? ` (${detail})` : ''}.`;
+}
+
+/** What the status shows while a compaction runs (`loopctl.compaction_started`). */
+export const COMPACTING_WORDS = 'Summarising the earlier conversation…';
 
 /** A duration in ms as "42 ms", "1.2 s", "12 s", "2 min 5 s". */
 export function durationWords(ms: number): string {

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
   CancelSignal,
+  MemorySession,
   ModelCallError,
   RunControl,
   defineAgent,
@@ -81,6 +82,48 @@ describe('toAgUi: the mapping of each RunEvent', () => {
       outcome: { type: 'success' },
       usage: [{ inputTokens: 10, outputTokens: 5, totalTokens: 15 }],
     });
+  });
+
+  it('a compaction: CUSTOM loopctl.compaction_started / _completed; the summary is not streamed as a message', async () => {
+    const model = scriptedModel(['the earlier talk, summarised', 'Hello']);
+    const history = [
+      { type: 'user', id: 'u1', text: 'q '.repeat(200) },
+      { type: 'assistant', id: 'a1', text: 'a '.repeat(200), toolCalls: [] },
+    ] as const;
+    const session = new MemorySession([...history]);
+    const agent = defineAgent({
+      name: 'a',
+      instructions: 'i',
+      model,
+      contextWindow: 100,
+      compaction: { keepRecentTurns: 1 },
+    });
+    const events = await collectEvents(run(agent, 'hi', { session, idGenerator: sequentialIds() }));
+    const agui = await mapAll(events);
+    await checkAgUiStream(agui);
+    const custom = agui.filter((e) => e.type === 'CUSTOM');
+    expect(custom).toEqual([
+      expect.objectContaining({
+        name: LOOPCTL_EVENTS.compactionStarted,
+        value: {
+          cause: 'threshold',
+          strategy: 'summary',
+          tokensBefore: expect.any(Number),
+          contextWindow: 100,
+          items: 2,
+        },
+      }),
+      expect.objectContaining({
+        name: LOOPCTL_EVENTS.compactionCompleted,
+        value: expect.objectContaining({
+          strategy: 'summary',
+          items: 2,
+          usage: { inputTokens: 10, outputTokens: 5, totalTokens: 15 },
+        }),
+      }),
+    ]);
+    const content = agui.filter((e) => e.type === 'TEXT_MESSAGE_CONTENT');
+    expect(content.map((e) => (e as { delta: string }).delta)).toEqual(['Hello']);
   });
 
   it('a graceful stop: CUSTOM loopctl.stop_requested { at, graceMs }, then RUN_FINISHED with result.stopReason', async () => {

@@ -12,6 +12,9 @@ import { HELP, OPTIONS, parseCli, UsageError } from '../src/cli/args.js';
 import { defaultsTable, ENVIRONMENT, exitCodeTable, SUBCOMMANDS } from '../src/cli/help.js';
 import { OPTION_HELP, optionsTable } from '../src/cli/option-help.js';
 import { DEFAULTS } from '../src/defaults.js';
+import { EMPTY } from 'rxjs';
+import { cliAgent } from '../src/cli/agent.js';
+import { CLI_PRICES, cliBudget } from '../src/cli/prices.js';
 import { repoRoot } from './support/openai-server.js';
 
 const run = (argv: string[], tty = false) => {
@@ -142,6 +145,55 @@ describe('modes', () => {
   it('--timeout sets seconds (ms inside), --json and --max-turns default from DEFAULTS', () => {
     expect(run(['--timeout', '2.5', 'x'])).toMatchObject({ timeoutMs: 2500, json: false, maxTurns: DEFAULTS.maxTurns });
     expect(run(['--json', 'x'])).toMatchObject({ timeoutMs: undefined, json: true });
+  });
+});
+
+describe('long conversations and budgets', () => {
+  it('compaction is on unless --no-compact; --context-window, --max-total-tokens and --max-cost are read', () => {
+    expect(run(['x'])).toMatchObject({
+      compact: true,
+      contextWindow: undefined,
+      maxTotalTokens: undefined,
+      maxCost: undefined,
+    });
+    const options = run([
+      '--no-compact',
+      '--context-window',
+      '8000',
+      '--max-total-tokens',
+      '50000',
+      '--max-cost',
+      '0.25',
+      'x',
+    ]);
+    expect(options).toMatchObject({ compact: false, contextWindow: 8000, maxTotalTokens: 50_000, maxCost: 0.25 });
+  });
+
+  it('bad values are usage errors naming the option', () => {
+    const cases: [string[], string][] = [
+      [['--max-total-tokens', '0'], 'option --max-total-tokens must be a positive integer of tokens (got "0")'],
+      [['--max-total-tokens', '1.5'], 'option --max-total-tokens must be a positive integer of tokens (got "1.5")'],
+      [['--context-window', 'big'], 'option --context-window must be a positive integer of tokens (got "big")'],
+      [['--max-cost', '0'], 'option --max-cost must be a positive number of US dollars (got "0")'],
+      [['--max-cost', 'free'], 'option --max-cost must be a positive number of US dollars (got "free")'],
+    ];
+    for (const [argv, message] of cases) expect(() => run([...argv, 'x'])).toThrow(new UsageError(message));
+  });
+
+  it('the CLI agent compacts by default and takes the window; the budget is priced by CLI_PRICES or refused', () => {
+    const model = { provider: { id: 'openai:gpt-4o-mini', call: () => EMPTY }, label: 'm', baseURL: 'x' };
+    expect(cliAgent(run(['x']), model as never).compaction).toEqual({});
+    expect(cliAgent(run(['--no-compact', 'x']), model as never).compaction).toBeUndefined();
+    expect(cliAgent(run(['--context-window', '900', 'x']), model as never).contextWindow).toBe(900);
+    expect(cliBudget(run(['x']), 'openai:gpt-4o-mini')).toBeUndefined();
+    expect(cliBudget(run(['--max-total-tokens', '10', 'x']), 'openai:my-model')).toEqual({ maxTotalTokens: 10 });
+    expect(cliBudget(run(['--max-cost', '0.5', 'x']), 'openai:gpt-4o-mini')).toEqual({
+      maxCost: 0.5,
+      prices: { 'gpt-4o-mini': CLI_PRICES['gpt-4o-mini'] },
+    });
+    expect(() => cliBudget(run(['--max-cost', '0.5', 'x']), 'openai:my-model')).toThrow(
+      /^option --max-cost: loopctl has no price for the model "my-model"; it knows loopctl-offline, gpt-4o-mini/,
+    );
   });
 });
 

@@ -57,6 +57,49 @@ describe('TerminalRenderer', () => {
     );
   });
 
+  it('a compaction: no status off a TTY, one note with what was compacted; the summary call adds no line', () => {
+    const out = fake(false);
+    const err = fake(false);
+    const r = new TerminalRenderer(out, err, () => 0);
+    r.on(ev({ type: 'turn_started' }));
+    r.on(ev({ type: 'compaction_started', cause: 'threshold', strategy: 'summary', tokensBefore: 9000, items: 40 }));
+    r.on(started());
+    const usage2 = { inputTokens: 9000, outputTokens: 300, totalTokens: 9300, reported: true };
+    const completed = {
+      strategy: 'summary',
+      summaryId: 's1',
+      items: 40,
+      tokensBefore: 9000,
+      tokensAfter: 1200,
+    } as const;
+    r.on(ev({ type: 'compaction_completed', ...completed, usage: usage2 }));
+    r.on(
+      ev({ type: 'compaction_started', cause: 'context_length', strategy: 'summary', tokensBefore: 1300, items: 3 }),
+    );
+    const error = { name: 'CompactionError', message: 'compaction failed: m gave no summary: the summary was empty' };
+    r.on(ev({ type: 'compaction_completed', ...completed, strategy: 'truncate', items: 3, tokensAfter: 900, error }));
+    expect(err.text).toBe(
+      '[loopctl] compacted: 40 earlier messages summarised · about 9000 → 1200 tokens\n' +
+        '[loopctl] compacted: 3 earlier messages left out ' +
+        '(compaction failed: m gave no summary: the summary was empty) · about 9000 → 900 tokens\n',
+    );
+    expect(out.text).toBe('');
+  });
+
+  it('on a terminal the status line says compacting… at once, through the summary call', () => {
+    const out = fake(true);
+    const err = fake(true);
+    let now = 0;
+    const r = new TerminalRenderer(out, err, () => now);
+    r.on(ev({ type: 'turn_started' }));
+    r.on(ev({ type: 'compaction_started', cause: 'threshold', strategy: 'summary', tokensBefore: 9000, items: 40 }));
+    expect(err.text).toContain('compacting… summarising 40 earlier messages · 0 s');
+    now = 2500;
+    r.on(started());
+    r.dispose();
+    expect(err.text).not.toContain('waiting for');
+  });
+
   it('off a TTY: each response on stdout once complete, one line per tool on stderr, then the stop reason', () => {
     const out = fake(false);
     const err = fake(false);

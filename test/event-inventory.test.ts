@@ -43,7 +43,7 @@ function tableNames(text: string, name: string): string[] {
 const sorted = (xs: readonly string[]) => [...xs].sort();
 
 describe('RunEventSchema is the single inventory', () => {
-  it('the schema has the 18 event types the engine emits', () => {
+  it('the schema has the 22 event types the engine emits', () => {
     expect(eventTypes()).toEqual([
       'run_started',
       'turn_started',
@@ -61,6 +61,8 @@ describe('RunEventSchema is the single inventory', () => {
       'fallback_activated',
       'subrun_event',
       'stop_requested',
+      'compaction_started',
+      'compaction_completed',
       'turn_completed',
       'run_completed',
       'run_cancelled',

@@ -213,6 +213,8 @@ function neutral(which: Api, items: readonly Item[]): unknown[] {
   for (const item of items) {
     if (item.type === 'user') out.push(['user', item.text]);
     else if (item.type === 'tool_result') out.push(['tool', item.callId, item.output]);
+    else if (item.type === 'summary')
+      continue; // a run without compaction stores none
     else if (which === 'chat') {
       out.push(
         item.toolCalls.length > 0

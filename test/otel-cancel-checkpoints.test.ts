@@ -17,6 +17,7 @@ import {
   tool,
   type AgentDefinition,
   type CancelPhase,
+  type Item,
   type RunEvent,
   type RunOptions,
 } from '../src/index.js';
@@ -43,6 +44,13 @@ const answer = (text: string): ModelEvent => ({
 const toolOf = (name: string, marble: () => Observable<string>) =>
   tool({ name, description: name, parameters: z.object({}), execute: () => marble() });
 const twoCalls = { toolCalls: [{ name: 'a' }, { name: 'b' }], delayMs: 1 };
+/** A stored history far over a 100-token window: the run compacts it before its first request. */
+const longHistory = (): Item[] =>
+  [1, 2, 3].flatMap((n): Item[] => [
+    { type: 'user', id: `u${n}`, text: `question ${n} `.repeat(40) },
+    { type: 'assistant', id: `a${n}`, text: `answer ${n} `.repeat(40), toolCalls: [] },
+  ]);
+const compacting = { contextWindow: 100, compaction: {} };
 
 const scenarios: Record<CancelPhase, (cold: Cold) => Scenario> = {
   turn_entry: () => ({ agent: { steps: ['never'] }, cancel: { on: 'run_started', later: true }, spans: [] }),
@@ -110,6 +118,13 @@ const scenarios: Record<CancelPhase, (cold: Cold) => Scenario> = {
     agent: { steps: [{ toolCalls: [{ name: 'gated' }], delayMs: 1 }] },
     cancel: 4,
     spans: ['  chat scripted'],
+  }),
+  // the summary's model call is a chat span like any other, cut by the cancel
+  compaction: () => ({
+    agent: { steps: [{ text: 'the summary', delayMs: 10 }], ...compacting },
+    options: { session: new MemorySession(longHistory()) },
+    cancel: 3,
+    spans: ['  chat scripted ~interrupted'],
   }),
 };
 

@@ -9,7 +9,17 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { Subject } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { Mailbox, ModelCallError, defineAgent, mcpTools, run, start, tool, type RunEvent } from '../src/index.js';
+import {
+  Mailbox,
+  MemorySession,
+  ModelCallError,
+  defineAgent,
+  mcpTools,
+  run,
+  start,
+  tool,
+  type RunEvent,
+} from '../src/index.js';
 import { collectEvents, scriptedModel, sequentialIds } from '../src/testing/index.js';
 import { chatAttributes, otelHarness } from './support/otel.js';
 import { fixtureTool, settle, startFixture } from './mcp-server-fixture.js';
@@ -522,5 +532,47 @@ describe('approvals as span events', () => {
         },
       },
     ]);
+  });
+});
+
+describe('a compaction', () => {
+  it('the summary call is a chat span ended with the summary; the run span gets a loopctl.compaction event', async () => {
+    const h = otelHarness();
+    const model = scriptedModel([
+      { text: 'the earlier talk', usage: { inputTokens: 300, outputTokens: 20, totalTokens: 320 } },
+      'done',
+    ]);
+    const history = [
+      { type: 'user', id: 'u1', text: 'q '.repeat(300) },
+      { type: 'assistant', id: 'a1', text: 'a '.repeat(300), toolCalls: [] },
+    ] as const;
+    const session = new MemorySession([...history]);
+    const agent = defineAgent({
+      name: 'long',
+      instructions: '',
+      model,
+      contextWindow: 100,
+      compaction: { keepRecentTurns: 1 },
+    });
+    const events = await collectEvents(run(agent, 'next', { session, telemetry: h.telemetry, ...ids }));
+    expect(events.at(-1)).toMatchObject({ type: 'run_completed', output: 'done' });
+    expect(h.shape()).toEqual(['invoke_agent long +loopctl.compaction', '  chat scripted', '  chat scripted']);
+    const [run0] = h.tree();
+    const summaryChat = run0!.children![0]!;
+    expect(summaryChat.attributes).toMatchObject({
+      'gen_ai.usage.input_tokens': 300,
+      'gen_ai.usage.output_tokens': 20,
+    });
+    const completed = events.find((e) => e.type === 'compaction_completed')!;
+    expect(run0!.events![0]).toEqual({
+      name: 'loopctl.compaction',
+      attributes: {
+        'loopctl.compaction.strategy': 'summary',
+        'loopctl.compaction.items': 2,
+        'loopctl.compaction.tokens_before': completed.type === 'compaction_completed' ? completed.tokensBefore : -1,
+        'loopctl.compaction.tokens_after': completed.type === 'compaction_completed' ? completed.tokensAfter : -1,
+      },
+    });
+    expect(h.endings()).toMatchObject({ open: [], twice: [] });
   });
 });

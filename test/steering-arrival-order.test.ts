@@ -36,7 +36,7 @@ async function firstRequest(
   );
   expect(events.at(-1)).toMatchObject({ type: 'run_completed' });
   const request = model.requests[0]!.items;
-  const ids = request.map((i) => (i.type === 'user' || i.type === 'assistant' ? i.id : i.callId));
+  const ids = request.map((i) => (i.type === 'tool_result' ? i.callId : i.id));
   expect(new Set(ids).size).toBe(ids.length); // each item once
   // The committed session holds the same order (then the answer).
   expect(session.items.slice(0, request.length)).toEqual(request);

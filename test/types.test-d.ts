@@ -23,6 +23,7 @@ describe('RunEvent', () => {
           | 'backoff'
           | 'dispatch'
           | 'approval'
+          | 'compaction'
         >();
         expectTypeOf(event.reason).toEqualTypeOf<unknown>();
       }

@@ -231,6 +231,37 @@ describe('web app state: events by hand (run control, retries, failures)', () =>
     expect(s.entries.at(-1)).toEqual({ kind: 'outcome', id: 'r1', outcome: 'stopped' });
   });
 
+  it('a compaction puts a marker in the transcript: a note while it runs, one saying what was summarised', () => {
+    let s = started();
+    const startedValue = {
+      cause: 'threshold',
+      strategy: 'summary',
+      tokensBefore: 9000,
+      contextWindow: 10000,
+      items: 40,
+    };
+    s = reduce(s, frame('3', { type: 'CUSTOM', name: 'loopctl.compaction_started', value: startedValue }));
+    const done = { strategy: 'summary', summaryId: 's1', items: 40, tokensBefore: 9000, tokensAfter: 1200 };
+    s = reduce(s, frame('4', { type: 'CUSTOM', name: 'loopctl.compaction_completed', value: done }));
+    const cut = { ...done, strategy: 'truncate', error: { name: 'CompactionError', message: 'x' } };
+    s = reduce(s, frame('5', { type: 'CUSTOM', name: 'loopctl.compaction_completed', value: cut }));
+    expect(s.entries.slice(-3)).toEqual([
+      { kind: 'note', id: 'note-3', text: 'Summarising the earlier conversation…' },
+      {
+        kind: 'note',
+        id: 'note-4',
+        text: 'The earlier conversation was summarised to fit the model (40 messages; about 9,000 → 1,200 tokens).',
+      },
+      {
+        kind: 'note',
+        id: 'note-5',
+        text:
+          'The earlier conversation was left out to fit the model because the summary could not be written ' +
+          '(40 messages; about 9,000 → 1,200 tokens).',
+      },
+    ]);
+  });
+
   it('progress shows on the card; a retry and a graceful stop become notes; RUN_ERROR a failed outcome', () => {
     let s = started();
     s = reduce(s, frame('2:0', { type: 'TOOL_CALL_START', toolCallId: 'c1', toolCallName: 'scan' }));

@@ -1,8 +1,8 @@
-import { EventType, type AGUIEvent } from '@ag-ui/core';
+import { EventType, type AGUIEvent, type TokenUsage } from '@ag-ui/core';
 import { describeValue } from '../describe.js';
 import { interruptedResult } from '../engine/scratchpad.js';
 import type { RunEvent, SubrunEvent, TerminalEvent } from '../events.js';
-import type { Item } from '../items.js';
+import type { Item, Usage } from '../items.js';
 import { LOOPCTL_EVENTS, assistantMessageId, toolResultMessageId } from './names.js';
 import { OpenCalls, type OpenCall } from './open-calls.js';
 import { jsonValue, runEnd } from './run-end.js';
@@ -122,6 +122,27 @@ export class AgUiMapper {
           LOOPCTL_EVENTS.stopRequested,
           event.graceMs === undefined ? { at: event.stopAt } : { at: event.stopAt, graceMs: event.graceMs },
         );
+        break;
+      case 'compaction_started':
+        this.#closeText(out, base);
+        custom(LOOPCTL_EVENTS.compactionStarted, {
+          cause: event.cause,
+          strategy: event.strategy,
+          tokensBefore: event.tokensBefore,
+          ...(event.contextWindow !== undefined ? { contextWindow: event.contextWindow } : {}),
+          items: event.items,
+        });
+        break;
+      case 'compaction_completed':
+        custom(LOOPCTL_EVENTS.compactionCompleted, {
+          strategy: event.strategy,
+          summaryId: event.summaryId,
+          items: event.items,
+          tokensBefore: event.tokensBefore,
+          tokensAfter: event.tokensAfter,
+          ...(event.usage !== undefined ? { usage: summaryUsage(event.usage) } : {}),
+          ...(event.error !== undefined ? { error: jsonValue(event.error) } : {}),
+        });
         break;
       case 'subrun_event':
         this.#nested(event, out, base);
@@ -300,4 +321,9 @@ export class AgUiMapper {
 /** The open call of a root event (the run's own call). */
 function callOf(event: { runId: string; callId: string; name: string; arguments?: string }): Omit<OpenCall, 'started'> {
   return { runId: event.runId, callId: event.callId, name: event.name, arguments: event.arguments ?? '' };
+}
+
+/** A summary call's usage in AG-UI's token names. */
+function summaryUsage({ inputTokens, outputTokens, totalTokens }: Usage): TokenUsage {
+  return { inputTokens, outputTokens, totalTokens };
 }

@@ -28,6 +28,16 @@ export const LOOPCTL_EVENTS = Object.freeze({
   outputDelta: 'loopctl.output_delta',
   /** `{ callId, name, arguments }`: a tool call waits for approval (`tool_approval_requested`). */
   approvalRequested: 'loopctl.approval_requested',
+  /**
+   * `{ cause, strategy, tokensBefore, contextWindow?, items }`: the history is being compacted before the turn's
+   * request (`compaction_started`; docs/long-runs.md, "Compaction").
+   */
+  compactionStarted: 'loopctl.compaction_started',
+  /**
+   * `{ strategy, summaryId, items, tokensBefore, tokensAfter, usage?, error? }`: a summary replaced `items`
+   * earlier messages (`compaction_completed`); `usage` in AG-UI's token names.
+   */
+  compactionCompleted: 'loopctl.compaction_completed',
   /** `{ at, graceMs? }`: a graceful stop was requested (`stop_requested`; `at` is its boundary). */
   stopRequested: 'loopctl.stop_requested',
   /**

@@ -1,4 +1,4 @@
-import { defineAgent, type Agent, type Tool } from '../index.js';
+import { defineAgent, type Agent, type CompactionPolicy, type Tool } from '../index.js';
 import { fsTools, shellTool } from '../node/index.js';
 import type { CliOptions } from './args.js';
 import { withApprovals } from './confirm.js';
@@ -32,6 +32,9 @@ export function instructions(options: CliOptions): string {
     .join(' ');
 }
 
+/** The CLI's compaction policy: the library's defaults (a summary past 80 % of the window, the latest 2 turns kept). */
+export const CLI_COMPACTION: CompactionPolicy = Object.freeze({});
+
 /** The `loopctl` agent of a CLI session (one-shot or interactive); `name` for another (serve's asking one). */
 export function cliAgent(options: CliOptions, model: SelectedModel, name = 'loopctl'): Agent {
   return defineAgent({
@@ -40,6 +43,9 @@ export function cliAgent(options: CliOptions, model: SelectedModel, name = 'loop
     model: model.provider,
     tools: cliTools(options),
     maxTurns: options.maxTurns,
+    // Long conversations are compacted past 80 % of the window (docs/long-runs.md), unless --no-compact.
+    ...(options.compact ? { compaction: CLI_COMPACTION } : {}),
+    ...(options.contextWindow !== undefined ? { contextWindow: options.contextWindow } : {}),
   });
 }
 

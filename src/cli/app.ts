@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { budgetOption } from './prices.js';
 import { describeValue, isConfigurationError } from '../index.js';
 import { isInstance } from '../describe.js';
 import { HELP, parseCli, UsageError } from './args.js';
@@ -85,6 +86,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
     try {
       const model = await selectModel(command.options, env);
       try {
+        budgetOption(command.options, model); // --max-cost without a price: a usage error before anything runs
         if (early !== undefined) return cancelledEarly(early);
         releaseEarly();
         const mode = { once: runAgent, interactive: runInteractive, script: runScript }[command.options.mode];

@@ -50,6 +50,14 @@ export interface CliOptions {
   readonly otel: boolean;
   /** `--store postgres://…` (or `LOOPCTL_DATABASE_URL`): where conversations are saved; default SQLite. */
   readonly store: StoreLocation;
+  /** Compaction of a long conversation (docs/long-runs.md): on unless `--no-compact`. */
+  readonly compact: boolean;
+  /** `--context-window <tokens>`: the model's window, overriding loopctl's table (`agent.contextWindow`). */
+  readonly contextWindow: number | undefined;
+  /** `--max-total-tokens <n>`: the run's `budget.maxTotalTokens`. */
+  readonly maxTotalTokens: number | undefined;
+  /** `--max-cost <usd>`: the run's `budget.maxCost`, priced by the CLI's price table (see `cliBudget`). */
+  readonly maxCost: number | undefined;
 }
 
 /**
@@ -98,6 +106,10 @@ export const OPTIONS = {
   'allow-shell': { type: 'boolean' },
   'read-only': { type: 'boolean' },
   'max-turns': { type: 'string' },
+  'no-compact': { type: 'boolean' },
+  'context-window': { type: 'string' },
+  'max-total-tokens': { type: 'string' },
+  'max-cost': { type: 'string' },
   timeout: { type: 'string' },
   cwd: { type: 'string' },
   interactive: { type: 'boolean', short: 'i' },
@@ -212,6 +224,10 @@ export function parseCli(
     conversation: conversationChoice(values),
     otel: values.otel ?? false,
     store: storeLocation(values.store, env),
+    compact: !(values['no-compact'] ?? false),
+    contextWindow: positiveInt('context-window', values['context-window']),
+    maxTotalTokens: positiveInt('max-total-tokens', values['max-total-tokens']),
+    maxCost: maxCost(values['max-cost']),
   };
   if (working) return { kind: 'worker', options, queue: queue! };
   if (serving) return { kind: 'serve', options, port: servePort(values.port), ...(queue ? { queue } : {}) };
@@ -281,6 +297,24 @@ function maxTurns(value: string | undefined): number {
   if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < 1)
     throw new UsageError(`option --max-turns must be a positive integer (got ${JSON.stringify(value)})`);
   return n;
+}
+
+/** A positive integer option (`--context-window`, `--max-total-tokens`), or undefined when not given. */
+function positiveInt(name: keyof typeof OPTIONS, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value.trim());
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < 1)
+    throw new UsageError(`option --${name} must be a positive integer of tokens (got ${JSON.stringify(value)})`);
+  return n;
+}
+
+/** `--max-cost <usd>`: a positive number of US dollars. */
+function maxCost(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const usd = Number(value.trim());
+  if (value.trim() === '' || !Number.isFinite(usd) || usd <= 0)
+    throw new UsageError(`option --max-cost must be a positive number of US dollars (got ${JSON.stringify(value)})`);
+  return usd;
 }
 
 /** `--timeout <s>` in ms: a number of seconds (fractions allowed) from 0.001 (1 ms) to one day. */

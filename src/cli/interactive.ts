@@ -1,4 +1,5 @@
 import { CancelSignal, describeValue, Mailbox, type Agent, type Session, type TerminalEvent } from '../index.js';
+import { budgetOption } from './prices.js';
 import { isInstance } from '../describe.js';
 import type { CliOptions } from './args.js';
 import { cliAgent, header } from './agent.js';
@@ -162,6 +163,7 @@ export class InteractiveLoop {
       mailbox: this.#mailbox,
       session: this.#conversation.session,
       ...approvalOptions(runDeadlines(this.#options), this.#confirm),
+      ...budgetOption(this.#options, this.#model),
     };
     const { telemetry } = this.#io;
     const json = jsonSink(this.#options, this.#io);

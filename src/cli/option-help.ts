@@ -54,6 +54,27 @@ export const OPTION_HELP: { readonly [name in keyof OptionDefinitions]: OptionHe
   },
   'read-only': { meaning: 'no `write_file` tool (default: off)' },
   'max-turns': { value: 'n', meaning: `turns before giving up (default ${DEFAULTS.maxTurns})` },
+  'no-compact': {
+    meaning:
+      "don't compact a long conversation (default: past 80% of the model's context window the older turns are " +
+      'replaced by a summary the model writes; the saved conversation keeps every message)',
+  },
+  'context-window': {
+    value: 'n',
+    meaning: "the model's context window in tokens (default: loopctl's table; none for other models)",
+  },
+  'max-total-tokens': {
+    value: 'n',
+    meaning:
+      'stop the run once it used this many input and output tokens, keeping what it did (default: no limit; not ' +
+      "the provider's per-request output limit)",
+  },
+  'max-cost': {
+    value: 'usd',
+    meaning:
+      "stop the run once it cost this many US dollars, at loopctl's list prices of the default models " +
+      '(default: no limit; refused for a model without a price)',
+  },
   timeout: {
     value: 's',
     meaning:

@@ -81,6 +81,8 @@ export class TerminalRenderer {
   /** Lines held by {@link notice} until the answer's line ends. */
   readonly #notices: string[] = [];
   #wait: Wait | undefined;
+  /** Between `compaction_started` and `compaction_completed`: the summary call's requests keep the compaction wait. */
+  #compacting = false;
   #timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(out: Output, err: Output, settings: RenderSettings | (() => number) = {}) {
@@ -178,6 +180,23 @@ export class TerminalRenderer {
             `${sanitizeLine(event.reason)}${this.#startsOver()}`,
         );
         break;
+      case 'compaction_started':
+        this.#responseCompleted();
+        this.#compacting = true;
+        this.#setWait({ kind: 'compaction', since: this.#now(), items: event.items });
+        this.#startStatus();
+        break;
+      case 'compaction_completed': {
+        this.#compacting = false;
+        this.#setWait(undefined);
+        const what = event.strategy === 'summary' ? 'summarised' : 'left out';
+        const failed = event.error === undefined ? '' : ` (${sanitizeLine(String(event.error.message))})`;
+        this.note(
+          `compacted: ${event.items} earlier messages ${what}${failed} · ` +
+            `about ${event.tokensBefore} → ${event.tokensAfter} tokens`,
+        );
+        break;
+      }
       case 'stop_requested': {
         const where = event.stopAt === 'turn_end' ? 'the end of this turn' : 'the end of the running tool calls';
         const grace = event.graceMs === undefined ? '' : ` (cancelled if not there within ${seconds(event.graceMs)})`;
@@ -221,6 +240,7 @@ export class TerminalRenderer {
   }
 
   #requestStarted(event: ModelRequestStarted): void {
+    if (this.#compacting) return; // the summary's request: the status line says "compacting…"
     // The new request's wait replaces the old one first: the lines below redraw the status.
     this.#setWait({ kind: 'model', since: this.#now(), model: sanitizeLine(event.model), stream: event.stream });
     if (event.cause === 'rescue') {
@@ -315,7 +335,7 @@ export class TerminalRenderer {
       return this.#status.drawInline(this.#notices.join(' · '), this.#column);
     }
     const wait = this.#wait;
-    if (wait === undefined || now - wait.since < STATUS_DELAY_MS) return;
+    if (wait === undefined || (wait.kind !== 'compaction' && now - wait.since < STATUS_DELAY_MS)) return;
     const text = waitText(wait, now, this.#settings.deadlines ?? {});
     if (this.#streamed && !this.#outAtLineStart) this.#status.drawInline(text, this.#column);
     else this.#status.drawLine(text);

@@ -1,4 +1,5 @@
 import { CancelSignal } from '../index.js';
+import { budgetOption } from './prices.js';
 import type { CliOptions } from './args.js';
 import { cliAgent, header } from './agent.js';
 import { approvalOptions, askApproval, confirmApprovals, isYes } from './confirm.js';
@@ -79,7 +80,12 @@ export async function runAgent(
   renderer.note(conversation.note);
   try {
     const { session } = conversation;
-    const runOptions = { cancel, session, ...approvalOptions(runDeadlines(options), confirm) };
+    const runOptions = {
+      cancel,
+      session,
+      ...approvalOptions(runDeadlines(options), confirm),
+      ...budgetOption(options, model),
+    };
     const sinks = { renderer, json: jsonSink(options, io), telemetry: io.telemetry, watch: confirm?.watch };
     const outcome = await conversation.hold(
       (reason) => cancel.cancel(reason),

@@ -1,4 +1,5 @@
 import { createInterface } from 'node:readline';
+import { budgetOption } from './prices.js';
 import { CancelSignal } from '../index.js';
 import { isInstance } from '../describe.js';
 import type { CliOptions } from './args.js';
@@ -61,7 +62,7 @@ export async function runScript(
       const renderer = cliRenderer(options, model, io);
       renderer.note(`task ${n}: ${sanitizeLine(task)}`);
       const cancel = (live = new CancelSignal());
-      const runOptions = { cancel, session, deadlines: runDeadlines(options) };
+      const runOptions = { cancel, session, deadlines: runDeadlines(options), ...budgetOption(options, model) };
       const sinks = { renderer, json: jsonSink(options, io), telemetry: io.telemetry };
       try {
         const outcome = await conversation.hold(

@@ -2,7 +2,9 @@
 export type Wait =
   | { readonly kind: 'model'; readonly since: number; readonly model: string; readonly stream: boolean }
   | { readonly kind: 'silence'; readonly since: number }
-  | { readonly kind: 'backoff'; readonly since: number; readonly until: number };
+  | { readonly kind: 'backoff'; readonly since: number; readonly until: number }
+  /** A compaction's summary call (docs/long-runs.md, "Compaction"): shown at once, not after a delay. */
+  | { readonly kind: 'compaction'; readonly since: number; readonly items: number };
 
 /** The model deadlines a wait is bounded by, in ms. */
 export interface WaitLimits {
@@ -28,5 +30,7 @@ export function waitText(wait: Wait, now: number, limits: WaitLimits): string {
       return `stream silent · ${elapsed}${limit(limits.idleMs)}`;
     case 'backoff':
       return `retrying in ${Math.max(0, Math.ceil((wait.until - now) / 1000))} s`;
+    case 'compaction':
+      return `compacting… summarising ${wait.items} earlier messages · ${elapsed}`;
   }
 }

@@ -7,7 +7,7 @@ import { fallbackWithBreaker } from './recovery/fallback-breaker.js';
 import { rescueOnce } from './recovery/rescue-once.js';
 import { retryTransient } from './recovery/retry-transient.js';
 import { streamGate, type WhenOpen } from './recovery/stream-gate.js';
-import { FIRST_ATTEMPT, type Attempts, type Ledger } from './recovery/types.js';
+import { FIRST_ATTEMPT, type Attempts, type Ledger, type RecoveryContext } from './recovery/types.js';
 import type { RunContext } from './run-context.js';
 
 /**
@@ -31,16 +31,20 @@ export class ModelCalls {
   /** The chains of models a `prepareRequest` hook chose (docs/long-runs.md, "Request shaping"), made once each. */
   readonly #shaped = new Map<ModelProvider, Attempts>();
 
-  constructor(rc: RunContext<any>) {
+  /**
+   * `ctx`: where the calls' events go and where they wait (default: the run itself); a compaction's calls give
+   * one that keeps the summary's text out of the run's `text_delta`s (docs/long-runs.md, "Compaction").
+   */
+  constructor(rc: RunContext<any>, ctx: RecoveryContext = rc) {
     const { model: primary, fallbackModel: fallback, breaker } = rc.agent;
-    const structured = rc.agent.output !== undefined;
+    const structured = ctx === rc && rc.agent.output !== undefined;
     const { deadlines, stream } = rc.opts;
     const options = { deadlines, stream, wrap: rc.internals.wrap?.model, structured };
     const policy = retryPolicy(rc.opts.retry);
     const random = rc.opts.random ?? Math.random;
     const chain = (provider: ModelProvider, whenOpen: WhenOpen): Attempts => {
-      const gate = streamGate(rc, breakerFor(provider, provider === primary ? breaker : undefined), whenOpen);
-      return retryTransient(rc, policy, random)(gate(rescueOnce(rc)(requestAttempts(rc, provider, options))));
+      const gate = streamGate(ctx, breakerFor(provider, provider === primary ? breaker : undefined), whenOpen);
+      return retryTransient(ctx, policy, random)(gate(rescueOnce(ctx)(requestAttempts(ctx, provider, options))));
     };
     this.#primary = primary;
     this.#chain = chain;

@@ -1,6 +1,7 @@
 import { toJsonSchema } from '../tools/tool.js';
 import type { Item } from '../items.js';
 import type { ModelRequest, ToolSpec } from '../model/types.js';
+import { applySummaries } from './compaction/apply.js';
 import { attemptDeadlines } from './deadlines.js';
 import { outputSpec } from './output.js';
 import type { RunContext } from './run-context.js';
@@ -21,7 +22,8 @@ export function toolSpecs(agent: Agent<any>): readonly ToolSpec[] {
 }
 
 /**
- * A turn's model request: the instructions, the loaded history followed by the run's Items so far,
+ * A turn's model request: the instructions, the loaded history followed by the run's Items so far (with their
+ * summaries applied: docs/long-runs.md, "Compaction"),
  * the tools, and whether and how long of the primary model's default kind (each attempt sets its own);
  * for an agent with `output`, its `OutputSpec`.
  */
@@ -32,7 +34,8 @@ export function buildRequest(rc: RunContext<any>, history: readonly Item[]): Mod
   const request: ModelRequest = {
     stream,
     instructions: rc.agent.instructions,
-    items: history.length === 0 ? items.slice() : history.concat(items),
+    // Summaries applied (docs/long-runs.md, "Compaction"): the Items they cover left out, each sent as a user message.
+    items: applySummaries(history.length === 0 ? items.slice() : history.concat(items)),
     tools: toolSpecs(rc.agent),
   };
   const output = outputSpec(rc.agent);

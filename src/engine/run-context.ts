@@ -3,6 +3,7 @@ import type { CancelSignal } from '../cancel/cancel-signal.js';
 import type { Approvals } from '../control/approvals.js';
 import type { Suspended } from '../control/suspended.js';
 import {
+  isCompactionError,
   isConfigurationError,
   isModelCallError,
   isModelOutputError,
@@ -94,6 +95,7 @@ export interface RunContext<C = unknown> {
 /** The stop reason of a run that failed with `error` (docs/events.md, "Stop reasons"). */
 export function stopReasonOf(error: unknown): RunFailed['stopReason'] {
   if (isModelCallError(error) || isTimeoutError(error) || isModelOutputError(error)) return 'model_error';
+  if (isCompactionError(error)) return 'model_error';
   if (isConfigurationError(error) || isResumeError(error)) return 'configuration_error';
   if (isOutputValidationError(error)) return 'output_invalid';
   return 'internal_error';

@@ -4,6 +4,7 @@ import {
   addUsage,
   type AssistantItem,
   type Item,
+  type SummaryItem,
   type ToolResultItem,
   type Usage,
   type UserItem,
@@ -31,6 +32,8 @@ export interface Fact {
   readonly input?: readonly Item[];
   /** `turn_completed`: the `user` Item of a repair turn (an answer refused by the agent's `output` schema). */
   readonly repair?: UserItem;
+  /** `compaction_completed`: the summary Item added to the run's Items (docs/long-runs.md, "Compaction"). */
+  readonly summary?: SummaryItem;
   /** `text_delta`: the whole text of a response that streamed none; not streamed text, so not kept for `partial`. */
   readonly whole?: true;
 }
@@ -89,6 +92,9 @@ export class RunTotals {
       case 'tool_call_completed':
       case 'tool_call_failed':
         if (fact?.result !== undefined) this.scratch.addResult(fact.result);
+        return;
+      case 'compaction_completed':
+        if (fact?.summary !== undefined) this.scratch.add(fact.summary);
         return;
       case 'turn_completed':
         this.scratch.endBatch();

@@ -1,10 +1,13 @@
-import { EMPTY, concat, concatMap, defer, from, type Observable } from 'rxjs';
+import { EMPTY, catchError, concat, concatMap, defer, from, throwError, type Observable } from 'rxjs';
 import { stage } from '../cancel/stage.js';
 import { MaxTurnsError, OutputValidationError } from '../errors.js';
 import type { ModelResponseCompleted } from '../events.js';
 import { ZERO_USAGE, addUsage, type AssistantItem, type Item, type ToolCall, type UserItem } from '../items.js';
 import type { MailboxToken } from '../mailbox/mailbox.js';
 import type { ModelProvider, ModelRequest, ModelResponse } from '../model/types.js';
+import { compact$, compactIfDue$, compactionOf } from './compaction/compact.js';
+import { isContextLengthError } from './compaction/context-length.js';
+import type { Compaction } from './compaction/policy.js';
 import { prepare$ } from './dispatch.js';
 import { drain$ } from './drain.js';
 import { callHooks$, hasHooks } from './hooks.js';
@@ -35,6 +38,8 @@ export interface Turns {
   readonly firstTurn: Fact | undefined;
   /** Repair turns given so far for an invalid structured answer (docs/run-control.md, "Structured output"). */
   repairs: number;
+  /** The model calls of the run's compactions (docs/long-runs.md, "Compaction"), made at the first one. */
+  summaries?: ModelCalls;
 }
 
 const TURN_STARTED = Object.freeze({ type: 'turn_started' as const });
@@ -89,6 +94,35 @@ class Ended {
  * own requests).
  */
 function model$(turns: Turns): Observable<ModelResponse | Ended> {
+  const policy = compactionOf(turns.rc.agent);
+  if (policy === undefined) return request$(turns);
+  return concat(
+    compactIfDue$(turns, policy),
+    defer(() => request$(turns)),
+  ).pipe(catchError((err: unknown) => compactAndRetry$(turns, policy, err)));
+}
+
+/**
+ * A provider refused the request as too long for its context window (docs/long-runs.md, "Compaction"): one
+ * compaction (cause `context_length`), then the request once more (no second retry); any other error, or nothing
+ * left to compact, fails as it was.
+ */
+function compactAndRetry$(turns: Turns, policy: Compaction, err: unknown): Observable<ModelResponse | Ended> {
+  if (!isContextLengthError(err)) return throwError(() => err);
+  return defer(() => {
+    const { rc } = turns;
+    const estimate = rc.meter.estimate(buildRequest(rc, turns.history), rc.agent.model);
+    const compaction$ = compact$(turns, policy, 'context_length', estimate);
+    if (compaction$ === undefined) return throwError(() => err);
+    return concat(
+      compaction$,
+      defer(() => request$(turns)),
+    );
+  });
+}
+
+/** The turn's request, built from the history (summaries applied), shaped, then sent. */
+function request$(turns: Turns): Observable<ModelResponse | Ended> {
   const { rc } = turns;
   const request = buildRequest(rc, turns.history);
   if (!hasHooks(rc, 'prepareRequest')) return send$(turns, request, undefined);

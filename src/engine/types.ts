@@ -13,6 +13,7 @@ import type { Session } from '../session/session.js';
 import type { Tool } from '../tools/tool.js';
 import type { TraceCarrier } from '../runs/trace-carrier.js';
 import type { Budget } from './budget/options.js';
+import type { CompactionPolicy } from './compaction/policy.js';
 import type { RequestEstimate } from './budget/meter.js';
 import type { RunTelemetry } from './telemetry.js';
 
@@ -197,6 +198,14 @@ export interface AgentDefinition<C = unknown, O = unknown> {
    * "Token accounting"): a positive integer.
    */
   readonly contextWindow?: number;
+  /**
+   * Compaction of a long history (docs/long-runs.md, "Compaction"): when the next request's estimate passes
+   * `threshold` (default 0.8) of the model's context window, or a provider refuses a request as too long (then the
+   * request is sent once more), the Items before the latest `keepRecentTurns` turns are replaced by a summary a
+   * model writes (`{ threshold?, keepRecentTurns?, model?, instructions?, onFailure? }`) or left out
+   * (`{ type: 'truncate' }`). Off without it.
+   */
+  readonly compaction?: CompactionPolicy;
 }
 
 /** A validated, frozen agent. */

@@ -24,6 +24,7 @@ const DEPTH: Readonly<Record<CancelPhase, number>> = {
   model_stream: 1,
   rescue: 1,
   dispatch: 2,
+  compaction: 2,
   between_tools: 3,
   wave_boundary: 3,
   hook: 4,

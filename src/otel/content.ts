@@ -1,4 +1,5 @@
 import { toJsonText } from '../describe.js';
+import { summaryMessage } from '../engine/compaction/apply.js';
 import type { Item } from '../items.js';
 import type { ModelRequest } from '../model/types.js';
 
@@ -44,6 +45,8 @@ export function messagesOf(items: readonly Item[]): Message[] {
       }
       case 'tool_result':
         return { role: 'tool', parts: [{ type: 'tool_call_response', id: item.callId, response: item.output }] };
+      case 'summary':
+        return { role: 'user', parts: [{ type: 'text', content: summaryMessage(item).text }] };
     }
   });
 }

@@ -106,6 +106,23 @@ export class RunTrace implements RunObserver {
           [C.ATTR_LOOPCTL_FALLBACK_REASON]: event.reason,
         });
         return;
+      case 'compaction_completed': {
+        // The summary call's chat span (a compaction's model request) ends with the summary.
+        const chat = this.#chat;
+        this.#chat = undefined;
+        if (chat !== undefined && event.usage !== undefined) {
+          const { runId, seq, turn, at, usage } = event;
+          const done = { type: 'model_response_completed', runId, seq, turn, at, usage, finishReason: 'stop' } as const;
+          chat.completed(done, undefined, instruments);
+        } else if (chat !== undefined) this.#endChat(errorEnd(event.error ?? { name: 'CompactionError', message: '' }));
+        this.#span.addEvent(C.EVENT_COMPACTION, {
+          [C.ATTR_LOOPCTL_COMPACTION_STRATEGY]: event.strategy,
+          [C.ATTR_LOOPCTL_COMPACTION_ITEMS]: event.items,
+          [C.ATTR_LOOPCTL_COMPACTION_TOKENS_BEFORE]: event.tokensBefore,
+          [C.ATTR_LOOPCTL_COMPACTION_TOKENS_AFTER]: event.tokensAfter,
+        });
+        return;
+      }
       case 'tool_approval_requested':
         this.#awaiting.add(event.callId);
         this.#span.addEvent(C.EVENT_APPROVAL_REQUESTED, {

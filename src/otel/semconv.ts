@@ -64,6 +64,12 @@ export const ATTR_LOOPCTL_APPROVAL_APPROVED = 'loopctl.approval.approved' as con
 // loopctl's span events
 export const EVENT_RETRY = 'loopctl.retry' as const;
 export const EVENT_FALLBACK = 'loopctl.fallback' as const;
+/** A compaction replaced older Items with a summary (`compaction_completed`; docs/long-runs.md). */
+export const EVENT_COMPACTION = 'loopctl.compaction' as const;
+export const ATTR_LOOPCTL_COMPACTION_STRATEGY = 'loopctl.compaction.strategy' as const;
+export const ATTR_LOOPCTL_COMPACTION_ITEMS = 'loopctl.compaction.items' as const;
+export const ATTR_LOOPCTL_COMPACTION_TOKENS_BEFORE = 'loopctl.compaction.tokens_before' as const;
+export const ATTR_LOOPCTL_COMPACTION_TOKENS_AFTER = 'loopctl.compaction.tokens_after' as const;
 export const EVENT_STEERING_INJECTED = 'loopctl.steering.injected' as const;
 export const EVENT_STEERING_WITHDRAWN = 'loopctl.steering.withdrawn' as const;
 /**

@@ -1,3 +1,4 @@
+import { SUMMARY_PREFIX } from '../engine/compaction/apply.js';
 import type { Item } from '../items.js';
 import type { ModelRequest } from '../model/types.js';
 import type { ProviderFamily } from './family.js';
@@ -55,6 +56,8 @@ function itemChars(item: Item): number {
       );
     case 'tool_result':
       return item.output.length + item.callId.length;
+    case 'summary': // sent as a user message with its prefix (docs/long-runs.md, "Compaction")
+      return item.text.length + SUMMARY_PREFIX.length;
   }
 }
 

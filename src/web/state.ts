@@ -14,7 +14,7 @@ import {
   type ToolEntry,
   type UserEntry,
 } from './entries.js';
-import { budgetDetail, retryWords } from './wording.js';
+import { COMPACTING_WORDS, budgetDetail, compactionWords, retryWords } from './wording.js';
 
 export type {
   AnswerEntry,
@@ -279,6 +279,11 @@ function applyCustom(
       return note(state, `The model ${text('from')} did not answer; using ${text('to')} instead.`);
     case LOOPCTL_EVENTS.stopRequested:
       return { ...note(state, 'Stopping after this step…'), run: { ...state.run, stopRequested: true } };
+    case LOOPCTL_EVENTS.compactionStarted:
+      return note(state, COMPACTING_WORDS);
+    case LOOPCTL_EVENTS.compactionCompleted:
+      // The transcript's marker: what is above it was summarised (or left out) in what the model is sent.
+      return note(state, compactionWords(value));
     case LOOPCTL_EVENTS.cancelled: {
       // RUN_FINISHED (cancelled) follows; the outcome card gets the phase and reason now.
       const undelivered = Array.isArray(value['undelivered']) ? value['undelivered'] : [];

@@ -22,10 +22,11 @@ export interface Conversation {
 }
 
 type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** True for a JSON object (not null, not an array). */
+export const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Message content as text: a string, or the text parts of a content array. */
-function contentText(content: unknown): string {
+export function contentText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (Array.isArray(content))
     return content.map((p) => (isObject(p) && typeof p['text'] === 'string' ? p['text'] : '')).join('');

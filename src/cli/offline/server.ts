@@ -11,6 +11,7 @@ import {
   type Reply,
   type WireUsage,
 } from './chunks.js';
+import { isSummaryRequest, offlineSummary } from './compaction.js';
 import { readConversation } from './conversation.js';
 import { plan } from './planner.js';
 
@@ -84,7 +85,8 @@ async function handle(req: IncomingMessage, res: ServerResponse, delayMs: number
   let reply: Reply;
   try {
     body = JSON.parse(await readBody(req)) as Record<string, unknown>;
-    reply = plan(readConversation(body));
+    // A compaction's summary request (docs/long-runs.md): an extractive summary, so the path runs without a key.
+    reply = isSummaryRequest(body) ? { kind: 'text', text: offlineSummary(body) } : plan(readConversation(body));
   } catch (error) {
     return sendError(res, 400, `offline model: bad request: ${error instanceof Error ? error.message : String(error)}`);
   }

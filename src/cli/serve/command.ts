@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import { budgetOption } from '../prices.js';
 import type { AddressInfo } from 'node:net';
 import { localRuns } from '../../runs/local-runs.js';
 import type { CliOptions } from '../args.js';
@@ -82,7 +83,7 @@ export async function runServe(
       queued?.runs ??
       localRuns({
         agents: { [agent.name]: agent, ...(asking ? { [asking.name]: asking } : {}) },
-        runOptions: { signal: shutdown.signal, deadlines: serveDeadlines(options) },
+        runOptions: { signal: shutdown.signal, deadlines: serveDeadlines(options), ...budgetOption(options, model) },
       });
     const token = newToken();
     const info = {

@@ -14,7 +14,8 @@ const clip = (text: string): string => (text.length > CLIP ? `${text.slice(0, CL
  * {@link CLIP} characters with the output's true length). A blank line
  * comes before each task but the first. Every stored text goes through the
  * CLI's sanitiser ("terminal safety"): a conversation holds what models and
- * files said.
+ * files said. A compaction's summary (docs/long-runs.md) is printed where it was
+ * appended, as `[summary of the earlier conversation] text`, after the Items it covers.
  */
 export function transcript(items: readonly Item[]): string {
   const lines: string[] = [];
@@ -31,6 +32,10 @@ export function transcript(items: readonly Item[]): string {
         for (const call of item.toolCalls) {
           lines.push(`[tool] ${sanitizeLine(call.name)} ${clip(sanitizeLine(call.arguments))}`);
         }
+        break;
+      case 'summary':
+        // The summary a compaction added; the Items it covers are above it, as they were stored.
+        lines.push(`[summary of the earlier conversation] ${sanitize(item.text).replace(/\n/g, '\n  ')}`);
         break;
       case 'tool_result': {
         const mark = item.isError ? '!' : '=';

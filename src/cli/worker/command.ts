@@ -1,4 +1,5 @@
 import type { CliOptions } from '../args.js';
+import { budgetOption } from '../prices.js';
 import { cliAgent, header } from '../agent.js';
 import { selectModel } from '../model.js';
 import { runDeadlines } from '../run-options.js';
@@ -42,7 +43,7 @@ export async function runWorker(
         connection: queue,
         queue: name,
         agents: { [agent.name]: agent },
-        runOptions: { deadlines: runDeadlines(options) },
+        runOptions: { deadlines: runDeadlines(options), ...budgetOption(options, model) },
       }),
       whenStopped.then(() => undefined),
     ]);

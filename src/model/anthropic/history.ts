@@ -1,4 +1,5 @@
 import type { AssistantItem, Item } from '../../items.js';
+import { summaryMessage } from '../../engine/compaction/apply.js';
 import type { ToolSpec } from '../types.js';
 import {
   ANTHROPIC_FAMILY,
@@ -62,6 +63,9 @@ export function toAnthropicMessages(
     switch (item.type) {
       case 'user':
         push('user', [{ type: 'text', text: item.text }]);
+        break;
+      case 'summary': // a summary the engine did not apply: sent as the user message it stands for
+        push('user', [{ type: 'text', text: summaryMessage(item).text }]);
         break;
       case 'assistant':
         push('assistant', assistantBlocks(item));

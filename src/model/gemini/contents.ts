@@ -1,4 +1,5 @@
 import type { AssistantItem, Item } from '../../items.js';
+import { summaryMessage } from '../../engine/compaction/apply.js';
 import type { ToolSpec } from '../types.js';
 import { isCallPart, replayableParts, type GeminiPart } from './parts.js';
 
@@ -50,6 +51,9 @@ export function toGeminiContents(items: readonly Item[], options: ContentsOption
     switch (item.type) {
       case 'user':
         contents.push({ role: 'user', parts: [{ text: item.text }] });
+        break;
+      case 'summary': // a summary the engine did not apply: sent as the user message it stands for
+        contents.push({ role: 'user', parts: [{ text: summaryMessage(item).text }] });
         break;
       case 'assistant': {
         const parts = modelParts(item, calls, options);

@@ -1,4 +1,5 @@
 import type OpenAI from 'openai';
+import { summaryMessage } from '../../engine/compaction/apply.js';
 import type { Item } from '../../items.js';
 import type { ToolSpec } from '../types.js';
 
@@ -29,6 +30,9 @@ export function toChatMessages(instructions: string, items: readonly Item[]): Ch
     switch (item.type) {
       case 'user':
         messages.push({ role: 'user', content: item.text });
+        break;
+      case 'summary': // a summary the engine did not apply: sent as the user message it stands for
+        messages.push({ role: 'user', content: summaryMessage(item).text });
         break;
       case 'assistant':
         if (item.toolCalls.length === 0) {

@@ -1,4 +1,5 @@
 import { APIError } from 'openai';
+import { summaryMessage } from '../../engine/compaction/apply.js';
 import type OpenAI from 'openai';
 import type { FinishReason } from '../../events.js';
 import type { Item, ToolCall, TokenCounts } from '../../items.js';
@@ -32,6 +33,9 @@ export function toResponsesInput(items: readonly Item[]): ResponsesInputItem[] {
     switch (item.type) {
       case 'user':
         input.push({ type: 'message', role: 'user', content: item.text });
+        break;
+      case 'summary': // a summary the engine did not apply: sent as the user message it stands for
+        input.push({ type: 'message', role: 'user', content: summaryMessage(item).text });
         break;
       case 'assistant':
         if (item.text !== '') input.push({ type: 'message', role: 'assistant', content: item.text });

@@ -72,6 +72,29 @@ export function appendContract({ describe, it, expect }: ContractFramework, make
         expect(loaded.map((item) => JSON.stringify(item))).toEqual(providerPartItems().map((i) => JSON.stringify(i)));
       }));
 
+    it('a summary Item (a compaction) is kept like any Item: the Items it covers stay, load gives back both', () =>
+      withStore(makeStore, async (store) => {
+        const s = store.session('compacted');
+        const first: Item[] = [
+          { type: 'user', id: 'u1', text: 'read the file' },
+          { type: 'assistant', id: 'a1', text: '', toolCalls: [{ callId: 'c1', name: 'read', arguments: '{}' }] },
+          { type: 'tool_result', callId: 'c1', output: 'x'.repeat(4096), isError: false },
+          { type: 'assistant', id: 'a2', text: 'it holds x', toolCalls: [] },
+        ];
+        // The next run compacted the first one and went on: its Items after the summary are appended with it.
+        const second: Item[] = [
+          { type: 'user', id: 'u2', text: 'and now?' },
+          { type: 'summary', id: 's1', text: 'The user had a file read; it holds x.', covers: ['u1', 'a1', 'a2'] },
+          { type: 'assistant', id: 'a3', text: 'done', toolCalls: [] },
+        ];
+        await append(s, first, { runId: 'run-1' });
+        await append(s, second, { runId: 'run-2' });
+        await append(s, second, { runId: 'run-2' }); // a late repeat stores nothing
+        const loaded = await load(s);
+        expect(loaded).toEqual([...first, ...second]);
+        expect(loaded.filter((i) => i.type === 'summary')).toEqual([second[1]]);
+      }));
+
     it(
       'a 10 000-item history appended in one run, and 100 more runs after it, loads whole and in order',
       () =>
