@@ -13,4 +13,5 @@ export {
   type QueueWorker,
 } from './worker.js';
 export type { RedisConnection } from './connection.js';
+export { QueueAuthError, MIN_QUEUE_SECRET_BYTES, type QueueAuthErrorCode, type QueueSecret } from './auth.js';
 export type { RunJobData } from './shared.js';

@@ -23,7 +23,7 @@ local function mailboxItems(id)
   local entries = {}
   for i = 2, #flat, 2 do
     local item = cjson.decode(flat[i])
-    table.insert(entries, { n = item.n, json = cjson.encode({ id = item.id, content = item.content }) })
+    table.insert(entries, { n = item.n, json = cjson.encode({ id = item.id, content = item.content, mac = item.mac }) })
   end
   table.sort(entries, function(a, b) return a.n < b.n end)
   local out = {}
@@ -67,13 +67,17 @@ return { 'busy', live, state, owner }
 `;
 
 /**
- * claim: ARGV ns, runId, workerId. A `queued` run becomes `running`, owned by the worker, and the thread's
- * steering moves into its mailbox hash (n = 1, 2, … in queue order) → {'claimed', items…}; a running run →
- * {'owned', owner}; anything else (ended, pending, unknown) → {'ended'}.
+ * claim: ARGV ns, runId, workerId, thread (the job's signed session id). A run whose hash names another thread
+ * → {'mismatch', thread} (nothing changes: a job touches only the thread it names). A `queued` run becomes
+ * `running`, owned by the worker, and the thread's steering moves into its mailbox hash (n = 1, 2, … in queue
+ * order) → {'claimed', items…}; a running run → {'owned', owner}; anything else (ended, pending, unknown) →
+ * {'ended'}.
  */
 const CLAIM = `${HELPERS}
-local runId, worker = ARGV[2], ARGV[3]
+local runId, worker, expected = ARGV[2], ARGV[3], ARGV[4]
 local rkey = runKey(runId)
+local named = redis.call('HGET', rkey, 'thread')
+if named and named ~= expected then return { 'mismatch', named } end
 local state = redis.call('HGET', rkey, 'state')
 if state == 'running' then return { 'owned', redis.call('HGET', rkey, 'owner') or '' } end
 if state ~= 'queued' then return { 'ended' } end
@@ -85,7 +89,8 @@ redis.call('DEL', list)
 local out = { 'claimed' }
 for i, json in ipairs(items) do
   local item = cjson.decode(json)
-  redis.call('HSET', rkey .. ':mbox', item.id, cjson.encode({ id = item.id, content = item.content, n = i, held = 0 }))
+  local entry = { id = item.id, content = item.content, mac = item.mac, n = i, held = 0 }
+  redis.call('HSET', rkey .. ':mbox', item.id, cjson.encode(entry))
   table.insert(out, json)
 end
 return out

@@ -10,7 +10,17 @@ import type { Session } from '../session/session.js';
 import type { Keys } from './keys.js';
 import { MirroredMailbox } from './mirrored-mailbox.js';
 import { applyRunCommand } from '../control/apply.js';
-import { answer, type CancelMode, type Envelope, type WireItem, type WorkerRequest } from './requests.js';
+import {
+  answer,
+  signItem,
+  steerParts,
+  type CancelMode,
+  type Envelope,
+  type WireItem,
+  type WorkerRequest,
+} from './requests.js';
+import { QueueAuthError, type QueueAuth } from './auth.js';
+import { refusalOf } from '../control/command.js';
 import type { ScriptedRedis } from './scripts.js';
 import { eventJson, lazySession, type RunJobData } from './shared.js';
 
@@ -24,6 +34,8 @@ export interface LocalRun {
   mode: CancelMode;
   /** Requests that came while the run was being claimed, answered once it runs. */
   readonly waiting: (WorkerRequest & Envelope)[];
+  /** The command ids this run took (each is applied once; a second message with one is `replayed`). */
+  readonly seen: Set<string>;
   /** The terminal event was emitted (steering now answers `not_here`). */
   ended: boolean;
   /** The type of the terminal event, once emitted. */
@@ -36,6 +48,8 @@ export interface LocalRun {
 export interface RunContext {
   readonly redis: ScriptedRedis;
   readonly keys: Keys;
+  /** Checks and signs what crosses Redis (the queue `secret`). */
+  readonly auth: QueueAuth;
   readonly workerId: string;
   readonly agents: Readonly<Record<string, Agent<any>>>;
   readonly sessions: LocalRunsSessionStore | undefined;
@@ -50,7 +64,7 @@ export interface RunContext {
 export function newLocalRun(runId: string): LocalRun {
   let settle!: () => void;
   const done = new Promise<void>((resolve) => (settle = resolve));
-  return { runId, mode: 'cancel', waiting: [], ended: false, done, settle };
+  return { runId, mode: 'cancel', waiting: [], seen: new Set(), ended: false, done, settle };
 }
 
 /**
@@ -66,7 +80,8 @@ export async function execute(
   seqBase: number,
 ): Promise<void> {
   const { redis, keys } = ctx;
-  const mailbox = new MirroredMailbox(redis, keys.mailbox(local.runId), claimed);
+  const tag = (id: string, content: string) => ctx.auth.sign(steerParts(data.sessionId, id, content));
+  const mailbox = new MirroredMailbox(redis, keys.mailbox(local.runId), claimed, tag);
   local.mailbox = mailbox;
   const agent = Object.hasOwn(ctx.agents, data.agent) ? ctx.agents[data.agent] : undefined;
   const unknown = { name: 'AgentNotFoundError', message: `no agent ${JSON.stringify(data.agent)} on this worker` };
@@ -98,7 +113,7 @@ export async function execute(
   }
   local.handle = handle;
   if (local.cancel) handle.cancel(local.cancel.reason);
-  for (const request of local.waiting.splice(0)) onRequest(ctx, local, request);
+  for (const request of local.waiting.splice(0)) onRequest(ctx, local, request, true);
   await new Promise<void>((resolve) => {
     let chain = Promise.resolve();
     handle.events$.subscribe((original) => {
@@ -121,7 +136,7 @@ export async function execute(
       local.terminal = event.type;
       const terminal = event;
       chain = chain
-        .then(() => finish(ctx, local, terminal, session, mailbox))
+        .then(() => finish(ctx, local, data, terminal, session, mailbox))
         .then(() => (seqBase === 0 ? compact(ctx, local.runId, handle) : undefined))
         .then(resolve, resolve);
     });
@@ -132,6 +147,7 @@ export async function execute(
 async function finish(
   ctx: RunContext,
   local: LocalRun,
+  data: RunJobData,
   terminal: TerminalEvent,
   session: Session | undefined,
   mailbox: MirroredMailbox,
@@ -140,7 +156,7 @@ async function finish(
     // ifBusy 'interrupt': the run's consistent prefix stays; the steering it holds is delivered with it.
     await commitPartial(session, terminal, mailbox).catch(() => undefined);
   }
-  const back = mailbox.peek().map((t) => JSON.stringify({ id: t.id, content: t.content }));
+  const back = mailbox.peek().map((t) => JSON.stringify(signItem(ctx.auth, data.sessionId, t)));
   const { redis, keys } = ctx;
   const args = [keys.ns, local.runId, String(terminal.seq), eventJson(terminal), 'running', ctx.workerId];
   const result = await redis.lcTerminal(...args, String(ctx.retainMs), '0', '', ...back);
@@ -191,15 +207,25 @@ async function failAtStart(
   const failed = { type: 'run_failed', ...base, seq: 1, error, stopReason: 'configuration_error', partial: [] };
   const json = JSON.stringify({ ...failed, undelivered, usage: ZERO_USAGE });
   const { redis, keys } = ctx;
-  const back = undelivered.map((u) => JSON.stringify(u));
+  const back = undelivered.map((u) => JSON.stringify(signItem(ctx.auth, data.sessionId, u)));
   const args = [keys.ns, local.runId, '1', json, 'running', ctx.workerId, String(ctx.retainMs), '0'];
   await next(ctx, await redis.lcTerminal(...args, JSON.stringify(started), ...back));
 }
 
-/** A request on this worker's channel for a run it has: applied with `applyRunCommand`, answered when asked. */
-export function onRequest(ctx: RunContext, local: LocalRun, request: WorkerRequest & Envelope): void {
+/**
+ * A request on this worker's channel for a run it has (its tag checked): applied with `applyRunCommand` once per
+ * command id (a second message with the id is refused, `QueueAuthError` `replayed`), answered when asked. `held`:
+ * one that waited for the run's start, taken already.
+ */
+export function onRequest(ctx: RunContext, local: LocalRun, request: WorkerRequest & Envelope, held = false): void {
   const { handle, mailbox } = local;
   const { command } = request;
+  const reply = (reply: Parameters<typeof answer>[3]) => void answer(ctx.redis, ctx.auth, request, reply);
+  if (!held && local.seen.has(request.cid)) {
+    const error = refusalOf(new QueueAuthError('replayed', `command ${request.cid} was applied to this run already`));
+    return reply({ kind: 'result', result: { ok: false, op: command.op, error } });
+  }
+  local.seen.add(request.cid);
   if (handle === undefined || mailbox === undefined) {
     if (command.op === 'cancel') {
       local.cancel = { reason: command.reason };
@@ -210,7 +236,8 @@ export function onRequest(ctx: RunContext, local: LocalRun, request: WorkerReque
   if (command.op === 'cancel' && !local.ended) local.mode = request.mode ?? 'cancel';
   // Steering of an ended run is in the thread's queue (or about to be): the caller routes it there again.
   if (local.ended && (command.op === 'steer' || command.op === 'withdraw')) {
-    return void answer(ctx.redis, request, { kind: 'not_here' });
+    local.seen.delete(request.cid); // routed again elsewhere, under the same command id
+    return reply({ kind: 'not_here' });
   }
   const result = applyRunCommand(
     {
@@ -221,5 +248,5 @@ export function onRequest(ctx: RunContext, local: LocalRun, request: WorkerReque
     },
     command,
   );
-  void answer(ctx.redis, request, { kind: 'result', result });
+  reply({ kind: 'result', result });
 }

@@ -7,9 +7,10 @@ import { DEFAULTS } from '../defaults.js';
 import { Channels } from './channels.js';
 import { openRedis, redisOptions, type RedisConnection } from './connection.js';
 import { keysOf } from './keys.js';
-import { answer, readRequest } from './requests.js';
+import { answer, readRequest, steerParts, type WireItem } from './requests.js';
 import { withScripts } from './scripts.js';
-import { DEFAULT_PREFIX, DEFAULT_RETAIN_FINISHED_MS, jobOptions, type RunJobData } from './shared.js';
+import { checkJob, DEFAULT_PREFIX, DEFAULT_RETAIN_FINISHED_MS, jobOptions, type RunJobData } from './shared.js';
+import { QueueAuth, QueueAuthError, type QueueSecret } from './auth.js';
 import { execute, newLocalRun, onRequest, type LocalRun, type RunContext } from './worker-run.js';
 import { failLost } from './worker-lost.js';
 import { checkCount, checkMs, checkName } from './checks.js';
@@ -20,6 +21,14 @@ export interface StartWorkerOptions {
   readonly connection: RedisConnection;
   /** The BullMQ queue's name (the same as `queueRuns`'). */
   readonly queue: string;
+  /**
+   * The key shared with `queueRuns` (a string or bytes, ≥ 32 bytes; docs/scale-out.md, "Trust boundary"): the
+   * worker runs only jobs signed with it, on the thread the signed job names, and applies only commands signed
+   * with it, each command id once. Required unless `insecure: true`.
+   */
+  readonly secret?: QueueSecret;
+  /** `true`: no `secret`, nothing is checked — anyone who can write to the Redis controls the runs. */
+  readonly insecure?: boolean;
   /** The agents this worker runs, by the name `start({ agent })` gives. */
   readonly agents: Readonly<Record<string, Agent<any>>>;
   /** Where threads keep their history (shared with the API processes: Postgres, for one). Default: none. */
@@ -83,6 +92,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<QueueWor
   const connection = redisOptions(options.connection, 'options.connection');
   const queue = checkName(options.queue, 'options.queue');
   const prefix = checkName(options.prefix ?? DEFAULT_PREFIX, 'options.prefix');
+  const auth = QueueAuth.of(options);
   const { agents, sessions } = options;
   if (agents === null || typeof agents !== 'object')
     throw new ConfigurationError('options.agents', 'must be an object');
@@ -110,6 +120,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<QueueWor
   const ctx: RunContext = {
     redis,
     keys,
+    auth,
     workerId: id,
     agents,
     sessions,
@@ -140,22 +151,24 @@ export async function startWorker(options: StartWorkerOptions): Promise<QueueWor
   // Never throws: a message it cannot parse gets a typed refusal back (when it says where to answer).
   await channels.listen(keys.workerChannel(id), (message) => {
     try {
-      const read = readRequest(message);
+      const read = readRequest(message, auth);
       if (!read.ok) {
         const result = { ok: false as const, op: undefined, error: read.refusal };
-        return void answer(redis, read.envelope, { kind: 'result', result });
+        return void answer(redis, auth, read.envelope, { kind: 'result', result });
       }
       const { request } = read;
       const run = live.get(request.runId);
       if (run !== undefined) return onRequest(ctx, run, request);
-      if (request.command.op !== 'cancel') void answer(redis, request, { kind: 'not_here' });
+      if (request.command.op !== 'cancel') void answer(redis, auth, request, { kind: 'not_here' });
     } catch {
       // nothing a message says may stop the worker
     }
   });
 
+  // A job not signed with the secret fails (QueueAuthError, BullMQ's failedReason) before anything runs.
   const process = async (job: Job<RunJobData>): Promise<void> => {
     const data = job.data;
+    checkJob(auth, job.id, data);
     const mine = live.get(data.runId);
     if (mine !== undefined) return mine.done; // this worker's own job, picked up again after a stall
     const run = newLocalRun(data.runId);
@@ -170,11 +183,11 @@ export async function startWorker(options: StartWorkerOptions): Promise<QueueWor
 
   async function claimAndRun(run: LocalRun, data: RunJobData): Promise<void> {
     for (;;) {
-      const claim = await redis.lcClaim(keys.ns, data.runId, id);
-      if (claim[0] === 'claimed') {
-        const items = claim.slice(1).map((json) => JSON.parse(json) as { id: string; content: string });
-        return execute(ctx, run, data, items, 0);
+      const claim = await redis.lcClaim(keys.ns, data.runId, id, data.sessionId);
+      if (claim[0] === 'mismatch') {
+        throw new QueueAuthError('thread_mismatch', `the run's state names another thread than its signed job`);
       }
+      if (claim[0] === 'claimed') return execute(ctx, run, data, await signedItems(data, claim.slice(1)), 0);
       if (claim[0] !== 'owned') return;
       const owner = claim[1]!;
       // Another worker runs it: wait while it lives (its lock may have lapsed in a Redis outage).
@@ -193,13 +206,24 @@ export async function startWorker(options: StartWorkerOptions): Promise<QueueWor
       if (onWorkerLost === 'retry_once' && retries < 1) {
         const [requeued, lastSeq] = await redis.lcRequeue(keys.ns, data.runId, owner);
         if (requeued !== 1) continue;
-        const again = await redis.lcClaim(keys.ns, data.runId, id);
+        const again = await redis.lcClaim(keys.ns, data.runId, id, data.sessionId);
         if (again[0] !== 'claimed') continue;
-        const items = again.slice(1).map((json) => JSON.parse(json) as { id: string; content: string });
-        return execute(ctx, run, data, items, (lastSeq ?? -1) + 1);
+        return execute(ctx, run, data, await signedItems(data, again.slice(1)), (lastSeq ?? -1) + 1);
       }
       return failLost(ctx, data.runId, owner);
     }
+  }
+
+  /**
+   * The steering a claim moved into the run's mailbox, signed for the job's thread; an item whose tag does not
+   * match (written to Redis by someone without the secret) is dropped from the mailbox hash, never delivered.
+   */
+  async function signedItems(data: RunJobData, claimed: readonly string[]): Promise<WireItem[]> {
+    const items = claimed.map((json) => JSON.parse(json) as WireItem);
+    const valid = (i: WireItem) => auth.verify(steerParts(data.sessionId, i.id, i.content), i.mac) === undefined;
+    const forged = items.filter((i) => !valid(i));
+    if (forged.length > 0) await redis.hdel(keys.mailbox(data.runId), ...forged.map((i) => i.id));
+    return items.filter(valid);
   }
 
   const worker = new Worker<RunJobData>(queue, process, {
