@@ -145,11 +145,12 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
   /** Sends a cancel to wherever the run is; a run no worker took is cancelled here, without a model call. */
   async function sendCancel(runId: string, reason: unknown, mode: CancelMode): Promise<void> {
     for (;;) {
-      const info = await redis.hmget(keys.run(runId), 'state', 'owner', 'agent', 'thread');
-      const [state, owner, agent, thread] = info;
+      const info = await redis.hmget(keys.run(runId), 'state', 'agent', 'thread');
+      const [state, agent, thread] = info;
       if (state === 'running') {
+        // Recorded in the run's control hash before its worker is woken: a lost wake-up is read on its poll.
         const command = reason === undefined ? { op: 'cancel' as const } : { op: 'cancel' as const, reason };
-        return void (await requests.notify(owner ?? '', { runId, cid: randomUUID(), command, mode }));
+        return void (await requests.send({ runId, cid: randomUUID(), command, mode }));
       }
       if (state !== 'queued' && state !== 'pending') return;
       const at = Date.now();
@@ -205,7 +206,7 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
       const [item] = rest;
       const command = { op: 'steer' as const, text: item!.content, id: item!.id };
       const cid = cids[items.length - rest.length]!;
-      const reply = await ask(routed[1]!, { runId, cid, command }, deadline, runId);
+      const reply = await ask({ runId, cid, command }, deadline);
       if (reply.kind === 'not_here') {
         await sleep(10); // it ended there: its terminal is being stored
         continue;
@@ -218,10 +219,10 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
   }
 
   /** Asks the run's worker until `deadline`; no answer by then is `MailboxUnavailableError` (never a guess). */
-  async function ask(owner: string, request: WorkerRequest, deadline: number, runId: string): Promise<WorkerReply> {
+  async function ask(request: WorkerRequest, deadline: number): Promise<WorkerReply> {
     const left = deadline - Date.now();
-    const reply = left > 0 ? await requests.ask(owner, request, left) : undefined;
-    if (reply === undefined) throw new MailboxUnavailableError(runId, steerTimeoutMs);
+    const reply = left > 0 ? await requests.ask(request, left) : undefined;
+    if (reply === undefined) throw new MailboxUnavailableError(request.runId, steerTimeoutMs);
     return reply;
   }
 
@@ -249,8 +250,8 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
   }
 
   /** One command to the run's worker (stop, decide, cancel one tool call); `false` when no worker runs it. */
-  async function askOwner(info: RunInfo, runId: string, command: RunCommand): Promise<RunCommandResult> {
-    const reply = await ask(info.owner, { runId, cid: randomUUID(), command }, Date.now() + steerTimeoutMs, runId);
+  async function askOwner(runId: string, command: RunCommand): Promise<RunCommandResult> {
+    const reply = await ask({ runId, cid: randomUUID(), command }, Date.now() + steerTimeoutMs);
     if (reply.kind === 'result') return reply.result;
     return notTaken(command); // it ended there meanwhile
   }
@@ -273,7 +274,7 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
         for (;;) {
           const routed = await redis.lcWithdrawQueued(keys.ns, runId, command.steeringId);
           if (routed[0] !== 'live') return { ok: true, op: 'withdraw', withdrawn: routed[0] === 'removed' };
-          const reply = await ask(routed[1]!, { runId, cid, command }, deadline, runId);
+          const reply = await ask({ runId, cid, command }, deadline);
           if (reply.kind === 'result') return reply.result;
           await sleep(10);
         }
@@ -283,12 +284,12 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
         if (info.state !== 'running') {
           throw new NotSupportedError('stop', 'a run no worker has started yet is not stopped gracefully: cancel it');
         }
-        return askOwner(info, runId, command);
+        return askOwner(runId, command);
       case 'decide':
       case 'cancel_tool_call':
         // A run no worker has started has no call running or awaiting approval yet.
         if (info.state !== 'running') return notTaken(command);
-        return askOwner(info, runId, command);
+        return askOwner(runId, command);
     }
   };
 

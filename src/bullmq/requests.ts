@@ -10,6 +10,7 @@ import { ConfigurationError } from '../errors.js';
 import { QueueAuthError, type QueueAuth } from './auth.js';
 import type { Channels } from './channels.js';
 import type { Keys } from './keys.js';
+import type { ScriptedRedis } from './scripts.js';
 
 /**
  * A steering item in Redis (the thread's queue, a run's mailbox hash): its id (the steering id), its text and
@@ -133,10 +134,16 @@ function signedMessage(auth: QueueAuth, request: WorkerRequest, envelope: Envelo
   return JSON.stringify(mac ? { ...message, mac } : message);
 }
 
+/** How often a process waiting for an answer also reads the run's answers hash (ms). */
+const ANSWER_POLL_MS = 250;
+
 /**
- * Request/response over Redis pub/sub: a request is published on the worker's channel with a reply channel of
- * this process; the answer comes there. No answer within the timeout resolves `undefined` (the caller decides
- * what that means; steering says `MailboxUnavailableError`, never a guess).
+ * Commands as durable state (docs/scale-out.md, "Control is state"): a command is recorded in the run's control
+ * hash, signed, by one script that also publishes a wake-up to the run's worker; the worker reads the hash
+ * when woken, when its subscriber reconnects and on a short poll. An answer comes on this process's reply
+ * channel and is stored in the run's answers hash too (read every 250 ms while waiting), so neither side's
+ * reconnect loses it. No answer within the timeout resolves `undefined` (the caller decides what that means;
+ * steering says `MailboxUnavailableError`, never a guess).
  */
 export class Requests {
   readonly #pending = new Map<string, { readonly cid: string; readonly settle: (reply: WorkerReply) => void }>();
@@ -145,7 +152,7 @@ export class Requests {
   #seq = 0;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: ScriptedRedis,
     private readonly channels: Channels,
     private readonly keys: Keys,
     clientId: string,
@@ -156,47 +163,82 @@ export class Requests {
 
   #listen(): Promise<() => void> {
     this.#ready ??= this.channels.listen(this.#replyTo, (message) => {
-      let reply: WorkerReply & { reqId?: unknown; mac?: unknown };
+      let reply: { reqId?: unknown };
       try {
-        reply = JSON.parse(message) as WorkerReply & { reqId?: unknown; mac?: unknown };
+        reply = JSON.parse(message) as { reqId?: unknown };
       } catch {
         return; // not an answer of ours
       }
       const waiting = typeof reply?.reqId === 'string' ? this.#pending.get(reply.reqId) : undefined;
-      if (waiting === undefined) return;
-      const { reqId: _reqId, mac, ...answer } = reply;
-      // An answer not signed for this command is dropped: the caller's wait ends as unanswered.
-      if (this.auth.verify(replyParts(waiting.cid, answer as WorkerReply), mac) !== undefined) return;
-      waiting.settle(answer as WorkerReply);
+      if (waiting !== undefined) this.#accept(waiting, reply);
     });
     return this.#ready;
   }
 
-  /** Publishes `request` to the worker; resolves with how many processes got it (0: no such worker listens). */
-  notify(workerId: string, request: WorkerRequest): Promise<number> {
-    return this.redis.publish(this.keys.workerChannel(workerId), signedMessage(this.auth, request));
+  /** Settles `waiting` with `reply` when it is signed for its command (else it is dropped: unanswered). */
+  #accept(waiting: { cid: string; settle: (reply: WorkerReply) => void }, reply: unknown): void {
+    const { reqId: _reqId, mac, ...answer } = reply as WorkerReply & { reqId?: unknown; mac?: unknown };
+    if (this.auth.verify(replyParts(waiting.cid, answer as WorkerReply), mac) !== undefined) return;
+    waiting.settle(answer as WorkerReply);
   }
 
-  /** Asks the worker; resolves with its answer, or `undefined` when none came within `timeoutMs`. */
-  async ask(workerId: string, request: WorkerRequest, timeoutMs: number): Promise<WorkerReply | undefined> {
+  /**
+   * Records `request` for its run (and wakes the run's worker); no answer awaited. Resolves with what the
+   * record script said: `ended` when the run has its terminal (nothing recorded).
+   */
+  async send(request: WorkerRequest): Promise<'recorded' | 'ended' | 'applied'> {
+    const [kind] = await this.redis.lcRecord(
+      this.keys.ns,
+      request.runId,
+      request.cid,
+      signedMessage(this.auth, request),
+    );
+    return kind as 'recorded' | 'ended' | 'applied';
+  }
+
+  /**
+   * Records `request` and waits for its answer; a run that ended answers `not_here` (the caller routes again);
+   * resolves `undefined` when no answer came within `timeoutMs`.
+   */
+  async ask(request: WorkerRequest, timeoutMs: number): Promise<WorkerReply | undefined> {
     await this.#listen();
     const reqId = `${++this.#seq}`;
+    const answers = this.keys.answers(request.runId);
     return new Promise<WorkerReply | undefined>((resolve) => {
-      const timer = setTimeout(() => {
-        this.#pending.delete(reqId);
-        resolve(undefined);
-      }, timeoutMs);
-      const settle = (reply: WorkerReply) => {
+      let poll: ReturnType<typeof setInterval> | undefined;
+      const done = (reply: WorkerReply | undefined) => {
         clearTimeout(timer);
+        clearInterval(poll);
         this.#pending.delete(reqId);
+        if (reply !== undefined) this.redis.hdel(answers, request.cid).catch(() => undefined);
         resolve(reply);
       };
-      this.#pending.set(reqId, { cid: request.cid, settle });
-      const envelope: Envelope = { reqId, replyTo: this.#replyTo };
-      this.redis
-        .publish(this.keys.workerChannel(workerId), signedMessage(this.auth, request, envelope))
-        .catch(() => undefined); // an unsent request is an unanswered one
+      const timer = setTimeout(() => done(undefined), timeoutMs);
+      const waiting = { cid: request.cid, settle: done };
+      this.#pending.set(reqId, waiting);
+      const envelope: Envelope = { reqId, replyTo: this.#replyTo, cid: request.cid };
+      this.redis.lcRecord(this.keys.ns, request.runId, request.cid, signedMessage(this.auth, request, envelope)).then(
+        ([kind]) => {
+          if (kind === 'ended') return done({ kind: 'not_here' });
+          // The answer stored (its publish lost), or the run ended with the command never taken: not here.
+          const check = async () => {
+            const stored = await this.redis.hget(answers, request.cid);
+            if (stored !== null) return this.#accept(waiting, JSON.parse(stored));
+            if ((await this.redis.hexists(this.keys.run(request.runId), 'terminal')) === 0) return;
+            const late = await this.redis.hget(answers, request.cid);
+            if (late !== null) this.#accept(waiting, JSON.parse(late));
+            else if (await this.#untaken(request)) done({ kind: 'not_here' });
+          };
+          poll = setInterval(() => void check().catch(() => undefined), ANSWER_POLL_MS);
+        },
+        () => undefined, // an unrecorded request is an unanswered one
+      );
     });
+  }
+
+  /** True when the run's control hash still holds `request` (no worker took it): it is dropped. */
+  async #untaken(request: WorkerRequest): Promise<boolean> {
+    return (await this.redis.lcTake(this.keys.ns, request.runId, request.cid, 'drop'))[0] === 1;
   }
 
   close(): void {
@@ -204,15 +246,21 @@ export class Requests {
   }
 }
 
-/** Sends `reply` for `request` when it asked for one, signed for its command id. */
+/**
+ * Sends `reply` for `request` of run `runId` when it asked for one, signed for its command id: stored in the
+ * run's answers hash, then published on the asker's reply channel.
+ */
 export function answer(
   redis: Redis,
   auth: QueueAuth,
+  keys: Keys,
+  runId: string,
   request: Envelope,
   reply: WorkerReply,
 ): Promise<unknown> | undefined {
   if (typeof request.replyTo !== 'string' || typeof request.reqId !== 'string') return undefined;
   const mac = auth.sign(replyParts(request.cid ?? '', reply));
   const message = JSON.stringify({ ...reply, reqId: request.reqId, ...(mac ? { mac } : {}) });
-  return redis.publish(request.replyTo, message).catch(() => undefined);
+  const stored = request.cid ? redis.hset(keys.answers(runId), request.cid, message) : Promise.resolve(0);
+  return stored.then(() => redis.publish(request.replyTo!, message)).catch(() => undefined);
 }

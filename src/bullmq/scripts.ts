@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { PENDING, RECORD, TAKE } from './control-scripts.js';
 
 /**
  * The Lua scripts of `loopctl/bullmq`: each state change of a run or a thread is one script, so it is atomic
@@ -151,6 +152,7 @@ redis.call('DEL', rkey .. ':mbox')
 redis.call('HSET', rkey, 'state', 'ended', 'terminal', cjson.decode(json).type, 'lastSeq', seq)
 redis.call('PEXPIRE', rkey, retainMs)
 redis.call('PEXPIRE', ekey, retainMs)
+for _, k in ipairs({ ':ctl', ':ctl:done', ':ctl:ans' }) do redis.call('PEXPIRE', rkey .. k, retainMs) end
 redis.call('PUBLISH', ns .. ':ev:' .. runId, seq .. '\\n' .. json)
 local nextRun, nextJob = '', ''
 if thread and redis.call('HGET', threadKey(thread), 'live') == runId then
@@ -249,6 +251,9 @@ export interface ScriptCommands {
   lcSteerQueued(...args: string[]): Promise<string[]>;
   lcWithdrawQueued(...args: string[]): Promise<string[]>;
   lcCompact(...args: string[]): Promise<number[]>;
+  lcRecord(...args: string[]): Promise<string[]>;
+  lcPending(...args: string[]): Promise<string[]>;
+  lcTake(...args: string[]): Promise<number[]>;
 }
 
 /** A client with the scripts defined. */
@@ -265,6 +270,9 @@ export function withScripts(redis: Redis): ScriptedRedis {
     lcSteerQueued: STEER_QUEUED,
     lcWithdrawQueued: WITHDRAW_QUEUED,
     lcCompact: COMPACT,
+    lcRecord: RECORD,
+    lcPending: PENDING,
+    lcTake: TAKE,
   };
   for (const [name, lua] of Object.entries(scripts)) redis.defineCommand(name, { numberOfKeys: 0, lua });
   return redis as ScriptedRedis;

@@ -17,10 +17,10 @@ import {
   type CancelMode,
   type Envelope,
   type WireItem,
+  type WorkerReply,
   type WorkerRequest,
 } from './requests.js';
-import { QueueAuthError, type QueueAuth } from './auth.js';
-import { refusalOf } from '../control/command.js';
+import type { QueueAuth } from './auth.js';
 import type { ScriptedRedis } from './scripts.js';
 import { eventJson, lazySession, type RunJobData } from './shared.js';
 
@@ -34,8 +34,6 @@ export interface LocalRun {
   mode: CancelMode;
   /** Requests that came while the run was being claimed, answered once it runs. */
   readonly waiting: (WorkerRequest & Envelope)[];
-  /** The command ids this run took (each is applied once; a second message with one is `replayed`). */
-  readonly seen: Set<string>;
   /** The terminal event was emitted (steering now answers `not_here`). */
   ended: boolean;
   /** The type of the terminal event, once emitted. */
@@ -64,7 +62,7 @@ export interface RunContext {
 export function newLocalRun(runId: string): LocalRun {
   let settle!: () => void;
   const done = new Promise<void>((resolve) => (settle = resolve));
-  return { runId, mode: 'cancel', waiting: [], seen: new Set(), ended: false, done, settle };
+  return { runId, mode: 'cancel', waiting: [], ended: false, done, settle };
 }
 
 /**
@@ -113,7 +111,7 @@ export async function execute(
   }
   local.handle = handle;
   if (local.cancel) handle.cancel(local.cancel.reason);
-  for (const request of local.waiting.splice(0)) onRequest(ctx, local, request, true);
+  for (const request of local.waiting.splice(0)) onRequest(ctx, local, request);
   await new Promise<void>((resolve) => {
     let chain = Promise.resolve();
     handle.events$.subscribe((original) => {
@@ -213,19 +211,14 @@ async function failAtStart(
 }
 
 /**
- * A request on this worker's channel for a run it has (its tag checked): applied with `applyRunCommand` once per
- * command id (a second message with the id is refused, `QueueAuthError` `replayed`), answered when asked. `held`:
- * one that waited for the run's start, taken already.
+ * A command of a run this worker has, taken from the run's control hash (its tag checked, its command id taken
+ * once: ./control-reader.ts): applied with `applyRunCommand`, answered when asked. One that comes before the run
+ * started here waits for its start (a cancel is applied at the start).
  */
-export function onRequest(ctx: RunContext, local: LocalRun, request: WorkerRequest & Envelope, held = false): void {
+export function onRequest(ctx: RunContext, local: LocalRun, request: WorkerRequest & Envelope): void {
   const { handle, mailbox } = local;
   const { command } = request;
-  const reply = (reply: Parameters<typeof answer>[3]) => void answer(ctx.redis, ctx.auth, request, reply);
-  if (!held && local.seen.has(request.cid)) {
-    const error = refusalOf(new QueueAuthError('replayed', `command ${request.cid} was applied to this run already`));
-    return reply({ kind: 'result', result: { ok: false, op: command.op, error } });
-  }
-  local.seen.add(request.cid);
+  const reply = (reply: WorkerReply) => void answer(ctx.redis, ctx.auth, ctx.keys, local.runId, request, reply);
   if (handle === undefined || mailbox === undefined) {
     if (command.op === 'cancel') {
       local.cancel = { reason: command.reason };
@@ -235,10 +228,7 @@ export function onRequest(ctx: RunContext, local: LocalRun, request: WorkerReque
   }
   if (command.op === 'cancel' && !local.ended) local.mode = request.mode ?? 'cancel';
   // Steering of an ended run is in the thread's queue (or about to be): the caller routes it there again.
-  if (local.ended && (command.op === 'steer' || command.op === 'withdraw')) {
-    local.seen.delete(request.cid); // routed again elsewhere, under the same command id
-    return reply({ kind: 'not_here' });
-  }
+  if (local.ended && (command.op === 'steer' || command.op === 'withdraw')) return reply({ kind: 'not_here' });
   const result = applyRunCommand(
     {
       handle,

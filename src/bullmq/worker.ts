@@ -7,11 +7,12 @@ import { DEFAULTS } from '../defaults.js';
 import { Channels } from './channels.js';
 import { openRedis, redisOptions, type RedisConnection } from './connection.js';
 import { keysOf } from './keys.js';
-import { answer, readRequest, steerParts, type WireItem } from './requests.js';
+import { steerParts, type WireItem } from './requests.js';
+import { CONTROL_POLL_MS, controlReader } from './control-reader.js';
 import { withScripts } from './scripts.js';
 import { checkJob, DEFAULT_PREFIX, DEFAULT_RETAIN_FINISHED_MS, jobOptions, type RunJobData } from './shared.js';
 import { QueueAuth, QueueAuthError, type QueueSecret } from './auth.js';
-import { execute, newLocalRun, onRequest, type LocalRun, type RunContext } from './worker-run.js';
+import { execute, newLocalRun, type LocalRun, type RunContext } from './worker-run.js';
 import { failLost } from './worker-lost.js';
 import { checkCount, checkMs, checkName } from './checks.js';
 
@@ -148,22 +149,21 @@ export async function startWorker(options: StartWorkerOptions): Promise<QueueWor
     outage = undefined;
   });
 
-  // Never throws: a message it cannot parse gets a typed refusal back (when it says where to answer).
+  // Control is state: a wake-up (or anything on the channel) only says "read the run's control hash"; the
+  // hashes of the live runs are read again when the subscriber reconnects and every CONTROL_POLL_MS.
+  const control = controlReader(ctx, live);
   await channels.listen(keys.workerChannel(id), (message) => {
     try {
-      const read = readRequest(message, auth);
-      if (!read.ok) {
-        const result = { ok: false as const, op: undefined, error: read.refusal };
-        return void answer(redis, auth, read.envelope, { kind: 'result', result });
-      }
-      const { request } = read;
-      const run = live.get(request.runId);
-      if (run !== undefined) return onRequest(ctx, run, request);
-      if (request.command.op !== 'cancel') void answer(redis, auth, request, { kind: 'not_here' });
+      const wake = (JSON.parse(message) as { wake?: unknown } | null)?.wake;
+      if (typeof wake === 'string') void control.read([wake]);
     } catch {
       // nothing a message says may stop the worker
     }
   });
+  channels.onReconnect(() => void control.read([...live.keys()]));
+  const poll = setInterval(() => {
+    if (live.size > 0) void control.read([...live.keys()]);
+  }, CONTROL_POLL_MS);
 
   // A job not signed with the secret fails (QueueAuthError, BullMQ's failedReason) before anything runs.
   const process = async (job: Job<RunJobData>): Promise<void> => {
@@ -187,7 +187,10 @@ export async function startWorker(options: StartWorkerOptions): Promise<QueueWor
       if (claim[0] === 'mismatch') {
         throw new QueueAuthError('thread_mismatch', `the run's state names another thread than its signed job`);
       }
-      if (claim[0] === 'claimed') return execute(ctx, run, data, await signedItems(data, claim.slice(1)), 0);
+      if (claim[0] === 'claimed') {
+        void control.read([data.runId]); // commands recorded while it was queued
+        return execute(ctx, run, data, await signedItems(data, claim.slice(1)), 0);
+      }
       if (claim[0] !== 'owned') return;
       const owner = claim[1]!;
       // Another worker runs it: wait while it lives (its lock may have lapsed in a Redis outage).
@@ -208,6 +211,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<QueueWor
         if (requeued !== 1) continue;
         const again = await redis.lcClaim(keys.ns, data.runId, id, data.sessionId);
         if (again[0] !== 'claimed') continue;
+        void control.read([data.runId]);
         return execute(ctx, run, data, await signedItems(data, again.slice(1)), (lastSeq ?? -1) + 1);
       }
       return failLost(ctx, data.runId, owner);
@@ -267,6 +271,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<QueueWor
         await closed;
         timers.forEach(clearTimeout);
         clearInterval(heartbeat);
+        clearInterval(poll);
         clearTimeout(outage);
         await redis.del(keys.alive(id)).catch(() => undefined);
         channels.close();

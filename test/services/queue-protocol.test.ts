@@ -37,8 +37,14 @@ describe("a worker's channel speaks the run command protocol", () => {
         const parts = ['request', m['runId'] ?? null, withCid.cid, m['command'], null, m['reqId'], m['replyTo']];
         return JSON.stringify({ ...withCid, mac: auth.sign(parts) });
       };
-      const send = (message: string | Record<string, unknown>) =>
-        fx!.redis.publish(keys.workerChannel(worker.id), typeof message === 'string' ? message : signed(message));
+      // Control is state: a command is a record in the run's control hash; the publish only wakes the worker.
+      let n = 0;
+      const send = async (message: string | Record<string, unknown>) => {
+        const cid = typeof message === 'string' ? `raw${++n}` : `c${String(message['reqId'])}`;
+        const json = typeof message === 'string' ? message : signed(message);
+        await fx!.redis.hset(keys.control(runId), cid, `${++n}\n${json}`);
+        await fx!.redis.publish(keys.workerChannel(worker.id), JSON.stringify({ wake: runId }));
+      };
       await send('{not json');
       await send({ reqId: '1', replyTo, runId, command: { op: 'stop', graceMs: 2 ** 31 } });
       await send({ reqId: '2', replyTo, runId, command: { op: 'pause' } });

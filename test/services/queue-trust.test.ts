@@ -29,24 +29,32 @@ const output = (events: readonly RunEvent[]) => {
   return end?.type === 'run_completed' ? String(end.output) : '';
 };
 
-/** A subscriber on a reply channel of the test's own: the worker's answers to forged commands, by reqId. */
+/** A subscriber on a reply channel: the worker's answers to forged commands, in order. */
 async function replyProbe(url: string, channel: string) {
   const sub = new Redis(url, { maxRetriesPerRequest: null });
   probe = sub;
-  const answers = new Map<string, Record<string, unknown>>();
-  sub.on('message', (_c: string, message: string) => {
-    const reply = JSON.parse(message) as Record<string, unknown>;
-    answers.set(String(reply['reqId']), reply);
-  });
+  const answers: Record<string, unknown>[] = [];
+  sub.on('message', (_c: string, message: string) => answers.push(JSON.parse(message) as Record<string, unknown>));
   await sub.subscribe(channel);
   return {
-    async answer(reqId: string): Promise<Record<string, unknown>> {
-      for (let i = 0; i < 600 && !answers.has(reqId); i++) await sleep(25);
-      const found = answers.get(reqId);
-      if (found === undefined) throw new Error(`no answer to ${reqId}`);
-      return found;
+    /** The `nth` answer (1-based) with `reqId`. */
+    async answer(reqId: string, nth = 1): Promise<Record<string, unknown>> {
+      const found = () => answers.filter((a) => a['reqId'] === reqId)[nth - 1];
+      for (let i = 0; i < 600 && !found(); i++) await sleep(25);
+      if (!found()) throw new Error(`no answer ${nth} to ${reqId}`);
+      return found()!;
     },
   };
+}
+
+/**
+ * What someone with Redis access and without the secret can do to send a command: write a record into the
+ * run's control hash and publish a wake-up on the worker's channel.
+ */
+async function inject(f: QueueFixture, workerId: string, runId: string, cid: string, message: unknown) {
+  const json = typeof message === 'string' ? message : JSON.stringify(message);
+  await f.redis.hset(`${f.prefix}:${f.queue}:lc:run:${runId}:ctl`, cid, `1000\n${json}`);
+  await f.redis.publish(workerChannel(f, workerId), JSON.stringify({ wake: runId }));
 }
 
 const workerChannel = (f: QueueFixture, workerId: string) => `${f.prefix}:${f.queue}:lc:w:${workerId}`;
@@ -130,8 +138,8 @@ describe('queue trust boundary: what is not signed with the secret is refused', 
       replyTo: 'attacker-replies',
       mac: attacker.sign(parts),
     };
-    await fx.redis.publish(workerChannel(fx, worker.id), JSON.stringify(unsigned));
-    await fx.redis.publish(workerChannel(fx, worker.id), JSON.stringify(misSigned));
+    await inject(fx, worker.id, runId, 'a1', unsigned);
+    await inject(fx, worker.id, runId, 'a2', misSigned);
     const refusals = [refusalOf(await replies.answer('f1')), refusalOf(await replies.answer('f2'))];
     expect(refusals).toEqual([
       expect.objectContaining({ name: 'QueueAuthError', code: 'unsigned' }),
@@ -163,7 +171,7 @@ describe('queue trust boundary: what is not signed with the secret is refused', 
     const replies = await replyProbe(fx.url, 'attacker-replies');
     const command = { op: 'steer', text: 'INJECTED-BY-COMMAND' };
     const forged = { runId, cid: 's1', command, reqId: 'f1', replyTo: 'attacker-replies' };
-    await fx.redis.publish(workerChannel(fx, worker.id), JSON.stringify(forged));
+    await inject(fx, worker.id, runId, 's1', forged);
     const refusal = refusalOf(await replies.answer('f1'));
     expect(refusal).toMatchObject({ name: 'QueueAuthError', code: 'unsigned' });
     await fx.runs.steer(runId, 'genuine-live', P);
@@ -187,42 +195,33 @@ describe('queue trust boundary: what is not signed with the secret is refused', 
     const eventsA$ = fx.runs.events(a.runId, { principal: P });
     const eventsB$ = fx.runs.events(b.runId, { principal: P });
     await Promise.all([firstOf(eventsA$, 'text_delta'), firstOf(eventsB$, 'text_delta')]);
-    // The attacker listens on the worker's channel and captures a genuine steer command.
-    const tap = new Redis(fx.url, { maxRetriesPerRequest: null });
-    const captured: string[] = [];
-    tap.on('message', (_c: string, m: string) => captured.push(m));
-    await tap.subscribe(workerChannel(fx, worker.id));
-    try {
-      await fx.runs.steer(a.runId, 'once-only', P);
-      for (let i = 0; i < 100 && captured.length === 0; i++) await sleep(20);
-      const original = JSON.parse(captured[0]!) as Record<string, unknown>;
-      const replies = await replyProbe(fx.url, String(original['replyTo']));
-      const again = { ...original, reqId: 'replay-same' };
-      const same = { ...original }; // exactly as captured: its reqId answered already, the refusal comes anyway
-      const other = { ...original, runId: b.runId, reqId: 'replay-other' };
-      await fx.redis.publish(workerChannel(fx, worker.id), JSON.stringify(same));
-      await fx.redis.publish(workerChannel(fx, worker.id), JSON.stringify(again));
-      await fx.redis.publish(workerChannel(fx, worker.id), JSON.stringify(other));
-      const refusals = [
-        refusalOf(await replies.answer(String(original['reqId']))),
-        refusalOf(await replies.answer('replay-same')),
-        refusalOf(await replies.answer('replay-other')),
-      ];
-      expect(refusals).toEqual([
-        expect.objectContaining({ name: 'QueueAuthError', code: 'replayed' }),
-        expect.objectContaining({ name: 'QueueAuthError', code: 'mis_signed' }), // reqId changed: its tag breaks
-        expect.objectContaining({ name: 'QueueAuthError', code: 'mis_signed' }),
-      ]);
-      const [eventsA, eventsB] = await Promise.all([allEvents(eventsA$), allEvents(eventsB$)]);
-      const deliveredA = output(eventsA).split('once-only').length - 1;
-      const deliveredB = output(eventsB).split('once-only').length - 1;
-      console.log(
-        `replayed commands: 3 sent, ${refusals.length} refused (${refusals.map((r) => r?.code).join(', ')}); ` +
-          `'once-only' delivered ${deliveredA} time(s) to its run, ${deliveredB} to the other`,
-      );
-      expect([deliveredA, deliveredB]).toEqual([1, 0]);
-    } finally {
-      tap.disconnect();
-    }
+    await fx.runs.steer(a.runId, 'once-only', P);
+    // The attacker reads the applied command off Redis (the run's taken records) and writes it again.
+    const done = await fx.redis.hgetall(`${fx.prefix}:${fx.queue}:lc:run:${a.runId}:ctl:done`);
+    const [[cid, value]] = Object.entries(done) as [[string, string]];
+    const original = JSON.parse(value.slice(value.indexOf('\n') + 1)) as Record<string, unknown>;
+    const reqId = String(original['reqId']);
+    const replies = await replyProbe(fx.url, String(original['replyTo']));
+    await inject(fx, worker.id, a.runId, cid, original);
+    const sameRun = refusalOf(await replies.answer(reqId, 1));
+    await inject(fx, worker.id, b.runId, cid, original);
+    const otherRun = refusalOf(await replies.answer(reqId, 2));
+    const relabelled = { ...original, runId: b.runId };
+    await inject(fx, worker.id, b.runId, cid, relabelled);
+    const changed = refusalOf(await replies.answer(reqId, 3));
+    const refusals = [sameRun, otherRun, changed];
+    expect(refusals).toEqual([
+      expect.objectContaining({ name: 'QueueAuthError', code: 'replayed' }),
+      expect.objectContaining({ name: 'QueueAuthError', code: 'mis_signed' }),
+      expect.objectContaining({ name: 'QueueAuthError', code: 'mis_signed' }),
+    ]);
+    const [eventsA, eventsB] = await Promise.all([allEvents(eventsA$), allEvents(eventsB$)]);
+    const deliveredA = output(eventsA).split('once-only').length - 1;
+    const deliveredB = output(eventsB).split('once-only').length - 1;
+    console.log(
+      `replayed commands: 3 sent, ${refusals.length} refused (${refusals.map((r) => r?.code).join(', ')}); ` +
+        `'once-only' delivered ${deliveredA} time(s) to its run, ${deliveredB} to the other`,
+    );
+    expect([deliveredA, deliveredB]).toEqual([1, 0]);
   }, 60_000);
 });
