@@ -55,6 +55,19 @@ describe('the queue secret: queueRuns and startWorker refuse to start without on
   });
 });
 
+describe("a worker's self-cancel deadline", () => {
+  it('an eventStoreOutageMs not shorter than lockDurationMs is a ConfigurationError naming both', async () => {
+    const options = { connection: 'redis://127.0.0.1:1', queue: 'q', agents: {}, insecure: true };
+    for (const eventStoreOutageMs of [2000, 5000]) {
+      await expect(startWorker({ ...options, lockDurationMs: 2000, eventStoreOutageMs })).rejects.toMatchObject({
+        name: 'ConfigurationError',
+        field: 'options.eventStoreOutageMs',
+        message: expect.stringContaining('options.lockDurationMs (2000 ms'),
+      });
+    }
+  });
+});
+
 describe('startWorker options', () => {
   const ok = { connection: 'redis://127.0.0.1:1', queue: 'q', agents: {}, insecure: true };
   it.each([
@@ -67,6 +80,7 @@ describe('startWorker options', () => {
     [{ ...ok, shutdownGraceMs: 'soon' }, 'options.shutdownGraceMs'],
     [{ ...ok, eventStoreOutageMs: -5 }, 'options.eventStoreOutageMs'],
     [{ ...ok, onWorkerLost: 'retry' }, 'options.onWorkerLost'],
+    [{ ...ok, onRun: 'log' }, 'options.onRun'],
   ])('%# rejects naming %s', async (options, name) => {
     await expect(startWorker(options as never)).rejects.toMatchObject({ name: 'ConfigurationError', field: name });
   });

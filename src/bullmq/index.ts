@@ -10,6 +10,7 @@ export {
   WORKER_SHUTDOWN_REASON,
   EVENT_STORE_UNAVAILABLE_REASON,
   type StartWorkerOptions,
+  type WorkerRunNote,
   type QueueWorker,
 } from './worker.js';
 export type { RedisConnection } from './connection.js';

@@ -38,6 +38,8 @@ export interface LocalRun {
   ended: boolean;
   /** The type of the terminal event, once emitted. */
   terminal?: TerminalEvent['type'];
+  /** The terminal event's stop reason and, for a cancel, its reason (for the worker's line per run). */
+  ending?: { readonly stopReason: string; readonly reason?: unknown };
   readonly done: Promise<void>;
   settle(): void;
 }
@@ -55,6 +57,8 @@ export interface RunContext {
   readonly retainMs: number;
   /** How long a rerun's lease waits for a dead worker's lease to expire (ms). */
   readonly leasePatienceMs: number;
+  /** Told when a run's terminal event is emitted here (before it is stored: Redis may be unreachable). */
+  ended(local: LocalRun, data: RunJobData): void;
   /** Adds the BullMQ job of a run that became the thread's next (its job data as stored). */
   enqueue(runId: string, jobJson: string): Promise<void>;
 }
@@ -132,6 +136,11 @@ export async function execute(
       }
       local.ended = true;
       local.terminal = event.type;
+      local.ending = {
+        stopReason: event.stopReason,
+        ...(event.type === 'run_cancelled' ? { reason: event.reason } : {}),
+      };
+      ctx.ended(local, data);
       const terminal = event;
       chain = chain
         .then(() => finish(ctx, local, data, terminal, session, mailbox))
@@ -199,6 +208,9 @@ async function failAtStart(
   error: { name: string; message: string; field?: string },
 ) {
   const at = Date.now();
+  local.terminal = 'run_failed';
+  local.ending = { stopReason: 'configuration_error' };
+  ctx.ended(local, data);
   const base = { runId: local.runId, turn: 0, at };
   const started = { type: 'run_started', ...base, seq: 0, agent: data.agent };
   const undelivered = mailbox.peek().map((t) => ({ id: t.id, content: t.content }));

@@ -46,10 +46,21 @@ export interface StartWorkerOptions {
   readonly shutdownGraceMs?: number;
   /** A run whose worker died: `'fail'` (`run_failed`, `worker_lost`) or `'retry_once'` (rerun from the last commit). */
   readonly onWorkerLost?: 'fail' | 'retry_once';
-  /** Redis unreachable mid-run: events are buffered this long, then the runs are cancelled. Default 10 000. */
+  /**
+   * Redis unreachable mid-run (no heartbeat stored this long): events are buffered, then the live runs are
+   * cancelled (reason `{ type: 'event_store_unavailable' }`). Must be shorter than `lockDurationMs`, so a worker
+   * cut off cancels its runs before its peers may declare it lost. Default two thirds of `lockDurationMs`
+   * (20 000).
+   */
   readonly eventStoreOutageMs?: number;
   /** How long a finished run's events stay in Redis. Default 86 400 000 (24 h). */
   readonly retainFinishedMs?: number;
+  /**
+   * Called once when this worker claims a run (`claimed`) and once when the run's terminal event is emitted here
+   * (`ended`: its type, stop reason and, for a cancel, the reason; stored after): a line per run for an
+   * operator's log (`loopctl worker` prints them). A throw is ignored.
+   */
+  readonly onRun?: (note: WorkerRunNote) => void;
   /**
    * Options every run starts with (deadlines, hooks, retry…); the mailbox, session and ids are the worker's, and
    * `trace` is the job's (the caller's W3C trace context): with `telemetry: withTelemetry()` of `loopctl/otel`
@@ -57,6 +68,18 @@ export interface StartWorkerOptions {
    */
   readonly runOptions?: Omit<RunOptions<any>, 'mailbox' | 'session' | 'steer$' | 'idGenerator' | 'trace'>;
 }
+
+/** What {@link StartWorkerOptions.onRun} is told about a run of this worker. */
+export type WorkerRunNote =
+  | { readonly type: 'claimed'; readonly runId: string; readonly agent: string }
+  | {
+      readonly type: 'ended';
+      readonly runId: string;
+      readonly agent: string;
+      readonly terminal: 'run_completed' | 'run_cancelled' | 'run_failed';
+      readonly stopReason: string;
+      readonly reason?: unknown;
+    };
 
 /** A running worker (see {@link startWorker}). */
 export interface QueueWorker {
@@ -104,13 +127,23 @@ export async function startWorker(options: StartWorkerOptions): Promise<QueueWor
   const lockDurationMs = checkMs(options.lockDurationMs ?? 30_000, 'options.lockDurationMs', 1);
   const stalledIntervalMs = checkMs(options.stalledIntervalMs ?? 30_000, 'options.stalledIntervalMs', 1);
   const shutdownGraceMs = checkMs(options.shutdownGraceMs ?? 25_000, 'options.shutdownGraceMs', 0);
-  const outageMs = checkMs(options.eventStoreOutageMs ?? 10_000, 'options.eventStoreOutageMs', 0);
+  const outageMs = selfCancelMs(options.eventStoreOutageMs, lockDurationMs);
   const retainMs = checkMs(options.retainFinishedMs ?? DEFAULT_RETAIN_FINISHED_MS, 'options.retainFinishedMs', 1);
   const onWorkerLost = options.onWorkerLost ?? 'fail';
   if (onWorkerLost !== 'fail' && onWorkerLost !== 'retry_once') {
     throw new ConfigurationError('options.onWorkerLost', "must be 'fail' or 'retry_once'");
   }
   const runOptions = checkRunOptions(options.runOptions);
+  if (options.onRun !== undefined && typeof options.onRun !== 'function') {
+    throw new ConfigurationError('options.onRun', 'must be a function');
+  }
+  const note = (n: WorkerRunNote) => {
+    try {
+      options.onRun?.(n);
+    } catch {
+      // an operator's log line never stops a run
+    }
+  };
   const id = randomUUID();
   const keys = keysOf(prefix, queue);
   const redis = withScripts(openRedis(connection, `loopctl-worker-${id}`));
@@ -128,26 +161,36 @@ export async function startWorker(options: StartWorkerOptions): Promise<QueueWor
     runOptions,
     retainMs,
     leasePatienceMs: DEFAULTS.session.leaseTtlMs + lockDurationMs,
+    ended: (run, data) => {
+      if (run.terminal === undefined || run.ending === undefined) return;
+      note({ type: 'ended', runId: data.runId, agent: data.agent, terminal: run.terminal, ...run.ending });
+    },
     enqueue: async (runId, job) => void (await bullQueue.add('run', JSON.parse(job) as RunJobData, jobOptions(runId))),
   };
 
-  // Heartbeat: a worker whose key expired is lost (its runs' jobs stalled, nobody renews them).
-  const beat = () => redis.set(keys.alive(id), '1', 'PX', lockDurationMs).catch(() => undefined);
+  // Heartbeat: a worker whose key expired is lost (its runs' jobs stalled, nobody renews them). The key of a
+  // beat sent at t lives until at least t + lockDurationMs, so peers cannot find it gone before then.
+  let lastBeat = Date.now();
+  const beat = () => {
+    const sent = Date.now();
+    return redis.set(keys.alive(id), '1', 'PX', lockDurationMs).then(
+      () => void (lastBeat = Math.max(lastBeat, sent)),
+      () => undefined,
+    );
+  };
   await beat();
-  const heartbeat = setInterval(beat, Math.max(1, Math.floor(lockDurationMs / 3)));
+  const heartbeat = setInterval(beat, Math.max(1, Math.floor(lockDurationMs / 6)));
 
-  // Redis unreachable: events wait in the client's queue; past eventStoreOutageMs the live runs are cancelled.
-  let outage: ReturnType<typeof setTimeout> | undefined;
-  redis.on('close', () => {
-    outage ??= setTimeout(() => {
-      if (redis.status === 'ready') return;
-      for (const run of live.values()) cancelRun(run, EVENT_STORE_UNAVAILABLE_REASON);
-    }, outageMs);
-  });
-  redis.on('ready', () => {
-    clearTimeout(outage);
-    outage = undefined;
-  });
+  // Cut off from Redis (closed, or a connection that hangs): once no beat was stored for eventStoreOutageMs
+  // (shorter than lockDurationMs), the live runs are cancelled — strictly before peers may declare this worker
+  // lost, so a run declared lost elsewhere is not finished here. Their terminals are stored when Redis answers.
+  const watchdog = setInterval(
+    () => {
+      if (Date.now() - lastBeat < outageMs) return;
+      for (const run of live.values()) if (!run.ended) cancelRun(run, EVENT_STORE_UNAVAILABLE_REASON);
+    },
+    Math.max(1, Math.min(250, Math.floor(outageMs / 4))),
+  );
 
   // Control is state: a wake-up (or anything on the channel) only says "read the run's control hash"; the
   // hashes of the live runs are read again when the subscriber reconnects and every CONTROL_POLL_MS.
@@ -188,6 +231,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<QueueWor
         throw new QueueAuthError('thread_mismatch', `the run's state names another thread than its signed job`);
       }
       if (claim[0] === 'claimed') {
+        note({ type: 'claimed', runId: data.runId, agent: data.agent });
         void control.read([data.runId]); // commands recorded while it was queued
         return execute(ctx, run, data, await signedItems(data, claim.slice(1)), 0);
       }
@@ -211,6 +255,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<QueueWor
         if (requeued !== 1) continue;
         const again = await redis.lcClaim(keys.ns, data.runId, id, data.sessionId);
         if (again[0] !== 'claimed') continue;
+        note({ type: 'claimed', runId: data.runId, agent: data.agent });
         void control.read([data.runId]);
         return execute(ctx, run, data, await signedItems(data, again.slice(1)), (lastSeq ?? -1) + 1);
       }
@@ -272,7 +317,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<QueueWor
         timers.forEach(clearTimeout);
         clearInterval(heartbeat);
         clearInterval(poll);
-        clearTimeout(outage);
+        clearInterval(watchdog);
         await redis.del(keys.alive(id)).catch(() => undefined);
         channels.close();
         await bullQueue.close().catch(() => undefined);
@@ -281,6 +326,25 @@ export async function startWorker(options: StartWorkerOptions): Promise<QueueWor
       return closing;
     },
   };
+}
+
+/**
+ * The self-cancel deadline (`eventStoreOutageMs`): given, it must be shorter than `lockDurationMs` (peers may
+ * declare the worker lost once its heartbeat, renewed every `lockDurationMs / 6`, is `lockDurationMs` old);
+ * default two thirds of `lockDurationMs`.
+ * @throws {ConfigurationError} `options.eventStoreOutageMs` not a time, or not shorter than `lockDurationMs`.
+ */
+function selfCancelMs(given: unknown, lockDurationMs: number): number {
+  if (given === undefined) return Math.floor((lockDurationMs * 2) / 3);
+  const ms = checkMs(given, 'options.eventStoreOutageMs', 0);
+  if (ms >= lockDurationMs) {
+    throw new ConfigurationError(
+      'options.eventStoreOutageMs',
+      `must be shorter than options.lockDurationMs (${lockDurationMs} ms; got ${ms}): a worker cancels its runs ` +
+        'before its peers may declare it lost',
+    );
+  }
+  return ms;
 }
 
 /**
