@@ -15,6 +15,7 @@
  * Wall-clock figures on a shared machine: reported, never asserted.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
@@ -28,6 +29,8 @@ const URL_ = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 const RUNS = Number(process.env['BENCH_RUNS'] ?? 1000);
 const THROUGHPUT_RUNS = Number(process.env['BENCH_QUEUE_RUNS'] ?? 200);
 const PREFIX = `lcbench${process.pid}`;
+/** The queue secret this process and its workers share (each job and command is signed with it). */
+const SECRET = randomBytes(32).toString('hex');
 const WORKER = fileURLToPath(new URL('./lib/queue-worker.ts', import.meta.url));
 const { queueRuns } = (await loadEntry('bullmq/index')) as typeof Bull;
 const P = 'bench';
@@ -51,6 +54,7 @@ async function worker(queue: string, concurrency: number): Promise<Worker> {
         queue,
         prefix: PREFIX,
         concurrency,
+        secret: SECRET,
       }),
     ],
     { stdio: ['ignore', 'pipe', 'inherit'] },
@@ -74,7 +78,7 @@ const first = (events: Observable<RunEvent>, type: RunEvent['type']) =>
 async function cancelLatency(): Promise<string[][]> {
   const queue = 'cancel';
   const w = await worker(queue, 50);
-  const runs = queueRuns({ connection: URL_, queue, prefix: PREFIX });
+  const runs = queueRuns({ connection: URL_, queue, prefix: PREFIX, secret: SECRET });
   const observed: number[] = [];
   const returned: number[] = [];
   for (let i = 0; i < RUNS + 20; i++) {
@@ -106,7 +110,7 @@ async function cancelLatency(): Promise<string[][]> {
 async function steeringLatency(): Promise<string[][]> {
   const queue = 'steer';
   const w = await worker(queue, 5);
-  const runs = queueRuns({ connection: URL_, queue, prefix: PREFIX });
+  const runs = queueRuns({ connection: URL_, queue, prefix: PREFIX, secret: SECRET });
   const { runId } = await runs.start({ agent: 'bench', threadId: 's', input: 'wait', principal: P });
   await first(runs.events(runId, { principal: P }), 'tool_call_started');
   const acks: number[] = [];
@@ -141,7 +145,7 @@ async function steeringLatency(): Promise<string[][]> {
 async function throughput(workers: number): Promise<{ row: string[]; queue: string; runIds: string[] }> {
   const queue = `tp${workers}`;
   const ws = await Promise.all(Array.from({ length: workers }, () => worker(queue, 20)));
-  const runs = queueRuns({ connection: URL_, queue, prefix: PREFIX });
+  const runs = queueRuns({ connection: URL_, queue, prefix: PREFIX, secret: SECRET });
   const cpu0 = process.cpuUsage();
   const t = performance.now();
   const runIds = await Promise.all(

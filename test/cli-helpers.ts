@@ -95,7 +95,12 @@ function webIsStale(): boolean {
  * variables, offline model at full speed.
  */
 export function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const base = { LOOPCTL_OFFLINE_DELAY_MS: '0', LOOPCTL_DATA_DIR: testDataDir() };
+  // The queue secret `serve --queue` and `worker --queue` need (a spec of its absence deletes it).
+  const base = {
+    LOOPCTL_OFFLINE_DELAY_MS: '0',
+    LOOPCTL_DATA_DIR: testDataDir(),
+    LOOPCTL_QUEUE_SECRET: 'cli-specs-queue-secret-0123456789abcdef',
+  };
   const env: NodeJS.ProcessEnv = { ...process.env, ...base, ...extra };
   for (const key of Object.keys(env)) {
     if (/^(OPENAI_|ANTHROPIC_|GEMINI_|npm_)/.test(key) || key === 'GOOGLE_API_KEY' || key === 'INIT_CWD')

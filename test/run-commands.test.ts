@@ -27,6 +27,7 @@ import { gemini } from '../src/model/gemini/index.js';
 import { requestTimeout } from '../src/model/openai/provider.js';
 import type { ModelRequest } from '../src/model/types.js';
 import { sdkTimeoutMs } from '../src/duration.js';
+import { QueueAuth } from '../src/bullmq/auth.js';
 import { shellTool } from '../src/node/index.js';
 import { SqliteSessionStore } from '../src/sqlite/index.js';
 import { gate, scriptedModel } from '../src/testing/index.js';
@@ -140,22 +141,42 @@ describe('RunControl speaks the same rule', () => {
 });
 
 describe("a worker's message reader", () => {
+  const open = QueueAuth.of({ insecure: true });
   it('never throws: not JSON, a bad command and a bad mode are refusals naming the field, with the envelope', () => {
-    const envelope = { reqId: '1', replyTo: 'r' };
-    expect(readRequest('{nope')).toMatchObject({ ok: false, envelope: {}, refusal: { name: 'ConfigurationError' } });
-    const bad = readRequest(JSON.stringify({ ...envelope, runId: 'r1', command: { op: 'stop', graceMs: null } }));
+    const envelope = { reqId: '1', replyTo: 'r', cid: 'c1' };
+    const read = (message: string) => readRequest(message, open);
+    expect(read('{nope')).toMatchObject({ ok: false, envelope: {}, refusal: { name: 'ConfigurationError' } });
+    const bad = read(JSON.stringify({ ...envelope, runId: 'r1', command: { op: 'stop', graceMs: null } }));
     expect(bad).toMatchObject({ ok: false, envelope, refusal: { name: 'ConfigurationError', field: 'graceMs' } });
-    const mode = readRequest(JSON.stringify({ ...envelope, runId: 'r1', mode: 'x', command: { op: 'cancel' } }));
+    const mode = read(JSON.stringify({ ...envelope, runId: 'r1', mode: 'x', command: { op: 'cancel' } }));
     expect(mode).toMatchObject({ ok: false, refusal: { field: 'mode' } });
-    expect(readRequest(JSON.stringify({ ...envelope, command: { op: 'cancel' } }))).toMatchObject({
+    expect(read(JSON.stringify({ ...envelope, command: { op: 'cancel' } }))).toMatchObject({
       ok: false,
       refusal: { field: 'runId' },
     });
-    expect(
-      readRequest(JSON.stringify({ ...envelope, runId: 'r1', command: { op: 'withdraw', steeringId: 's' } })),
-    ).toEqual({
+    expect(read(JSON.stringify({ reqId: '1', runId: 'r1', command: { op: 'cancel' } }))).toMatchObject({
+      ok: false,
+      refusal: { field: 'cid' },
+    });
+    expect(read(JSON.stringify({ ...envelope, runId: 'r1', command: { op: 'withdraw', steeringId: 's' } }))).toEqual({
       ok: true,
       request: { ...envelope, runId: 'r1', command: { op: 'withdraw', steeringId: 's' } },
+    });
+  });
+
+  it('with a secret: an unsigned or mis-signed message is a QueueAuthError refusal before its command is read', () => {
+    const auth = QueueAuth.of({ secret: 'k'.repeat(32) });
+    const message = { reqId: '1', replyTo: 'r', cid: 'c1', runId: 'r1', command: { op: 'stop', graceMs: null } };
+    expect(readRequest(JSON.stringify(message), auth)).toMatchObject({
+      ok: false,
+      refusal: { name: 'QueueAuthError', code: 'unsigned' },
+    });
+    const other = QueueAuth.of({ secret: 'x'.repeat(32) });
+    const { mac: _mac, ...rest } = { ...message, mac: '' };
+    const forged = { ...rest, mac: other.sign(['request', 'r1', 'c1', message.command, null, '1', 'r']) };
+    expect(readRequest(JSON.stringify(forged), auth)).toMatchObject({
+      ok: false,
+      refusal: { name: 'QueueAuthError', code: 'mis_signed' },
     });
   });
 });
@@ -213,7 +234,7 @@ describe('every duration shares MAX_DURATION_MS', () => {
     expect(refused(() => localRuns({ agents, retainFinishedMs: TOO_LONG })).field).toBe('options.retainFinishedMs');
     expect(refused(() => localRuns({ agents, retainIdleThreadsMs: 0 })).field).toBe('options.retainIdleThreadsMs');
     expect(refused(() => localRuns({ agents, retainFinishedRuns: -1 })).field).toBe('options.retainFinishedRuns');
-    const queue = { connection: 'redis://127.0.0.1:1', queue: 'q' };
+    const queue = { connection: 'redis://127.0.0.1:1', queue: 'q', insecure: true };
     expect(refused(() => queueRuns({ ...queue, steerTimeoutMs: TOO_LONG })).field).toBe('options.steerTimeoutMs');
     expect(refused(() => queueRuns({ ...queue, retainFinishedMs: NaN })).field).toBe('options.retainFinishedMs');
   });
@@ -242,7 +263,7 @@ describe('every duration shares MAX_DURATION_MS', () => {
   });
 
   it("a worker's times: the same bound", async () => {
-    const options = { connection: 'redis://127.0.0.1:1', queue: 'q', agents: {} };
+    const options = { connection: 'redis://127.0.0.1:1', queue: 'q', agents: {}, insecure: true };
     for (const key of ['lockDurationMs', 'shutdownGraceMs', 'eventStoreOutageMs']) {
       await expect(startWorker({ ...options, [key]: TOO_LONG })).rejects.toMatchObject({
         name: 'ConfigurationError',

@@ -2,19 +2,20 @@
  * A worker process of `npm run bench -- queue`: `startWorker` of the measured build (bench/lib/loopctl.ts) with
  * an agent whose model reads the run's input: `hold` (one delta, then a stream that never ends), `cpu N` (N text
  * deltas at once, then the answer), `tick` (a 10 ms tool call per turn, for ever), `wait` (one 60 s tool call).
- * Argument: JSON `{ url, queue, prefix, concurrency }`. Prints `ready <id>`; on SIGTERM drains, prints
- * `cpu <user+system µs>` of this process since it was ready, and exits 0.
+ * Argument: JSON `{ url, queue, prefix, concurrency, secret }` (the queue secret bench/queue.ts shares). Prints
+ * `ready <id>`; on SIGTERM drains, prints `cpu <user+system µs>` of this process since it was ready, and exits 0.
  */
 import { concat, defer, NEVER, of, type Observable } from 'rxjs';
 import type * as Bull from '../../src/bullmq/index.js';
 import type { ModelEvent, ModelProvider } from '../../src/index.js';
 import { lib, loadEntry } from './loopctl.js';
 
-const { url, queue, prefix, concurrency } = JSON.parse(process.argv[2]!) as {
+const { url, queue, prefix, concurrency, secret } = JSON.parse(process.argv[2]!) as {
   url: string;
   queue: string;
   prefix: string;
   concurrency: number;
+  secret: string;
 };
 const { startWorker } = (await loadEntry('bullmq/index')) as typeof Bull;
 
@@ -72,7 +73,7 @@ const wait = lib.tool({
     }),
 });
 const agent = lib.defineAgent({ name: 'bench', instructions: '', model, tools: [wait], maxTurns: 1_000_000 });
-const worker = await startWorker({ connection: url, queue, prefix, agents: { bench: agent }, concurrency });
+const worker = await startWorker({ connection: url, queue, prefix, secret, agents: { bench: agent }, concurrency });
 const cpu0 = process.cpuUsage(); // from ready to drained: the runs, not the process's start
 process.stdout.write(`ready ${worker.id}\n`);
 process.on('SIGTERM', () => {

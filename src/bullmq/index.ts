@@ -10,7 +10,10 @@ export {
   WORKER_SHUTDOWN_REASON,
   EVENT_STORE_UNAVAILABLE_REASON,
   type StartWorkerOptions,
+  type WorkerRunNote,
   type QueueWorker,
 } from './worker.js';
 export type { RedisConnection } from './connection.js';
+export { CONTROL_POLL_MS } from './control-reader.js';
+export { QueueAuthError, MIN_QUEUE_SECRET_BYTES, type QueueAuthErrorCode, type QueueSecret } from './auth.js';
 export type { RunJobData } from './shared.js';

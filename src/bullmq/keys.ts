@@ -12,6 +12,10 @@ export interface Keys {
   events(runId: string): string;
   /** Hash of what a live run's in-memory mailbox holds (queued or held), by steering id. */
   mailbox(runId: string): string;
+  /** Hash of a run's pending control commands: command id → `<n>\n<signed request JSON>` (./control-scripts.ts). */
+  control(runId: string): string;
+  /** Hash of a run's answers to control commands: command id → the signed answer JSON. */
+  answers(runId: string): string;
   /** Hash of a thread: `live`, the run that owns it (pending, queued or running). */
   thread(threadKey: string): string;
   /** List of a thread's steering waiting for its next run (JSON `{ id, content }`), front first. */
@@ -22,7 +26,7 @@ export interface Keys {
   alive(workerId: string): string;
   /** Channel of a run's new events (`<seq>\n<json>`). */
   eventChannel(runId: string): string;
-  /** Channel a worker takes requests on (cancel, steer, withdraw). */
+  /** Channel of a worker's wake-ups (`{"wake":runId}`: read the run's control hash). */
   workerChannel(workerId: string): string;
   /** Channel a client process takes answers on. */
   replyChannel(clientId: string): string;
@@ -36,6 +40,8 @@ export function keysOf(prefix: string, queue: string): Keys {
     run: (id) => `${ns}:run:${id}`,
     events: (id) => `${ns}:run:${id}:events`,
     mailbox: (id) => `${ns}:run:${id}:mbox`,
+    control: (id) => `${ns}:run:${id}:ctl`,
+    answers: (id) => `${ns}:run:${id}:ctl:ans`,
     thread: (t) => `${ns}:thread:${t}`,
     steering: (t) => `${ns}:thread:${t}:steer`,
     pending: (t) => `${ns}:thread:${t}:pending`,

@@ -19,11 +19,13 @@ export class MirroredMailbox extends Mailbox {
    * @param redis the worker's command connection
    * @param key the run's mailbox hash
    * @param claimed the items the run's claim moved from the thread's steering (already in the hash, as 1…k)
+   * @param tag the tag of an item (`mac`, for the run's thread) written with it, so it is taken back as signed
    */
   constructor(
     private readonly redis: Redis,
     private readonly key: string,
     claimed: readonly WireItem[],
+    private readonly tag: (id: string, content: string) => string = () => '',
   ) {
     super({
       idGenerator: () => {
@@ -93,7 +95,8 @@ export class MirroredMailbox extends Mailbox {
 
   #write(token: MailboxToken, held: 0 | 1): void {
     const n = this.#order.get(token.id) ?? ++this.#n;
-    const json = JSON.stringify({ id: token.id, content: token.content, n, held });
+    const mac = this.tag(token.id, token.content) || undefined;
+    const json = JSON.stringify({ id: token.id, content: token.content, mac, n, held });
     this.redis.hset(this.key, token.id, json).catch(() => undefined);
   }
 

@@ -26,9 +26,17 @@ import { checkMs, checkName } from './checks.js';
 import { openRedis, redisOptions, type RedisConnection } from './connection.js';
 import { keysOf } from './keys.js';
 import { readEvents } from './read-events.js';
-import { Requests, type CancelMode, type WireItem, type WorkerReply, type WorkerRequest } from './requests.js';
+import {
+  Requests,
+  signItem,
+  type CancelMode,
+  type WireItem,
+  type WorkerReply,
+  type WorkerRequest,
+} from './requests.js';
 import { withScripts } from './scripts.js';
-import { DEFAULT_PREFIX, DEFAULT_RETAIN_FINISHED_MS, jobOptions, type RunJobData } from './shared.js';
+import { DEFAULT_PREFIX, DEFAULT_RETAIN_FINISHED_MS, jobOptions, signJob, type RunJobData } from './shared.js';
+import { QueueAuth, type QueueSecret } from './auth.js';
 import { waitTerminal } from './wait-terminal.js';
 import { failLost, type LostContext } from './worker-lost.js';
 import { next } from './worker-run.js';
@@ -39,6 +47,14 @@ export interface QueueRunsOptions {
   readonly connection: RedisConnection;
   /** The BullMQ queue's name (the workers' `queue`). */
   readonly queue: string;
+  /**
+   * The key shared with the workers (a string or bytes, ≥ 32 bytes; docs/scale-out.md, "Trust boundary"): every
+   * job, command and steering item this process writes is signed with it (HMAC-SHA256), and answers not signed
+   * with it are ignored. Required unless `insecure: true`.
+   */
+  readonly secret?: QueueSecret;
+  /** `true`: no `secret`, nothing signed — anyone who can write to the Redis controls the runs. */
+  readonly insecure?: boolean;
   /** Where threads keep their history (the workers' store): input already in it is left out. Default: none. */
   readonly sessions?: LocalRunsSessionStore;
   /** Key prefix of loopctl's and BullMQ's keys (the workers' `prefix`). Default `'loopctl'`. */
@@ -81,6 +97,7 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
   const connection = redisOptions(options.connection, 'options.connection');
   const queue = checkName(options.queue, 'options.queue');
   const prefix = checkName(options.prefix ?? DEFAULT_PREFIX, 'options.prefix');
+  const auth = QueueAuth.of(options);
   const { sessions, agents } = options;
   if (sessions !== undefined && typeof sessions?.session !== 'function') {
     throw new ConfigurationError('options.sessions.session', 'must be a function');
@@ -94,7 +111,7 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
   const keys = keysOf(prefix, queue);
   const redis = withScripts(openRedis(connection, `loopctl-api-${clientId}`));
   const channels = new Channels(connection, `loopctl-api-sub-${clientId}`);
-  const requests = new Requests(redis, channels, keys, clientId);
+  const requests = new Requests(redis, channels, keys, clientId, auth);
   const bullQueue = new Queue<RunJobData>(queue, { connection, prefix });
   bullQueue.on('error', () => undefined);
   const enqueue = async (runId: string, job: string) =>
@@ -128,11 +145,12 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
   /** Sends a cancel to wherever the run is; a run no worker took is cancelled here, without a model call. */
   async function sendCancel(runId: string, reason: unknown, mode: CancelMode): Promise<void> {
     for (;;) {
-      const info = await redis.hmget(keys.run(runId), 'state', 'owner', 'agent', 'thread');
-      const [state, owner, agent, thread] = info;
+      const info = await redis.hmget(keys.run(runId), 'state', 'agent', 'thread');
+      const [state, agent, thread] = info;
       if (state === 'running') {
+        // Recorded in the run's control hash before its worker is woken: a lost wake-up is read on its poll.
         const command = reason === undefined ? { op: 'cancel' as const } : { op: 'cancel' as const, reason };
-        return void (await requests.notify(owner ?? '', { runId, command, mode }));
+        return void (await requests.send({ runId, cid: randomUUID(), command, mode }));
       }
       if (state !== 'queued' && state !== 'pending') return;
       const at = Date.now();
@@ -175,17 +193,20 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
    * Steering into a run: the thread's Redis queue while no worker runs it, else the worker's mailbox (one steer
    * command per item, in order).
    */
-  async function steerInto(runId: string, items: readonly WireItem[]): Promise<string[]> {
+  async function steerInto(runId: string, thread: string, items: readonly WireItem[]): Promise<string[]> {
     const deadline = Date.now() + steerTimeoutMs;
     const ids: string[] = [];
     let rest = items;
+    const cids = items.map(() => randomUUID()); // one command id per item, kept when routed again
     while (rest.length > 0) {
-      const routed = await redis.lcSteerQueued(keys.ns, runId, ...rest.map((i) => JSON.stringify(i)));
+      const signed = rest.map((i) => JSON.stringify(signItem(auth, thread, i)));
+      const routed = await redis.lcSteerQueued(keys.ns, runId, ...signed);
       if (routed[0] === 'queued') return [...ids, ...rest.map((i) => i.id)];
       if (routed[0] === 'ended') throw new RunNotLiveError(runId);
       const [item] = rest;
       const command = { op: 'steer' as const, text: item!.content, id: item!.id };
-      const reply = await ask(routed[1]!, { runId, command }, deadline, runId);
+      const cid = cids[items.length - rest.length]!;
+      const reply = await ask({ runId, cid, command }, deadline);
       if (reply.kind === 'not_here') {
         await sleep(10); // it ended there: its terminal is being stored
         continue;
@@ -198,10 +219,10 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
   }
 
   /** Asks the run's worker until `deadline`; no answer by then is `MailboxUnavailableError` (never a guess). */
-  async function ask(owner: string, request: WorkerRequest, deadline: number, runId: string): Promise<WorkerReply> {
+  async function ask(request: WorkerRequest, deadline: number): Promise<WorkerReply> {
     const left = deadline - Date.now();
-    const reply = left > 0 ? await requests.ask(owner, request, left) : undefined;
-    if (reply === undefined) throw new MailboxUnavailableError(runId, steerTimeoutMs);
+    const reply = left > 0 ? await requests.ask(request, left) : undefined;
+    if (reply === undefined) throw new MailboxUnavailableError(request.runId, steerTimeoutMs);
     return reply;
   }
 
@@ -229,8 +250,8 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
   }
 
   /** One command to the run's worker (stop, decide, cancel one tool call); `false` when no worker runs it. */
-  async function askOwner(info: RunInfo, runId: string, command: RunCommand): Promise<RunCommandResult> {
-    const reply = await ask(info.owner, { runId, command }, Date.now() + steerTimeoutMs, runId);
+  async function askOwner(runId: string, command: RunCommand): Promise<RunCommandResult> {
+    const reply = await ask({ runId, cid: randomUUID(), command }, Date.now() + steerTimeoutMs);
     if (reply.kind === 'result') return reply.result;
     return notTaken(command); // it ended there meanwhile
   }
@@ -244,15 +265,16 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
         return { ok: true, op: 'cancel', cancelled: await cancel(runId, command.reason) };
       case 'steer': {
         if (info.state === 'ended') throw new RunNotLiveError(runId);
-        const [id] = await steerInto(runId, [{ id: command.id ?? randomUUID(), content: command.text }]);
+        const [id] = await steerInto(runId, info.thread, [{ id: command.id ?? randomUUID(), content: command.text }]);
         return { ok: true, op: 'steer', id: id! };
       }
       case 'withdraw': {
         const deadline = Date.now() + steerTimeoutMs;
+        const cid = randomUUID();
         for (;;) {
           const routed = await redis.lcWithdrawQueued(keys.ns, runId, command.steeringId);
           if (routed[0] !== 'live') return { ok: true, op: 'withdraw', withdrawn: routed[0] === 'removed' };
-          const reply = await ask(routed[1]!, { runId, command }, deadline, runId);
+          const reply = await ask({ runId, cid, command }, deadline);
           if (reply.kind === 'result') return reply.result;
           await sleep(10);
         }
@@ -262,12 +284,12 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
         if (info.state !== 'running') {
           throw new NotSupportedError('stop', 'a run no worker has started yet is not stopped gracefully: cancel it');
         }
-        return askOwner(info, runId, command);
+        return askOwner(runId, command);
       case 'decide':
       case 'cancel_tool_call':
         // A run no worker has started has no call running or awaiting approval yet.
         if (info.state !== 'running') return notTaken(command);
-        return askOwner(info, runId, command);
+        return askOwner(runId, command);
     }
   };
 
@@ -302,7 +324,7 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
     const runId = randomUUID();
     // The caller's trace context rides with the job (an invalid one is ignored whole, as the W3C asks).
     const trace = traceCarrierOf(req.trace?.traceparent, req.trace?.tracestate);
-    const job: RunJobData = { runId, agent: req.agent, sessionId: threadKey, input, ...(trace ? { trace } : {}) };
+    const job = signJob(auth, { runId, agent: req.agent, sessionId: threadKey, input, ...(trace ? { trace } : {}) });
     const ids = typeof input === 'string' ? [] : input.flatMap((i) => (i.type === 'tool_result' ? [] : [i.id]));
     const fields = ['principal', req.principal, 'agent', req.agent, 'thread', threadKey, 'job', JSON.stringify(job)];
     const empty = typeof input !== 'string' && input.length === 0;
@@ -327,7 +349,7 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
     const items = steeringItems(input);
     if (live === '') throw new ConfigurationError('input', 'holds no item the thread does not already hold');
     try {
-      const steered = await steerInto(live, items);
+      const steered = await steerInto(live, threadKey, items);
       return { runId: live, steeringId: steered[steered.length - 1]! };
     } catch (error) {
       // The active run ended meanwhile: the thread is free, so this is a start again.

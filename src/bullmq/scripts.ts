@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { PENDING, RECORD, TAKE } from './control-scripts.js';
 
 /**
  * The Lua scripts of `loopctl/bullmq`: each state change of a run or a thread is one script, so it is atomic
@@ -23,7 +24,7 @@ local function mailboxItems(id)
   local entries = {}
   for i = 2, #flat, 2 do
     local item = cjson.decode(flat[i])
-    table.insert(entries, { n = item.n, json = cjson.encode({ id = item.id, content = item.content }) })
+    table.insert(entries, { n = item.n, json = cjson.encode({ id = item.id, content = item.content, mac = item.mac }) })
   end
   table.sort(entries, function(a, b) return a.n < b.n end)
   local out = {}
@@ -67,13 +68,17 @@ return { 'busy', live, state, owner }
 `;
 
 /**
- * claim: ARGV ns, runId, workerId. A `queued` run becomes `running`, owned by the worker, and the thread's
- * steering moves into its mailbox hash (n = 1, 2, … in queue order) → {'claimed', items…}; a running run →
- * {'owned', owner}; anything else (ended, pending, unknown) → {'ended'}.
+ * claim: ARGV ns, runId, workerId, thread (the job's signed session id). A run whose hash names another thread
+ * → {'mismatch', thread} (nothing changes: a job touches only the thread it names). A `queued` run becomes
+ * `running`, owned by the worker, and the thread's steering moves into its mailbox hash (n = 1, 2, … in queue
+ * order) → {'claimed', items…}; a running run → {'owned', owner}; anything else (ended, pending, unknown) →
+ * {'ended'}.
  */
 const CLAIM = `${HELPERS}
-local runId, worker = ARGV[2], ARGV[3]
+local runId, worker, expected = ARGV[2], ARGV[3], ARGV[4]
 local rkey = runKey(runId)
+local named = redis.call('HGET', rkey, 'thread')
+if named and named ~= expected then return { 'mismatch', named } end
 local state = redis.call('HGET', rkey, 'state')
 if state == 'running' then return { 'owned', redis.call('HGET', rkey, 'owner') or '' } end
 if state ~= 'queued' then return { 'ended' } end
@@ -85,7 +90,8 @@ redis.call('DEL', list)
 local out = { 'claimed' }
 for i, json in ipairs(items) do
   local item = cjson.decode(json)
-  redis.call('HSET', rkey .. ':mbox', item.id, cjson.encode({ id = item.id, content = item.content, n = i, held = 0 }))
+  local entry = { id = item.id, content = item.content, mac = item.mac, n = i, held = 0 }
+  redis.call('HSET', rkey .. ':mbox', item.id, cjson.encode(entry))
   table.insert(out, json)
 end
 return out
@@ -146,6 +152,7 @@ redis.call('DEL', rkey .. ':mbox')
 redis.call('HSET', rkey, 'state', 'ended', 'terminal', cjson.decode(json).type, 'lastSeq', seq)
 redis.call('PEXPIRE', rkey, retainMs)
 redis.call('PEXPIRE', ekey, retainMs)
+for _, k in ipairs({ ':ctl', ':ctl:done', ':ctl:ans' }) do redis.call('PEXPIRE', rkey .. k, retainMs) end
 redis.call('PUBLISH', ns .. ':ev:' .. runId, seq .. '\\n' .. json)
 local nextRun, nextJob = '', ''
 if thread and redis.call('HGET', threadKey(thread), 'live') == runId then
@@ -244,6 +251,9 @@ export interface ScriptCommands {
   lcSteerQueued(...args: string[]): Promise<string[]>;
   lcWithdrawQueued(...args: string[]): Promise<string[]>;
   lcCompact(...args: string[]): Promise<number[]>;
+  lcRecord(...args: string[]): Promise<string[]>;
+  lcPending(...args: string[]): Promise<string[]>;
+  lcTake(...args: string[]): Promise<number[]>;
 }
 
 /** A client with the scripts defined. */
@@ -260,6 +270,9 @@ export function withScripts(redis: Redis): ScriptedRedis {
     lcSteerQueued: STEER_QUEUED,
     lcWithdrawQueued: WITHDRAW_QUEUED,
     lcCompact: COMPACT,
+    lcRecord: RECORD,
+    lcPending: PENDING,
+    lcTake: TAKE,
   };
   for (const [name, lua] of Object.entries(scripts)) redis.defineCommand(name, { numberOfKeys: 0, lua });
   return redis as ScriptedRedis;

@@ -7,6 +7,7 @@ import type { TraceCarrier } from '../runs/trace-carrier.js';
 import type { Lease, LeaseOptions, Session } from '../session/session.js';
 import { toLastValue } from '../last-value.js';
 import { lastValueFrom } from 'rxjs';
+import { QueueAuthError, type QueueAuth } from './auth.js';
 
 /** What a run's BullMQ job carries (job id: the run id). */
 export interface RunJobData {
@@ -17,6 +18,37 @@ export interface RunJobData {
   readonly input: string | readonly Item[];
   /** The caller's W3C trace context (`Runs.start({ trace })`): the worker's run joins that trace. */
   readonly trace?: TraceCarrier;
+  /** The job's tag (HMAC-SHA256 under the queue `secret`, over {@link jobParts}); absent when insecure. */
+  readonly mac?: string;
+}
+
+/** What a job's tag covers: its run, agent, thread (session id), input and trace context. */
+export const jobParts = (data: Partial<RunJobData>) => [
+  'job',
+  data.runId ?? null,
+  data.agent ?? null,
+  data.sessionId ?? null,
+  data.input ?? null,
+  data.trace ?? null,
+];
+
+/** `data` with its tag. */
+export function signJob(auth: QueueAuth, data: RunJobData): RunJobData {
+  const mac = auth.sign(jobParts(data));
+  return mac ? { ...data, mac } : data;
+}
+
+/**
+ * Checks a job a worker took: its data is signed (`mac` over {@link jobParts}) and its BullMQ id is its run id.
+ * @throws {QueueAuthError} `unsigned` or `mis_signed`.
+ */
+export function checkJob(auth: QueueAuth, jobId: string | undefined, data: RunJobData): void {
+  const value = (data !== null && typeof data === 'object' ? data : {}) as Partial<RunJobData>;
+  const refused = auth.verify(jobParts(value), value.mac);
+  if (refused !== undefined) throw new QueueAuthError(refused, 'the job is not signed with the queue secret');
+  if (!auth.insecure && jobId !== value.runId) {
+    throw new QueueAuthError('mis_signed', `the job's id ${JSON.stringify(jobId)} is not its signed run id`);
+  }
 }
 
 /** The prefix of loopctl's keys and of BullMQ's own when none is given. */

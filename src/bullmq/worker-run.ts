@@ -10,7 +10,17 @@ import type { Session } from '../session/session.js';
 import type { Keys } from './keys.js';
 import { MirroredMailbox } from './mirrored-mailbox.js';
 import { applyRunCommand } from '../control/apply.js';
-import { answer, type CancelMode, type Envelope, type WireItem, type WorkerRequest } from './requests.js';
+import {
+  answer,
+  signItem,
+  steerParts,
+  type CancelMode,
+  type Envelope,
+  type WireItem,
+  type WorkerReply,
+  type WorkerRequest,
+} from './requests.js';
+import type { QueueAuth } from './auth.js';
 import type { ScriptedRedis } from './scripts.js';
 import { eventJson, lazySession, type RunJobData } from './shared.js';
 
@@ -28,6 +38,8 @@ export interface LocalRun {
   ended: boolean;
   /** The type of the terminal event, once emitted. */
   terminal?: TerminalEvent['type'];
+  /** The terminal event's stop reason and, for a cancel, its reason (for the worker's line per run). */
+  ending?: { readonly stopReason: string; readonly reason?: unknown };
   readonly done: Promise<void>;
   settle(): void;
 }
@@ -36,6 +48,8 @@ export interface LocalRun {
 export interface RunContext {
   readonly redis: ScriptedRedis;
   readonly keys: Keys;
+  /** Checks and signs what crosses Redis (the queue `secret`). */
+  readonly auth: QueueAuth;
   readonly workerId: string;
   readonly agents: Readonly<Record<string, Agent<any>>>;
   readonly sessions: LocalRunsSessionStore | undefined;
@@ -43,6 +57,8 @@ export interface RunContext {
   readonly retainMs: number;
   /** How long a rerun's lease waits for a dead worker's lease to expire (ms). */
   readonly leasePatienceMs: number;
+  /** Told when a run's terminal event is emitted here (before it is stored: Redis may be unreachable). */
+  ended(local: LocalRun, data: RunJobData): void;
   /** Adds the BullMQ job of a run that became the thread's next (its job data as stored). */
   enqueue(runId: string, jobJson: string): Promise<void>;
 }
@@ -66,7 +82,8 @@ export async function execute(
   seqBase: number,
 ): Promise<void> {
   const { redis, keys } = ctx;
-  const mailbox = new MirroredMailbox(redis, keys.mailbox(local.runId), claimed);
+  const tag = (id: string, content: string) => ctx.auth.sign(steerParts(data.sessionId, id, content));
+  const mailbox = new MirroredMailbox(redis, keys.mailbox(local.runId), claimed, tag);
   local.mailbox = mailbox;
   const agent = Object.hasOwn(ctx.agents, data.agent) ? ctx.agents[data.agent] : undefined;
   const unknown = { name: 'AgentNotFoundError', message: `no agent ${JSON.stringify(data.agent)} on this worker` };
@@ -119,9 +136,14 @@ export async function execute(
       }
       local.ended = true;
       local.terminal = event.type;
+      local.ending = {
+        stopReason: event.stopReason,
+        ...(event.type === 'run_cancelled' ? { reason: event.reason } : {}),
+      };
+      ctx.ended(local, data);
       const terminal = event;
       chain = chain
-        .then(() => finish(ctx, local, terminal, session, mailbox))
+        .then(() => finish(ctx, local, data, terminal, session, mailbox))
         .then(() => (seqBase === 0 ? compact(ctx, local.runId, handle) : undefined))
         .then(resolve, resolve);
     });
@@ -132,6 +154,7 @@ export async function execute(
 async function finish(
   ctx: RunContext,
   local: LocalRun,
+  data: RunJobData,
   terminal: TerminalEvent,
   session: Session | undefined,
   mailbox: MirroredMailbox,
@@ -140,7 +163,7 @@ async function finish(
     // ifBusy 'interrupt': the run's consistent prefix stays; the steering it holds is delivered with it.
     await commitPartial(session, terminal, mailbox).catch(() => undefined);
   }
-  const back = mailbox.peek().map((t) => JSON.stringify({ id: t.id, content: t.content }));
+  const back = mailbox.peek().map((t) => JSON.stringify(signItem(ctx.auth, data.sessionId, t)));
   const { redis, keys } = ctx;
   const args = [keys.ns, local.runId, String(terminal.seq), eventJson(terminal), 'running', ctx.workerId];
   const result = await redis.lcTerminal(...args, String(ctx.retainMs), '0', '', ...back);
@@ -185,21 +208,29 @@ async function failAtStart(
   error: { name: string; message: string; field?: string },
 ) {
   const at = Date.now();
+  local.terminal = 'run_failed';
+  local.ending = { stopReason: 'configuration_error' };
+  ctx.ended(local, data);
   const base = { runId: local.runId, turn: 0, at };
   const started = { type: 'run_started', ...base, seq: 0, agent: data.agent };
   const undelivered = mailbox.peek().map((t) => ({ id: t.id, content: t.content }));
   const failed = { type: 'run_failed', ...base, seq: 1, error, stopReason: 'configuration_error', partial: [] };
   const json = JSON.stringify({ ...failed, undelivered, usage: ZERO_USAGE });
   const { redis, keys } = ctx;
-  const back = undelivered.map((u) => JSON.stringify(u));
+  const back = undelivered.map((u) => JSON.stringify(signItem(ctx.auth, data.sessionId, u)));
   const args = [keys.ns, local.runId, '1', json, 'running', ctx.workerId, String(ctx.retainMs), '0'];
   await next(ctx, await redis.lcTerminal(...args, JSON.stringify(started), ...back));
 }
 
-/** A request on this worker's channel for a run it has: applied with `applyRunCommand`, answered when asked. */
+/**
+ * A command of a run this worker has, taken from the run's control hash (its tag checked, its command id taken
+ * once: ./control-reader.ts): applied with `applyRunCommand`, answered when asked. One that comes before the run
+ * started here waits for its start (a cancel is applied at the start).
+ */
 export function onRequest(ctx: RunContext, local: LocalRun, request: WorkerRequest & Envelope): void {
   const { handle, mailbox } = local;
   const { command } = request;
+  const reply = (reply: WorkerReply) => void answer(ctx.redis, ctx.auth, ctx.keys, local.runId, request, reply);
   if (handle === undefined || mailbox === undefined) {
     if (command.op === 'cancel') {
       local.cancel = { reason: command.reason };
@@ -209,9 +240,7 @@ export function onRequest(ctx: RunContext, local: LocalRun, request: WorkerReque
   }
   if (command.op === 'cancel' && !local.ended) local.mode = request.mode ?? 'cancel';
   // Steering of an ended run is in the thread's queue (or about to be): the caller routes it there again.
-  if (local.ended && (command.op === 'steer' || command.op === 'withdraw')) {
-    return void answer(ctx.redis, request, { kind: 'not_here' });
-  }
+  if (local.ended && (command.op === 'steer' || command.op === 'withdraw')) return reply({ kind: 'not_here' });
   const result = applyRunCommand(
     {
       handle,
@@ -221,5 +250,5 @@ export function onRequest(ctx: RunContext, local: LocalRun, request: WorkerReque
     },
     command,
   );
-  void answer(ctx.redis, request, { kind: 'result', result });
+  reply({ kind: 'result', result });
 }

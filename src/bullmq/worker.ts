@@ -7,10 +7,12 @@ import { DEFAULTS } from '../defaults.js';
 import { Channels } from './channels.js';
 import { openRedis, redisOptions, type RedisConnection } from './connection.js';
 import { keysOf } from './keys.js';
-import { answer, readRequest } from './requests.js';
+import { steerParts, type WireItem } from './requests.js';
+import { CONTROL_POLL_MS, controlReader } from './control-reader.js';
 import { withScripts } from './scripts.js';
-import { DEFAULT_PREFIX, DEFAULT_RETAIN_FINISHED_MS, jobOptions, type RunJobData } from './shared.js';
-import { execute, newLocalRun, onRequest, type LocalRun, type RunContext } from './worker-run.js';
+import { checkJob, DEFAULT_PREFIX, DEFAULT_RETAIN_FINISHED_MS, jobOptions, type RunJobData } from './shared.js';
+import { QueueAuth, QueueAuthError, type QueueSecret } from './auth.js';
+import { execute, newLocalRun, type LocalRun, type RunContext } from './worker-run.js';
 import { failLost } from './worker-lost.js';
 import { checkCount, checkMs, checkName } from './checks.js';
 
@@ -20,6 +22,14 @@ export interface StartWorkerOptions {
   readonly connection: RedisConnection;
   /** The BullMQ queue's name (the same as `queueRuns`'). */
   readonly queue: string;
+  /**
+   * The key shared with `queueRuns` (a string or bytes, ≥ 32 bytes; docs/scale-out.md, "Trust boundary"): the
+   * worker runs only jobs signed with it, on the thread the signed job names, and applies only commands signed
+   * with it, each command id once. Required unless `insecure: true`.
+   */
+  readonly secret?: QueueSecret;
+  /** `true`: no `secret`, nothing is checked — anyone who can write to the Redis controls the runs. */
+  readonly insecure?: boolean;
   /** The agents this worker runs, by the name `start({ agent })` gives. */
   readonly agents: Readonly<Record<string, Agent<any>>>;
   /** Where threads keep their history (shared with the API processes: Postgres, for one). Default: none. */
@@ -36,10 +46,21 @@ export interface StartWorkerOptions {
   readonly shutdownGraceMs?: number;
   /** A run whose worker died: `'fail'` (`run_failed`, `worker_lost`) or `'retry_once'` (rerun from the last commit). */
   readonly onWorkerLost?: 'fail' | 'retry_once';
-  /** Redis unreachable mid-run: events are buffered this long, then the runs are cancelled. Default 10 000. */
+  /**
+   * Redis unreachable mid-run (no heartbeat stored this long): events are buffered, then the live runs are
+   * cancelled (reason `{ type: 'event_store_unavailable' }`). Must be shorter than `lockDurationMs`, so a worker
+   * cut off cancels its runs before its peers may declare it lost. Default two thirds of `lockDurationMs`
+   * (20 000).
+   */
   readonly eventStoreOutageMs?: number;
   /** How long a finished run's events stay in Redis. Default 86 400 000 (24 h). */
   readonly retainFinishedMs?: number;
+  /**
+   * Called once when this worker claims a run (`claimed`) and once when the run's terminal event is emitted here
+   * (`ended`: its type, stop reason and, for a cancel, the reason; stored after): a line per run for an
+   * operator's log (`loopctl worker` prints them). A throw is ignored.
+   */
+  readonly onRun?: (note: WorkerRunNote) => void;
   /**
    * Options every run starts with (deadlines, hooks, retry…); the mailbox, session and ids are the worker's, and
    * `trace` is the job's (the caller's W3C trace context): with `telemetry: withTelemetry()` of `loopctl/otel`
@@ -47,6 +68,18 @@ export interface StartWorkerOptions {
    */
   readonly runOptions?: Omit<RunOptions<any>, 'mailbox' | 'session' | 'steer$' | 'idGenerator' | 'trace'>;
 }
+
+/** What {@link StartWorkerOptions.onRun} is told about a run of this worker. */
+export type WorkerRunNote =
+  | { readonly type: 'claimed'; readonly runId: string; readonly agent: string }
+  | {
+      readonly type: 'ended';
+      readonly runId: string;
+      readonly agent: string;
+      readonly terminal: 'run_completed' | 'run_cancelled' | 'run_failed';
+      readonly stopReason: string;
+      readonly reason?: unknown;
+    };
 
 /** A running worker (see {@link startWorker}). */
 export interface QueueWorker {
@@ -83,6 +116,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<QueueWor
   const connection = redisOptions(options.connection, 'options.connection');
   const queue = checkName(options.queue, 'options.queue');
   const prefix = checkName(options.prefix ?? DEFAULT_PREFIX, 'options.prefix');
+  const auth = QueueAuth.of(options);
   const { agents, sessions } = options;
   if (agents === null || typeof agents !== 'object')
     throw new ConfigurationError('options.agents', 'must be an object');
@@ -93,13 +127,23 @@ export async function startWorker(options: StartWorkerOptions): Promise<QueueWor
   const lockDurationMs = checkMs(options.lockDurationMs ?? 30_000, 'options.lockDurationMs', 1);
   const stalledIntervalMs = checkMs(options.stalledIntervalMs ?? 30_000, 'options.stalledIntervalMs', 1);
   const shutdownGraceMs = checkMs(options.shutdownGraceMs ?? 25_000, 'options.shutdownGraceMs', 0);
-  const outageMs = checkMs(options.eventStoreOutageMs ?? 10_000, 'options.eventStoreOutageMs', 0);
+  const outageMs = selfCancelMs(options.eventStoreOutageMs, lockDurationMs);
   const retainMs = checkMs(options.retainFinishedMs ?? DEFAULT_RETAIN_FINISHED_MS, 'options.retainFinishedMs', 1);
   const onWorkerLost = options.onWorkerLost ?? 'fail';
   if (onWorkerLost !== 'fail' && onWorkerLost !== 'retry_once') {
     throw new ConfigurationError('options.onWorkerLost', "must be 'fail' or 'retry_once'");
   }
   const runOptions = checkRunOptions(options.runOptions);
+  if (options.onRun !== undefined && typeof options.onRun !== 'function') {
+    throw new ConfigurationError('options.onRun', 'must be a function');
+  }
+  const note = (n: WorkerRunNote) => {
+    try {
+      options.onRun?.(n);
+    } catch {
+      // an operator's log line never stops a run
+    }
+  };
   const id = randomUUID();
   const keys = keysOf(prefix, queue);
   const redis = withScripts(openRedis(connection, `loopctl-worker-${id}`));
@@ -110,52 +154,64 @@ export async function startWorker(options: StartWorkerOptions): Promise<QueueWor
   const ctx: RunContext = {
     redis,
     keys,
+    auth,
     workerId: id,
     agents,
     sessions,
     runOptions,
     retainMs,
     leasePatienceMs: DEFAULTS.session.leaseTtlMs + lockDurationMs,
+    ended: (run, data) => {
+      if (run.terminal === undefined || run.ending === undefined) return;
+      note({ type: 'ended', runId: data.runId, agent: data.agent, terminal: run.terminal, ...run.ending });
+    },
     enqueue: async (runId, job) => void (await bullQueue.add('run', JSON.parse(job) as RunJobData, jobOptions(runId))),
   };
 
-  // Heartbeat: a worker whose key expired is lost (its runs' jobs stalled, nobody renews them).
-  const beat = () => redis.set(keys.alive(id), '1', 'PX', lockDurationMs).catch(() => undefined);
+  // Heartbeat: a worker whose key expired is lost (its runs' jobs stalled, nobody renews them). The key of a
+  // beat sent at t lives until at least t + lockDurationMs, so peers cannot find it gone before then.
+  let lastBeat = Date.now();
+  const beat = () => {
+    const sent = Date.now();
+    return redis.set(keys.alive(id), '1', 'PX', lockDurationMs).then(
+      () => void (lastBeat = Math.max(lastBeat, sent)),
+      () => undefined,
+    );
+  };
   await beat();
-  const heartbeat = setInterval(beat, Math.max(1, Math.floor(lockDurationMs / 3)));
+  const heartbeat = setInterval(beat, Math.max(1, Math.floor(lockDurationMs / 6)));
 
-  // Redis unreachable: events wait in the client's queue; past eventStoreOutageMs the live runs are cancelled.
-  let outage: ReturnType<typeof setTimeout> | undefined;
-  redis.on('close', () => {
-    outage ??= setTimeout(() => {
-      if (redis.status === 'ready') return;
-      for (const run of live.values()) cancelRun(run, EVENT_STORE_UNAVAILABLE_REASON);
-    }, outageMs);
-  });
-  redis.on('ready', () => {
-    clearTimeout(outage);
-    outage = undefined;
-  });
+  // Cut off from Redis (closed, or a connection that hangs): once no beat was stored for eventStoreOutageMs
+  // (shorter than lockDurationMs), the live runs are cancelled — strictly before peers may declare this worker
+  // lost, so a run declared lost elsewhere is not finished here. Their terminals are stored when Redis answers.
+  const watchdog = setInterval(
+    () => {
+      if (Date.now() - lastBeat < outageMs) return;
+      for (const run of live.values()) if (!run.ended) cancelRun(run, EVENT_STORE_UNAVAILABLE_REASON);
+    },
+    Math.max(1, Math.min(250, Math.floor(outageMs / 4))),
+  );
 
-  // Never throws: a message it cannot parse gets a typed refusal back (when it says where to answer).
+  // Control is state: a wake-up (or anything on the channel) only says "read the run's control hash"; the
+  // hashes of the live runs are read again when the subscriber reconnects and every CONTROL_POLL_MS.
+  const control = controlReader(ctx, live);
   await channels.listen(keys.workerChannel(id), (message) => {
     try {
-      const read = readRequest(message);
-      if (!read.ok) {
-        const result = { ok: false as const, op: undefined, error: read.refusal };
-        return void answer(redis, read.envelope, { kind: 'result', result });
-      }
-      const { request } = read;
-      const run = live.get(request.runId);
-      if (run !== undefined) return onRequest(ctx, run, request);
-      if (request.command.op !== 'cancel') void answer(redis, request, { kind: 'not_here' });
+      const wake = (JSON.parse(message) as { wake?: unknown } | null)?.wake;
+      if (typeof wake === 'string') void control.read([wake]);
     } catch {
       // nothing a message says may stop the worker
     }
   });
+  channels.onReconnect(() => void control.read([...live.keys()]));
+  const poll = setInterval(() => {
+    if (live.size > 0) void control.read([...live.keys()]);
+  }, CONTROL_POLL_MS);
 
+  // A job not signed with the secret fails (QueueAuthError, BullMQ's failedReason) before anything runs.
   const process = async (job: Job<RunJobData>): Promise<void> => {
     const data = job.data;
+    checkJob(auth, job.id, data);
     const mine = live.get(data.runId);
     if (mine !== undefined) return mine.done; // this worker's own job, picked up again after a stall
     const run = newLocalRun(data.runId);
@@ -170,10 +226,14 @@ export async function startWorker(options: StartWorkerOptions): Promise<QueueWor
 
   async function claimAndRun(run: LocalRun, data: RunJobData): Promise<void> {
     for (;;) {
-      const claim = await redis.lcClaim(keys.ns, data.runId, id);
+      const claim = await redis.lcClaim(keys.ns, data.runId, id, data.sessionId);
+      if (claim[0] === 'mismatch') {
+        throw new QueueAuthError('thread_mismatch', `the run's state names another thread than its signed job`);
+      }
       if (claim[0] === 'claimed') {
-        const items = claim.slice(1).map((json) => JSON.parse(json) as { id: string; content: string });
-        return execute(ctx, run, data, items, 0);
+        note({ type: 'claimed', runId: data.runId, agent: data.agent });
+        void control.read([data.runId]); // commands recorded while it was queued
+        return execute(ctx, run, data, await signedItems(data, claim.slice(1)), 0);
       }
       if (claim[0] !== 'owned') return;
       const owner = claim[1]!;
@@ -193,13 +253,26 @@ export async function startWorker(options: StartWorkerOptions): Promise<QueueWor
       if (onWorkerLost === 'retry_once' && retries < 1) {
         const [requeued, lastSeq] = await redis.lcRequeue(keys.ns, data.runId, owner);
         if (requeued !== 1) continue;
-        const again = await redis.lcClaim(keys.ns, data.runId, id);
+        const again = await redis.lcClaim(keys.ns, data.runId, id, data.sessionId);
         if (again[0] !== 'claimed') continue;
-        const items = again.slice(1).map((json) => JSON.parse(json) as { id: string; content: string });
-        return execute(ctx, run, data, items, (lastSeq ?? -1) + 1);
+        note({ type: 'claimed', runId: data.runId, agent: data.agent });
+        void control.read([data.runId]);
+        return execute(ctx, run, data, await signedItems(data, again.slice(1)), (lastSeq ?? -1) + 1);
       }
       return failLost(ctx, data.runId, owner);
     }
+  }
+
+  /**
+   * The steering a claim moved into the run's mailbox, signed for the job's thread; an item whose tag does not
+   * match (written to Redis by someone without the secret) is dropped from the mailbox hash, never delivered.
+   */
+  async function signedItems(data: RunJobData, claimed: readonly string[]): Promise<WireItem[]> {
+    const items = claimed.map((json) => JSON.parse(json) as WireItem);
+    const valid = (i: WireItem) => auth.verify(steerParts(data.sessionId, i.id, i.content), i.mac) === undefined;
+    const forged = items.filter((i) => !valid(i));
+    if (forged.length > 0) await redis.hdel(keys.mailbox(data.runId), ...forged.map((i) => i.id));
+    return items.filter(valid);
   }
 
   const worker = new Worker<RunJobData>(queue, process, {
@@ -243,7 +316,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<QueueWor
         await closed;
         timers.forEach(clearTimeout);
         clearInterval(heartbeat);
-        clearTimeout(outage);
+        clearInterval(poll);
+        clearInterval(watchdog);
         await redis.del(keys.alive(id)).catch(() => undefined);
         channels.close();
         await bullQueue.close().catch(() => undefined);
@@ -252,6 +326,25 @@ export async function startWorker(options: StartWorkerOptions): Promise<QueueWor
       return closing;
     },
   };
+}
+
+/**
+ * The self-cancel deadline (`eventStoreOutageMs`): given, it must be shorter than `lockDurationMs` (peers may
+ * declare the worker lost once its heartbeat, renewed every `lockDurationMs / 6`, is `lockDurationMs` old);
+ * default two thirds of `lockDurationMs`.
+ * @throws {ConfigurationError} `options.eventStoreOutageMs` not a time, or not shorter than `lockDurationMs`.
+ */
+function selfCancelMs(given: unknown, lockDurationMs: number): number {
+  if (given === undefined) return Math.floor((lockDurationMs * 2) / 3);
+  const ms = checkMs(given, 'options.eventStoreOutageMs', 0);
+  if (ms >= lockDurationMs) {
+    throw new ConfigurationError(
+      'options.eventStoreOutageMs',
+      `must be shorter than options.lockDurationMs (${lockDurationMs} ms; got ${ms}): a worker cancels its runs ` +
+        'before its peers may declare it lost',
+    );
+  }
+  return ms;
 }
 
 /**

@@ -28,6 +28,9 @@ export const ENVIRONMENT: Readonly<Record<string, string>> = {
     'absolute path of the folder of sessions.db, the saved conversations ' +
     '(default $XDG_DATA_HOME/loopctl, else ~/.local/share/loopctl)',
   LOOPCTL_DATABASE_URL: 'a postgres:// URL: conversations are saved there instead of sessions.db (--store wins)',
+  LOOPCTL_QUEUE_SECRET:
+    'with --queue: the secret (32 bytes or more) serve and every worker sign runs and commands with; ' +
+    'set one with: export LOOPCTL_QUEUE_SECRET=$(openssl rand -hex 32)',
   XDG_DATA_HOME: 'where user data goes; loopctl saves conversations in its loopctl folder (default ~/.local/share)',
   OTEL_EXPORTER_OTLP_ENDPOINT: 'with --otel: the OTLP/HTTP collector (default http://localhost:4318)',
   OTEL_SERVICE_NAME: 'with --otel: the service name of the spans (default loopctl)',

@@ -124,8 +124,8 @@ export const OPTION_HELP: { readonly [name in keyof OptionDefinitions]: OptionHe
     value: 'url',
     meaning:
       '`loopctl serve` and `loopctl worker`: runs go through Redis at this `redis://` URL (`?queue=NAME`: the ' +
-      'queue, default `cli`; needs `bullmq` installed): serve queues them, each worker runs them (default: serve ' +
-      'runs them itself)',
+      'queue, default `cli`; needs `bullmq` installed): serve queues them, each worker runs them, signed with ' +
+      '`LOOPCTL_QUEUE_SECRET` (default: serve runs them itself)',
   },
   help: { meaning: 'show this help: every option with its default, the exit codes and the environment variables' },
   version: { meaning: 'show the version' },

@@ -69,6 +69,9 @@ describe('loopctl serve --queue + loopctl worker --queue', () => {
     const owner = await redis.hget(`loopctl:${QUEUE}:lc:run:${runId}`, 'owner');
     redis.disconnect();
     expect(worker.io.out).toContain(`loopctl worker ${owner}:`);
+    // One line per run, in words: claimed, then ended with its stop reason.
+    await waitFor('the ended line', () => worker.io.out.includes(`run ${runId}: ended, Done.`) || undefined, 10_000);
+    expect(worker.io.out).toContain(`run ${runId}: claimed (agent loopctl)`);
     worker.child.kill('SIGTERM');
     expect(await worker.exited).toBe(0);
     expect(worker.io.err).toContain('drained');

@@ -181,7 +181,7 @@ describe('queueRuns faults: Redis unreachable mid-run', () => {
     startRedis();
     await waitUp();
     fx = queueFixture({ url: `redis://127.0.0.1:${PORT}` });
-    await fx.worker({ eventStoreOutageMs: 8000 });
+    await fx.worker({ lockDurationMs: 10_000, eventStoreOutageMs: 8000 });
     const { runId } = await fx.runs.start({
       agent: 'queue-agent',
       threadId: 't',

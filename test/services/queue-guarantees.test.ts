@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { isTerminalEvent, type RunEvent } from '../../src/index.js';
 import { queueRuns } from '../../src/bullmq/index.js';
-import { allEvents, gapless, queueFixture, sleep, type QueueFixture } from './support/queue.js';
+import { allEvents, gapless, QUEUE_SECRET, queueFixture, sleep, type QueueFixture } from './support/queue.js';
 
 const P = 'alice';
 let fx: QueueFixture | undefined;
@@ -18,7 +18,7 @@ afterEach(async () => {
 describe('queueRuns guarantees', () => {
   it('terminal exactly once: 30 runs, each cancelled from two API processes at once at a random moment', async () => {
     fx = queueFixture();
-    const other = queueRuns({ connection: fx.url, queue: fx.queue, prefix: fx.prefix });
+    const other = queueRuns({ connection: fx.url, queue: fx.queue, prefix: fx.prefix, secret: QUEUE_SECRET });
     try {
       await Promise.all([fx.worker({ concurrency: 10 }), fx.worker({ concurrency: 10 })]);
       const results = await Promise.all(

@@ -1,5 +1,5 @@
 /**
- * The queue's wire is the run command protocol: a worker answers a message it cannot parse with a typed
+ * The queue's wire is the run command protocol: a worker answers a signed message it cannot parse with a typed
  * refusal naming the field (never a throw in its message handler, never silence when it can answer), and goes
  * on serving; a bad command from queueRuns is refused in the calling process at once, the same
  * ConfigurationError localRuns gives.
@@ -7,7 +7,8 @@
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { keysOf } from '../../src/bullmq/keys.js';
-import { firstOf, queueFixture, type QueueFixture } from './support/queue.js';
+import { QueueAuth } from '../../src/bullmq/auth.js';
+import { firstOf, QUEUE_SECRET, queueFixture, type QueueFixture } from './support/queue.js';
 
 const P = 'alice';
 let fx: QueueFixture | undefined;
@@ -29,11 +30,21 @@ describe("a worker's channel speaks the run command protocol", () => {
     await sub.subscribe(replyTo);
     sub.on('message', (_channel: string, message: string) => replies.push(JSON.parse(message)));
     try {
-      const send = (message: unknown) =>
-        fx!.redis.publish(
-          keys.workerChannel(worker.id),
-          typeof message === 'string' ? message : JSON.stringify(message),
-        );
+      // Signed with the queue secret (an unsigned message is refused before its command is read: queue-trust).
+      const auth = QueueAuth.of({ secret: QUEUE_SECRET });
+      const signed = (m: Record<string, unknown>) => {
+        const withCid = { ...m, cid: `c${String(m['reqId'])}` };
+        const parts = ['request', m['runId'] ?? null, withCid.cid, m['command'], null, m['reqId'], m['replyTo']];
+        return JSON.stringify({ ...withCid, mac: auth.sign(parts) });
+      };
+      // Control is state: a command is a record in the run's control hash; the publish only wakes the worker.
+      let n = 0;
+      const send = async (message: string | Record<string, unknown>) => {
+        const cid = typeof message === 'string' ? `raw${++n}` : `c${String(message['reqId'])}`;
+        const json = typeof message === 'string' ? message : signed(message);
+        await fx!.redis.hset(keys.control(runId), cid, `${++n}\n${json}`);
+        await fx!.redis.publish(keys.workerChannel(worker.id), JSON.stringify({ wake: runId }));
+      };
       await send('{not json');
       await send({ reqId: '1', replyTo, runId, command: { op: 'stop', graceMs: 2 ** 31 } });
       await send({ reqId: '2', replyTo, runId, command: { op: 'pause' } });

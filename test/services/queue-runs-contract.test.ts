@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queueRuns } from '../../src/bullmq/index.js';
 import { runsContract } from '../../src/node/testing/index.js';
-import { queueFixture, sleep, type QueueFixture, type WorkerProcess } from './support/queue.js';
+import { QUEUE_SECRET, queueFixture, sleep, type QueueFixture, type WorkerProcess } from './support/queue.js';
 
 const RETAIN_MS = 4_000;
 
@@ -45,6 +45,7 @@ for (const workers of [1, 2]) {
         prefix: f().prefix,
         retainFinishedMs: RETAIN_MS,
         steerTimeoutMs: 10_000,
+        secret: QUEUE_SECRET,
       });
 
     runsContract(

@@ -13,7 +13,7 @@ import { instrumentRuns } from '../../src/otel/index.js';
 import { bearer, listen, type Listening } from '../support/http.js';
 import { otelHarness } from '../support/otel.js';
 import { queueAgent } from './support/queue-agent.js';
-import { allEvents, queueFixture, sleep, type QueueFixture } from './support/queue.js';
+import { allEvents, QUEUE_SECRET, queueFixture, sleep, type QueueFixture } from './support/queue.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CALLER = '00f067aa0ba902b7';
@@ -37,6 +37,7 @@ async function setUp() {
     connection: fx.url,
     queue: fx.queue,
     prefix: fx.prefix,
+    secret: QUEUE_SECRET,
     agents: { 'queue-agent': queueAgent },
     runOptions: { telemetry: h.telemetry },
   });
@@ -143,7 +144,7 @@ describe("queueRuns: the worker's run joins the caller's trace", () => {
   }, 60_000);
 
   it("startWorker checks runOptions: telemetry must be a RunTelemetry, trace is the job's", async () => {
-    const base = { connection: 'redis://127.0.0.1:6379', queue: 'never-started', agents: {} };
+    const base = { connection: 'redis://127.0.0.1:6379', queue: 'never-started', agents: {}, insecure: true };
     const bad = [
       [{ ...base, runOptions: 'x' }, 'options.runOptions'],
       [{ ...base, runOptions: { telemetry: {} } }, 'options.runOptions.telemetry'],

@@ -43,6 +43,8 @@ export interface ServeSettings {
  * which its open streams carry to the pages), closes the server and resolves with 130 or 143; a second stop
  * exits at once. A port in use (or refused) resolves with 2 and a line naming the port; a web app that is not
  * built with 1.
+ * With `--queue`, no `LOOPCTL_QUEUE_SECRET` (or one shorter than 32 bytes) resolves with 2 and a line showing
+ * the command that sets one.
  */
 export async function runServe(
   options: CliOptions,
@@ -50,6 +52,8 @@ export async function runServe(
   env: NodeJS.ProcessEnv,
   io: CliIO,
 ): Promise<number> {
+  const key = settings.queue ? await loadQueueSecret(env) : undefined;
+  if (key !== undefined && 'line' in key) return (void io.stderr.write(key.line + '\n'), 2);
   const stop = firstStop(io);
   const { whenStopped } = stop;
   let web;
@@ -65,7 +69,7 @@ export async function runServe(
     if (stopped !== undefined) return exitCodeFor(stopped);
     const { main: agent, asking } = serveAgents(options, model);
     const shutdown = new AbortController();
-    const queued = settings.queue ? await openQueueRuns(settings.queue, agent.name) : undefined;
+    const queued = settings.queue ? await openQueueRuns(settings.queue, agent.name, key!.secret) : undefined;
     if (queued !== undefined && 'missing' in queued) {
       io.stderr.write(`loopctl: ${queued.missing}\n`);
       return 2;
@@ -162,15 +166,21 @@ function close(server: Server): Promise<void> {
   });
 }
 
+/** The queue secret of `env`, or the line serve exits 2 with (./../worker/queue-secret.ts). */
+async function loadQueueSecret(env: NodeJS.ProcessEnv) {
+  const { queueSecret } = await import('../worker/queue-secret.js');
+  return queueSecret(env, 'loopctl serve --queue');
+}
+
 /** `queueRuns` on `url` for the CLI's agent, loaded only now (bullmq is an optional peer dependency). */
-async function openQueueRuns(url: string, agent: string) {
+async function openQueueRuns(url: string, agent: string, secret: string) {
   try {
     const { queueRuns } = await import('../../bullmq/queue-runs.js');
     const { cliQueueName } = await import('../worker/queue-name.js');
     const { checkRedis, redisDownLine } = await import('../worker/redis-check.js');
     const { redacted } = await import('../worker/command.js');
     const name = cliQueueName(url);
-    const runs = queueRuns({ connection: url, queue: name, agents: [agent] });
+    const runs = queueRuns({ connection: url, queue: name, agents: [agent], secret });
     const shown = redacted(url);
     const downLine = (cause: string) => redisDownLine('loopctl serve --queue', shown, cause);
     return { runs, name, shown, check: () => checkRedis(url), downLine };

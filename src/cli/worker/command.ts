@@ -10,14 +10,18 @@ import { exitCodeFor } from '../signals.js';
 import { startWorker } from '../../bullmq/worker.js';
 import { cliQueueName } from './queue-name.js';
 import { checkRedis, redisDownLine } from './redis-check.js';
+import { queueSecret } from './queue-secret.js';
+import { runLine } from './run-line.js';
 
 /**
  * `loopctl worker --queue redis://…`: a `loopctl/bullmq` worker serving the CLI's agent (the offline model
  * unless a provider's API key (`ANTHROPIC_API_KEY`, `GEMINI_API_KEY`, `OPENAI_API_KEY`, …) or `--base-url`
  * names a real one, the workspace tools of `--cwd`) for `loopctl serve
- * --queue` on the same Redis. Prints its id, then runs jobs until a stop: the first SIGINT or SIGTERM drains
+ * --queue` on the same Redis. Prints its id, then a line per run it claims and per run it ends (with its stop
+ * reason in words), and runs jobs until a stop: the first SIGINT or SIGTERM drains
  * (no new job; runs may end within the grace, then are cancelled; every terminal event stored) and resolves
- * with 0; a second stop exits at once with the signal's code. Redis unreachable at the start: 1.
+ * with 0; a second stop exits at once with the signal's code. Redis unreachable at the start: 1. No
+ * `LOOPCTL_QUEUE_SECRET` (or one shorter than 32 bytes): 2, with the command that sets one.
  */
 export async function runWorker(
   options: CliOptions,
@@ -25,6 +29,8 @@ export async function runWorker(
   env: NodeJS.ProcessEnv,
   io: CliIO,
 ): Promise<number> {
+  const key = queueSecret(env, 'loopctl worker --queue');
+  if ('line' in key) return (void io.stderr.write(key.line + '\n'), 2);
   const stop = firstStop(io);
   const { whenStopped } = stop;
   const name = cliQueueName(queue);
@@ -42,6 +48,8 @@ export async function runWorker(
       startWorker({
         connection: queue,
         queue: name,
+        secret: key.secret,
+        onRun: (note) => void io.stdout.write(sanitizeLine(runLine(note)) + '\n'),
         agents: { [agent.name]: agent },
         runOptions: { deadlines: runDeadlines(options), ...budgetOption(options, model) },
       }),

@@ -2,8 +2,8 @@
  * A worker process for the queue specs: `node --import tsx queue-worker.ts '<json settings>'`. Starts
  * `startWorker` with the queue agent (./queue-agent.ts) and the Runs contract's agent, and the settings
  * (connection, queue, prefix, times, `pgSchema` for Postgres sessions, `suspend` for runs that suspend for
- * approval), prints `ready <workerId>` on stdout, and on SIGTERM drains (`close()`) and
- * exits 0.
+ * approval), prints `ready <workerId>` on stdout, a line per run note (`note claimed <runId> - <ms>`, `note ended
+ * <runId> <stopReason> <ms>`, ms since the epoch), and on SIGTERM drains (`close()`) and exits 0.
  */
 import pg from 'pg';
 import { startWorker, type StartWorkerOptions } from '../../../src/bullmq/index.js';
@@ -22,6 +22,8 @@ const worker = await startWorker({
   ...options,
   agents: { [queueAgent.name]: queueAgent, [RUNS_CONTRACT_AGENT]: runsContractAgent() },
   ...(sessions ? { sessions } : {}),
+  onRun: (n) =>
+    void process.stdout.write(`note ${n.type} ${n.runId} ${n.type === 'ended' ? n.stopReason : '-'} ${Date.now()}\n`),
   runOptions: {
     retry: { maxRetries: 2, initialDelayMs: 10, maxDelayMs: 60_000, multiplier: 2, maxRetryAfterMs: 60_000 },
     ...(suspend ? { approvals: 'suspend' as const } : {}),

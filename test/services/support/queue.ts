@@ -19,6 +19,8 @@ const WORKER = fileURLToPath(new URL('./queue-worker.ts', import.meta.url));
 const TSX = new URL('../../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
 
 export const REDIS_URL = 'redis://127.0.0.1:6379';
+/** The queue secret the specs' API processes and workers share (32 bytes and more). */
+export const QUEUE_SECRET = 'queue-specs-secret-0123456789abcdef';
 let counter = 0;
 
 export interface WorkerProcess {
@@ -51,7 +53,7 @@ export function queueFixture(options: Partial<QueueRunsOptions> & { url?: string
   const prefix = `lctest${process.pid}`;
   const url = options.url ?? REDIS_URL;
   // Steering waits up to 10 s for a worker here (a loaded machine); the 2 s default is pinned by its own spec.
-  const runs = queueRuns({ connection: url, queue, prefix, steerTimeoutMs: 10_000, ...options });
+  const runs = queueRuns({ connection: url, queue, prefix, steerTimeoutMs: 10_000, secret: QUEUE_SECRET, ...options });
   const redis = new Redis(url, { maxRetriesPerRequest: null });
   redis.on('error', () => undefined);
   const workers: WorkerProcess[] = [];
@@ -66,6 +68,7 @@ export function queueFixture(options: Partial<QueueRunsOptions> & { url?: string
         connection: url,
         queue,
         prefix,
+        secret: QUEUE_SECRET,
         lockDurationMs: 2000,
         stalledIntervalMs: 1000,
         ...settings,
