@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { checkProperty } from './support/check-property.js';
 import { TestScheduler } from 'rxjs/testing';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -134,11 +135,10 @@ function check(s: Scenario, o: Observed): void {
 
 describe('exactly once across resumes under random fail/cancel/resume sequences', () => {
   it(`no call executes twice, in ${NUM_RUNS} random sequences`, () => {
-    const seed = process.env.FC_SEED ? Number(process.env.FC_SEED) : undefined;
     let sequences = 0;
     let resumes = 0;
     let maxRuns = 0;
-    const details = fc.check(
+    checkProperty(
       fc.property(scenarioArb, (s) => {
         const o = execute(s);
         sequences++;
@@ -146,27 +146,9 @@ describe('exactly once across resumes under random fail/cancel/resume sequences'
         maxRuns = Math.max(maxRuns, ...Object.values(o.executions));
         check(s, o);
       }),
-      {
-        numRuns: NUM_RUNS,
-        ...(seed !== undefined ? { seed } : {}),
-        ...(process.env.FC_PATH ? { path: process.env.FC_PATH } : {}),
-      },
+      NUM_RUNS,
+      'test/properties-resume-once.test.ts',
     );
-    if (details.failed) {
-      const replay = [
-        `FC_SEED=${details.seed}`,
-        `FC_PATH=${details.counterexamplePath}`,
-        'npx vitest run test/properties-resume-once.test.ts',
-      ].join(' ');
-      throw new Error(
-        [
-          'property failed; replay with:',
-          `  ${replay}`,
-          `counterexample: ${fc.stringify(details.counterexample)}`,
-          String(details.errorInstance),
-        ].join('\n'),
-      );
-    }
     console.log(`${sequences} sequences, ${resumes} resumes: at most ${maxRuns} execution per call`);
     expect(maxRuns).toBe(1);
   }, 120_000);

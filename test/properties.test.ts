@@ -1,5 +1,6 @@
 import { getEventListeners } from 'node:events';
 import fc from 'fast-check';
+import { checkProperty } from './support/check-property.js';
 import { Observable, Subject, asapScheduler, config, map, timer } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { describe, expect, it } from 'vitest';
@@ -547,30 +548,11 @@ function checkRunControl(s: Scenario, o: Outcome, terminal: TerminalEvent, timed
 
 describe('DESIGN.md §4 guarantees under random schedules', () => {
   it(`hold for ${NUM_RUNS} random runs`, () => {
-    const seed = process.env.FC_SEED ? Number(process.env.FC_SEED) : undefined;
-    const details = fc.check(
+    checkProperty(
       fc.property(scenarioArb, (s) => check(s, execute(s))),
-      {
-        numRuns: NUM_RUNS,
-        ...(seed !== undefined ? { seed } : {}),
-        ...(process.env.FC_PATH ? { path: process.env.FC_PATH } : {}),
-      },
+      NUM_RUNS,
+      'test/properties.test.ts',
     );
-    if (details.failed) {
-      const replay = [
-        `FC_SEED=${details.seed}`,
-        `FC_PATH=${details.counterexamplePath}`,
-        'npx vitest run test/properties.test.ts',
-      ].join(' ');
-      throw new Error(
-        [
-          'property failed; replay with:',
-          `  ${replay}`,
-          `counterexample: ${fc.stringify(details.counterexample)}`,
-          String(details.errorInstance),
-        ].join('\n'),
-      );
-    }
   }, 120_000);
 });
 
