@@ -208,7 +208,8 @@ describe('which conversation a command continues', () => {
   it('the session runs get has no acquire: the CLI holds the lease, the engine never takes a second one', async () => {
     const { project, env } = setup();
     const c = await openConversation(options(project), env);
-    expect(Object.keys(c.session).sort()).toEqual(['append', 'load']);
+    // recordCallStart passes through to the store (a resumed call's start is recorded durably); no acquire.
+    expect(Object.keys(c.session).sort()).toEqual(['append', 'load', 'recordCallStart']);
     await c.close();
   });
 

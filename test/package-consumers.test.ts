@@ -30,7 +30,7 @@ function npmEnv(): NodeJS.ProcessEnv {
 
 async function run(file: string, args: string[], cwd: string): Promise<{ stdout: string; stderr: string }> {
   try {
-    return await exec(file, args, { cwd, env: npmEnv(), timeout: 150_000, maxBuffer: 16 * 1024 * 1024 });
+    return await exec(file, args, { cwd, env: npmEnv(), timeout: 300_000, maxBuffer: 16 * 1024 * 1024 });
   } catch (error) {
     const e = error as Error & { stdout?: string; stderr?: string };
     const command = `${path.basename(file)} ${args.join(' ')}`;
@@ -242,5 +242,5 @@ describe('CommonJS and ESM consumers of the packed package (Node >= 20.19, requi
     } finally {
       rmSync(tmp, { recursive: true, force: true });
     }
-  }, 240_000);
+  }, 480_000);
 });

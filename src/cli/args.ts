@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DEFAULTS } from '../defaults.js';
 import { helpText, SUBCOMMANDS } from './help.js';
+import { OPTIONS } from './options.js';
 import { storeLocation, type StoreLocation } from './store/location.js';
 import { nameProblem } from './store/names.js';
 import { PROVIDER_NAMES, type ProviderName } from './providers.js';
@@ -93,41 +94,7 @@ export type CliCommand =
       readonly values: Readonly<Record<string, string | boolean | undefined>>;
     };
 
-/**
- * The options `parseCli` knows (`util.parseArgs` definitions). What each does is in `OPTION_HELP`
- * (./option-help.ts), from which `--help` and the README's options table are made.
- */
-export const OPTIONS = {
-  model: { type: 'string' },
-  provider: { type: 'string' },
-  'base-url': { type: 'string' },
-  'api-key': { type: 'string' },
-  responses: { type: 'boolean' },
-  'allow-shell': { type: 'boolean' },
-  'read-only': { type: 'boolean' },
-  'max-turns': { type: 'string' },
-  'no-compact': { type: 'boolean' },
-  'context-window': { type: 'string' },
-  'max-total-tokens': { type: 'string' },
-  'max-cost': { type: 'string' },
-  timeout: { type: 'string' },
-  cwd: { type: 'string' },
-  interactive: { type: 'boolean', short: 'i' },
-  confirm: { type: 'boolean' },
-  json: { type: 'boolean' },
-  continue: { type: 'boolean', short: 'c' },
-  session: { type: 'string' },
-  new: { type: 'boolean' },
-  'no-save': { type: 'boolean' },
-  all: { type: 'boolean' },
-  yes: { type: 'boolean', short: 'y' },
-  port: { type: 'string' },
-  queue: { type: 'string' },
-  otel: { type: 'boolean' },
-  store: { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-  version: { type: 'boolean', short: 'v' },
-} as const;
+export { OPTIONS };
 
 /** The `--help` text (see `helpText`). */
 export const HELP = helpText(OPTIONS);

@@ -1,5 +1,5 @@
 import { DEFAULTS } from '../defaults.js';
-import type { OPTIONS } from './args.js';
+import type { OPTIONS } from './options.js';
 import { PROVIDER_NAMES, PROVIDER_SETTINGS } from './providers.js';
 import { DEFAULT_PORT } from './serve/args.js';
 
