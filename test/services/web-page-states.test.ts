@@ -232,18 +232,8 @@ describe('the page in Chromium: serve --confirm', () => {
   it('Stop with a tool running alone, then with a call awaiting approval alone: the stream settles each card', async () => {
     const { page } = await openPage();
     await withScreenshot(page, 'stop-single', async () => {
-      // The cards settle from the stream itself: each open call gets a TOOL_CALL_RESULT marked interrupted.
-      const settledResults: string[] = [];
-      page.on('response', (r) => {
-        if (!r.url().includes('/runs')) return;
-        void r.text().then(
-          (text) => {
-            for (const m of text.matchAll(/"toolCallId":"(call_[a-z0-9]+)"[^\n]*"run":"cancelled","ran":(true|false)/g))
-              settledResults.push(`${m[1]} ran=${m[2]}`);
-          },
-          () => undefined,
-        );
-      });
+      // The cards settle from the stream itself: each open call gets a TOOL_CALL_RESULT marked interrupted (the
+      // frames are pinned by test/ag-ui-terminal-settles.test.ts; here, what the page shows of them).
       const shell = { id: 'call_s9', name: 'run_shell', args: { command: 'sleep 30' } };
       model.enqueue({ toolCalls: [shell] });
       await send(page, 'sleep');
@@ -267,8 +257,6 @@ describe('the page in Chromium: serve --confirm', () => {
       );
       expect(await decisionButtons(page)).toBe(0);
       expect(existsSync(path.join(folder, 'never.md'))).toBe(false);
-      await poll(() => [...settledResults].sort()).toEqual(['call_s9 ran=true', 'call_w9 ran=false']);
-      console.log(`settled by the stream: ${settledResults.join(', ')}`);
     });
   });
 
