@@ -321,7 +321,8 @@ export const CompactionStartedSchema = ev('compaction_started', {
  * requests from now on send it in place of the Items it covers. `strategy` is what was done (`'truncate'` also
  * after a failed summary call with `onFailure: 'truncate'`, `error` then says why); `tokensBefore` / `tokensAfter`
  * are the estimates of the turn's request before and after; `usage`: the summary call's tokens (counted in the
- * run's usage), absent for a truncation.
+ * run's usage), absent for a truncation that made no call (a truncation after a failed summary call carries what
+ * that call billed, when it billed anything).
  */
 export const CompactionCompletedSchema = ev('compaction_completed', {
   strategy: CompactionStrategySchema,

@@ -43,6 +43,7 @@ export { DEFAULTS } from './defaults.js';
 export type { Budget, ModelPrice, PriceTable } from './engine/budget/options.js';
 export { costOf, type RequestEstimate } from './engine/budget/meter.js';
 export { CHARS_PER_TOKEN, InputCalibration, estimateInputTokens, type EstimatedRequest } from './tokens/estimate.js';
+export { TOKENIZER_MODULES, loadTokenizer, type TokenCounter } from './tokens/tokenizer.js';
 export { CONTEXT_WINDOWS, contextWindowOf } from './tokens/context-windows.js';
 export { familyOf, modelName, type ProviderFamily } from './tokens/family.js';
 export {

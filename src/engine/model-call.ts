@@ -24,7 +24,7 @@ import type { RunContext } from './run-context.js';
  */
 export class ModelCalls {
   /** Usage of failed attempts that returned a response, until an event (or the run's failure) reports it. */
-  readonly ledger: Ledger = { billed: undefined };
+  readonly ledger: Ledger;
   readonly #attempts: Attempts;
   readonly #primary: ModelProvider;
   readonly #chain: (provider: ModelProvider, whenOpen: WhenOpen) => Attempts;
@@ -34,8 +34,11 @@ export class ModelCalls {
   /**
    * `ctx`: where the calls' events go and where they wait (default: the run itself); a compaction's calls give
    * one that keeps the summary's text out of the run's `text_delta`s (docs/long-runs.md, "Compaction").
+   * `ledger`: where billed usage waits to be reported (default: a new one); a compaction's calls share the run's, so
+   * a failed summary's billed usage is reported with the next request or the run's failure.
    */
-  constructor(rc: RunContext<any>, ctx: RecoveryContext = rc) {
+  constructor(rc: RunContext<any>, ctx: RecoveryContext = rc, ledger: Ledger = { billed: undefined }) {
+    this.ledger = ledger;
     const { model: primary, fallbackModel: fallback, breaker } = rc.agent;
     const structured = ctx === rc && rc.agent.output !== undefined;
     const { deadlines, stream } = rc.opts;

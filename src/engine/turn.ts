@@ -1,4 +1,4 @@
-import { EMPTY, catchError, concat, concatMap, defer, from, throwError, type Observable } from 'rxjs';
+import { EMPTY, catchError, concat, concatMap, defer, from, map, throwError, type Observable } from 'rxjs';
 import { stage } from '../cancel/stage.js';
 import { MaxTurnsError, OutputValidationError } from '../errors.js';
 import type { ModelResponseCompleted } from '../events.js';
@@ -96,10 +96,26 @@ class Ended {
 function model$(turns: Turns): Observable<ModelResponse | Ended> {
   const policy = compactionOf(turns.rc.agent);
   if (policy === undefined) return request$(turns);
+  return thenRequest$(turns, compactIfDue$(turns, policy)).pipe(
+    catchError((err: unknown) => compactAndRetry$(turns, policy, err)),
+  );
+}
+
+/**
+ * A compaction, then the turn's request; unless the budget's check before the summary call ended the run (its
+ * outcome, or its token cancelled with `onLimit: 'cancel'`): then nothing is sent.
+ */
+function thenRequest$(turns: Turns, compaction$: Observable<Outcome>): Observable<ModelResponse | Ended> {
+  let ended = false;
   return concat(
-    compactIfDue$(turns, policy),
-    defer(() => request$(turns)),
-  ).pipe(catchError((err: unknown) => compactAndRetry$(turns, policy, err)));
+    compaction$.pipe(
+      map((outcome) => {
+        ended = true;
+        return new Ended(outcome);
+      }),
+    ),
+    defer(() => (ended || turns.rc.token.isCancelled ? EMPTY : request$(turns))),
+  );
 }
 
 /**
@@ -114,10 +130,7 @@ function compactAndRetry$(turns: Turns, policy: Compaction, err: unknown): Obser
     const estimate = rc.meter.estimate(buildRequest(rc, turns.history), rc.agent.model);
     const compaction$ = compact$(turns, policy, 'context_length', estimate);
     if (compaction$ === undefined) return throwError(() => err);
-    return concat(
-      compaction$,
-      defer(() => request$(turns)),
-    );
+    return thenRequest$(turns, compaction$);
   });
 }
 

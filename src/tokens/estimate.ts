@@ -2,10 +2,11 @@ import { SUMMARY_PREFIX } from '../engine/compaction/apply.js';
 import type { Item } from '../items.js';
 import type { ModelRequest } from '../model/types.js';
 import type { ProviderFamily } from './family.js';
+import { tokenCounter } from './tokenizer.js';
 
 /**
  * Characters per token of each family's tokenizer on English prose and code, the fallback estimate loopctl uses
- * where it bundles no tokenizer (every family today; docs/long-runs.md, "Token accounting"): OpenAI's o200k and
+ * where no tokenizer library is loaded (`loadTokenizer`; docs/long-runs.md, "Token accounting"): OpenAI's o200k and
  * cl100k about 4, Anthropic's Claude tokenizer about 3.5, Gemini's SentencePiece about 4. Calibrated per run
  * against the counts each response reports ({@link InputCalibration}).
  */
@@ -28,36 +29,47 @@ const PER_MESSAGE: Readonly<Record<ProviderFamily, number>> = Object.freeze({
 export type EstimatedRequest = Pick<ModelRequest, 'instructions' | 'items' | 'tools' | 'output'>;
 
 /**
- * An estimate of a request's input tokens for `family`, before any calibration: the characters of the
- * instructions, of every Item (text, tool names and arguments, results) and of the tools' and output schema's
- * JSON, divided by the family's {@link CHARS_PER_TOKEN}, plus a few tokens per message. Deterministic, no
- * network; rounded up.
+ * An estimate of a request's input tokens for `family`, before any calibration: the texts sent (the
+ * instructions, every Item's text, tool names and arguments, call ids and results, the tools' and output schema's
+ * JSON) counted by the family's tokenizer when one is loaded ({@link loadTokenizer}: OpenAI's o200k_base from
+ * `gpt-tokenizer`), else their characters divided by the family's {@link CHARS_PER_TOKEN}; plus a few tokens per
+ * message. Deterministic, no network; rounded up.
  */
 export function estimateInputTokens(request: EstimatedRequest, family: ProviderFamily): number {
-  let chars = request.instructions.length;
+  const texts: string[] = [request.instructions];
   let messages = request.instructions === '' ? 0 : 1;
   for (const item of request.items) {
-    chars += itemChars(item);
+    pushItemTexts(texts, item);
     messages++;
   }
-  if (request.tools.length > 0) chars += JSON.stringify(request.tools).length;
-  if (request.output !== undefined) chars += JSON.stringify(request.output.schema).length;
-  return Math.ceil(chars / CHARS_PER_TOKEN[family] + messages * PER_MESSAGE[family]);
+  if (request.tools.length > 0) texts.push(JSON.stringify(request.tools));
+  if (request.output !== undefined) texts.push(JSON.stringify(request.output.schema));
+  const count = tokenCounter(family);
+  let tokens = 0;
+  if (count === undefined) {
+    for (const text of texts) tokens += text.length;
+    tokens /= CHARS_PER_TOKEN[family];
+  } else {
+    for (const text of texts) if (text !== '') tokens += count(text);
+  }
+  return Math.ceil(tokens + messages * PER_MESSAGE[family]);
 }
 
-function itemChars(item: Item): number {
+function pushItemTexts(texts: string[], item: Item): void {
   switch (item.type) {
     case 'user':
-      return item.text.length;
+      texts.push(item.text);
+      return;
     case 'assistant':
-      return item.toolCalls.reduce(
-        (n, c) => n + c.name.length + c.arguments.length + c.callId.length,
-        item.text.length,
-      );
+      texts.push(item.text);
+      for (const c of item.toolCalls) texts.push(c.name, c.arguments, c.callId);
+      return;
     case 'tool_result':
-      return item.output.length + item.callId.length;
+      texts.push(item.output, item.callId);
+      return;
     case 'summary': // sent as a user message with its prefix (docs/long-runs.md, "Compaction")
-      return item.text.length + SUMMARY_PREFIX.length;
+      texts.push(SUMMARY_PREFIX + item.text);
+      return;
   }
 }
 

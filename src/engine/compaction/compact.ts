@@ -1,4 +1,4 @@
-import { EMPTY, catchError, concatMap, defer, type Observable } from 'rxjs';
+import { EMPTY, catchError, concatMap, defer, from, type Observable } from 'rxjs';
 import { stage } from '../../cancel/stage.js';
 import { CompactionError, isCompactionError, serializeError } from '../../errors.js';
 import type { CompactionCompleted, CompactionStarted, RunEventDraft } from '../../events.js';
@@ -9,17 +9,22 @@ import type { RequestEstimate } from '../budget/meter.js';
 import { ModelCalls } from '../model-call.js';
 import type { RecoveryContext } from '../recovery/types.js';
 import { buildRequest } from '../request.js';
-import type { RunContext } from '../run-context.js';
+import type { Outcome, RunContext } from '../run-context.js';
+import { budgetEnd } from '../stop.js';
 import type { Agent } from '../types.js';
 import { stageAt } from '../waits.js';
 import { compactedView, coverId, sendable } from './apply.js';
 import { cutIndex } from './cut.js';
 import { COMPACTION_REQUEST, checkCompaction, type Compaction } from './policy.js';
 
-/** What a compaction needs of a run's turns: the run, its loaded history and (made once) its summary calls. */
+/**
+ * What a compaction needs of a run's turns: the run, its loaded history, its model calls (whose ledger of billed
+ * usage the summary calls share) and (made once) its summary calls.
+ */
 export interface CompactionTurns {
   readonly rc: RunContext<any>;
   readonly history: readonly Item[];
+  readonly models: ModelCalls;
   summaries?: ModelCalls;
 }
 
@@ -39,9 +44,10 @@ export function compactionOf(agent: Agent<any>): Compaction | undefined {
 /**
  * Compaction before a turn's request (docs/long-runs.md, "Compaction"): when the estimate of the request the
  * engine would build passes `threshold` of the model's context window, {@link compact$} with cause `threshold`.
- * Completes at once when it does not (or the window is unknown, or there is nothing older to cover).
+ * Completes at once when it does not (or the window is unknown, or there is nothing older to cover). Emits the
+ * run's outcome when the budget's check before the summary call ends the run instead ({@link compact$}).
  */
-export function compactIfDue$(turns: CompactionTurns, policy: Compaction): Observable<never> {
+export function compactIfDue$(turns: CompactionTurns, policy: Compaction): Observable<Outcome> {
   return defer(() => {
     const { rc } = turns;
     // A model with no known window is compacted only by a provider's context-length error: nothing to estimate.
@@ -60,14 +66,19 @@ export function compactIfDue$(turns: CompactionTurns, policy: Compaction): Obser
  * engine's retries, rescue, breaker and deadlines; its text is not streamed to the run), then a stage adds the
  * summary Item (`compaction_completed`), so a cancel in the same tick as the summary's arrival wins and nothing is
  * replaced. A truncation adds its Item at once. A failed summary fails the run with a `CompactionError`
- * (`onFailure: 'fail'`) or truncates instead (`'truncate'`).
+ * (`onFailure: 'fail'`) or truncates instead (`'truncate'`); the usage its responses billed (an empty summary's
+ * included) goes to the run's ledger, so the run's usage counts it either way.
+ *
+ * The summary call passes the budget's check before a model call first (docs/long-runs.md, "Budgets"): when what
+ * the run used plus the summary request's estimate passes a limit, nothing starts and nothing is sent; the run's
+ * budget outcome is emitted (`onLimit: 'stop'`), or its token is cancelled (`'cancel'`) and nothing is emitted.
  */
 export function compact$(
   turns: CompactionTurns,
   policy: Compaction,
   cause: CompactionStarted['cause'],
   before: RequestEstimate,
-): Observable<never> | undefined {
+): Observable<Outcome> | undefined {
   const { rc } = turns;
   const view = compactedView(turns.history.concat(rc.totals.scratch.items));
   const cut = cutIndex(view, policy.keepRecentTurns);
@@ -110,14 +121,21 @@ export function compact$(
       return EMPTY;
     });
   }
-  const modelId = (policy.model ?? rc.agent.model).id;
+  const summarizer = policy.model ?? rc.agent.model;
+  const modelId = summarizer.id;
+  const request: Omit<ModelRequest, 'stream'> = {
+    instructions: policy.instructions,
+    items: [...sendable(covered), { type: 'user', id: 'compaction-request', text: COMPACTION_REQUEST }],
+    tools: [],
+  };
+  if (rc.meter.limited) {
+    const estimate = rc.meter.estimate(request, summarizer);
+    const over = rc.meter.wouldPass(rc.totals.usage, estimate.inputTokens, modelId);
+    if (over !== undefined) return from(budgetEnd(rc, over));
+  }
+  const ledger = turns.models.ledger;
   return stageAt(rc, 'compaction', () => {
     rc.emit(started as RunEventDraft);
-    const request: Omit<ModelRequest, 'stream'> = {
-      instructions: policy.instructions,
-      items: [...sendable(covered), { type: 'user', id: 'compaction-request', text: COMPACTION_REQUEST }],
-      tools: [],
-    };
     return summaryCalls(turns)
       .call(request, policy.model)
       .pipe(
@@ -127,7 +145,11 @@ export function compact$(
           return stage(
             rc.token,
             (): Observable<never> => {
-              if (text === '') throw new CompactionError(modelId, undefined);
+              if (text === '') {
+                // Billed all the same: the run's failure (or the truncation instead) reports it.
+                ledger.billed = addUsage(ledger.billed ?? ZERO_USAGE, response.usage);
+                throw new CompactionError(modelId, undefined);
+              }
               complete(text, 'summary', { usage });
               return EMPTY;
             },
@@ -140,7 +162,9 @@ export function compact$(
           return stage(
             rc.token,
             (): Observable<never> => {
-              complete(truncated(covered.length), 'truncate', { error: serializeError(error) });
+              const billed = turns.models.takeBilled();
+              const extra = { error: serializeError(error), ...(billed !== undefined ? { usage: billed } : {}) };
+              complete(truncated(covered.length), 'truncate', extra);
               return EMPTY;
             },
             rc.hopScheduler,
@@ -173,5 +197,5 @@ function summaryCalls(turns: CompactionTurns): ModelCalls {
       rc.emit(draft, fact);
     },
   };
-  return (turns.summaries = new ModelCalls(rc, ctx));
+  return (turns.summaries = new ModelCalls(rc, ctx, turns.models.ledger));
 }

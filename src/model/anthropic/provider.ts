@@ -13,8 +13,10 @@ type NonStreamingParams = Anthropic.Messages.MessageCreateParamsNonStreaming;
  * A {@link ModelProvider} speaking Anthropic's Messages API (`POST {baseURL}/v1/messages`) with `@anthropic-ai/sdk`.
  *
  * `id` is `anthropic:<model>`; `stream` (default true) is the provider's default. `call(request)` is cold:
- * subscribing sends `{ ...options.request, model, max_tokens, system?, messages, tools?, thinking?, output_config? }`
- * plus `stream: true|false`, with `maxRetries: 0`, a per-request timeout (`request.timeoutMs` + 1 000 ms, so the
+ * subscribing sends `{ ...options.request, ...request.providerOptions.anthropic, model, max_tokens, system?, messages,
+ * tools?, thinking?, output_config? }` plus `stream: true|false` (neither `request` nor `providerOptions.anthropic`
+ * can set `model`, `max_tokens`, `system`, `messages`, `tools`, `thinking` or `stream`; other families' options are
+ * ignored), with `maxRetries: 0`, a per-request timeout (`request.timeoutMs` + 1 000 ms, so the
  * engine's deadline fires first) and its own AbortController. `max_tokens` defaults to 4 096 (`maxTokens`). A request
  * with `output` (a structured answer) adds `output_config: { format: { type: 'json_schema', schema } }`, or, with
  * `structuredOutputs: 'instructions'`, the schema in the system prompt. History conversion:
@@ -33,8 +35,8 @@ type NonStreamingParams = Anthropic.Messages.MessageCreateParamsNonStreaming;
 export function anthropicMessages(options: AnthropicOptions): ModelProvider {
   const checked = checkOptions(options);
   const byInstructions = checkMode(options.structuredOutputs) === 'instructions';
-  // What loopctl sets is never taken from `request`, even when loopctl leaves it out of a body.
-  const extras = Object.fromEntries(Object.entries(options.request ?? {}).filter(([key]) => !OWN_FIELDS.has(key)));
+  // What loopctl sets is never taken from `request` or `providerOptions`, even when loopctl leaves it out of a body.
+  const extras = withoutOwnFields(options.request);
   const body = (request: ModelRequest) => {
     const output = request.output;
     const instructions =
@@ -42,6 +44,7 @@ export function anthropicMessages(options: AnthropicOptions): ModelProvider {
     const { system, messages } = toAnthropicMessages(instructions, request.items, checked.cache);
     return {
       ...extras,
+      ...withoutOwnFields(request.providerOptions?.['anthropic']),
       model: checked.model,
       max_tokens: checked.maxTokens,
       ...(system ? { system } : {}),
@@ -68,6 +71,11 @@ export function anthropicMessages(options: AnthropicOptions): ModelProvider {
 }
 
 const OWN_FIELDS = new Set(['model', 'max_tokens', 'system', 'messages', 'tools', 'thinking', 'stream']);
+
+/** The wire fields of `fields` that loopctl does not own ({@link OWN_FIELDS}); `{}` for undefined. */
+function withoutOwnFields(fields: Readonly<Record<string, unknown>> | undefined): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(fields ?? {}).filter(([key]) => !OWN_FIELDS.has(key)));
+}
 
 function checkMode(value: unknown): 'native' | 'instructions' {
   if (value === undefined || value === 'native' || value === 'instructions') return value ?? 'native';

@@ -75,7 +75,11 @@ export const GEMINI_TIMEOUT_MARGIN_MS = 1_000;
  * `contents` from the Items ({@link toGeminiContents}: Gemini's own parts and thought signatures replayed unchanged,
  * other families' `providerParts` dropped), `config.systemInstruction` from `instructions`, `config.tools` as
  * `functionDeclarations` (the JSON Schema in `parametersJsonSchema`), and for a request with `output`
- * `responseMimeType: 'application/json'` + `responseJsonSchema` (or the schema in the instruction). Every request
+ * `responseMimeType: 'application/json'` + `responseJsonSchema` (or the schema in the instruction). A request's
+ * `providerOptions.gemini` holds `GenerateContentConfig` fields (`{ temperature: 0 }`, which the SDK sends as
+ * `generationConfig.temperature`), merged after `options.config` and before what the adapter owns: its
+ * `systemInstruction`, `tools`, `abortSignal`, `httpOptions`, `automaticFunctionCalling` and `automaticContinuation`
+ * are ignored, as are the other families' options. Every request
  * carries its own `abortSignal`, `automaticFunctionCalling: { disable: true }`, `automaticContinuation: false` and,
  * when the engine set `timeoutMs`, `httpOptions.timeout = timeoutMs + 1000`. It emits deltas (streaming only), one
  * `response` (its `providerParts` are `{ family: 'gemini', data: { parts } }`), then completes; unsubscribing aborts
@@ -110,6 +114,7 @@ export function gemini(options: GeminiOptions): ModelProvider {
     const tools = [...(builtIn ?? []), ...toGeminiTools(request.tools)];
     const config: GenerateContentConfig = {
       ...extra,
+      ...shapedConfig(request),
       ...(instructions ? { systemInstruction: { parts: [{ text: instructions }] } } : {}),
       ...(tools.length > 0 ? { tools } : {}),
       ...(native ? { responseMimeType: 'application/json', responseJsonSchema: request.output!.schema } : {}),
@@ -126,6 +131,22 @@ export function gemini(options: GeminiOptions): ModelProvider {
       ? streamCall((signal) => client().models.generateContentStream(params(request, signal)))
       : singleCall((signal) => client().models.generateContent(params(request, signal)));
   return { id: `gemini:${options.model}`, stream: options.stream ?? true, call };
+}
+
+/** The config fields a request's `providerOptions.gemini` cannot set: what the adapter owns on every request. */
+const OWN_CONFIG_FIELDS = new Set([
+  'systemInstruction',
+  'tools',
+  'abortSignal',
+  'httpOptions',
+  'automaticFunctionCalling',
+  'automaticContinuation',
+]);
+
+/** `request.providerOptions.gemini` without {@link OWN_CONFIG_FIELDS}: `GenerateContentConfig` fields, or `{}`. */
+function shapedConfig(request: ModelRequest): GenerateContentConfig {
+  const fields = request.providerOptions?.['gemini'] ?? {};
+  return Object.fromEntries(Object.entries(fields).filter(([key]) => !OWN_CONFIG_FIELDS.has(key)));
 }
 
 /**
