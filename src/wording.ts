@@ -255,8 +255,11 @@ export function argsText(args: string): string {
   }
 }
 
-/** Arguments on one line: `path: notes.md, limit: 3` for a JSON object, else the text; at most 100 characters. */
-export function argsLine(args: string): string {
+/**
+ * Arguments on one line: `path: notes.md, limit: 3` for a JSON object, else the text; at most `max` characters
+ * (default 100). Used by the page's tool cards and the CLI's `[tool]` lines.
+ */
+export function argsLine(args: string, max = 100): string {
   let line = args.replace(/\s+/g, ' ').trim();
   try {
     const parsed: unknown = JSON.parse(args);
@@ -269,7 +272,7 @@ export function argsLine(args: string): string {
   } catch {
     /* not JSON: as it came */
   }
-  return line.length > 100 ? `${line.slice(0, 99)}…` : line;
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
 const NOT_JSON = Symbol('not JSON');
