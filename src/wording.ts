@@ -246,13 +246,28 @@ export const TOOL_STATUS_WORDS = {
   awaiting: 'waiting for your approval',
 } as const;
 
-/** A tool call's arguments (JSON text as the model wrote it) in full, indented when JSON, else as they came. */
+/**
+ * A tool call's arguments (JSON text as the model wrote it) in full, in words: for a JSON object a key a line
+ * (`path: notes.md`), a text of several lines as its lines indented below its key (what a write will write, as
+ * it reads), any other value as indented JSON; `no arguments` for `{}`; other JSON indented; not JSON: as it came.
+ */
 export function argsText(args: string): string {
+  let parsed: unknown;
   try {
-    return JSON.stringify(JSON.parse(args), null, 2);
+    parsed = JSON.parse(args);
   } catch {
     return args;
   }
+  if (!isRecord(parsed)) return JSON.stringify(parsed, null, 2);
+  const entries = Object.entries(parsed);
+  if (entries.length === 0) return 'no arguments';
+  const indent = (text: string) => text.replace(/\n/g, '\n  ');
+  return entries
+    .map(([key, value]) => {
+      if (typeof value !== 'string') return `${key}: ${indent(JSON.stringify(value, null, 2) ?? String(value))}`;
+      return value.includes('\n') ? `${key}:\n  ${indent(value)}` : `${key}: ${value}`;
+    })
+    .join('\n');
 }
 
 /**
