@@ -246,17 +246,35 @@ export const TOOL_STATUS_WORDS = {
   awaiting: 'waiting for your approval',
 } as const;
 
-/** A tool call's arguments (JSON text as the model wrote it) in full, indented when JSON, else as they came. */
+/**
+ * A tool call's arguments (JSON text as the model wrote it) in full, in words: for a JSON object a key a line
+ * (`path: notes.md`), a text of several lines as its lines indented below its key (what a write will write, as
+ * it reads), any other value as indented JSON; `no arguments` for `{}`; other JSON indented; not JSON: as it came.
+ */
 export function argsText(args: string): string {
+  let parsed: unknown;
   try {
-    return JSON.stringify(JSON.parse(args), null, 2);
+    parsed = JSON.parse(args);
   } catch {
     return args;
   }
+  if (!isRecord(parsed)) return JSON.stringify(parsed, null, 2);
+  const entries = Object.entries(parsed);
+  if (entries.length === 0) return 'no arguments';
+  const indent = (text: string) => text.replace(/\n/g, '\n  ');
+  return entries
+    .map(([key, value]) => {
+      if (typeof value !== 'string') return `${key}: ${indent(JSON.stringify(value, null, 2) ?? String(value))}`;
+      return value.includes('\n') ? `${key}:\n  ${indent(value)}` : `${key}: ${value}`;
+    })
+    .join('\n');
 }
 
-/** Arguments on one line: `path: notes.md, limit: 3` for a JSON object, else the text; at most 100 characters. */
-export function argsLine(args: string): string {
+/**
+ * Arguments on one line: `path: notes.md, limit: 3` for a JSON object, else the text; at most `max` characters
+ * (default 100). Used by the page's tool cards and the CLI's `[tool]` lines.
+ */
+export function argsLine(args: string, max = 100): string {
   let line = args.replace(/\s+/g, ' ').trim();
   try {
     const parsed: unknown = JSON.parse(args);
@@ -269,7 +287,7 @@ export function argsLine(args: string): string {
   } catch {
     /* not JSON: as it came */
   }
-  return line.length > 100 ? `${line.slice(0, 99)}…` : line;
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
 const NOT_JSON = Symbol('not JSON');

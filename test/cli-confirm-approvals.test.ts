@@ -2,7 +2,8 @@ import { lastValueFrom, tap, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineAgent, run, tool, type RunEvent } from '../src/index.js';
-import { approvalOptions, confirmApprovals, withApprovals, REFUSED } from '../src/cli/confirm.js';
+import { approvalOptions, askApproval, confirmApprovals, withApprovals, REFUSED } from '../src/cli/confirm.js';
+import type { LineInput } from '../src/cli/line-input.js';
 import { scriptedModel } from '../src/testing/index.js';
 
 /** `--confirm` on tool approvals (docs/run-control.md, "Approvals"), in-process: the answers decide the calls. */
@@ -68,6 +69,14 @@ describe('--confirm: approvals', () => {
       { type: 'tool_result', callId: 'r1', output: 'text', isError: false },
     ]);
     expect(events.at(-1)).toMatchObject({ type: 'run_completed', output: 'done' });
+  });
+
+  it('the [confirm] line shows the arguments as words (path: x.txt, content: …), never JSON text', async () => {
+    const said: string[] = [];
+    const input = { ask: async () => 'y' } as unknown as LineInput;
+    const call = { callId: 'w', name: 'write_file', arguments: '{"path":"x.txt","content":"hi\\nthere\\u001b[2J"}' };
+    expect(await askApproval(call, input, (line) => said.push(line))).toBe('y');
+    expect(said).toEqual(['[confirm] write_file path: x.txt, content: hi there\\x1b[2J']);
   });
 
   it('the question waits for the user: no approval deadline with --confirm', () => {

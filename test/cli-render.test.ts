@@ -51,7 +51,7 @@ describe('TerminalRenderer', () => {
     );
     expect(err.text).toBe(
       '[loopctl] stopping at the end of this turn (cancelled if not there within 30 s)\n' +
-        '[tool] fetch {} · 0.5s · interrupted: cancelled by the user: slow\n' +
+        '[tool] fetch · 0.5s · interrupted: cancelled by the user: slow\n' +
         '[loopctl] stopped (a graceful stop reached its boundary) · 1 turn · 1 tool call · ' +
         'usage 3 in + 2 out = 5 tokens\n',
     );
@@ -120,8 +120,38 @@ describe('TerminalRenderer', () => {
     r.on(completed('Done.'));
     expect(out.text).toBe('Let me look\nDone.\n');
     expect(err.text).toBe(
-      '[tool] read_file {"path":"a"} · 1.5s · ok\n' +
+      '[tool] read_file path: a · 1.5s · ok\n' +
         '[loopctl] completed · 2 turns · 1 tool call · usage 3 in + 2 out = 5 tokens\n',
+    );
+  });
+
+  it('a tool line shows its arguments as "key: value" words, like the page, never as JSON text', () => {
+    const out = fake(false);
+    const err = fake(false);
+    let now = 0;
+    const r = new TerminalRenderer(out, err, () => now);
+    r.on(ev({ type: 'turn_started' }));
+    r.on(started());
+    r.on(responded());
+    const write = '{"path":"SUMMARY.md","content":"# Summary\\n\\n- one"}';
+    r.on(ev({ type: 'tool_call_started', callId: 'w', name: 'write_file', arguments: write }));
+    r.on(ev({ type: 'tool_call_started', callId: 'l', name: 'list_dir', arguments: '{"recursive":true}' }));
+    r.on(ev({ type: 'tool_call_started', callId: 'e', name: 'read_file', arguments: '{"path":"\u202eevil.md"}' }));
+    r.on(ev({ type: 'tool_call_started', callId: 'n', name: 'now', arguments: '{}' }));
+    now = 200;
+    for (const [callId, name] of [
+      ['w', 'write_file'],
+      ['l', 'list_dir'],
+      ['e', 'read_file'],
+      ['n', 'now'],
+    ]) {
+      r.on(ev({ type: 'tool_call_completed', callId, name, output: 'x' }));
+    }
+    expect(err.text).toBe(
+      '[tool] write_file path: SUMMARY.md, content: # Summary - one · 0.2s · ok\n' +
+        '[tool] list_dir recursive: true · 0.2s · ok\n' +
+        '[tool] read_file path: \\u202eevil.md · 0.2s · ok\n' +
+        '[tool] now · 0.2s · ok\n',
     );
   });
 
@@ -178,7 +208,7 @@ describe('TerminalRenderer', () => {
     r.on(ev({ type: 'tool_call_started', callId: 'c', name: 'run_shell', arguments: '{"command":"sleep 9"}' }));
     now = 1200;
     vi.advanceTimersByTime(100);
-    expect(err.text).toContain('\r\x1b[K⏵ run_shell {"command":"sleep 9"} · 1.2s');
+    expect(err.text).toContain('\r\x1b[K⏵ run_shell command: sleep 9 · 1.2s');
     r.on(ev({ type: 'run_cancelled', reason: 'SIGINT', phase: 'tool_call', partial: [], undelivered: [], usage }));
     expect(
       err.text.endsWith(
@@ -186,7 +216,7 @@ describe('TerminalRenderer', () => {
           'usage 3 in + 2 out = 5 tokens\n',
       ),
     ).toBe(true);
-    expect(err.text).toContain('\r\x1b[K[tool] run_shell {"command":"sleep 9"} · 1.2s · interrupted\n');
+    expect(err.text).toContain('\r\x1b[K[tool] run_shell command: sleep 9 · 1.2s · interrupted\n');
     expect(vi.getTimerCount()).toBe(0);
   });
 

@@ -110,7 +110,7 @@ describe('page wording', () => {
     ]);
   });
 
-  it("a call's arguments: one line of key: value for a card's head (at most 100 characters), indented in full", () => {
+  it("a call's arguments: one line of key: value for a card's head (at most 100 characters), a key a line in full", () => {
     expect(argsLine('{"path":"notes.md","limit":3,"deep":{"a":[1]}}')).toBe(
       'path: notes.md, limit: 3, deep: {"a":[1]}',
     );
@@ -118,7 +118,13 @@ describe('page wording', () => {
     expect(argsLine('not json\n at all')).toBe('not json at all');
     const long = argsLine(JSON.stringify({ text: 'x'.repeat(300) }));
     expect([long.length, long.endsWith('…')]).toEqual([100, true]);
-    expect(argsText('{"path":"a.md"}')).toBe('{\n  "path": "a.md"\n}');
+    // In full: a key a line in words, never JSON text; a text of several lines as its lines, indented.
+    expect(argsText('{"path":"a.md"}')).toBe('path: a.md');
+    expect(argsText('{"path":"S.md","content":"# Title\\n\\n- one","deep":{"a":[1]}}')).toBe(
+      'path: S.md\ncontent:\n  # Title\n  \n  - one\ndeep: {\n    "a": [\n      1\n    ]\n  }',
+    );
+    expect(argsText('{}')).toBe('no arguments');
+    expect(argsText('[1,2]')).toBe('[\n  1,\n  2\n]');
     expect(argsText('{"path":')).toBe('{"path":'); // cut-off JSON as it came
   });
 });

@@ -1,6 +1,7 @@
 import { RunControl, type Deadlines, type RunEvent, type Tool, type ToolCall } from '../index.js';
 import type { LineInput } from './line-input.js';
 import { sanitizeLine } from './sanitize.js';
+import { argsLine } from '../wording.js';
 
 /** The tools `--confirm` asks about: they change files or run commands. */
 export const NEEDS_APPROVAL: ReadonlySet<string> = new Set(['write_file', 'run_shell']);
@@ -64,7 +65,7 @@ export function isYes(answer: string | undefined): boolean {
 }
 
 /**
- * Shows the call (`[confirm] write_file {"path":…}` through `say`, which
+ * Shows the call (`[confirm] write_file path: a.md, content: …` through `say`, which
  * ends the answer's line first) and asks {@link QUESTION} on `input`;
  * resolves with the raw answer (`undefined` at the end of input or when the
  * run ended meanwhile).
@@ -74,7 +75,8 @@ export function askApproval(
   input: LineInput,
   say: (line: string) => void,
 ): Promise<string | undefined> {
-  say(`[confirm] ${sanitizeLine(call.name)} ${clip(sanitizeLine(call.arguments), 400)}`);
+  // The arguments in words (`path: x.txt, content: …`), as the `[tool]` line and the page show them.
+  say(`[confirm] ${sanitizeLine(call.name)} ${clip(sanitizeLine(argsLine(call.arguments, 400)), 400)}`);
   return input.ask(QUESTION);
 }
 

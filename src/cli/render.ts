@@ -7,7 +7,7 @@ import {
   type TerminalEvent,
 } from '../index.js';
 import { isInstance, readProp } from '../describe.js';
-import { cancelReasonWords } from '../wording.js';
+import { argsLine, cancelReasonWords } from '../wording.js';
 import { budgetText, costText, describeError, usageText } from './describe-error.js';
 import type { Output } from './output.js';
 import { sanitize, sanitizeLine, StreamSanitizer } from './sanitize.js';
@@ -44,8 +44,8 @@ export interface RenderSettings {
 }
 
 interface RunningTool {
-  readonly name: string;
-  readonly args: string;
+  /** The tool's name and its arguments in words (`read_file path: a.md`), sanitised and clipped. */
+  readonly label: string;
   readonly startedAt: number;
 }
 
@@ -144,7 +144,9 @@ export class TerminalRenderer {
       case 'tool_call_started': {
         this.#setWait(undefined);
         this.#toolCalls++;
-        const tool = { name: sanitizeLine(event.name), args: clip(event.arguments, 60), startedAt: this.#now() };
+        // The arguments as the page shows them (`path: a.md, limit: 3`), never JSON text; none: no words.
+        const args = clip(argsLine(event.arguments), 60);
+        const tool = { label: sanitizeLine(event.name) + (args === '' ? '' : ` ${args}`), startedAt: this.#now() };
         this.#running.set(event.callId, tool);
         this.#startStatus();
         break;
@@ -296,7 +298,7 @@ export class TerminalRenderer {
     const tool = this.#running.get(callId);
     if (!tool) return;
     this.#running.delete(callId);
-    this.line(`[tool] ${tool.name} ${tool.args} · ${seconds1(this.#now() - tool.startedAt)} · ${outcome}`);
+    this.line(`[tool] ${tool.label} · ${seconds1(this.#now() - tool.startedAt)} · ${outcome}`);
     this.#ensureTimer();
   }
 
@@ -329,7 +331,7 @@ export class TerminalRenderer {
     if (this.#running.size > 0) {
       const [first] = this.#running.values();
       const more = this.#running.size > 1 ? ` (+${this.#running.size - 1} more)` : '';
-      return this.#status.drawLine(`${first!.name} ${first!.args} · ${seconds1(now - first!.startedAt)}${more}`);
+      return this.#status.drawLine(`${first!.label} · ${seconds1(now - first!.startedAt)}${more}`);
     }
     if (this.#notices.length > 0 && !this.#outAtLineStart) {
       return this.#status.drawInline(this.#notices.join(' · '), this.#column);

@@ -264,7 +264,7 @@ describe('--confirm in the prompt loop', () => {
     const cli = await interactive(dir, '--confirm');
     send(cli, 'write x.txt');
     await waitFor('the question', () => cli.screen().includes('allow? [y/N]'));
-    expect(cli.screen()).toContain('[confirm] write_file {"path":"x.txt","content":"hi"}');
+    expect(cli.screen()).toContain('[confirm] write_file path: x.txt, content: hi');
     send(cli, 'n');
     await summaries(cli, 'completed', 1);
     expect(existsSync(path.join(dir, 'x.txt'))).toBe(false);

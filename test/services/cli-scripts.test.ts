@@ -153,7 +153,7 @@ describe('piped tasks', () => {
       name: 'read_file',
       output: 'alpha\n',
     });
-    expect(stderr).toContain('[tool] read_file {"path":"a.txt"}');
+    expect(stderr).toContain('[tool] read_file path: a.txt');
     expect(stderr).toContain('[loopctl] completed');
     expect(stderr).not.toContain('read it'); // the answer is in the events only
   });

@@ -48,14 +48,14 @@ function setup(delayMs = 0) {
 
 const FIRST = [
   '> how many lines in a.txt',
-  '[tool] read_file {"path":"a.txt"}',
+  '[tool] read_file path: a.txt',
   '  = one\\ntwo\\nthree\\n',
   '(offline model)',
   'a.txt has 3 lines.',
 ].join('\n');
 const SECOND = [
   '> list the .txt files',
-  '[tool] list_dir {"path":".","recursive":true,"pattern":"*.txt"}',
+  '[tool] list_dir path: ., recursive: true, pattern: *.txt',
   '  = a.txt\\nb.txt',
   '(offline model)',
   'I found 2 .txt files:',

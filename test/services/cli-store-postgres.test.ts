@@ -34,6 +34,10 @@ describe('loopctl --store postgres://…', () => {
     const first = await runBin(['--store', url(schema), 'how many lines in a.txt'], dir, childEnv).done;
     expect(first.code, first.stderr).toBe(0);
     expect(first.stdout).toContain('a.txt has 3 lines.');
+    // The hint names the store: a bare `loopctl --continue` would look in sessions.db and start a new one.
+    expect(first.stderr).toMatch(
+      /\(new; loopctl --continue resumes it, with the same --store or LOOPCTL_DATABASE_URL\)\n/,
+    );
     const tables = await pool.query<{ table_name: string }>(
       'SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name',
       [schema],

@@ -95,7 +95,7 @@ describe('the web app: approvals and tool cards', () => {
       await page.keyboard.type('write a.md');
       await page.keyboard.press('Enter');
       await poll(() => card(page).locator('.tool-status').innerText()).toBe('waiting for your approval');
-      expect(await card(page).locator('.tool-args').innerText()).toBe('{\n  "path": "a.md",\n  "content": "hi"\n}');
+      expect(await card(page).locator('.tool-args').innerText()).toBe('path: a.md\ncontent: hi');
       await keyboard(page, 'Approve', 'Enter');
       await poll(() => page.getByRole('status').innerText()).toBe(
         'Approve is not available in this version of loopctl (the server answered 501: decide is not implemented yet).',

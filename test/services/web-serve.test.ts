@@ -126,7 +126,7 @@ describe('loopctl serve in Chromium', () => {
       expect(await card.locator('.tool-status').innerText()).toBe('done');
       // Both are in closed <details> once the call is done: a click opens them.
       await card.getByText('Arguments').click();
-      expect(await card.locator('.tool-args').innerText()).toBe('{\n  "path": "notes.md"\n}');
+      expect(await card.locator('.tool-args').innerText()).toBe('path: notes.md');
       await card.getByText('Result').click();
       expect(await card.locator('.tool-result').innerText()).toBe('# notes\n');
       expect(await answers(page)).toEqual(['It holds notes.']);

@@ -1,5 +1,6 @@
 import type { Item, SessionInfo } from '../../index.js';
 import { toJsonLine } from '../json-line.js';
+import { argsLine } from '../../wording.js';
 import { sanitize, sanitizeLine } from '../sanitize.js';
 
 /** The longest part of a tool call's arguments or a tool's output `sessions show` prints, in characters. */
@@ -9,7 +10,7 @@ const clip = (text: string): string => (text.length > CLIP ? `${text.slice(0, CL
 
 /**
  * A conversation as `loopctl sessions show` prints it: each task as
- * `> task`, each answer's text, each tool call as `[tool] name args` and its
+ * `> task`, each answer's text, each tool call as `[tool] name args` (`path: a.md`) and its
  * result on the next line (`= output…` or `! error…`, one line, clipped to
  * {@link CLIP} characters with the output's true length). A blank line
  * comes before each task but the first. Every stored text goes through the
@@ -30,7 +31,9 @@ export function transcript(items: readonly Item[]): string {
           lines.push(`${sanitize(item.text).replace(/\n+$/, '')}${item.interrupted ? ' [interrupted]' : ''}`);
         }
         for (const call of item.toolCalls) {
-          lines.push(`[tool] ${sanitizeLine(call.name)} ${clip(sanitizeLine(call.arguments))}`);
+          // The arguments in words (`path: a.md`), as the live `[tool]` line shows them; none: the name alone.
+          const args = clip(sanitizeLine(argsLine(call.arguments, CLIP)));
+          lines.push(`[tool] ${sanitizeLine(call.name)}${args === '' ? '' : ` ${args}`}`);
         }
         break;
       case 'summary':

@@ -76,6 +76,8 @@ export async function openConversation(options: CliOptions, env: NodeJS.ProcessE
     );
   }
   const { store } = opened;
+  // How a later command reaches this store: a bare flag would look in sessions.db instead of Postgres.
+  const same = options.store.kind === 'postgres' ? ', with the same --store or LOOPCTL_DATABASE_URL' : '';
   try {
     const folder = folderKey(realpathSync(options.cwd));
     const mine = (await store.list()).filter((info) => splitId(info.id)?.folder === folder);
@@ -91,7 +93,7 @@ export async function openConversation(options: CliOptions, env: NodeJS.ProcessE
             `or delete it with loopctl sessions rm ${name}`,
         );
       }
-      note = found ? `continued: ${found.items} items` : `new; loopctl --session ${name} resumes it`;
+      note = found ? `continued: ${found.items} items` : `new; loopctl --session ${name} resumes it${same}`;
     } else if (choice.kind === 'continue' && mine.length > 0) {
       name = splitId(mine[0]!.id)!.name;
       note = `continued: ${mine[0]!.items} items`;
@@ -99,7 +101,7 @@ export async function openConversation(options: CliOptions, env: NodeJS.ProcessE
       do name = newName();
       while (existing(name));
       const none = choice.kind === 'continue' ? 'this folder had no saved conversation to continue; ' : '';
-      note = `new; ${none}loopctl --continue resumes it`;
+      note = `new; ${none}loopctl --continue resumes it${same}`;
     }
     return stored(store, store.session(sessionId(folder, name)), `conversation ${sanitizeLine(name)} (${note})`);
   } catch (error) {
