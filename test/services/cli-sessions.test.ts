@@ -309,7 +309,9 @@ function fill(file: string): Promise<void> {
 describe('one run per conversation across processes', () => {
   it('a second loopctl on a running conversation is refused with exit 1; once the first ends it goes on', async () => {
     const { dir, env } = setup();
-    const slowEnv = { ...env, LOOPCTL_OFFLINE_DELAY_MS: '300' };
+    // 1.5 s between two words of the answer: the second process (started once the first is at its tool call)
+    // has several seconds to start on a loaded machine while the first still holds the conversation.
+    const slowEnv = { ...env, LOOPCTL_OFFLINE_DELAY_MS: '1500' };
     const slow = runBin(['--session', 's', 'how many lines in a.txt'], dir, slowEnv);
     await waitFor("the slow run's tool call", () => slow.stderr().includes('[tool] read_file'), 20_000);
     const refused = await runBin(['--session', 's', 'list the .txt files'], dir, env).done;
