@@ -75,13 +75,16 @@ function hermeticSpecs(): string[] {
  *   `mcp-everything-scenario` (the MCP server over stdio or HTTP) or `spawnPeer` (session peers);
  * - or it measures the whole process, which other spec files in a shared worker would disturb: forced garbage
  *   collection (`gc`, heap sizes), active handles (`getActiveResourcesInfo`: timers, sockets) or the process's own
- *   listeners (`process.listenerCount`).
+ *   listeners (`process.listenerCount`);
+ * - or it changes what a module is for the whole process: `vi.mock` (a module already loaded in a shared worker
+ *   stays loaded) or `loadTokenizer` (once loaded, every OpenAI-family estimate in that process counts with it).
  */
 const NEEDS_ITS_OWN_PROCESS = [
   /from 'node:child_process'/,
   /from '[./]+\/(cli-helpers|mcp-everything-scenario)\.js'/,
   /import \{[^}]*\bspawnPeer\b[^}]*\} from/,
   /\(globalThis as \{ gc\?|memoryUsage\(|getActiveResourcesInfo\(|process\.listenerCount\(/,
+  /\bvi\.mock\(|\bloadTokenizer\(/,
 ];
 const needsItsOwnProcess = (file: string): boolean => {
   const text = readFileSync(`${root}${file}`, 'utf8');
