@@ -46,7 +46,7 @@ describe('npm start with the offline model', () => {
     expect(code, stderr).toBe(0);
     expect(stdout).toContain('(offline model)\npackage.json has 8 lines.\n');
     expect(stderr).toContain(`folder ${dir}`);
-    expect(stderr).toMatch(/\[tool\] read_file \{"path":"package.json"\}/);
+    expect(stderr).toMatch(/\[tool\] read_file path: package\.json · /);
     expect(stderr).toMatch(/\[loopctl\] completed · 2 turns · 1 tool call/);
   }, 120_000);
 

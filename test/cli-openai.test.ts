@@ -71,7 +71,7 @@ describe('loopctl against an OpenAI-compatible server', () => {
     expect(first.body.messages.at(-1)).toEqual({ role: 'user', content: 'read notes.txt' });
     expect(toolNames(first)).toEqual(['list_dir', 'read_file', 'search_files', 'write_file']);
     expect(toolMessages(server.requests[n + 1]!)).toEqual(['alpha\nbeta\n']);
-    expect(stderr).toMatch(/\[tool\] read_file \{"path":"notes.txt"\} · \d+\.\ds · ok/);
+    expect(stderr).toMatch(/\[tool\] read_file path: notes\.txt · \d+\.\ds · ok/);
     // chat-text-basic.sse reports no usage: the total counts the first response only.
     expect(stderr).toMatch(
       /\[loopctl\] completed · 2 turns · 1 tool call · usage unknown \(at least \d+ in \+ \d+ out = \d+ tokens\)/,
@@ -151,7 +151,7 @@ describe('loopctl against an OpenAI-compatible server', () => {
     expect(b).toMatch(/^Error: path "link\.txt" is outside the working folder/);
     expect(c).toBe('fine\n');
     expect(JSON.stringify(server.requests[n + 1]!.body)).not.toContain('TOP SECRET');
-    expect(stderr).toMatch(/\[tool\] read_file \{"path":"link.txt"\} · \d+\.\ds · failed: path "link.txt" is outside/);
+    expect(stderr).toMatch(/\[tool\] read_file path: link\.txt · \d+\.\ds · failed: path "link.txt" is outside/);
   });
 
   it('--allow-shell: a command cancelled mid-way leaves no process of its group', async () => {
@@ -212,7 +212,7 @@ describe('loopctl against an OpenAI-compatible server', () => {
     expect(occurrences(stderr, 'allow? [y/N]')).toBe(3);
     for (const file of ['x.txt', 'y.txt', 'z.txt'])
       expect(stderr).toMatch(
-        new RegExp(`\\[confirm\\] write_file \\{"path":"${file.replace('.', '\\.')}".*\nallow\\? \\[y/N\\]\n`),
+        new RegExp(`\\[confirm\\] write_file path: ${file.replace('.', '\\.')}.*\nallow\\? \\[y/N\\]\n`),
       );
     expect(existsSync(path.join(dir, 'x.txt'))).toBe(true);
     expect(existsSync(path.join(dir, 'y.txt'))).toBe(false);
