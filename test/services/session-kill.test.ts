@@ -12,9 +12,9 @@ afterAll(() => dirs.removeAll());
 const { makeStore } = postgresFixture();
 
 describe('SqliteSessionStore', () => {
-  sessionKillContract({ describe, it, expect }, sqliteStore(dirs), spawnPeer, { repetitions: 30 });
+  sessionKillContract({ describe, it, expect }, sqliteStore(dirs), spawnPeer, { repetitions: 20 });
 });
 
 describe('PostgresSessionStore', () => {
-  sessionKillContract({ describe, it, expect }, makeStore, spawnPeer, { repetitions: 15 });
+  sessionKillContract({ describe, it, expect }, makeStore, spawnPeer, { repetitions: 10 });
 });
