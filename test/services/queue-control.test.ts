@@ -17,15 +17,23 @@ afterEach(async () => {
   fx = undefined;
 });
 
-/** Kills the worker's subscriber connection (found by its name in CLIENT LIST); resolves how many were killed. */
+/**
+ * Kills the worker's subscriber connection (found by its name in CLIENT LIST) once it is there (after the previous
+ * kill the worker reconnects on its own; this waits up to 10 s for that); resolves how many were killed.
+ */
 async function killSubscriber(f: QueueFixture, workerId: string): Promise<number> {
-  const list = (await f.redis.call('CLIENT', 'LIST')) as string;
-  const ids = list
-    .split('\n')
-    .filter((line) => line.includes(` name=loopctl-worker-sub-${workerId} `))
-    .map((line) => /(?:^|\s)id=(\d+)/.exec(line)![1]!);
-  for (const id of ids) await f.redis.call('CLIENT', 'KILL', 'ID', id);
-  return ids.length;
+  for (let waited = 0; ; waited += 20) {
+    const list = (await f.redis.call('CLIENT', 'LIST')) as string;
+    const ids = list
+      .split('\n')
+      .filter((line) => line.includes(` name=loopctl-worker-sub-${workerId} `))
+      .map((line) => /(?:^|\s)id=(\d+)/.exec(line)![1]!);
+    if (ids.length > 0 || waited >= 10_000) {
+      for (const id of ids) await f.redis.call('CLIENT', 'KILL', 'ID', id);
+      return ids.length;
+    }
+    await sleep(20);
+  }
 }
 
 describe('queue control is durable state', () => {
