@@ -17,9 +17,11 @@ export function runEnd(event: TerminalEvent, threadId: string, base: { timestamp
     // Suspended for approval: AG-UI's interrupt outcome, the suspension as its payload.
     const value = { suspended: event.suspended };
     out.push({ type: EventType.CUSTOM, ...base, name: LOOPCTL_EVENTS.suspended, value });
+    // A front-end tool's call is answered with its result (docs/ui.md, "Front-end tools"), not approved.
+    const frontend = new Set(event.suspended.frontend ?? []);
     const interrupts = event.suspended.pending.map((c) => ({
       id: c.callId,
-      reason: 'tool_approval',
+      reason: frontend.has(c.callId) ? 'frontend_tool' : 'tool_approval',
       toolCallId: c.callId,
       metadata: { name: c.name, arguments: c.arguments },
     }));

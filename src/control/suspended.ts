@@ -62,6 +62,8 @@ function readUsage(value: unknown): unknown {
  * - `pending`: the calls awaiting a decision, in call order.
  * - `decisions`: decisions given (through `control`) after a call's `tool_approval_requested` and
  *   before the run suspended; `resume` applies them as given.
+ * - `frontend`: the pending calls that are calls to the run's front-end tools (`RunOptions.frontendTools`),
+ *   answered with `{ result }` on resume; absent when there is none.
  * - `usage`: the usage of the run so far (its own, plus that of the suspensions it was resumed from):
  *   the resumed run's terminal usage starts from it, so the last run of a chain reports the usage of
  *   the whole, as the waiting path does (add up only the last run's, not every run's).
@@ -80,6 +82,7 @@ export const SuspendedSchema = z
     items: z.array(ItemSchema).readonly(),
     pending: z.array(ToolCallSchema).readonly(),
     decisions: z.record(z.string(), ToolDecisionSchema),
+    frontend: z.array(z.string()).readonly().optional(),
     usage: z.preprocess(readUsage, UsageSchema),
     seal: SealSchema.optional(),
   })

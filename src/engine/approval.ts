@@ -11,6 +11,7 @@ import {
   serializeError,
 } from '../errors.js';
 import type { ToolCall } from '../items.js';
+import { isFrontendTool } from '../tools/frontend-tool.js';
 import type { ApprovalContext, Tool } from '../tools/tool.js';
 import { approvalDeadline } from './deadlines.js';
 import type { RunContext } from './run-context.js';
@@ -41,7 +42,9 @@ export function requestApprovals$(
   rc: RunContext<any>,
   runnables: readonly Runnable[],
 ): Observable<readonly Runnable[]> {
-  const asks = (r: Runnable): boolean => r.tool.needsApproval !== undefined && r.tool.needsApproval !== false;
+  // A front-end tool's call asks nothing: it suspends the run (suspend.ts), answered by the client.
+  const asks = (r: Runnable): boolean =>
+    !isFrontendTool(r.tool) && r.tool.needsApproval !== undefined && r.tool.needsApproval !== false;
   if (!runnables.some(asks)) return of(runnables);
   return defer(() => {
     const out: Runnable[] = [];
@@ -85,7 +88,7 @@ function cannotWait(rc: RunContext<any>): boolean {
 
 /** The tool's `needsApproval` answer for this call: a boolean (anything but `false` asks), or the Error it threw. */
 function needsApproval$(rc: RunContext<any>, r: Runnable): Observable<boolean | Error> {
-  const needs = r.tool.needsApproval;
+  const needs = isFrontendTool(r.tool) ? false : r.tool.needsApproval;
   if (needs === undefined || typeof needs === 'boolean') return of(needs === true);
   return defer(() => {
     const failed = (err: unknown): Error => {

@@ -71,4 +71,6 @@ export interface RunInternals {
 export interface ResumeState {
   readonly suspended: Suspended;
   readonly verdicts: ReadonlyMap<string, Verdict>;
+  /** The client's result of each front-end tool's call answered on resume, by call id. */
+  readonly answers: ReadonlyMap<string, string>;
 }
