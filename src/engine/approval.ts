@@ -78,12 +78,13 @@ export function requestApprovals$(
 }
 
 /**
- * A sub-run that cannot wait for a decision ("Nested approvals", docs/run-control.md): its root suspends for
- * approval, or it was given `approvals: 'suspend'` itself (a sub-run's suspension cannot be resumed).
+ * A sub-run that cannot wait for a decision ("Nested approvals", docs/run-control.md): it was given
+ * `approvals: 'suspend'` itself under a root that waits (its suspension would reach no one who resumes it).
+ * Under a root that suspends, a sub-run suspends with it.
  */
 function cannotWait(rc: RunContext<any>): boolean {
   const { parent, rootSuspends } = rc.internals;
-  return parent !== undefined && (rootSuspends === true || rc.opts.approvals === 'suspend');
+  return parent !== undefined && rootSuspends !== true && rc.opts.approvals === 'suspend';
 }
 
 /** The tool's `needsApproval` answer for this call: a boolean (anything but `false` asks), or the Error it threw. */

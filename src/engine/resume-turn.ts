@@ -1,4 +1,4 @@
-import { concat, defer, type Observable } from 'rxjs';
+import { concat, defer, of, type Observable } from 'rxjs';
 import { ResumeError } from '../errors.js';
 import { frontendTool } from '../tools/frontend-tool.js';
 import type { Item } from '../items.js';
@@ -6,7 +6,7 @@ import type { Runnable } from './approval.js';
 import { batch$ } from './dispatch.js';
 import type { ResumeState } from './internals.js';
 import type { RunContext } from './run-context.js';
-import { sessionHead } from './suspend.js';
+import { nestedSuspension, sessionHead } from './suspend.js';
 import { errorResult, parseArguments } from './tool-result.js';
 import { afterBatch$, type Decision } from './turn.js';
 
@@ -55,7 +55,14 @@ export function resumeTurn$(rc: RunContext<any>, history: readonly Item[], resum
       const runnable = { call, tool, args: parsed.args, resumed: { suspensionId: suspended.suspensionId } };
       runnables.push(verdict === undefined ? runnable : { ...runnable, approval: true });
     }
-    return concat(batch$(rc, runnables), afterBatch$(rc, rc.turn));
+    return concat(
+      batch$(rc, runnables),
+      defer(() => {
+        // A sub-run of the batch suspended again: so does this run ("Nested approvals").
+        const nested = nestedSuspension(rc, history, 'tool_calls');
+        return nested !== undefined ? of(nested) : afterBatch$(rc, rc.turn);
+      }),
+    );
   });
 }
 

@@ -25,7 +25,7 @@ export function suspendOrRun$(
 ): Observable<Outcome> {
   // A call to a front-end tool always suspends: the client runs it ("Front-end tools", docs/run-control.md).
   const frontend = runnables.filter((r) => isFrontendTool(r.tool)).map((r) => r.call.callId);
-  const asks = rc.opts.approvals === 'suspend' && runnables.some((r) => r.approval);
+  const asks = suspends(rc) && runnables.some((r) => r.approval);
   if (!asks && frontend.length === 0) return batch$(rc, runnables);
   return stage(
     rc.token,
@@ -39,12 +39,35 @@ export function suspendOrRun$(
   );
 }
 
+/**
+ * Whether the run suspends for approval: the root with `approvals: 'suspend'`; a sub-run when its root does
+ * (its suspension reaches the root through its parent: "Nested approvals", docs/run-control.md).
+ */
+function suspends(rc: RunContext<any>): boolean {
+  return rc.internals.parent === undefined ? rc.opts.approvals === 'suspend' : rc.internals.rootSuspends === true;
+}
+
+/**
+ * After a batch: when a sub-run of it suspended (`rc.nested`), the run suspends too, before `turn_completed`,
+ * with each such call open and its sub-run's suspension in `suspended.nested`; else nothing (undefined).
+ */
+export function nestedSuspension(
+  rc: RunContext<any>,
+  history: readonly Item[],
+  finishReason: FinishReason,
+): Outcome | undefined {
+  if (rc.nested.size === 0) return undefined;
+  const nested = Object.fromEntries(rc.nested);
+  return { kind: 'suspended', suspended: suspensionOf(rc, history, [], [], nested), finishReason };
+}
+
 /** The suspension of a run at its open batch (see `SuspendedSchema`). */
 function suspensionOf(
   rc: RunContext<any>,
   history: readonly Item[],
   pending: Suspended['pending'],
   frontend: readonly string[],
+  nested?: Record<string, Suspended>,
 ): Suspended {
   const unanswered = rc.totals.scratch.unanswered();
   const open = new Set(unanswered.map((c) => c.callId));
@@ -62,6 +85,7 @@ function suspensionOf(
     pending: pending.map(({ callId, name, arguments: args }) => ({ callId, name, arguments: args })),
     decisions,
     ...(frontend.length > 0 ? { frontend: [...frontend] } : {}),
+    ...(nested !== undefined ? { nested } : {}),
     usage: rc.totals.usage,
   };
   return sealSuspension(s, unanswered, rc.opts.suspensionKey);
