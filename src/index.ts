@@ -62,6 +62,8 @@ export { RunControl } from './control/run-control.js';
 export { stopTimeoutReason, type RunStopOptions } from './control/stop.js';
 export { resume } from './engine/resume.js';
 export { SuspendedSchema, ToolDecisionSchema, type Suspended, type ApprovalDecision } from './control/suspended.js';
+export { pendingCalls, type PendingCall } from './control/suspended.js';
+export { FrontendToolResultSchema, type FrontendTool, type FrontendToolResult } from './tools/frontend-tool.js';
 export {
   RunCommandSchema,
   parseRunCommand,

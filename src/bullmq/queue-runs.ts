@@ -312,6 +312,9 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
 
   async function start(req: Parameters<Runs['start']>[0], attempt = 0): Promise<StartedRun> {
     checkStart(req);
+    if (req.frontendTools !== undefined && req.frontendTools.length > 0) {
+      throw new NotSupportedError('frontendTools', 'a queued run cannot offer front-end tools yet');
+    }
     if (agents !== undefined && !agents.includes(req.agent)) throw new AgentNotFoundError(req.agent);
     const ifBusy = req.ifBusy ?? 'steer';
     const threadKey = sessionId(req.threadId, req.principal);

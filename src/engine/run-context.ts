@@ -86,6 +86,11 @@ export interface RunContext<C = unknown> {
   readonly stopping: StopRequest | undefined;
   /** The tool calls that execute now, for `RunControl.cancelToolCall()`. */
   readonly calls: RunningCalls;
+  /**
+   * The suspensions of this batch's sub-runs (an agent used as a tool whose sub-run suspended for approval, the
+   * root in suspend mode), by the call's id: the run suspends once its batch is over ("Nested approvals").
+   */
+  readonly nested: Map<string, Suspended>;
   /** A fresh Item id from the run's id source. */
   nextId(): string;
   /** Stamps and delivers one event; `fact` rides with it into the totals and never reaches a subscriber. */

@@ -13,7 +13,7 @@ import { CancelSignal } from '../cancel/cancel-signal.js';
 import { Approvals } from '../control/approvals.js';
 import { attachRun, detachRun, type ControlledRun } from '../control/run-control.js';
 import { stopTimeoutReason, type StopRequest } from '../control/stop.js';
-import type { ApprovalDecision } from '../control/suspended.js';
+import type { ApprovalDecision, Suspended } from '../control/suspended.js';
 import { DEFAULTS } from '../defaults.js';
 import { ConcurrentRunError, TimeoutError, serializeError } from '../errors.js';
 import type { CancelPhase, RunEvent, RunEventDraft, TerminalEvent, Undelivered } from '../events.js';
@@ -68,6 +68,7 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
   readonly meter: BudgetMeter;
   readonly lease: SessionLease;
   readonly calls = new RunningCalls();
+  readonly nested = new Map<string, Suspended>();
   #seq = 0;
   #stop: StopRequest | undefined;
   #decided = false;

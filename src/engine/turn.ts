@@ -1,4 +1,4 @@
-import { EMPTY, catchError, concat, concatMap, defer, from, map, throwError, type Observable } from 'rxjs';
+import { EMPTY, catchError, concat, concatMap, defer, from, map, of, throwError, type Observable } from 'rxjs';
 import { stage } from '../cancel/stage.js';
 import { MaxTurnsError, OutputValidationError } from '../errors.js';
 import type { ModelResponseCompleted } from '../events.js';
@@ -16,7 +16,7 @@ import { markRefused, repairResponseCalls, takenIds } from './repair.js';
 import { checkOutput, repairMessage, type OutputCheck } from './output.js';
 import { buildRequest } from './request.js';
 import { shapeRequest$ } from './shape.js';
-import { suspendOrRun$ } from './suspend.js';
+import { nestedSuspension, suspendOrRun$ } from './suspend.js';
 import type { Outcome, RunContext } from './run-context.js';
 import { budgetEnd, stoppedOutcome } from './stop.js';
 import type { Fact } from './totals.js';
@@ -216,7 +216,11 @@ function respond$(turns: Turns, n: number, response: ModelResponse): Observable<
   }).pipe(waitingAt(rc.waits, 'dispatch'));
   return concat(
     prepared$.pipe(concatMap((runnables) => suspendOrRun$(turns.rc, turns.history, runnables, response.finishReason))),
-    afterBatch$(rc, n),
+    defer(() => {
+      // A sub-run of the batch suspended: so does this run ("Nested approvals").
+      const nested = nestedSuspension(rc, turns.history, response.finishReason);
+      return nested !== undefined ? of(nested) : afterBatch$(rc, n);
+    }),
   );
 }
 
