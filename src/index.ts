@@ -118,6 +118,9 @@ export type {
   LeaseOptions,
   SessionStore,
   SessionInfo,
+  JournalOptions,
+  JournalTurn,
+  RunJournal,
 } from './session/session.js';
 export { MemorySession, type MemorySessionOptions } from './session/memory-session.js';
 export { MemorySessionStore } from './session/memory-store.js';
