@@ -205,6 +205,9 @@ export class TerminalRenderer {
         this.note(`stopping at ${where}${grace}`);
         break;
       }
+      case 'run_resumed':
+        this.note(`continuing the run after its turn ${event.fromTurn}, the last one it completed`);
+        break;
       case 'run_completed':
         if (!this.#textThisTurn && event.output) this.#write(sanitize(event.output));
         this.#finish(event);
