@@ -61,6 +61,7 @@ export { isContextLengthError } from './engine/compaction/context-length.js';
 export { RunControl } from './control/run-control.js';
 export { stopTimeoutReason, type RunStopOptions } from './control/stop.js';
 export { resume } from './engine/resume.js';
+export { resumeRun } from './engine/resume-run.js';
 export { SuspendedSchema, ToolDecisionSchema, type Suspended, type ApprovalDecision } from './control/suspended.js';
 export {
   RunCommandSchema,
