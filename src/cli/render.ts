@@ -206,7 +206,7 @@ export class TerminalRenderer {
         break;
       }
       case 'run_resumed':
-        this.note(`continuing the run after its turn ${event.fromTurn}, the last one it completed`);
+        this.note(`continuing the stopped run from its last completed turn (turn ${event.fromTurn})`);
         break;
       case 'run_completed':
         if (!this.#textThisTurn && event.output) this.#write(sanitize(event.output));

@@ -131,6 +131,12 @@ export class PostgresSession implements Session {
     await this.store.query(this.id, this.store.sql.discardJournal, [this.id, runId]);
   }
 
+  /** The runs with a journal, the one journalled last at the end (by the server's time of its last turn). */
+  async journalledRuns(): Promise<readonly string[]> {
+    const rows = await this.store.query<{ run_id: string }>(this.id, this.store.sql.journalledRuns, [this.id]);
+    return rows.map((row) => row.run_id);
+  }
+
   /**
    * Leases the session to `runId` for `options.ttlMs` ms (see `Lease`), for every client of the
    * database. Rejects with `ConcurrentRunError` while another run holds a live lease, and with

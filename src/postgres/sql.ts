@@ -23,6 +23,7 @@ export interface Sql {
   readonly journalTurn: string;
   readonly readJournal: string;
   readonly discardJournal: string;
+  readonly journalledRuns: string;
 }
 
 /**
@@ -118,5 +119,7 @@ export function sqlFor(s: string): Sql {
         EXISTS (SELECT 1 FROM ${s}.loopctl_runs WHERE session_id = $1 AND run_id = $2) AS sealed
       FROM (SELECT 1) AS one LEFT JOIN ${s}.loopctl_journal j ON j.session_id = $1 AND j.run_id = $2 ORDER BY turn`,
     discardJournal: `DELETE FROM ${s}.loopctl_journal WHERE session_id = $1 AND run_id = $2`,
+    journalledRuns: `SELECT run_id FROM ${s}.loopctl_journal WHERE session_id = $1 GROUP BY run_id
+      ORDER BY max(stored_at), run_id COLLATE "C"`,
   };
 }

@@ -152,6 +152,8 @@ export class MemorySession implements Session {
     let journal = journals.get(runId);
     if (journal === undefined) journals.set(runId, (journal = new Map()));
     if (!journal.has(turn)) journal.set(turn, Object.freeze([...items]));
+    journals.delete(runId); // Map order: the run journalled last goes to the end
+    journals.set(runId, journal);
   }
 
   /** The journal of `runId` (see `Session.readJournal`), its turns in turn order. */
@@ -167,6 +169,11 @@ export class MemorySession implements Session {
   discardJournal(runId: string): void {
     checkId(runId, 'runId');
     this.#state.journals.delete(runId);
+  }
+
+  /** The runs with a journal, the one journalled last at the end. */
+  journalledRuns(): readonly string[] {
+    return [...this.#state.journals].filter(([, turns]) => turns.size > 0).map(([runId]) => runId);
   }
 
   /**

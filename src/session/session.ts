@@ -103,6 +103,12 @@ export interface Session {
   readJournal?(runId: string): MaybeAsync<RunJournal>;
   /** Removes the journal of `runId` (a cancelled or failed run's); idempotent, leaves the history alone. */
   discardJournal?(runId: string): MaybeAsync<void>;
+  /**
+   * The ids of the runs that have a journal (neither sealed nor discarded: their process stopped before
+   * they ended, or they are running), the one journalled last at the end. Optional: how a program that
+   * does not keep its run ids finds a run to continue (the `loopctl` command's `--continue`).
+   */
+  journalledRuns?(): MaybeAsync<readonly string[]>;
 }
 
 /** What `journalTurn` is told: `signal`, aborted when the write should not begin (a run's cancel). */

@@ -145,6 +145,11 @@ export class SqliteSession implements Session {
     await this.store.write(this.id, (sql) => void sql.dropJournal.run(this.id, runId));
   }
 
+  /** The runs with a journal, the one journalled last at the end (by the time of its last turn). */
+  async journalledRuns(): Promise<readonly string[]> {
+    return this.store.run(this.id, (sql) => sql.journalledRuns.all(this.id));
+  }
+
   /**
    * Leases the session to `runId` for `options.ttlMs` ms (see `Lease`), across every process using
    * the file. Rejects with `ConcurrentRunError` while another run holds a live lease, and with

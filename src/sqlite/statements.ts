@@ -27,6 +27,7 @@ export interface Statements {
   readonly dropJournal: Database.Statement<[string, string]>;
   readonly deleteJournals: Database.Statement<[string]>;
   readonly moveJournals: Database.Statement<[string, string]>;
+  readonly journalledRuns: Database.Statement<[string], string>;
 }
 
 export function prepare(db: Database.Database): Statements {
@@ -75,5 +76,9 @@ export function prepare(db: Database.Database): Statements {
     dropJournal: p('DELETE FROM loopctl_journal WHERE session_id = ? AND run_id = ?'),
     deleteJournals: p('DELETE FROM loopctl_journal WHERE session_id = ?'),
     moveJournals: p('UPDATE loopctl_journal SET session_id = ? WHERE session_id = ?'),
+    journalledRuns: p<[string], string>(
+      `SELECT run_id FROM loopctl_journal WHERE session_id = ? GROUP BY run_id
+       ORDER BY max(stored_at), run_id`,
+    ).pluck(),
   };
 }

@@ -149,6 +149,26 @@ export function journalContract({ describe, it, expect }: ContractFramework, mak
     );
 
     it(
+      'journalledRuns lists the runs with a journal, the one journalled last at the end; sealed and discarded ones go',
+      withJournal(async (store) => {
+        const s = store.session('runs');
+        if (typeof s.journalledRuns !== 'function') return; // optional
+        const runs = (): Promise<readonly string[]> => settle(() => s.journalledRuns!());
+        expect(await runs()).toEqual([]);
+        await write(s, 'first', 1, userItems('a', 1));
+        await new Promise((resolve) => setTimeout(resolve, 5)); // a later store time
+        await write(s, 'second', 1, userItems('b', 1));
+        await write(s, 'third', 1, userItems('c', 1));
+        expect((await runs()).slice(0, 1)).toEqual(['first']);
+        expect([...(await runs())].sort()).toEqual(['first', 'second', 'third']);
+        await settle(() => s.append(userItems('b', 1), { runId: 'second' })); // sealed
+        await discard(s, 'third');
+        expect(await runs()).toEqual(['first']);
+        expect(await settle(() => store.session('other').journalledRuns!())).toEqual([]);
+      }),
+    );
+
+    it(
       'journals move with rename and go with delete',
       withJournal(async (store) => {
         const from = store.session('from');
