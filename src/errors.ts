@@ -281,7 +281,9 @@ export type ResumeErrorCode =
   | 'call_added'
   | 'arguments_changed'
   | 'pending_removed'
-  | 'tampered';
+  | 'tampered'
+  | 'committed'
+  | 'not_journalled';
 
 /**
  * `resume(agent, suspended, decisions)` refused (docs/run-control.md, "Approvals"): `code` says why —
@@ -297,7 +299,8 @@ export type ResumeErrorCode =
  * in the suspended batch), `arguments_changed` (a call's name or arguments changed), `pending_removed`
  * (a call that awaited a decision is no longer pending, or its earlier decision is gone), `tampered`
  * (anything else changed). `unknown_call` also names a `suspended.decisions` entry for a call that was
- * not decided before the suspension.
+ * not decided before the suspension. `resumeRun(agent, runId)` refused (docs/sessions.md, "Durable runs"):
+ * `committed` (the run's commit is stored: nothing to continue), `not_journalled` (no journalled turn).
  */
 export class ResumeError extends LoopctlError {
   override readonly name: string = 'ResumeError';

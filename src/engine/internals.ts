@@ -66,6 +66,18 @@ export interface RunInternals {
   readonly rootSuspends?: boolean;
   /** A resumed run (`resume()`): the suspension it continues and the verdict of each call decided. */
   readonly resume?: ResumeState;
+  /** A run continued from its journal (`resumeRun()`): its run id, the turn it goes on from, what it replays. */
+  readonly continued?: ContinuedState;
+}
+
+/**
+ * Internal: what a continued run goes on from (docs/sessions.md, "Durable runs"). Its input is its
+ * journalled Items (`journalled` of them); `runId` is the run's own; `fromTurn` its last journalled turn.
+ */
+export interface ContinuedState {
+  readonly runId: string;
+  readonly fromTurn: number;
+  readonly journalled: number;
 }
 
 /** Internal: what a resumed run continues from (docs/run-control.md, "Approvals"). */
