@@ -42,6 +42,9 @@ function executions(): Record<string, number> {
   return counts;
 }
 
+/** The worker (1 or 2) that ran `runId`, from its run notes; 0 when none did. */
+const ranOn = (runId: string) => workers.findIndex((w) => w.out().includes(`note claimed ${runId} `)) + 1;
+
 /** A run of `directive` on `threadId` to its suspension; the id of its pending `deploy` call. */
 async function suspendAt(threadId: string, directive: string, principal = P): Promise<{ callId: string }> {
   const input = [user(`${threadId}-u`, directive)];
@@ -76,7 +79,7 @@ describe('queueRuns.resume: a suspended run resumed through the queue', () => {
     const counts = executions();
     console.log(
       `queue resume after fail: executions ${callId}=${counts[callId] ?? 0}; ` +
-        `terminals ${firstEnd.type}, ${secondEnd.type}`,
+        `terminals ${firstEnd.type}, ${secondEnd.type}; workers ${ranOn(first.runId)}, ${ranOn(second.runId)}`,
     );
     expect(counts[callId]).toBe(1);
   }, 30_000);
@@ -95,7 +98,7 @@ describe('queueRuns.resume: a suspended run resumed through the queue', () => {
     const counts = executions();
     console.log(
       `queue resume after cancel: executions ${callId}=${counts[callId] ?? 0}; ` +
-        `terminals run_cancelled, ${secondEnd.type}`,
+        `terminals run_cancelled, ${secondEnd.type}; workers ${ranOn(first.runId)}, ${ranOn(second.runId)}`,
     );
     expect(counts[callId]).toBe(1);
   }, 30_000);
