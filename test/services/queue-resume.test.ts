@@ -4,7 +4,8 @@
  * `queueRuns().resume` on this process resumes it with an approval on whichever worker takes the job. The resumed
  * run fails (or is cancelled) after `deploy` started; a second resume of the same suspension completes without
  * running `deploy` again (exactly one execution across workers); a third is refused `already_resumed`. A
- * suspension changed in Redis is refused before any run. Real Redis and Postgres, a queue and schema of its own.
+ * suspension changed in Redis is refused before any run, and one a later run made stale names `resume`. Over
+ * HTTP, `RunAgentInput.resume` goes the same way. Real Redis and Postgres, a queue and schema of its own.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSchema } from '../../src/postgres/index.js';
@@ -118,6 +119,10 @@ describe('queueRuns.resume: a suspended run resumed through the queue', () => {
     expect((await terminalOf(run.runId)).type).toBe('run_completed');
     await expect(resume('never-suspended', {})).rejects.toThrow(ConfigurationError);
     await expect(resume('never-suspended', {})).rejects.toMatchObject({ field: 'resume' });
+    // A run started on the thread since makes its suspension stale: nothing to resume there either.
+    const next = await fx.runs.start({ agent: AGENT, threadId: 'tamper', input: 'hello', principal: P });
+    expect((await terminalOf(next.runId)).type).toBe('run_completed');
+    await expect(resume('tamper', { [callId]: { approve: true } })).rejects.toMatchObject({ field: 'resume' });
     expect(executions()[callId]).toBeUndefined();
   }, 30_000);
 
