@@ -151,3 +151,22 @@ function stateOf(s: Suspended, decisions: Readonly<Record<string, unknown>>): Re
   }
   return { suspended: s, verdicts, answers, nested };
 }
+
+/**
+ * The checks `resume()` makes before anything runs, without running anything: for a process that hands a
+ * resume to another one (`queueRuns().resume`, docs/scale-out.md) and refuses a bad one at once. `agentName`
+ * is the agent that will resume it; `key` the `suspensionKey` it was sealed with.
+ * @throws {ResumeError} as `resume()` does (`version`, the integrity codes, `unknown_call`, `missing_decision`;
+ * not `already_resumed`, which only the resuming process and its session know).
+ * @throws {ConfigurationError} for a decision that is not a decision, naming it.
+ */
+export function checkResume(
+  suspended: unknown,
+  decisions: unknown,
+  agentName: string,
+  key: SuspensionKey | undefined,
+): void {
+  const s = checkSuspended(suspended);
+  verifySuspension(suspended, s, agentName, key);
+  verdictsOf(s, decisions);
+}
