@@ -293,6 +293,7 @@ export type {
   StartRunRequest,
   ResumeRunRequest,
   StartedRun,
+  RunPlace,
   IfBusy,
   StopOptions,
   ToolDecision,

@@ -167,11 +167,16 @@ export function outcomeWords(o: {
   }
 }
 
+/** The status line of a run no worker has taken yet (`loopctl serve --queue`). */
+export const WAITING_WORDS = 'Waiting for a worker…';
+
 /** What the run is doing, for the status line (aria-live): see {@link statusWords}. */
 export interface RunActivity {
   readonly known: boolean;
   readonly stopping?: boolean;
   readonly stopRequested?: boolean;
+  /** The run waits for a worker to take it (a queue); Stop ends it at once. */
+  readonly waiting?: boolean;
   /** Names of the tool calls running now (not waiting for approval). */
   readonly running: readonly string[];
   /** True when a call waits for the user's decision. */
@@ -180,12 +185,16 @@ export interface RunActivity {
   readonly writing: boolean;
 }
 
-/** "Starting…", "Thinking…", "Writing…", "Running read_file…", "Waiting for your approval", "Stopping…". */
+/**
+ * "Starting…", "Waiting for a worker…", "Thinking…", "Writing…", "Running read_file…", "Waiting for your
+ * approval", "Stopping…".
+ */
 export function statusWords(a: RunActivity): string {
   if (a.stopping) return 'Stopping…';
   if (a.awaitingApproval) return 'Waiting for your approval';
   if (a.stopRequested) return 'Stopping after this step…';
   if (!a.known) return 'Starting…';
+  if (a.waiting) return WAITING_WORDS;
   if (a.running.length === 1) return `Running ${a.running[0]}…`;
   if (a.running.length > 1) return `Running ${a.running.length} tools…`;
   if (a.writing) return 'Writing…';

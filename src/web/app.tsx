@@ -77,7 +77,7 @@ export function App({ store, info, ask }: { store: ChatStore; info: ServerInfo |
       </main>
       <footer className="bottom">
         <p className="notice" role="status" aria-live="polite">
-          {state.notice}
+          {state.unavailable ?? state.notice}
         </p>
         {run && <RunControls run={run} entries={state.entries} store={store} />}
         {state.steering.length > 0 && <SteeringList steering={state.steering} store={store} live={run !== undefined} />}

@@ -41,6 +41,10 @@ export const initialState = (threadId: string): ChatState => ({ threadId, entrie
 export type Action =
   | { readonly type: 'send'; readonly id: string; readonly text: string }
   | { readonly type: 'run'; readonly runId: string }
+  /** The run's stream says it waits for a worker (no frame yet). */
+  | { readonly type: 'waiting' }
+  /** The server's queue does not answer (its words); the page keeps attaching until it does. */
+  | { readonly type: 'unavailable'; readonly notice: string }
   | { readonly type: 'frame'; readonly id: string; readonly event: AGUIEvent }
   | { readonly type: 'stopping' }
   | { readonly type: 'steered'; readonly runId: string; readonly id: string; readonly text: string }
@@ -56,10 +60,15 @@ export function reduce(state: ChatState, action: Action): ChatState {
   switch (action.type) {
     case 'send': {
       const entries = [...state.entries, { kind: 'user', id: action.id, text: action.text } as const];
-      return { ...state, entries, run: {}, notice: undefined };
+      return { ...state, entries, run: {}, notice: undefined, unavailable: undefined };
     }
     case 'run':
-      return state.run ? { ...state, run: { ...state.run, runId: action.runId } } : state;
+      // A stream answered: the queue is there again.
+      return state.run ? { ...state, run: { ...state.run, runId: action.runId }, unavailable: undefined } : state;
+    case 'waiting':
+      return state.run ? { ...state, run: { ...state.run, waiting: true } } : state;
+    case 'unavailable':
+      return { ...state, unavailable: action.notice };
     case 'frame':
       if (!state.run) return state; // a frame after the run ended (a late reader): already applied
       return applyEvent({ ...state, run: { ...state.run, lastEventId: action.id } }, action.event);
@@ -90,7 +99,13 @@ export function reduce(state: ChatState, action: Action): ChatState {
       };
     case 'lost':
       // The run is out of reach: nothing it had open goes on being shown as going on.
-      return { ...state, entries: state.entries.map(settle), run: undefined, notice: action.notice };
+      return {
+        ...state,
+        entries: state.entries.map(settle),
+        run: undefined,
+        notice: action.notice,
+        unavailable: undefined,
+      };
     case 'notice':
       return { ...state, notice: action.notice };
   }
@@ -112,8 +127,11 @@ export const isTerminal = (event: AGUIEvent): boolean => event.type === 'RUN_FIN
 function applyEvent(state: ChatState, event: AGUIEvent): ChatState {
   const { entries, run } = state;
   switch (event.type) {
-    case 'RUN_STARTED':
-      return { ...state, run: { ...run, runId: event.runId } };
+    case 'RUN_STARTED': {
+      // A worker took it (or a cancel ended it): it no longer waits.
+      const { waiting: _w, ...started } = run ?? {};
+      return { ...state, run: { ...started, runId: event.runId } };
+    }
     case 'STEP_STARTED':
       return { ...state, run: { ...run, step: event.stepName } };
     case 'STEP_FINISHED':

@@ -11,6 +11,7 @@ import {
   retry,
   switchMap,
   takeWhile,
+  tap,
   throwError,
   timer,
   type Observable,
@@ -26,6 +27,8 @@ export const STOP_REASON = 'stopped by the user';
 
 /** Re-attaching after a failed attempt: at most this many in a row, backing off up to 3 s. */
 const ATTACH_RETRIES = 8;
+/** While the server's queue is unavailable (503 `queue_unavailable`): attach again this often, without limit. */
+const UNAVAILABLE_RETRY_MS = 1000;
 
 /**
  * The page's state as an RxJS `BehaviorSubject`, and the actions that change it. A run's frames come from its
@@ -153,14 +156,22 @@ export class ChatStore {
       // Cut off once the run is known: re-attaching picks it up. Before that, the start itself failed.
       catchError((error: unknown) => (this.state.run?.runId ? EMPTY : throwError(() => error))),
     );
+    let failures = 0; // attempts in a row that failed for another reason than the queue's outage
     const attached = defer(() => {
       const run = this.state.run;
       return run?.runId ? attachRun(run.runId, this.state.threadId, run.lastEventId) : EMPTY;
     }).pipe(
+      tap(() => (failures = 0)),
       retry({
-        count: ATTACH_RETRIES,
-        resetOnSuccess: true,
-        delay: (error: unknown, n) => (gone(error) ? throwError(() => error) : timer(Math.min(100 * 2 ** n, 3000))),
+        delay: (error: unknown) => {
+          if (unavailable(error)) {
+            // The queue's Redis does not answer: say so, and keep attaching until it does.
+            this.dispatch({ type: 'unavailable', notice: error.message });
+            return timer(UNAVAILABLE_RETRY_MS);
+          }
+          if (gone(error) || ++failures > ATTACH_RETRIES) return throwError(() => error);
+          return timer(Math.min(100 * 2 ** failures, 3000));
+        },
       }),
       // A stream that ended before the terminal event was closed by the server (a slow reader): attach again.
       repeat({ delay: () => timer(50) }),
@@ -172,7 +183,13 @@ export class ChatStore {
       .pipe(takeWhile((item) => !(item.kind === 'frame' && isTerminal(item.event)), true))
       .subscribe({
         next: (item) =>
-          this.dispatch(item.kind === 'run' ? { type: 'run', runId: item.runId } : { type: 'frame', ...item }),
+          this.dispatch(
+            item.kind === 'run'
+              ? { type: 'run', runId: item.runId }
+              : item.kind === 'waiting'
+                ? { type: 'waiting' }
+                : { type: 'frame', ...item },
+          ),
         error: (error: unknown) => this.dispatch({ type: 'lost', notice: describeError(error) }),
       });
   }
@@ -193,6 +210,10 @@ export class ChatStore {
     }
   }
 }
+
+/** The server's queue does not answer (503 `queue_unavailable`): the run is still there. */
+const unavailable = (error: unknown): error is ApiError =>
+  error instanceof ApiError && error.status === 503 && error.code === 'queue_unavailable';
 
 /** The run no longer exists for this browser (the server restarted, or forgot it). */
 const gone = (error: unknown): boolean => error instanceof ApiError && error.status >= 400 && error.status < 500;
