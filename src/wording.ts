@@ -58,6 +58,9 @@ const REASON_TYPE_WORDS: Readonly<Record<string, (reason: Record<string, unknown
   run_ended_elsewhere: () => 'The run had already ended on another worker',
   unsubscribed: () => 'Nothing was following the run any more',
   abandoned: () => 'The step it belonged to was abandoned',
+  interrupted: () => 'A new message on this conversation interrupted it; what it had done so far was kept',
+  rolled_back: () => 'A new message on this conversation replaced it; what it had done was discarded',
+  unreadable_reason: () => 'It was stopped for a reason that could not be read',
   budget: (r) => `The run reached its budget${budgetDetail(r) ? ` (${budgetDetail(r)})` : ''}`,
 };
 
@@ -162,10 +165,17 @@ export function outcomeWords(o: {
         const limit = /\((\d+)\)/.exec(message ?? '')?.[1];
         return { headline: STOP_REASON_WORDS.max_turns, ...(limit ? { detail: `Its limit is ${limit} turns.` } : {}) };
       }
+      // The queue's message names the worker's id, its job and its heartbeat: what happened, in words, instead.
+      if (o.code === 'worker_lost') return { headline: STOP_REASON_WORDS.worker_lost, detail: WORKER_LOST_WORDS };
       return { headline: stopReasonWords(o.code), ...(message ? { detail: sentence(message) } : {}) };
     }
   }
 }
+
+/** Why a run ended `worker_lost` (`loopctl serve --queue`), after its headline. */
+export const WORKER_LOST_WORDS =
+  'The worker running this run stopped responding (it was killed, froze, or lost its connection to the queue), ' +
+  'so nothing could reach it; the queue declared it lost once its heartbeat expired.';
 
 /** The status line of a run no worker has taken yet (`loopctl serve --queue`). */
 export const WAITING_WORDS = 'Waiting for a worker…';

@@ -7,6 +7,7 @@
  * serve's first Ctrl-C exits promptly while Redis does not answer. Prints the figures measured.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +16,10 @@ import { launchChromium, withScreenshot } from './support/browser.js';
 import { startTcpProxy, type TcpProxy } from './support/tcp-proxy.js';
 
 const QUEUE = `webwait${process.pid}`;
+const WORKER = fileURLToPath(new URL('./support/web-queue-worker.ts', import.meta.url));
+const TSX = new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
+/** The worker's lock: its heartbeat lives this long, so a Stop of its run answers within it once it is killed. */
+const LOCK_MS = 2000;
 let proxy: TcpProxy;
 let serve: ChildProcess;
 let exited: Promise<number | null>;
@@ -193,6 +198,51 @@ describe('serve --queue with no worker: waiting, Stop, and a queue that is not t
           `page back ${recoveredMs} ms after Redis; terminals 1`,
       );
     });
+  });
+
+  it("Stop of a run whose worker was killed ends it worker_lost within the worker's lock, said in words", async () => {
+    const settings = {
+      connection: 'redis://127.0.0.1:6379',
+      queue: QUEUE,
+      secret: cliEnv()['LOOPCTL_QUEUE_SECRET'],
+      lockDurationMs: LOCK_MS,
+      stalledIntervalMs: 1000,
+    };
+    const worker = spawn(process.execPath, ['--import', TSX, WORKER, JSON.stringify(settings)], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    worker.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+    const gone = new Promise((resolve) => worker.on('exit', resolve));
+    try {
+      await waitFor('the worker', () => out.includes('ready '));
+      const page = await openPage();
+      await withScreenshot(page, 'queue-worker-lost', async () => {
+        await send(page, '!hold');
+        await poll(() => status(page)).toBe('Writing…');
+        const runId = (await liveRunId(page))!;
+        worker.kill('SIGKILL');
+        await gone;
+        const pressed = Date.now();
+        await stopButton(page).click();
+        await poll(() => outcomes(page), 15_000).toEqual([
+          expect.stringContaining('Failed: the worker running it stopped answering.'),
+        ]);
+        const endedMs = Date.now() - pressed;
+        const [outcome] = await outcomes(page);
+        expect(outcome).toContain('The worker running this run stopped responding');
+        expect(outcome).not.toMatch(/heartbeat expired\)|WorkerLostError|[{}]/);
+        expect(await redis.hget(`loopctl:${QUEUE}:lc:run:${runId}`, 'terminal')).toBe('run_failed');
+        // The heartbeat's expiry (LOCK_MS after the last one stored) and the 500 ms check, with room for a loaded CI.
+        expect(endedMs).toBeLessThan(LOCK_MS + 3000);
+        console.log(
+          `[web-queue-waiting] worker SIGKILLed: Stop ended the run worker_lost after ${endedMs} ms ` +
+            `(lock ${LOCK_MS} ms); terminals 1, lost 1`,
+        );
+      });
+    } finally {
+      if (worker.exitCode === null && worker.signalCode === null) worker.kill('SIGKILL');
+    }
   });
 
   it("serve's first Ctrl-C exits promptly while Redis does not answer", async () => {
