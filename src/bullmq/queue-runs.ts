@@ -89,6 +89,11 @@ export interface QueueRuns extends Runs {
    * with `QueueUnavailableError` at once instead of waiting for Redis.
    */
   readonly unavailable: string | undefined;
+  /**
+   * How many worker processes take runs from the queue now (BullMQ's count of its workers' connections, from
+   * Redis's client list). `QueueUnavailableError` while Redis does not answer.
+   */
+  workers(): Promise<number>;
   /** Closes the connections it opened (live runs go on on their workers); within about 1 s even without Redis. */
   close(): Promise<void>;
 }
@@ -401,6 +406,8 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
     get unavailable() {
       return health.down;
     },
+
+    workers: () => health.guard(() => bullQueue.getWorkersCount()),
 
     async close() {
       health.close();

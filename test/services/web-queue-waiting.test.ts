@@ -111,8 +111,14 @@ const post = (path: string, body: string, accept = 'application/json') =>
   });
 
 describe('serve --queue with no worker: waiting, Stop, and a queue that is not there', () => {
-  it('serve names its queue and where it is', () => {
-    expect(io.err).toContain(`runs go to queue "${QUEUE}" on redis://127.0.0.1:${proxy.port}/0?queue=${QUEUE}`);
+  it('serve names its queue, where it is, the agent, and that no worker takes runs yet; not a model of its own', () => {
+    const url = `redis://127.0.0.1:${proxy.port}/0?queue=${QUEUE}`;
+    expect(io.err).toContain(
+      `[loopctl serve] runs go to queue "${QUEUE}" on ${url}: \`loopctl worker\` processes run them (agent ` +
+        `loopctl, each with its own model, tools and folder); none is taking runs yet: start one with ` +
+        `\`loopctl worker --queue ${url}\`\n`,
+    );
+    expect(io.err).not.toContain('offline model');
   });
 
   it('HTTP: a queued run answers at once with Loopctl-Run-State: waiting; cancel removes its job and ends it', async () => {

@@ -92,7 +92,8 @@ export async function runServe(
     const token = newToken();
     const info = {
       agent: agent.name,
-      model: model.label,
+      // With --queue the workers run the runs with their own model: the page names the queue's workers instead.
+      model: queued === undefined ? model.label : `loopctl worker processes (queue "${queued.name}")`,
       folder: options.cwd,
       tools: agent.tools.map((t) => t.name),
       version: settings.version,
@@ -109,13 +110,8 @@ export async function runServe(
       return 2;
     }
     port = (server.address() as AddressInfo).port;
-    io.stderr.write(`[loopctl serve] ${header(agent, options, model)}\n`);
-    if (queued !== undefined) {
-      const where = `queue "${queued.name}" on ${queued.shown}`;
-      io.stderr.write(
-        sanitizeLine(`[loopctl serve] runs go to ${where}: \`loopctl worker\` processes run them`) + '\n',
-      );
-    }
+    if (queued === undefined) io.stderr.write(`[loopctl serve] ${header(agent, options, model)}\n`);
+    else io.stderr.write(sanitizeLine(await queueLine(queued.runs, queued.name, queued.shown, agent.name)) + '\n');
     io.stdout.write(`loopctl serve: open http://127.0.0.1:${port}/?token=${token}\n`);
     io.stderr.write('[loopctl serve] Ctrl-C stops the server and cancels the runs it has going\n');
     const signal = await whenStopped;
@@ -164,6 +160,35 @@ function close(server: Server): Promise<void> {
     });
     server.closeIdleConnections();
   });
+}
+
+/**
+ * What `serve --queue` says where its runs go: the queue, its URL (no password), the agent, and how many
+ * `loopctl worker` processes take runs now (each runs them with its own model, tools and folder, which it
+ * prints when it starts; serve's own model is not used).
+ */
+async function queueLine(
+  runs: { workers(): Promise<number> },
+  name: string,
+  shown: string,
+  agent: string,
+): Promise<string> {
+  const asked = runs.workers().catch(() => undefined);
+  const late = new Promise<undefined>((resolve) => {
+    const timer = setTimeout(() => resolve(undefined), 2000);
+    void asked.then(() => clearTimeout(timer));
+  });
+  const count = await Promise.race([asked, late]);
+  const workers =
+    count === undefined
+      ? ''
+      : count === 0
+        ? `; none is taking runs yet: start one with \`loopctl worker --queue ${shown}\``
+        : `; ${count} ${count === 1 ? 'is' : 'are'} taking runs now`;
+  return (
+    `[loopctl serve] runs go to queue "${name}" on ${shown}: \`loopctl worker\` processes run them ` +
+    `(agent ${agent}, each with its own model, tools and folder)${workers}`
+  );
 }
 
 /** The queue secret of `env`, or the line serve exits 2 with (./../worker/queue-secret.ts). */
