@@ -8,8 +8,13 @@
 import { EventEmitter } from 'node:events';
 import type { Redis } from 'ioredis';
 import { NEVER, Observable, Subject, lastValueFrom, toArray } from 'rxjs';
-import { afterEach, describe, expect, it } from 'vitest';
-import { QueueHealth, QueueUnavailableError } from '../src/bullmq/queue-health.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import {
+  HEALTH_PING_MS,
+  HEALTH_PING_TIMEOUT_MS,
+  QueueHealth,
+  QueueUnavailableError,
+} from '../src/bullmq/queue-health.js';
 import { createHandler } from '../src/http/index.js';
 import { RunNotFoundError } from '../src/runs/errors.js';
 import type { Runs } from '../src/runs/types.js';
@@ -118,6 +123,11 @@ describe('the page: waiting for a worker, the queue unavailable', () => {
     expect(state.unavailable).toBe(words);
     expect(reduce(state, { type: 'run', runId: 'r1' }).unavailable).toBeUndefined();
     expect(reduce(state, { type: 'lost', notice: 'gone' }).unavailable).toBeUndefined();
+    const answered = reduce(state, { type: 'queue', workers: 0, start: 'loopctl worker --queue redis://h:6379' });
+    expect([answered.unavailable, answered.queue]).toEqual([
+      undefined,
+      { workers: 0, start: 'loopctl worker --queue redis://h:6379' },
+    ]);
   });
 });
 
@@ -150,6 +160,29 @@ describe('QueueHealth', () => {
       expect(await health.guard(() => Promise.resolve(2))).toBe(2);
     } finally {
       health.close();
+    }
+  });
+
+  it('a connection that stays open but does not answer a PING is unavailable once the PING is late; then back', async () => {
+    vi.useFakeTimers();
+    const redis = Object.assign(new EventEmitter(), { status: 'ready' }) as unknown as Redis & { ping: () => unknown };
+    let answer: (() => void) | undefined;
+    (redis as { ping: () => Promise<string> }).ping = () => new Promise((resolve) => (answer = () => resolve('PONG')));
+    const health = new QueueHealth(redis, '127.0.0.1:6379');
+    try {
+      await vi.advanceTimersByTimeAsync(HEALTH_PING_MS); // the PING is sent
+      await vi.advanceTimersByTimeAsync(HEALTH_PING_TIMEOUT_MS - 1);
+      expect(health.down).toBeUndefined();
+      await vi.advanceTimersByTimeAsync(1);
+      expect(health.down).toBe('it did not answer a PING within 2 s');
+      answer!(); // the late answer does not count; the next PING answered does
+      await vi.advanceTimersByTimeAsync(HEALTH_PING_MS);
+      answer!();
+      await vi.advanceTimersByTimeAsync(0);
+      expect(health.down).toBeUndefined();
+    } finally {
+      health.close();
+      vi.useRealTimers();
     }
   });
 });

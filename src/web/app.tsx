@@ -79,7 +79,7 @@ export function App({ store, info, ask }: { store: ChatStore; info: ServerInfo |
         <p className="notice" role="status" aria-live="polite">
           {state.unavailable ?? state.notice}
         </p>
-        {run && <RunControls run={run} entries={state.entries} store={store} />}
+        {run && <RunControls run={run} entries={state.entries} store={store} queue={state.queue} />}
         {state.steering.length > 0 && <SteeringList steering={state.steering} store={store} live={run !== undefined} />}
         <Composer store={store} live={run !== undefined} ready={run === undefined || run.runId !== undefined} />
       </footer>

@@ -112,6 +112,8 @@ export interface ChatState {
   readonly notice?: string;
   /** The server's queue does not answer ("The queue is unavailable (…)"): shown until the run's stream is back. */
   readonly unavailable?: string;
+  /** `serve --queue`: how many workers take its runs, and the command that starts one (from `GET /api/queue`). */
+  readonly queue?: { readonly workers: number; readonly start: string };
 }
 
 /** What the live run is doing, from its state and its open cards (every card of an ended run is settled). */

@@ -45,6 +45,8 @@ export type Action =
   | { readonly type: 'waiting' }
   /** The server's queue does not answer (its words); the page keeps attaching until it does. */
   | { readonly type: 'unavailable'; readonly notice: string }
+  /** What `GET /api/queue` answered: its workers and the command that starts one. */
+  | { readonly type: 'queue'; readonly workers: number; readonly start: string }
   | { readonly type: 'frame'; readonly id: string; readonly event: AGUIEvent }
   | { readonly type: 'stopping' }
   | { readonly type: 'steered'; readonly runId: string; readonly id: string; readonly text: string }
@@ -69,6 +71,9 @@ export function reduce(state: ChatState, action: Action): ChatState {
       return state.run ? { ...state, run: { ...state.run, waiting: true } } : state;
     case 'unavailable':
       return { ...state, unavailable: action.notice };
+    case 'queue':
+      // The queue answered: it is there (a run's stream re-attaches on its own).
+      return { ...state, queue: { workers: action.workers, start: action.start }, unavailable: undefined };
     case 'frame':
       if (!state.run) return state; // a frame after the run ended (a late reader): already applied
       return applyEvent({ ...state, run: { ...state.run, lastEventId: action.id } }, action.event);

@@ -5,7 +5,11 @@ import {
   catchError,
   concat,
   defer,
+  exhaustMap,
+  from,
   fromEvent,
+  map,
+  of,
   merge,
   repeat,
   retry,
@@ -29,6 +33,8 @@ export const STOP_REASON = 'stopped by the user';
 const ATTACH_RETRIES = 8;
 /** While the server's queue is unavailable (503 `queue_unavailable`): attach again this often, without limit. */
 const UNAVAILABLE_RETRY_MS = 1000;
+/** How often the page asks `serve --queue` how its queue is (`GET /api/queue`). */
+const QUEUE_POLL_MS = 2000;
 
 /**
  * The page's state as an RxJS `BehaviorSubject`, and the actions that change it. A run's frames come from its
@@ -40,6 +46,7 @@ const UNAVAILABLE_RETRY_MS = 1000;
 export class ChatStore {
   readonly state$: BehaviorSubject<ChatState>;
   #stream: Subscription | undefined;
+  #queue: Subscription | undefined;
   readonly #saving: Subscription;
 
   /**
@@ -143,7 +150,28 @@ export class ChatStore {
     this.state$.next(initialState(crypto.randomUUID()));
   }
 
+  /**
+   * With `serve --queue`: asks how the queue is every {@link QUEUE_POLL_MS}, so the page says when it is
+   * unavailable (also with no run) and when no worker takes its runs.
+   */
+  watchQueue(): void {
+    this.#queue?.unsubscribe();
+    this.#queue = timer(0, QUEUE_POLL_MS)
+      .pipe(
+        exhaustMap(() =>
+          from(api.queue()).pipe(
+            map((q): Action => ({ type: 'queue', workers: q.workers, start: q.start })),
+            catchError((error: unknown) =>
+              unavailable(error) ? of<Action>({ type: 'unavailable', notice: error.message }) : EMPTY,
+            ),
+          ),
+        ),
+      )
+      .subscribe((action) => this.dispatch(action));
+  }
+
   dispose(): void {
+    this.#queue?.unsubscribe();
     this.#stream?.unsubscribe();
     this.#saving.unsubscribe();
     saveState(this.storage, this.state);

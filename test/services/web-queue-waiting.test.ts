@@ -154,6 +154,10 @@ describe('serve --queue with no worker: waiting, Stop, and a queue that is not t
       await poll(() => status(page)).toBe('Waiting for a worker…');
       expect(await stopButton(page).isEnabled()).toBe(true);
       expect(await stopAfterStep(page).isEnabled()).toBe(false);
+      const url = `redis://127.0.0.1:${proxy.port}/0?queue=${QUEUE}`;
+      await poll(() => page.locator('.run-hint').innerText()).toBe(
+        `No worker is taking runs from this queue: start one with loopctl worker --queue ${url}`,
+      );
       await poll(() => liveRunId(page)).toMatch(/^[0-9a-f-]{36}$/);
       const runId = await liveRunId(page);
       expect(await redis.exists(`loopctl:${QUEUE}:${runId}`)).toBe(1);
@@ -171,6 +175,7 @@ describe('serve --queue with no worker: waiting, Stop, and a queue that is not t
 
   it('a Redis outage shows "The queue is unavailable (…)" on the page and as a 503 in words; both recover', async () => {
     const page = await openPage();
+    const idle = await openPage(); // no run: it learns of the outage from GET /api/queue
     await withScreenshot(page, 'queue-unavailable', async () => {
       await send(page, 'count the lines of notes.md');
       await poll(() => status(page)).toBe('Waiting for a worker…');
@@ -181,6 +186,14 @@ describe('serve --queue with no worker: waiting, Stop, and a queue that is not t
       await poll(() => notice(page)).toMatch(/^The queue is unavailable \(Redis at 127\.0\.0\.1:\d+: .+\)/);
       const shownMs = Date.now() - cut;
       expect(shownMs).toBeLessThan(5000);
+      await poll(() => notice(idle)).toMatch(/^The queue is unavailable \(Redis at 127\.0\.0\.1:\d+: .+\)/);
+      const idleMs = Date.now() - cut;
+      expect(idleMs).toBeLessThan(5000);
+      const queue = await fetch(`${origin}/api/queue`, { headers: { cookie } });
+      expect([queue.status, ((await queue.json()) as { error: { code: string } }).error.code]).toEqual([
+        503,
+        'queue_unavailable',
+      ]);
       // HTTP answers at once, in words.
       const asked = Date.now();
       const start = await post('/agents/loopctl/runs', startBody('during-outage'), 'text/event-stream');
@@ -194,14 +207,15 @@ describe('serve --queue with no worker: waiting, Stop, and a queue that is not t
       await proxy.restore();
       const back = Date.now();
       await poll(() => notice(page)).toBe('');
+      await poll(() => notice(idle)).toBe('');
       const recoveredMs = Date.now() - back;
       expect(await status(page)).toBe('Waiting for a worker…');
       await stopButton(page).click();
       await poll(() => outcomes(page)).toEqual([expect.stringContaining('Stopped.')]);
       expect(await redis.hget(`loopctl:${QUEUE}:lc:run:${runId}`, 'terminal')).toBe('run_cancelled');
       console.log(
-        `[web-queue-waiting] outage: page said unavailable after ${shownMs} ms, HTTP 503 after ${answeredMs} ms, ` +
-          `page back ${recoveredMs} ms after Redis; terminals 1`,
+        `[web-queue-waiting] outage: page said unavailable after ${shownMs} ms (a page with no run ${idleMs} ms), ` +
+          `HTTP 503 after ${answeredMs} ms, pages back ${recoveredMs} ms after Redis; terminals 1`,
       );
     });
   });
@@ -226,6 +240,7 @@ describe('serve --queue with no worker: waiting, Stop, and a queue that is not t
       await withScreenshot(page, 'queue-worker-lost', async () => {
         await send(page, '!hold');
         await poll(() => status(page)).toBe('Writing…');
+        await poll(() => liveRunId(page)).toMatch(/^[0-9a-f-]{36}$/);
         const runId = (await liveRunId(page))!;
         worker.kill('SIGKILL');
         await gone;

@@ -100,9 +100,20 @@ export async function runServe(
       confirm: options.confirm,
       // With --queue the workers run only the main agent: the page's setting is not offered.
       ...(asking && queued === undefined ? { askingAgent: asking.name } : {}),
+      ...(queued !== undefined ? { queue: queued.name } : {}),
     };
+    const queue =
+      queued === undefined
+        ? undefined
+        : async () => ({
+            name: queued.name,
+            workers: await queued.runs.workers(),
+            start: `loopctl worker --queue ${queued.shown}`,
+          });
     let port = settings.port;
-    const server = createServer(createServeApp({ runs, web, info, token, port: () => port }));
+    const server = createServer(
+      createServeApp({ runs, web, info, token, port: () => port, ...(queue ? { queue } : {}) }),
+    );
     const refused = await listen(server, settings.port);
     if (refused !== undefined) {
       const why = refused === 'EADDRINUSE' ? 'is in use' : `cannot be used (${refused})`;
