@@ -177,6 +177,11 @@ export const WORKER_LOST_WORDS =
   'The worker running this run stopped responding (it was killed, froze, or lost its connection to the queue), ' +
   'so nothing could reach it; the queue declared it lost once its heartbeat expired.';
 
+/** What the page says while a Stop of a queued run's worker has not been answered for a while. */
+export const SLOW_STOP_WORDS =
+  'Stop is waiting for the worker running this run, which has not answered yet. If it stopped responding, ' +
+  "the run ends as lost once the queue notices: within the worker's lock time (30 s with loopctl worker).";
+
 /** The status line of a run no worker has taken yet (`loopctl serve --queue`). */
 export const WAITING_WORDS = 'Waiting for a worker…';
 

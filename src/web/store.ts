@@ -25,6 +25,7 @@ import { ApiError, api, attachRun, startRun } from './api.js';
 import { loadState, saveState } from './persist.js';
 import type { StreamItem } from './sse.js';
 import { initialState, isTerminal, messagesOf, reduce, type Action, type ChatState } from './state.js';
+import { SLOW_STOP_WORDS } from './wording.js';
 
 /** The reason the Stop button cancels a run with (shown as the cancelled run's reason). */
 export const STOP_REASON = 'stopped by the user';
@@ -33,6 +34,8 @@ export const STOP_REASON = 'stopped by the user';
 const ATTACH_RETRIES = 8;
 /** While the server's queue is unavailable (503 `queue_unavailable`): attach again this often, without limit. */
 const UNAVAILABLE_RETRY_MS = 1000;
+/** With `serve --queue`: a Stop not answered after this long says why it may take a while. */
+const SLOW_STOP_MS = 1500;
 /** How often the page asks `serve --queue` how its queue is (`GET /api/queue`). */
 const QUEUE_POLL_MS = 2000;
 
@@ -103,7 +106,16 @@ export class ChatStore {
     const runId = this.state.run?.runId;
     if (runId === undefined) return;
     this.dispatch({ type: 'stopping' });
-    await this.#call(() => api.cancel(runId, STOP_REASON), 'Stop');
+    // A queued run's worker may have died: its Stop is answered once the queue declares it lost. Say so meanwhile.
+    const slow =
+      this.state.queue === undefined
+        ? undefined
+        : setTimeout(() => this.dispatch({ type: 'notice', notice: SLOW_STOP_WORDS }), SLOW_STOP_MS);
+    try {
+      await this.#call(() => api.cancel(runId, STOP_REASON), 'Stop');
+    } finally {
+      clearTimeout(slow);
+    }
   }
 
   /** Stop after this step: a graceful stop at the end of the current turn (run control). */

@@ -19,7 +19,7 @@ const QUEUE = `webwait${process.pid}`;
 const WORKER = fileURLToPath(new URL('./support/web-queue-worker.ts', import.meta.url));
 const TSX = new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
 /** The worker's lock: its heartbeat lives this long, so a Stop of its run answers within it once it is killed. */
-const LOCK_MS = 2000;
+const LOCK_MS = 4000;
 let proxy: TcpProxy;
 let serve: ChildProcess;
 let exited: Promise<number | null>;
@@ -246,10 +246,14 @@ describe('serve --queue with no worker: waiting, Stop, and a queue that is not t
         await gone;
         const pressed = Date.now();
         await stopButton(page).click();
+        // Until the queue declares the worker lost, the page says why Stop takes a while.
+        await poll(() => notice(page)).toMatch(/^Stop is waiting for the worker running this run, which has not/);
+        const saidMs = Date.now() - pressed;
         await poll(() => outcomes(page), 15_000).toEqual([
           expect.stringContaining('Failed: the worker running it stopped answering.'),
         ]);
         const endedMs = Date.now() - pressed;
+        await poll(() => notice(page)).toBe(''); // Stop was answered: nothing is waiting any more
         const [outcome] = await outcomes(page);
         expect(outcome).toContain('The worker running this run stopped responding');
         expect(outcome).not.toMatch(/heartbeat expired\)|WorkerLostError|[{}]/);
@@ -257,7 +261,8 @@ describe('serve --queue with no worker: waiting, Stop, and a queue that is not t
         // The heartbeat's expiry (LOCK_MS after the last one stored) and the 500 ms check, with room for a loaded CI.
         expect(endedMs).toBeLessThan(LOCK_MS + 3000);
         console.log(
-          `[web-queue-waiting] worker SIGKILLed: Stop ended the run worker_lost after ${endedMs} ms ` +
+          `[web-queue-waiting] worker SIGKILLed: the page said Stop waits after ${saidMs} ms; ` +
+            `Stop ended the run worker_lost after ${endedMs} ms ` +
             `(lock ${LOCK_MS} ms); terminals 1, lost 1`,
         );
       });
