@@ -128,7 +128,8 @@ export async function runServe(
     const signal = await whenStopped;
     io.stderr.write(sanitizeLine(`[loopctl serve] ${signal}: cancelling the live runs, closing the server`) + '\n');
     shutdown.abort(signal); // every live run ends run_cancelled (reason: the signal); its streams carry it out
-    await close(server);
+    // With --queue the runs go on on their workers: no ending to carry to the pages, so nothing to wait for.
+    await close(server, queued === undefined ? DRAIN_MS : 0);
     await queued?.runs.close(); // queued runs go on on their workers
     return exitCodeFor(signal);
   } finally {
@@ -158,10 +159,10 @@ function listen(server: Server, port: number): Promise<string | undefined> {
   });
 }
 
-/** Stops accepting, lets the streams end with their runs, then closes whatever is left after {@link DRAIN_MS}. */
-function close(server: Server): Promise<void> {
+/** Stops accepting, lets the streams end with their runs, then closes whatever is left after `drainMs`. */
+function close(server: Server, drainMs: number): Promise<void> {
   return new Promise((resolve) => {
-    const timer = setTimeout(() => server.closeAllConnections(), DRAIN_MS);
+    const timer = setTimeout(() => server.closeAllConnections(), drainMs);
     // A stream that carried its run's end leaves a kept-alive connection behind: close those as they go idle.
     const idle = setInterval(() => server.closeIdleConnections(), 50);
     server.close(() => {
