@@ -167,7 +167,8 @@ describe('serve --queue with no worker: waiting, Stop, and a queue that is not t
       const stoppedMs = Date.now() - pressed;
       expect((await outcomes(page))[0]).toContain('You pressed Stop');
       expect(await page.locator('.run-state').count()).toBe(0);
-      expect(await redis.exists(`loopctl:${QUEUE}:${runId}`)).toBe(0);
+      // The job is removed right after the terminal is stored (which the page may show first).
+      await poll(() => redis.exists(`loopctl:${QUEUE}:${runId}`)).toBe(0);
       expect(await redis.hget(`loopctl:${QUEUE}:lc:run:${runId}`, 'terminal')).toBe('run_cancelled');
       console.log(`[web-queue-waiting] page: Stop of a waiting run shown stopped after ${stoppedMs} ms; terminals 1`);
     });
