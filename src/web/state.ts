@@ -54,7 +54,7 @@ export type Action =
   | { readonly type: 'decided'; readonly callId: string; readonly approve: boolean }
   /** A decision was sent for a call that no longer waits for one (the server answered `decided: false`). */
   | { readonly type: 'undecidable'; readonly callId: string }
-  | { readonly type: 'lost'; readonly notice: string }
+  | { readonly type: 'lost'; readonly notice: string | undefined }
   | { readonly type: 'notice'; readonly notice: string | undefined };
 
 /** The state after `action`. */

@@ -230,7 +230,12 @@ export class ChatStore {
                 ? { type: 'waiting' }
                 : { type: 'frame', ...item },
           ),
-        error: (error: unknown) => this.dispatch({ type: 'lost', notice: describeError(error) }),
+        error: (error: unknown) => {
+          if (!unavailable(error)) return this.dispatch({ type: 'lost', notice: describeError(error) });
+          // The start met the queue's outage: said until the queue answers again (GET /api/queue), not for good.
+          this.dispatch({ type: 'lost', notice: undefined });
+          this.dispatch({ type: 'unavailable', notice: error.message });
+        },
       });
   }
 

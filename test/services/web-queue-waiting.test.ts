@@ -205,6 +205,10 @@ describe('serve --queue with no worker: waiting, Stop, and a queue that is not t
       expect(body.error.message).toMatch(/^The queue is unavailable \(Redis at 127\.0\.0\.1:\d+: .+\)\./);
       expect(events.status).toBe(503);
       expect(answeredMs).toBeLessThan(2000);
+      // A message sent meanwhile is not started: the same words, no run going on.
+      await send(idle, 'count the lines of notes.md');
+      await poll(() => idle.locator('.run-state').count()).toBe(0);
+      expect(await notice(idle)).toMatch(/^The queue is unavailable \(Redis at 127\.0\.0\.1:\d+: .+\)/);
       await proxy.restore();
       const back = Date.now();
       await poll(() => notice(page)).toBe('');
