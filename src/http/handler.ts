@@ -52,7 +52,7 @@ export const DISCONNECTED_REASON: { readonly type: 'client_disconnected' } = Obj
 const MiB = 1024 * 1024;
 
 /** The header of an event stream whose run waits for a worker (`waiting`); absent otherwise. */
-export const RUN_STATE_HEADER = 'Loopctl-Run-State';
+const RUN_STATE_HEADER = 'Loopctl-Run-State';
 /** The comment a waiting run's event stream starts with. */
 const WAITING_COMMENT = 'waiting for a worker: no worker has taken this run yet (cancel ends it at once)';
 
