@@ -1,10 +1,11 @@
 /**
- * `loopctl serve --queue` (the built bin) with NO worker running, through a TCP proxy in front of Redis that the
- * spec cuts and restores, and the page in Chromium: a run no worker has taken shows "Waiting for a worker…" with
- * a working Stop (the event stream answers at once with `Loopctl-Run-State: waiting`); Stop removes its job and
- * the run ends cancelled at once, in words. A Redis outage while serving shows "The queue is unavailable (…)"
- * on the page and as a 503 in words on HTTP within a few seconds, and the page recovers when Redis is back.
- * serve's first Ctrl-C exits promptly while Redis does not answer. Prints the figures measured.
+ * `loopctl serve --queue` (the built bin) through a TCP proxy in front of Redis that the spec cuts and restores,
+ * and the page in Chromium. With NO worker running: a run no worker has taken shows "Waiting for a worker…" with
+ * a working Stop, also after a reload (its event stream answers at once with `Loopctl-Run-State: waiting`); Stop
+ * removes its job and the run ends cancelled at once, in words. A Redis outage while serving shows "The queue is
+ * unavailable (…)" on the page (with a run or not) and as a 503 in words on HTTP within a few seconds, and the
+ * pages recover when Redis is back. A worker SIGKILLed mid-run: Stop ends its run worker_lost within the worker's
+ * lock, said in words. serve's first Ctrl-C exits promptly while Redis does not answer. Prints the figures.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -161,6 +162,10 @@ describe('serve --queue with no worker: waiting, Stop, and a queue that is not t
       await poll(() => liveRunId(page)).toMatch(/^[0-9a-f-]{36}$/);
       const runId = await liveRunId(page);
       expect(await redis.exists(`loopctl:${QUEUE}:${runId}`)).toBe(1);
+      // A reload re-attaches (GET /runs/:runId/events): the run still says it waits, Stop still works.
+      await page.reload();
+      await poll(() => status(page)).toBe('Waiting for a worker…');
+      expect(await stopButton(page).isEnabled()).toBe(true);
       const pressed = Date.now();
       await stopButton(page).click();
       await poll(() => outcomes(page)).toEqual([expect.stringContaining('Stopped.')]);
