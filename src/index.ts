@@ -301,6 +301,7 @@ export type {
   StartRunRequest,
   ResumeRunRequest,
   StartedRun,
+  RunPlace,
   IfBusy,
   StopOptions,
   ToolDecision,

@@ -58,6 +58,9 @@ const REASON_TYPE_WORDS: Readonly<Record<string, (reason: Record<string, unknown
   run_ended_elsewhere: () => 'The run had already ended on another worker',
   unsubscribed: () => 'Nothing was following the run any more',
   abandoned: () => 'The step it belonged to was abandoned',
+  interrupted: () => 'A new message on this conversation interrupted it; what it had done so far was kept',
+  rolled_back: () => 'A new message on this conversation replaced it; what it had done was discarded',
+  unreadable_reason: () => 'It was stopped for a reason that could not be read',
   budget: (r) => `The run reached its budget${budgetDetail(r) ? ` (${budgetDetail(r)})` : ''}`,
 };
 
@@ -162,16 +165,33 @@ export function outcomeWords(o: {
         const limit = /\((\d+)\)/.exec(message ?? '')?.[1];
         return { headline: STOP_REASON_WORDS.max_turns, ...(limit ? { detail: `Its limit is ${limit} turns.` } : {}) };
       }
+      // The queue's message names the worker's id, its job and its heartbeat: what happened, in words, instead.
+      if (o.code === 'worker_lost') return { headline: STOP_REASON_WORDS.worker_lost, detail: WORKER_LOST_WORDS };
       return { headline: stopReasonWords(o.code), ...(message ? { detail: sentence(message) } : {}) };
     }
   }
 }
+
+/** Why a run ended `worker_lost` (`loopctl serve --queue`), after its headline. */
+export const WORKER_LOST_WORDS =
+  'The worker running this run stopped responding (it was killed, froze, or lost its connection to the queue), ' +
+  'so nothing could reach it; the queue declared it lost once its heartbeat expired.';
+
+/** What the page says while a Stop of a queued run's worker has not been answered for a while. */
+export const SLOW_STOP_WORDS =
+  'Stop is waiting for the worker running this run, which has not answered yet. If it stopped responding, ' +
+  "the run ends as lost once the queue notices: within the worker's lock time (30 s with loopctl worker).";
+
+/** The status line of a run no worker has taken yet (`loopctl serve --queue`). */
+export const WAITING_WORDS = 'Waiting for a worker…';
 
 /** What the run is doing, for the status line (aria-live): see {@link statusWords}. */
 export interface RunActivity {
   readonly known: boolean;
   readonly stopping?: boolean;
   readonly stopRequested?: boolean;
+  /** The run waits for a worker to take it (a queue); Stop ends it at once. */
+  readonly waiting?: boolean;
   /** Names of the tool calls running now (not waiting for approval). */
   readonly running: readonly string[];
   /** True when a call waits for the user's decision. */
@@ -180,12 +200,16 @@ export interface RunActivity {
   readonly writing: boolean;
 }
 
-/** "Starting…", "Thinking…", "Writing…", "Running read_file…", "Waiting for your approval", "Stopping…". */
+/**
+ * "Starting…", "Waiting for a worker…", "Thinking…", "Writing…", "Running read_file…", "Waiting for your
+ * approval", "Stopping…".
+ */
 export function statusWords(a: RunActivity): string {
   if (a.stopping) return 'Stopping…';
   if (a.awaitingApproval) return 'Waiting for your approval';
   if (a.stopRequested) return 'Stopping after this step…';
   if (!a.known) return 'Starting…';
+  if (a.waiting) return WAITING_WORDS;
   if (a.running.length === 1) return `Running ${a.running[0]}…`;
   if (a.running.length > 1) return `Running ${a.running.length} tools…`;
   if (a.writing) return 'Writing…';

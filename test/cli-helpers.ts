@@ -86,7 +86,8 @@ function webIsStale(): boolean {
   const built = statSync(WEB_INDEX, { throwIfNoEntry: false })?.mtimeMs;
   if (built === undefined) return true;
   const web = readdirSync(path.join(repoRoot, 'src/web')).map((f) => `src/web/${f}`);
-  const inputs = ['vite.config.ts', 'package-lock.json', 'src/ag-ui/names.ts', ...web];
+  // The page imports src/wording.ts (its words, shared with the CLI) and src/ag-ui/names.ts from outside src/web.
+  const inputs = ['vite.config.ts', 'package-lock.json', 'src/ag-ui/names.ts', 'src/wording.ts', ...web];
   return inputs.some((f) => statSync(path.join(repoRoot, f)).mtimeMs > built);
 }
 

@@ -9,6 +9,12 @@ import { describeValue } from '../src/describe.js';
 import { CancelPhaseSchema, StopReasonSchema } from '../src/events.js';
 import { DISCONNECTED_REASON } from '../src/http/index.js';
 import { stopTimeoutReason } from '../src/control/stop.js';
+import { DEADLINE_REASON } from '../src/engine/link-cancel.js';
+import { budgetReason } from '../src/engine/budget/meter.js';
+import { UNREADABLE_REASON } from '../src/cancel/abort-reason.js';
+import { EVENT_STORE_UNAVAILABLE_REASON, WORKER_SHUTDOWN_REASON } from '../src/bullmq/worker.js';
+import { RUN_ENDED_ELSEWHERE } from '../src/bullmq/worker-run.js';
+import { runLine } from '../src/cli/worker/run-line.js';
 import {
   PHASE_WORDS,
   argsLine,
@@ -74,6 +80,51 @@ describe('page wording', () => {
     }
     const timeout = describeValue(stopTimeoutReason(25_000));
     console.log(`${cases.length} cancel reasons worded, e.g. ${timeout} → ${cancelReasonWords(timeout)}`);
+  });
+
+  it('every cancel reason loopctl gives has words of its own on the page and on the worker line, never JSON', () => {
+    // Every `{ type }` reason src/ gives a cancel: src/engine, src/control, src/http, src/cancel, src/bullmq.
+    const reasons: unknown[] = [
+      DEADLINE_REASON,
+      DISCONNECTED_REASON,
+      stopTimeoutReason(25_000),
+      WORKER_SHUTDOWN_REASON,
+      EVENT_STORE_UNAVAILABLE_REASON,
+      RUN_ENDED_ELSEWHERE,
+      UNREADABLE_REASON,
+      budgetReason({ limit: 'maxTotalTokens', max: 10_000, used: 10_230 }),
+      { type: 'abandoned' }, // a sub-run's step (src/engine/tool-call.ts, as-tool.ts)
+      { type: 'interrupted', by: 'run-2' }, // queueRuns, ifBusy 'interrupt'
+      { type: 'rolled_back', by: 'run-2' }, // queueRuns, ifBusy 'rollback'
+    ];
+    const lines: string[] = [];
+    for (const reason of reasons) {
+      const words = cancelReasonWords(describeValue(reason, 'reason'));
+      inWords(words);
+      // Not the fallback for a type loopctl does not know ("It was stopped (some type)").
+      expect(words).not.toMatch(/^It was stopped \(/);
+      const page = outcomeWords({ outcome: 'cancelled', phase: 'tool_call', reason: describeValue(reason, 'reason') });
+      inWords(`${page.headline} ${page.detail}`);
+      const line = runLine({
+        type: 'ended',
+        runId: 'r1',
+        agent: 'a',
+        terminal: 'run_cancelled',
+        stopReason: 'cancelled',
+        reason,
+      });
+      expect(line).toBe(`run r1: ended, Stopped. ${words}.`);
+      lines.push(words);
+    }
+    console.log(`${reasons.length} reason types worded on the page and the worker line, e.g. ${lines.at(-1)}`);
+  });
+
+  it("a run whose worker was lost says what happened in words, not the queue's message", () => {
+    const reason = 'the worker running this run (w-7f3a) was lost: its job stalled and its heartbeat expired';
+    const words = outcomeWords({ outcome: 'failed', code: 'worker_lost', reason });
+    expect(words.headline).toBe('Failed: the worker running it stopped answering. Nothing of this run was kept.');
+    expect(words.detail).toMatch(/^The worker running this run stopped responding \(it was killed, froze, or lost/);
+    expect(words.detail).not.toContain('w-7f3a');
   });
 
   it('an outcome line: a headline, and where and why for a cancel, the message for a failure', () => {

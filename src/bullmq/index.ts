@@ -16,4 +16,5 @@ export {
 export type { RedisConnection } from './connection.js';
 export { CONTROL_POLL_MS } from './control-reader.js';
 export { QueueAuthError, MIN_QUEUE_SECRET_BYTES, type QueueAuthErrorCode, type QueueSecret } from './auth.js';
+export { QueueUnavailableError } from './queue-health.js';
 export type { RunJobData } from './shared.js';

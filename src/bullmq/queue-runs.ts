@@ -19,7 +19,7 @@ import { checkStart } from '../runs/check-start.js';
 import { newInput, settle } from '../runs/new-input.js';
 import type { LocalRunsSessionStore } from '../runs/thread.js';
 import { traceCarrierOf } from '../runs/trace-carrier.js';
-import type { Runs, StartedRun } from '../runs/types.js';
+import type { RunPlace, Runs, StartedRun } from '../runs/types.js';
 import { isInstance } from '../describe.js';
 import { Channels } from './channels.js';
 import { checkMs, checkName } from './checks.js';
@@ -41,6 +41,7 @@ import { waitTerminal } from './wait-terminal.js';
 import { queueResume } from './queue-resume.js';
 import type { SuspensionKey } from '../control/seal.js';
 import { failLost, type LostContext } from './worker-lost.js';
+import { QueueHealth, redisAddress } from './queue-health.js';
 import { next } from './worker-run.js';
 
 /** Options of {@link queueRuns}. */
@@ -80,9 +81,28 @@ export interface QueueRunsOptions {
 /** How often a waiting `cancel` checks whether the run's worker is gone (ms). */
 const LOST_CHECK_MS = 500;
 
+/** How long `close()` waits for its connections to close cleanly before it drops them (ms). */
+const CLOSE_MS = 1000;
+
 /** {@link Runs} over a BullMQ queue, and what it opened. */
 export interface QueueRuns extends Runs {
-  /** Closes the connections it opened (live runs go on on their workers). */
+  /**
+   * Where the run is: `'waiting'` (queued, or waiting behind its thread's active run: no worker has taken it),
+   * `'running'` or `'ended'`. `RunNotFoundError` as `events`; `QueueUnavailableError` while Redis does not answer.
+   */
+  state(runId: string, principal: string): Promise<RunPlace>;
+  /**
+   * Why the queue is unavailable now (its Redis connection closed, or a `PING` got no answer within 2 s), or
+   * `undefined` while it answers. While it is unavailable every method rejects (and every event stream errors)
+   * with `QueueUnavailableError` at once instead of waiting for Redis.
+   */
+  readonly unavailable: string | undefined;
+  /**
+   * How many worker processes take runs from the queue now (BullMQ's count of its workers' connections, from
+   * Redis's client list). `QueueUnavailableError` while Redis does not answer.
+   */
+  workers(): Promise<number>;
+  /** Closes the connections it opened (live runs go on on their workers); within about 1 s even without Redis. */
   close(): Promise<void>;
 }
 
@@ -127,6 +147,7 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
   const redis = withScripts(openRedis(connection, `loopctl-api-${clientId}`));
   const channels = new Channels(connection, `loopctl-api-sub-${clientId}`);
   const requests = new Requests(redis, channels, keys, clientId, auth);
+  const health = new QueueHealth(redis, redisAddress(connection));
   const bullQueue = new Queue<RunJobData>(queue, { connection, prefix });
   bullQueue.on('error', () => undefined);
   const enqueue = async (runId: string, job: string) =>
@@ -143,6 +164,7 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
   /** The principal's run, or RunNotFoundError: another principal's run does not exist for this one. */
   async function find(runId: unknown, principal: unknown): Promise<RunInfo> {
     if (typeof runId !== 'string' || runId === '') throw new RunNotFoundError(String(runId));
+    health.check();
     const [p, state, owner, thread, agent] = await redis.hmget(
       keys.run(runId),
       'principal',
@@ -391,7 +413,7 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
   });
 
   return {
-    start: (req) => start(req),
+    start: (req) => health.guard(() => start(req)),
 
     resume: (req) => resume(req),
 
@@ -401,19 +423,37 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
         if (afterSeq !== undefined && (!Number.isInteger(afterSeq) || afterSeq < -1)) {
           return throwError(() => new ConfigurationError('afterSeq', 'must be an integer ≥ -1'));
         }
-        return from(find(runId, opts?.principal)).pipe(
-          switchMap(() => readEvents(redis, channels, keys, runId, afterSeq)),
+        // An outage ends the stream with QueueUnavailableError; the reader attaches again once Redis answers.
+        return from(health.guard(() => find(runId, opts?.principal))).pipe(
+          switchMap(() => health.within(readEvents(redis, channels, keys, runId, afterSeq))),
         );
       });
     },
 
-    ...commandMethods(send),
+    ...commandMethods((runId, command, principal) => health.guard(() => send(runId, command, principal))),
+
+    async state(runId, principal) {
+      const { state } = await health.guard(() => find(runId, principal));
+      return state === 'queued' || state === 'pending' ? 'waiting' : state === 'running' ? 'running' : 'ended';
+    },
+
+    get unavailable() {
+      return health.down;
+    },
+
+    workers: () => health.guard(() => bullQueue.getWorkersCount()),
 
     async close() {
+      health.close();
       requests.close();
       channels.close();
-      await bullQueue.close().catch(() => undefined);
-      await redis.quit().catch(() => undefined);
+      // Without Redis a clean close would wait for it: after CLOSE_MS the connections are dropped.
+      const within = (work: Promise<unknown>) =>
+        Promise.race([work.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, CLOSE_MS).unref())]);
+      await within(bullQueue.close());
+      await bullQueue.disconnect().catch(() => undefined);
+      await within(redis.quit());
+      redis.disconnect();
     },
   };
 }

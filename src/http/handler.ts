@@ -51,6 +51,11 @@ export const DISCONNECTED_REASON: { readonly type: 'client_disconnected' } = Obj
 
 const MiB = 1024 * 1024;
 
+/** The header of an event stream whose run waits for a worker (`waiting`); absent otherwise. */
+const RUN_STATE_HEADER = 'Loopctl-Run-State';
+/** The comment a waiting run's event stream starts with. */
+const WAITING_COMMENT = 'waiting for a worker: no worker has taken this run yet (cancel ends it at once)';
+
 interface Context {
   readonly req: IncomingMessage;
   readonly res: ServerResponse;
@@ -105,8 +110,12 @@ export function createHandler(options: HandlerOptions): NodeHandler {
     throw new ConfigurationError('options.basePath', "must be '' or a path starting with '/' and not ending with it");
   }
 
-  /** Streams a run's AG-UI frames after `after`; settles when the stream ends or the client leaves. */
-  function stream(
+  /**
+   * Streams a run's AG-UI frames after `after`; settles when the stream ends or the client leaves. A run that
+   * waits for a worker (`runs.state`, where the runs have it) is answered at once: headers with
+   * `Loopctl-Run-State: waiting` and a comment, so its reader knows the run id and can cancel it.
+   */
+  async function stream(
     ctx: Context,
     runId: string,
     threadId: string,
@@ -114,7 +123,9 @@ export function createHandler(options: HandlerOptions): NodeHandler {
     headers: Record<string, string> = {},
   ): Promise<void> {
     const { res, principal } = ctx;
+    const place = runs.state === undefined ? undefined : await runs.state(runId, principal);
     const writer = new SseWriter(res, maxBufferedBytes, { 'Loopctl-Run-Id': encodeURIComponent(runId), ...headers });
+    if (place === 'waiting') writer.open({ [RUN_STATE_HEADER]: 'waiting' }, WAITING_COMMENT);
     const stop$ = new Subject<void>();
     let runEnded = false; // the run's events completed: its terminal event was written
     return new Promise<void>((resolve) => {

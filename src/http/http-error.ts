@@ -37,6 +37,7 @@ const STATUS_BY_CODE: Readonly<Record<string, number>> = {
   not_supported: 501,
   not_implemented: 501,
   mailbox_unavailable: 503,
+  queue_unavailable: 503,
 };
 
 /**

@@ -63,6 +63,16 @@ export class SseWriter {
     return true;
   }
 
+  /**
+   * Sends the headers now, with `headers` added, and `comment` as an SSE comment line (which readers skip):
+   * for a run that has no event to send yet (`Loopctl-Run-State: waiting`), so its reader knows it at once.
+   */
+  open(headers: Readonly<Record<string, string>>, comment: string): void {
+    if (this.res.headersSent || this.res.destroyed) return;
+    this.res.writeHead(200, { ...SSE_HEADERS, ...this.extraHeaders, ...headers });
+    this.res.write(`: ${comment.replace(/[\r\n]+/g, ' ')}\n\n`);
+  }
+
   /** Ends the stream (headers first, for a stream that had nothing to send). */
   end(): void {
     if (this.res.destroyed || this.res.writableEnded) return;

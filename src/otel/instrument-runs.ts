@@ -108,6 +108,8 @@ export function instrumentRuns(runs: Runs, options?: TelemetryOptions): Runs {
     // `resume` (optional) is traced like `start` when the wrapped Runs has it.
     ...(runs.resume === undefined ? {} : { resume: tracedResume(runs.resume.bind(runs)) }),
     events: (id, opts) => runs.events(id, opts),
+    // `state` (optional) passes through untraced, like `events`.
+    ...(runs.state === undefined ? {} : { state: runs.state.bind(runs) }),
     cancel(id, reason, principal) {
       const attributes = { ...runId(id), [C.ATTR_LOOPCTL_CANCEL_REASON]: describeValue(reason, 'reason') };
       return traced('runs.cancel', attributes, here(), () => runs.cancel(id, reason, principal), result).result;

@@ -3,6 +3,7 @@ export type {
   StartRunRequest,
   ResumeRunRequest,
   StartedRun,
+  RunPlace,
   IfBusy,
   StopOptions,
   ToolDecision,

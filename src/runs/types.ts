@@ -132,7 +132,18 @@ export interface Runs {
    * `ConfigurationError` naming `callId` unless it is a non-empty string.
    */
   cancelToolCall(runId: string, callId: string, reason: unknown, principal: string): Promise<boolean>;
+  /**
+   * Optional: where the run is now — `'waiting'` (queued: no worker has taken it yet, so it has no events;
+   * `cancel` ends it at once), `'running'` or `'ended'`. The HTTP handler uses it to answer a waiting run's
+   * event stream at once (header `Loopctl-Run-State: waiting`) instead of holding it until its first event.
+   * Rejects with `RunNotFoundError` as {@link events} does, and with what the implementation cannot reach
+   * (`loopctl/bullmq`: `QueueUnavailableError`).
+   */
+  state?(runId: string, principal: string): Promise<RunPlace>;
 }
+
+/** Where a run is ({@link Runs.state}): queued for a worker, running, or ended. */
+export type RunPlace = 'waiting' | 'running' | 'ended';
 
 /** What {@link Runs.start} takes. */
 export type StartRunRequest = Parameters<Runs['start']>[0];

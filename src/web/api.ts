@@ -29,6 +29,15 @@ export interface ServerInfo {
   readonly confirm?: boolean;
   /** The agent whose write_file and run_shell calls ask first, for the page's setting (absent: not offered). */
   readonly askingAgent?: string;
+  /** `serve --queue`: the queue's name (the page asks `GET /api/queue` how it is). */
+  readonly queue?: string;
+}
+
+/** How `serve --queue`'s queue is (`GET /api/queue`): its workers now, and the command that starts one. */
+export interface QueueStatus {
+  readonly name: string;
+  readonly workers: number;
+  readonly start: string;
 }
 
 /** A run start: its event stream, or (202) the id of the steering item it became in the thread's live run. */
@@ -133,6 +142,8 @@ const run = (runId: string) => `/runs/${encodeURIComponent(runId)}`;
 /** The calls the page makes besides streams (docs/ui.md, "Routes"). */
 export const api = {
   info: () => call<ServerInfo>('GET', '/info'),
+  /** `serve --queue` only; a 503 `queue_unavailable` (an {@link ApiError}) while its Redis does not answer. */
+  queue: () => call<QueueStatus>('GET', '/queue'),
   /** Resolves once the run's `run_cancelled` was emitted (`cancelled: false`: it had ended otherwise). */
   cancel: (runId: string, reason: string) => call<{ cancelled: boolean }>('POST', `${run(runId)}/cancel`, { reason }),
   /** Stop after this step (run control; 501 until it lands). */

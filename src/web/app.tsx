@@ -77,9 +77,9 @@ export function App({ store, info, ask }: { store: ChatStore; info: ServerInfo |
       </main>
       <footer className="bottom">
         <p className="notice" role="status" aria-live="polite">
-          {state.notice}
+          {state.unavailable ?? state.notice}
         </p>
-        {run && <RunControls run={run} entries={state.entries} store={store} />}
+        {run && <RunControls run={run} entries={state.entries} store={store} queue={state.queue} />}
         {state.steering.length > 0 && <SteeringList steering={state.steering} store={store} live={run !== undefined} />}
         <Composer store={store} live={run !== undefined} ready={run === undefined || run.runId !== undefined} />
       </footer>

@@ -97,6 +97,8 @@ export interface LiveRun {
   readonly stopping?: boolean;
   /** A graceful stop was asked for (Stop after this step). */
   readonly stopRequested?: boolean;
+  /** The run waits for a worker to take it (a queue: `loopctl serve --queue`); it has no event yet. */
+  readonly waiting?: boolean;
 }
 
 /** Everything the page shows; saved in `sessionStorage` so a reload resumes it. */
@@ -108,6 +110,10 @@ export interface ChatState {
   readonly steering: readonly Steer[];
   /** One line for the status region: what went wrong with the last action, or what is not available. */
   readonly notice?: string;
+  /** The server's queue does not answer ("The queue is unavailable (…)"): shown until the run's stream is back. */
+  readonly unavailable?: string;
+  /** `serve --queue`: how many workers take its runs, and the command that starts one (from `GET /api/queue`). */
+  readonly queue?: { readonly workers: number; readonly start: string };
 }
 
 /** What the live run is doing, from its state and its open cards (every card of an ended run is settled). */
@@ -125,6 +131,7 @@ export function runActivity(run: LiveRun, entries: readonly Entry[]): RunActivit
     known: run.runId !== undefined,
     ...(run.stopping ? { stopping: true } : {}),
     ...(run.stopRequested ? { stopRequested: true } : {}),
+    ...(run.waiting ? { waiting: true } : {}),
     running,
     awaitingApproval,
     writing,

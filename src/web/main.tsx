@@ -8,4 +8,5 @@ import { ChatStore } from './store.js';
 const info = await api.info().catch(() => undefined);
 const ask = new AskSetting(info);
 const store = new ChatStore(() => ask.agent());
+if (info?.queue !== undefined) store.watchQueue();
 createRoot(document.getElementById('root')!).render(<App store={store} info={info} ask={ask} />);

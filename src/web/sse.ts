@@ -15,8 +15,14 @@ export interface Frame {
   readonly event: AGUIEvent;
 }
 
-/** What a run's event stream carries: the run id (header `Loopctl-Run-Id`, first), then its frames. */
-export type StreamItem = { readonly kind: 'run'; readonly runId: string } | ({ readonly kind: 'frame' } & Frame);
+/**
+ * What a run's event stream carries: the run id (header `Loopctl-Run-Id`, first), `waiting` when the run waits
+ * for a worker (header `Loopctl-Run-State: waiting`: a queued run, which has no frame yet), then its frames.
+ */
+export type StreamItem =
+  | { readonly kind: 'run'; readonly runId: string }
+  | { readonly kind: 'waiting' }
+  | ({ readonly kind: 'frame' } & Frame);
 
 /** A stream the page cannot read: not SSE, a frame without an id, or an event that is not AG-UI. */
 export class StreamError extends Error {
@@ -59,6 +65,7 @@ export function sseFrames(): OperatorFunction<HttpEvent, StreamItem> {
               if (!type.startsWith('text/event-stream')) throw new StreamError(`not an event stream (${type})`);
               const runId = event.headers.get('Loopctl-Run-Id');
               if (runId) subscriber.next({ kind: 'run', runId: decodeURIComponent(runId) });
+              if (event.headers.get('Loopctl-Run-State') === 'waiting') subscriber.next({ kind: 'waiting' });
               return;
             }
             buffer += decoder.decode(event.data, { stream: true });

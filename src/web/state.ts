@@ -41,6 +41,12 @@ export const initialState = (threadId: string): ChatState => ({ threadId, entrie
 export type Action =
   | { readonly type: 'send'; readonly id: string; readonly text: string }
   | { readonly type: 'run'; readonly runId: string }
+  /** The run's stream says it waits for a worker (no frame yet). */
+  | { readonly type: 'waiting' }
+  /** The server's queue does not answer (its words); the page keeps attaching until it does. */
+  | { readonly type: 'unavailable'; readonly notice: string }
+  /** What `GET /api/queue` answered: its workers and the command that starts one. */
+  | { readonly type: 'queue'; readonly workers: number; readonly start: string }
   | { readonly type: 'frame'; readonly id: string; readonly event: AGUIEvent }
   | { readonly type: 'stopping' }
   | { readonly type: 'steered'; readonly runId: string; readonly id: string; readonly text: string }
@@ -48,7 +54,7 @@ export type Action =
   | { readonly type: 'decided'; readonly callId: string; readonly approve: boolean }
   /** A decision was sent for a call that no longer waits for one (the server answered `decided: false`). */
   | { readonly type: 'undecidable'; readonly callId: string }
-  | { readonly type: 'lost'; readonly notice: string }
+  | { readonly type: 'lost'; readonly notice: string | undefined }
   | { readonly type: 'notice'; readonly notice: string | undefined };
 
 /** The state after `action`. */
@@ -56,10 +62,18 @@ export function reduce(state: ChatState, action: Action): ChatState {
   switch (action.type) {
     case 'send': {
       const entries = [...state.entries, { kind: 'user', id: action.id, text: action.text } as const];
-      return { ...state, entries, run: {}, notice: undefined };
+      return { ...state, entries, run: {}, notice: undefined, unavailable: undefined };
     }
     case 'run':
-      return state.run ? { ...state, run: { ...state.run, runId: action.runId } } : state;
+      // A stream answered: the queue is there again.
+      return state.run ? { ...state, run: { ...state.run, runId: action.runId }, unavailable: undefined } : state;
+    case 'waiting':
+      return state.run ? { ...state, run: { ...state.run, waiting: true } } : state;
+    case 'unavailable':
+      return { ...state, unavailable: action.notice };
+    case 'queue':
+      // The queue answered: it is there (a run's stream re-attaches on its own).
+      return { ...state, queue: { workers: action.workers, start: action.start }, unavailable: undefined };
     case 'frame':
       if (!state.run) return state; // a frame after the run ended (a late reader): already applied
       return applyEvent({ ...state, run: { ...state.run, lastEventId: action.id } }, action.event);
@@ -90,7 +104,13 @@ export function reduce(state: ChatState, action: Action): ChatState {
       };
     case 'lost':
       // The run is out of reach: nothing it had open goes on being shown as going on.
-      return { ...state, entries: state.entries.map(settle), run: undefined, notice: action.notice };
+      return {
+        ...state,
+        entries: state.entries.map(settle),
+        run: undefined,
+        notice: action.notice,
+        unavailable: undefined,
+      };
     case 'notice':
       return { ...state, notice: action.notice };
   }
@@ -112,8 +132,11 @@ export const isTerminal = (event: AGUIEvent): boolean => event.type === 'RUN_FIN
 function applyEvent(state: ChatState, event: AGUIEvent): ChatState {
   const { entries, run } = state;
   switch (event.type) {
-    case 'RUN_STARTED':
-      return { ...state, run: { ...run, runId: event.runId } };
+    case 'RUN_STARTED': {
+      // A worker took it (or a cancel ended it): it no longer waits.
+      const { waiting: _w, ...started } = run ?? {};
+      return { ...state, run: { ...started, runId: event.runId } };
+    }
     case 'STEP_STARTED':
       return { ...state, run: { ...run, step: event.stepName } };
     case 'STEP_FINISHED':

@@ -5,12 +5,17 @@ import {
   catchError,
   concat,
   defer,
+  exhaustMap,
+  from,
   fromEvent,
+  map,
+  of,
   merge,
   repeat,
   retry,
   switchMap,
   takeWhile,
+  tap,
   throwError,
   timer,
   type Observable,
@@ -20,12 +25,19 @@ import { ApiError, api, attachRun, startRun } from './api.js';
 import { loadState, saveState } from './persist.js';
 import type { StreamItem } from './sse.js';
 import { initialState, isTerminal, messagesOf, reduce, type Action, type ChatState } from './state.js';
+import { SLOW_STOP_WORDS } from './wording.js';
 
 /** The reason the Stop button cancels a run with (shown as the cancelled run's reason). */
 export const STOP_REASON = 'stopped by the user';
 
 /** Re-attaching after a failed attempt: at most this many in a row, backing off up to 3 s. */
 const ATTACH_RETRIES = 8;
+/** While the server's queue is unavailable (503 `queue_unavailable`): attach again this often, without limit. */
+const UNAVAILABLE_RETRY_MS = 1000;
+/** With `serve --queue`: a Stop not answered after this long says why it may take a while. */
+const SLOW_STOP_MS = 1500;
+/** How often the page asks `serve --queue` how its queue is (`GET /api/queue`). */
+const QUEUE_POLL_MS = 2000;
 
 /**
  * The page's state as an RxJS `BehaviorSubject`, and the actions that change it. A run's frames come from its
@@ -37,6 +49,7 @@ const ATTACH_RETRIES = 8;
 export class ChatStore {
   readonly state$: BehaviorSubject<ChatState>;
   #stream: Subscription | undefined;
+  #queue: Subscription | undefined;
   readonly #saving: Subscription;
 
   /**
@@ -93,7 +106,16 @@ export class ChatStore {
     const runId = this.state.run?.runId;
     if (runId === undefined) return;
     this.dispatch({ type: 'stopping' });
-    await this.#call(() => api.cancel(runId, STOP_REASON), 'Stop');
+    // A queued run's worker may have died: its Stop is answered once the queue declares it lost. Say so meanwhile.
+    const slow =
+      this.state.queue === undefined
+        ? undefined
+        : setTimeout(() => this.dispatch({ type: 'notice', notice: SLOW_STOP_WORDS }), SLOW_STOP_MS);
+    try {
+      await this.#call(() => api.cancel(runId, STOP_REASON), 'Stop');
+    } finally {
+      clearTimeout(slow);
+    }
   }
 
   /** Stop after this step: a graceful stop at the end of the current turn (run control). */
@@ -140,7 +162,28 @@ export class ChatStore {
     this.state$.next(initialState(crypto.randomUUID()));
   }
 
+  /**
+   * With `serve --queue`: asks how the queue is every {@link QUEUE_POLL_MS}, so the page says when it is
+   * unavailable (also with no run) and when no worker takes its runs.
+   */
+  watchQueue(): void {
+    this.#queue?.unsubscribe();
+    this.#queue = timer(0, QUEUE_POLL_MS)
+      .pipe(
+        exhaustMap(() =>
+          from(api.queue()).pipe(
+            map((q): Action => ({ type: 'queue', workers: q.workers, start: q.start })),
+            catchError((error: unknown) =>
+              unavailable(error) ? of<Action>({ type: 'unavailable', notice: error.message }) : EMPTY,
+            ),
+          ),
+        ),
+      )
+      .subscribe((action) => this.dispatch(action));
+  }
+
   dispose(): void {
+    this.#queue?.unsubscribe();
     this.#stream?.unsubscribe();
     this.#saving.unsubscribe();
     saveState(this.storage, this.state);
@@ -153,14 +196,22 @@ export class ChatStore {
       // Cut off once the run is known: re-attaching picks it up. Before that, the start itself failed.
       catchError((error: unknown) => (this.state.run?.runId ? EMPTY : throwError(() => error))),
     );
+    let failures = 0; // attempts in a row that failed for another reason than the queue's outage
     const attached = defer(() => {
       const run = this.state.run;
       return run?.runId ? attachRun(run.runId, this.state.threadId, run.lastEventId) : EMPTY;
     }).pipe(
+      tap(() => (failures = 0)),
       retry({
-        count: ATTACH_RETRIES,
-        resetOnSuccess: true,
-        delay: (error: unknown, n) => (gone(error) ? throwError(() => error) : timer(Math.min(100 * 2 ** n, 3000))),
+        delay: (error: unknown) => {
+          if (unavailable(error)) {
+            // The queue's Redis does not answer: say so, and keep attaching until it does.
+            this.dispatch({ type: 'unavailable', notice: error.message });
+            return timer(UNAVAILABLE_RETRY_MS);
+          }
+          if (gone(error) || ++failures > ATTACH_RETRIES) return throwError(() => error);
+          return timer(Math.min(100 * 2 ** failures, 3000));
+        },
       }),
       // A stream that ended before the terminal event was closed by the server (a slow reader): attach again.
       repeat({ delay: () => timer(50) }),
@@ -172,8 +223,19 @@ export class ChatStore {
       .pipe(takeWhile((item) => !(item.kind === 'frame' && isTerminal(item.event)), true))
       .subscribe({
         next: (item) =>
-          this.dispatch(item.kind === 'run' ? { type: 'run', runId: item.runId } : { type: 'frame', ...item }),
-        error: (error: unknown) => this.dispatch({ type: 'lost', notice: describeError(error) }),
+          this.dispatch(
+            item.kind === 'run'
+              ? { type: 'run', runId: item.runId }
+              : item.kind === 'waiting'
+                ? { type: 'waiting' }
+                : { type: 'frame', ...item },
+          ),
+        error: (error: unknown) => {
+          if (!unavailable(error)) return this.dispatch({ type: 'lost', notice: describeError(error) });
+          // The start met the queue's outage: said until the queue answers again (GET /api/queue), not for good.
+          this.dispatch({ type: 'lost', notice: undefined });
+          this.dispatch({ type: 'unavailable', notice: error.message });
+        },
       });
   }
 
@@ -193,6 +255,10 @@ export class ChatStore {
     }
   }
 }
+
+/** The server's queue does not answer (503 `queue_unavailable`): the run is still there. */
+const unavailable = (error: unknown): error is ApiError =>
+  error instanceof ApiError && error.status === 503 && error.code === 'queue_unavailable';
 
 /** The run no longer exists for this browser (the server restarted, or forgot it). */
 const gone = (error: unknown): boolean => error instanceof ApiError && error.status >= 400 && error.status < 500;

@@ -92,16 +92,28 @@ export async function runServe(
     const token = newToken();
     const info = {
       agent: agent.name,
-      model: model.label,
+      // With --queue the workers run the runs with their own model: the page names the queue's workers instead.
+      model: queued === undefined ? model.label : `loopctl worker processes (queue "${queued.name}")`,
       folder: options.cwd,
       tools: agent.tools.map((t) => t.name),
       version: settings.version,
       confirm: options.confirm,
       // With --queue the workers run only the main agent: the page's setting is not offered.
       ...(asking && queued === undefined ? { askingAgent: asking.name } : {}),
+      ...(queued !== undefined ? { queue: queued.name } : {}),
     };
+    const queue =
+      queued === undefined
+        ? undefined
+        : async () => ({
+            name: queued.name,
+            workers: await queued.runs.workers(),
+            start: `loopctl worker --queue ${queued.shown}`,
+          });
     let port = settings.port;
-    const server = createServer(createServeApp({ runs, web, info, token, port: () => port }));
+    const server = createServer(
+      createServeApp({ runs, web, info, token, port: () => port, ...(queue ? { queue } : {}) }),
+    );
     const refused = await listen(server, settings.port);
     if (refused !== undefined) {
       const why = refused === 'EADDRINUSE' ? 'is in use' : `cannot be used (${refused})`;
@@ -109,19 +121,15 @@ export async function runServe(
       return 2;
     }
     port = (server.address() as AddressInfo).port;
-    io.stderr.write(`[loopctl serve] ${header(agent, options, model)}\n`);
-    if (queued !== undefined) {
-      const where = `queue "${queued.name}" on ${queued.shown}`;
-      io.stderr.write(
-        sanitizeLine(`[loopctl serve] runs go to ${where}: \`loopctl worker\` processes run them`) + '\n',
-      );
-    }
+    if (queued === undefined) io.stderr.write(`[loopctl serve] ${header(agent, options, model)}\n`);
+    else io.stderr.write(sanitizeLine(await queueLine(queued.runs, queued.name, queued.shown, agent.name)) + '\n');
     io.stdout.write(`loopctl serve: open http://127.0.0.1:${port}/?token=${token}\n`);
     io.stderr.write('[loopctl serve] Ctrl-C stops the server and cancels the runs it has going\n');
     const signal = await whenStopped;
     io.stderr.write(sanitizeLine(`[loopctl serve] ${signal}: cancelling the live runs, closing the server`) + '\n');
     shutdown.abort(signal); // every live run ends run_cancelled (reason: the signal); its streams carry it out
-    await close(server);
+    // With --queue the runs go on on their workers: no ending to carry to the pages, so nothing to wait for.
+    await close(server, queued === undefined ? DRAIN_MS : 0);
     await queued?.runs.close(); // queued runs go on on their workers
     return exitCodeFor(signal);
   } finally {
@@ -151,10 +159,10 @@ function listen(server: Server, port: number): Promise<string | undefined> {
   });
 }
 
-/** Stops accepting, lets the streams end with their runs, then closes whatever is left after {@link DRAIN_MS}. */
-function close(server: Server): Promise<void> {
+/** Stops accepting, lets the streams end with their runs, then closes whatever is left after `drainMs`. */
+function close(server: Server, drainMs: number): Promise<void> {
   return new Promise((resolve) => {
-    const timer = setTimeout(() => server.closeAllConnections(), DRAIN_MS);
+    const timer = setTimeout(() => server.closeAllConnections(), drainMs);
     // A stream that carried its run's end leaves a kept-alive connection behind: close those as they go idle.
     const idle = setInterval(() => server.closeIdleConnections(), 50);
     server.close(() => {
@@ -164,6 +172,35 @@ function close(server: Server): Promise<void> {
     });
     server.closeIdleConnections();
   });
+}
+
+/**
+ * What `serve --queue` says where its runs go: the queue, its URL (no password), the agent, and how many
+ * `loopctl worker` processes take runs now (each runs them with its own model, tools and folder, which it
+ * prints when it starts; serve's own model is not used).
+ */
+async function queueLine(
+  runs: { workers(): Promise<number> },
+  name: string,
+  shown: string,
+  agent: string,
+): Promise<string> {
+  const asked = runs.workers().catch(() => undefined);
+  const late = new Promise<undefined>((resolve) => {
+    const timer = setTimeout(() => resolve(undefined), 2000);
+    void asked.then(() => clearTimeout(timer));
+  });
+  const count = await Promise.race([asked, late]);
+  const workers =
+    count === undefined
+      ? ''
+      : count === 0
+        ? `; none is taking runs yet: start one with \`loopctl worker --queue ${shown}\``
+        : `; ${count} ${count === 1 ? 'is' : 'are'} taking runs now`;
+  return (
+    `[loopctl serve] runs go to queue "${name}" on ${shown}: \`loopctl worker\` processes run them ` +
+    `(agent ${agent}, each with its own model, tools and folder)${workers}`
+  );
 }
 
 /** The queue secret of `env`, or the line serve exits 2 with (./../worker/queue-secret.ts). */

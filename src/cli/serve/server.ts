@@ -21,6 +21,18 @@ export interface ServeInfo {
    * already), `--queue` (the workers run only `agent`) and when no tool would ask.
    */
   readonly askingAgent?: string;
+  /** `serve --queue`: the queue's name; the page then asks `GET /api/queue` how the queue is. */
+  readonly queue?: string;
+}
+
+/** What `GET /api/queue` answers with `serve --queue` (a 503 `queue_unavailable` while Redis does not answer). */
+export interface QueueStatus {
+  /** The queue's name. */
+  readonly name: string;
+  /** How many worker processes take its runs now. */
+  readonly workers: number;
+  /** The command that starts one (`loopctl worker --queue <url>`, the password hidden). */
+  readonly start: string;
 }
 
 /** What {@link createServeApp} serves. */
@@ -32,6 +44,11 @@ export interface ServeAppOptions {
   readonly token: string;
   /** The port the server listens on (read per request: with `--port 0` it is known once listening). */
   readonly port: () => number;
+  /**
+   * `serve --queue`: how the queue is, for `GET /api/queue`; rejects with an error whose `code` is
+   * `queue_unavailable` (its message in words) while Redis does not answer.
+   */
+  readonly queue?: () => Promise<QueueStatus>;
 }
 
 /** Where loopctl/http is mounted. */
@@ -43,7 +60,7 @@ export const API_PATH = '/api';
  * files. Every answer says `nosniff`, `no-referrer` and no framing.
  */
 export function createServeApp(options: ServeAppOptions): (req: IncomingMessage, res: ServerResponse) => void {
-  const { runs, web, info, token, port } = options;
+  const { runs, web, info, token, port, queue } = options;
   const guard = createGuard(token, port);
   const principals = new WeakMap<IncomingMessage, string>();
   const api = createHandler({
@@ -74,10 +91,27 @@ export function createServeApp(options: ServeAppOptions): (req: IncomingMessage,
       if (req.method !== 'GET') return send(res, 405, 'application/json; charset=utf-8', methodNotAllowed);
       return send(res, 200, 'application/json; charset=utf-8', JSON.stringify(info), 'no-store');
     }
+    if (pathname === `${API_PATH}/queue` && queue !== undefined) {
+      if (req.method !== 'GET') return send(res, 405, 'application/json; charset=utf-8', methodNotAllowed);
+      return void queueAnswer(queue).then(([status, body]) =>
+        send(res, status, 'application/json; charset=utf-8', JSON.stringify(body)),
+      );
+    }
     if (isApi) return api(req, res);
     if ((req.method === 'GET' || req.method === 'HEAD') && serveFile(web, req, res, pathname)) return;
     send(res, 404, 'text/plain; charset=utf-8', `loopctl serve: no page ${pathname}\n`);
   };
+}
+
+/** `GET /api/queue`'s status and body: the queue's status, or its outage (503) in words. */
+async function queueAnswer(queue: () => Promise<QueueStatus>): Promise<[number, unknown]> {
+  try {
+    return [200, await queue()];
+  } catch (error) {
+    const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+    if (code === 'queue_unavailable' && typeof message === 'string') return [503, { error: { code, message } }];
+    return [500, { error: { code: 'internal_error', message: 'the queue could not be asked' } }];
+  }
 }
 
 const methodNotAllowed = JSON.stringify({ error: { code: 'method_not_allowed', message: 'only GET is allowed here' } });
