@@ -415,7 +415,7 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
   return {
     start: (req) => health.guard(() => start(req)),
 
-    resume: (req) => resume(req),
+    resume: (req) => health.guard(() => resume(req)),
 
     events(runId, opts): Observable<RunEvent> {
       return defer(() => {
