@@ -239,11 +239,10 @@ export async function startWorker(options: StartWorkerOptions): Promise<QueueWor
       const owner = claim[1]!;
       // Another worker runs it: wait while it lives (its lock may have lapsed in a Redis outage).
       const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-      // Lost: no heartbeat and nobody on its channel, seen twice a heartbeat apart (after an outage the owner
-      // needs a moment to beat again).
-      const gone = async () =>
-        (await redis.exists(keys.alive(owner))) === 0 &&
-        Number(((await redis.pubsub('NUMSUB', keys.workerChannel(owner))) as [string, number])[1]) === 0;
+      // Lost: its heartbeat expired, seen twice half a lock apart (after an outage the owner needs a moment to
+      // beat again). Liveness is the heartbeat alone, never an open connection: a frozen process (SIGSTOP, a
+      // tool that blocks the event loop) keeps its sockets, and its subscription, open.
+      const gone = async () => (await redis.exists(keys.alive(owner))) === 0;
       while ((await redis.hget(keys.run(data.runId), 'state')) === 'running') {
         if ((await gone()) && (await pause(lockDurationMs / 2), await gone())) break;
         await pause(Math.min(250, lockDurationMs));
