@@ -116,7 +116,7 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
   bullQueue.on('error', () => undefined);
   const enqueue = async (runId: string, job: string) =>
     void (await bullQueue.add('run', JSON.parse(job) as RunJobData, jobOptions(runId)));
-  const lost: LostContext = { redis, keys, retainMs, enqueue };
+  const lost: LostContext = { redis, keys, retainMs, enqueue, sessions };
 
   interface RunInfo {
     readonly principal: string;

@@ -13,7 +13,7 @@ import { withScripts } from './scripts.js';
 import { checkJob, DEFAULT_PREFIX, DEFAULT_RETAIN_FINISHED_MS, jobOptions, type RunJobData } from './shared.js';
 import { QueueAuth, QueueAuthError, type QueueSecret } from './auth.js';
 import { execute, newLocalRun, type LocalRun, type RunContext } from './worker-run.js';
-import { failLost } from './worker-lost.js';
+import { failLost, fenceLost } from './worker-lost.js';
 import { checkCount, checkMs, checkName } from './checks.js';
 
 /** Options of {@link startWorker}. Times in ms. */
@@ -233,7 +233,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<QueueWor
       if (claim[0] === 'claimed') {
         note({ type: 'claimed', runId: data.runId, agent: data.agent });
         void control.read([data.runId]); // commands recorded while it was queued
-        return execute(ctx, run, data, await signedItems(data, claim.slice(1)), 0);
+        return execute(ctx, run, data, await signedItems(data, claim.slice(2)), 0, claim[1]!);
       }
       if (claim[0] !== 'owned') return;
       const owner = claim[1]!;
@@ -248,17 +248,25 @@ export async function startWorker(options: StartWorkerOptions): Promise<QueueWor
         await pause(Math.min(250, lockDurationMs));
       }
       if ((await redis.hget(keys.run(data.runId), 'state')) !== 'running') return;
+      // Fenced first: after it, the lost claim's session commit either stored (the run completed) or never will.
+      const commit = await fenceLost(ctx, data.runId, owner).catch(() => 'unreachable' as const);
+      if (commit === 'unreachable') {
+        await pause(Math.min(1000, lockDurationMs)); // the store did not answer: no verdict without it
+        continue;
+      }
+      if (commit === 'moved') continue;
       const retries = Number((await redis.hget(keys.run(data.runId), 'retries')) ?? 0);
-      if (onWorkerLost === 'retry_once' && retries < 1) {
+      if (commit !== 'committed' && onWorkerLost === 'retry_once' && retries < 1) {
         const [requeued, lastSeq] = await redis.lcRequeue(keys.ns, data.runId, owner);
         if (requeued !== 1) continue;
         const again = await redis.lcClaim(keys.ns, data.runId, id, data.sessionId);
         if (again[0] !== 'claimed') continue;
         note({ type: 'claimed', runId: data.runId, agent: data.agent });
         void control.read([data.runId]);
-        return execute(ctx, run, data, await signedItems(data, again.slice(1)), (lastSeq ?? -1) + 1);
+        const items = await signedItems(data, again.slice(2));
+        return execute(ctx, run, data, items, (lastSeq ?? -1) + 1, again[1]!);
       }
-      return failLost(ctx, data.runId, owner);
+      return failLost(ctx, data.runId, owner, commit);
     }
   }
 

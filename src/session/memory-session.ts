@@ -1,5 +1,14 @@
 import type { Item } from '../items.js';
-import { alreadyResumed, appendRunId, callStartKey, checkId, checkItems, checkTtl, suspensionKey } from './checks.js';
+import {
+  alreadyResumed,
+  appendRunId,
+  callStartKey,
+  checkId,
+  fenceKey,
+  checkItems,
+  checkTtl,
+  suspensionKey,
+} from './checks.js';
 import { LeaseSlot } from './memory-lease.js';
 import type { AppendOptions, Lease, LeaseOptions, Session } from './session.js';
 
@@ -119,6 +128,21 @@ export class MemorySession implements Session {
     if (stored.has(key)) return false;
     stored.add(key);
     return true;
+  }
+
+  /**
+   * Fences off the commit of `runId` (see `Session.fenceRun`): `'committed'` when an append of it stored
+   * first, else `'fenced'` (a later append of it stores nothing). Synchronous. Throws `ConfigurationError`
+   * naming `runId` for a bad id.
+   */
+  fenceRun(runId: string): 'committed' | 'fenced' {
+    checkId(runId, 'runId');
+    const { stored } = this.#state;
+    const mark = fenceKey(runId);
+    if (stored.has(runId)) return stored.has(mark) ? 'fenced' : 'committed';
+    stored.add(runId);
+    stored.add(mark);
+    return 'fenced';
   }
 
   /**

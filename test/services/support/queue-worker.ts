@@ -2,22 +2,55 @@
  * A worker process for the queue specs: `node --import tsx queue-worker.ts '<json settings>'`. Starts
  * `startWorker` with the queue agent (./queue-agent.ts) and the Runs contract's agent, and the settings
  * (connection, queue, prefix, times, `pgSchema` for Postgres sessions, `suspend` for runs that suspend for
- * approval), prints `ready <workerId>` on stdout, a line per run note (`note claimed <runId> - <ms>`, `note ended
+ * approval, `commitHook` to stop or die at a run's session commit: `stop-before` SIGSTOPs this process just
+ * before the commit is sent, `kill-after` SIGKILLs it just after the commit stored, `lose-answer` rejects the
+ * first commit of a run as a dropped connection does after it stored), prints `ready <workerId>` on stdout, a
+ * line per run note (`note claimed <runId> - <ms>`, `note ended
  * <runId> <stopReason> <ms>`, ms since the epoch), and on SIGTERM drains (`close()`) and exits 0.
  */
 import pg from 'pg';
 import { startWorker, type StartWorkerOptions } from '../../../src/bullmq/index.js';
 import { PostgresSessionStore } from '../../../src/postgres/index.js';
+import type { PostgresSession } from '../../../src/postgres/session.js';
+import type { LocalRunsSessionStore } from '../../../src/runs/thread.js';
+import { SessionStorageError, type AppendOptions, type Item } from '../../../src/index.js';
 import { RUNS_CONTRACT_AGENT, runsContractAgent } from '../../../src/node/testing/index.js';
 import { queueAgent } from './queue-agent.js';
 
 const settings = JSON.parse(process.argv[2] ?? '{}') as Omit<StartWorkerOptions, 'agents' | 'sessions'> & {
   pgSchema?: string;
   suspend?: boolean;
+  commitHook?: 'stop-before' | 'kill-after' | 'lose-answer';
 };
 const pool = settings.pgSchema ? new pg.Pool({ max: 4 }) : undefined;
-const sessions = pool ? new PostgresSessionStore(pool, { schema: settings.pgSchema! }) : undefined;
-const { pgSchema: _schema, suspend, ...options } = settings;
+const store = pool ? new PostgresSessionStore(pool, { schema: settings.pgSchema! }) : undefined;
+const { pgSchema: _schema, suspend, commitHook, ...options } = settings;
+const answerLost = new Set<string>();
+/** The store, with the deterministic fault at a run's commit (an append with a run id) when `commitHook` asks. */
+const sessions: LocalRunsSessionStore | undefined =
+  store && commitHook
+    ? {
+        session(id) {
+          const session = store.session(id);
+          return Object.assign(Object.create(session) as PostgresSession, {
+            append: async (items: readonly Item[], opts?: AppendOptions) => {
+              if (opts?.runId === undefined) return session.append(items, opts);
+              process.stdout.write(`commit ${opts.runId}\n`);
+              if (commitHook === 'stop-before') process.kill(process.pid, 'SIGSTOP');
+              await session.append(items, opts);
+              process.stdout.write(`committed ${opts.runId}\n`);
+              if (commitHook === 'kill-after') process.kill(process.pid, 'SIGKILL');
+              if (commitHook === 'lose-answer' && !answerLost.has(opts.runId)) {
+                // Stored, then the answer is lost as when Postgres drops the connection (an admin shutdown).
+                answerLost.add(opts.runId);
+                const message = 'terminating connection due to administrator command (57P01)';
+                throw new SessionStorageError(id, '57P01', message);
+              }
+            },
+          });
+        },
+      }
+    : store;
 const worker = await startWorker({
   ...options,
   agents: { [queueAgent.name]: queueAgent, [RUNS_CONTRACT_AGENT]: runsContractAgent() },
