@@ -105,12 +105,14 @@ return out
 
 /**
  * append: ARGV ns, runId, seq, json, token (the writer's claim token; '' for none). Adds a non-terminal event to
- * the run's stream and publishes it → {1}; not when the run has its terminal already → {-1}, when the token is
- * not the run's current claim (it was declared lost, or rerun) → {-3}, or an event with this seq or a later one
- * is stored (a resent command) → {0}.
+ * the run's stream and publishes it → {1}; not when the run's hash is gone (Redis lost it: a restart that kept
+ * nothing, a flush) → {-4}, when the run has its terminal already → {-1}, when the token is not the run's current
+ * claim (it was declared lost, or rerun) → {-3}, or an event with this seq or a later one is stored (a resent
+ * command) → {0}.
  */
 const APPEND = `${HELPERS}
 local runId, seq, json = ARGV[2], tonumber(ARGV[3]), ARGV[4]
+if redis.call('EXISTS', runKey(runId)) == 0 then return { -4 } end
 if redis.call('HEXISTS', runKey(runId), 'terminal') == 1 then return { -1 } end
 if not currentClaim(runId, ARGV[5]) then return { -3 } end
 if seq <= lastSeq(runId) then return { 0 } end
@@ -126,6 +128,9 @@ return { 1 }
  * thread's steering, front), startedJson ('' or a run_started stored first at seq 0), then the
  * steering to put back at the front of the thread's queue (JSON items).
  * Refuses a second terminal for a run → {-1}; a run in another state / of another owner → {-2, state, owner}.
+ * A run whose hash is gone (Redis lost its keys) with an expectOwner (its worker's own terminal): the terminal is
+ * stored alone (stream entry, and a hash that says `ended`, `orphan` 1), so every reader polling finds it →
+ * {seq, '', ''}; the steering to put back is lost with the thread's keys.
  * Else stores it, marks the run ended, expires its keys after retainMs, frees the thread (the next pending
  * run becomes queued and owns it) and publishes → {seq, nextRunId or '', nextJob or ''}.
  */
@@ -134,6 +139,16 @@ local runId, seqArg, json, expect, expectOwner = ARGV[2], ARGV[3], ARGV[4], ARGV
 local retainMs, giveBack, started = tonumber(ARGV[7]), ARGV[8], ARGV[9]
 local rkey = runKey(runId)
 if redis.call('HEXISTS', rkey, 'terminal') == 1 then return { -1 } end
+if expectOwner ~= '' and redis.call('EXISTS', rkey) == 0 then
+  local ekey = rkey .. ':events'
+  local seq = math.max(tonumber(seqArg) or 0, lastSeq(runId) + 1)
+  redis.call('XADD', ekey, seq .. '-1', 'e', json)
+  redis.call('HSET', rkey, 'state', 'ended', 'terminal', cjson.decode(json).type, 'lastSeq', seq, 'orphan', 1)
+  redis.call('PEXPIRE', rkey, retainMs)
+  redis.call('PEXPIRE', ekey, retainMs)
+  redis.call('PUBLISH', ns .. ':ev:' .. runId, seq .. '\\n' .. json)
+  return { seq, '', '' }
+end
 local state = redis.call('HGET', rkey, 'state') or ''
 local owner = redis.call('HGET', rkey, 'owner') or ''
 if expect ~= '' and not string.find('|' .. expect .. '|', '|' .. state .. '|', 1, true) then

@@ -114,3 +114,52 @@ function lastAssistantText(items: readonly Item[]): string {
   }
   return '';
 }
+
+/** At most this many characters of a lost call's output in the note a rerun's model gets. */
+const NOTE_OUTPUT_CHARS = 200;
+
+/**
+ * The note a rerun's model gets (`onWorkerLost: 'retry_once'`) about the tool calls the lost claim started (its
+ * stored `tool_call_started` events): each with what became of it — its output, its error, or "interrupted" (it
+ * may or may not have taken effect). The rerun starts from the last commit, so none of them is in its history:
+ * told, the model decides whether to call again, instead of the call being run again silently. Undefined when
+ * the lost claim started no call.
+ */
+export async function lostCallsNote(
+  ctx: Pick<LostContext, 'redis' | 'keys'>,
+  runId: string,
+): Promise<string | undefined> {
+  const entries = (await ctx.redis.xrange(ctx.keys.events(runId), '-', '+')) as [string, string[]][];
+  const calls = new Map<string, { name: string; args: string; end?: string }>();
+  for (const [, fields] of entries) {
+    let event: {
+      type?: string;
+      callId?: string;
+      name?: string;
+      arguments?: string;
+      output?: string;
+      error?: { message?: string };
+    };
+    try {
+      event = JSON.parse(fields[1] ?? '{}') as typeof event;
+    } catch {
+      continue;
+    }
+    if (event.type === 'tool_call_started' && event.callId) {
+      calls.set(event.callId, { name: event.name ?? '', args: event.arguments ?? '' });
+    }
+    const call = event.callId ? calls.get(event.callId) : undefined;
+    if (call && event.type === 'tool_call_completed') call.end = `it completed: ${clip(event.output ?? '')}`;
+    if (call && event.type === 'tool_call_failed') call.end = `it failed: ${clip(event.error?.message ?? '')}`;
+  }
+  if (calls.size === 0) return undefined;
+  const lines = [...calls.values()].map(
+    (c) => `- ${c.name} ${clip(c.args)}: ${c.end ?? 'interrupted; it may or may not have taken effect'}`,
+  );
+  return (
+    'Note: this run was restarted after the worker running it was lost. These tool calls had started there ' +
+    `and are not in the history; they are not run again unless you call them:\n${lines.join('\n')}`
+  );
+}
+
+const clip = (text: string) => (text.length > NOTE_OUTPUT_CHARS ? `${text.slice(0, NOTE_OUTPUT_CHARS)}…` : text);

@@ -149,6 +149,9 @@ export async function execute(
             // The run has its terminal already, or another claim (it was declared lost elsewhere, or rerun):
             // stop working on it.
             if ((stored === -1 || stored === -3) && !local.ended) handle.cancel(RUN_ENDED_ELSEWHERE);
+            // Redis lost the run's keys (restarted keeping nothing): the run cannot go on; its terminal is
+            // stored alone, so readers find it.
+            if (stored === -4 && !local.ended) handle.cancel(EVENT_STORE_UNAVAILABLE_REASON);
           },
           () => undefined,
         );
@@ -213,6 +216,12 @@ export async function next(ctx: Pick<RunContext, 'enqueue'>, result: (number | s
     await ctx.enqueue(runId, job);
   }
 }
+
+/**
+ * The reason runs are cancelled with when Redis stayed unreachable for `eventStoreOutageMs`, or lost the run's
+ * keys (a restart that kept nothing).
+ */
+export const EVENT_STORE_UNAVAILABLE_REASON = Object.freeze({ type: 'event_store_unavailable' as const });
 
 /** The reason a worker cancels a run whose terminal another process stored (it was declared lost). */
 export const RUN_ENDED_ELSEWHERE = Object.freeze({ type: 'run_ended_elsewhere' as const });
