@@ -86,4 +86,23 @@ describe('queue fencing: the commit decides the outcome', () => {
     expect(terminals[0]).toMatchObject({ type: 'run_completed', stopReason: 'completed' });
     expect(userTexts(items, 'hello')).toBe(1);
   }, 60_000);
+
+  it('a commit whose Postgres connection is terminated (pg_terminate_backend) is sent again: completed', async () => {
+    const store = await pg.makeStore();
+    fx = queueFixture({ sessions: store });
+    const w = await fx.worker({ pgSchema: store.schema, commitHook: 'terminate-during' });
+    const { runId } = await fx.runs.start({ agent: 'queue-agent', threadId: 't', input: 'hello', principal: P });
+    const events = await allEvents(fx.runs.events(runId, { principal: P }));
+    const terminals = events.filter(isTerminalEvent);
+    const items = await threadItems(store, 't');
+    console.log(
+      `commit connection terminated: ${w.out().includes('terminated') ? 'terminated' : 'NOT terminated'}; ` +
+        `terminals ${terminals.length} (${terminals.map((t) => `${t.type}/${t.stopReason}`).join(',')}); ` +
+        `the run's input in the session ${userTexts(items, 'hello')}x`,
+    );
+    expect(w.out()).toContain(`terminated ${P}/t`);
+    expect(terminals).toHaveLength(1);
+    expect(terminals[0]).toMatchObject({ type: 'run_completed', stopReason: 'completed' });
+    expect(userTexts(items, 'hello')).toBe(1);
+  }, 60_000);
 });

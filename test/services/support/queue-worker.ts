@@ -4,7 +4,8 @@
  * (connection, queue, prefix, times, `pgSchema` for Postgres sessions, `suspend` for runs that suspend for
  * approval, `commitHook` to stop or die at a run's session commit: `stop-before` SIGSTOPs this process just
  * before the commit is sent, `kill-after` SIGKILLs it just after the commit stored, `lose-answer` rejects the
- * first commit of a run as a dropped connection does after it stored), prints `ready <workerId>` on stdout, a
+ * first commit of a run as a dropped connection does after it stored, `terminate-during` has Postgres terminate
+ * the first commit's connection while it waits on a lock), prints `ready <workerId>` on stdout, a
  * line per run note (`note claimed <runId> - <ms>`, `note ended
  * <runId> <stopReason> <ms>`, ms since the epoch), and on SIGTERM drains (`close()`) and exits 0.
  */
@@ -20,12 +21,44 @@ import { queueAgent } from './queue-agent.js';
 const settings = JSON.parse(process.argv[2] ?? '{}') as Omit<StartWorkerOptions, 'agents' | 'sessions'> & {
   pgSchema?: string;
   suspend?: boolean;
-  commitHook?: 'stop-before' | 'kill-after' | 'lose-answer';
+  commitHook?: 'stop-before' | 'kill-after' | 'lose-answer' | 'terminate-during';
 };
 const pool = settings.pgSchema ? new pg.Pool({ max: 4 }) : undefined;
 const store = pool ? new PostgresSessionStore(pool, { schema: settings.pgSchema! }) : undefined;
 const { pgSchema: _schema, suspend, commitHook, ...options } = settings;
 const answerLost = new Set<string>();
+
+/**
+ * Runs `append` while Postgres terminates its connection (`pg_terminate_backend`): another connection holds the
+ * session's row uncommitted, so the append waits on it; its backend is terminated while it waits, then the row
+ * is let go. The append fails as a dropped connection does, having stored nothing.
+ */
+async function terminateDuring(sessionId: string, append: () => Promise<void>): Promise<void> {
+  const locker = new pg.Client();
+  await locker.connect();
+  const table = `"${settings.pgSchema}".loopctl_sessions`;
+  await locker.query('BEGIN');
+  await locker.query(`INSERT INTO ${table} (id, items, created_at, updated_at) VALUES ($1, 0, 0, 0)`, [sessionId]);
+  const appended = append();
+  appended.catch(() => undefined);
+  try {
+    for (let i = 0; i < 200; i++) {
+      const { rows } = await locker.query(
+        `SELECT pg_terminate_backend(pid) AS t FROM pg_stat_activity
+         WHERE wait_event_type = 'Lock' AND query LIKE '%loopctl_items%' AND pid <> pg_backend_pid()`,
+      );
+      if (rows.length > 0) {
+        process.stdout.write(`terminated ${sessionId}\n`);
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  } finally {
+    await locker.query('ROLLBACK');
+    await locker.end();
+  }
+  return appended;
+}
 /** The store, with the deterministic fault at a run's commit (an append with a run id) when `commitHook` asks. */
 const sessions: LocalRunsSessionStore | undefined =
   store && commitHook
@@ -37,6 +70,10 @@ const sessions: LocalRunsSessionStore | undefined =
               if (opts?.runId === undefined) return session.append(items, opts);
               process.stdout.write(`commit ${opts.runId}\n`);
               if (commitHook === 'stop-before') process.kill(process.pid, 'SIGSTOP');
+              if (commitHook === 'terminate-during' && !answerLost.has(opts.runId)) {
+                answerLost.add(opts.runId);
+                return terminateDuring(id, () => session.append(items, opts));
+              }
               await session.append(items, opts);
               process.stdout.write(`committed ${opts.runId}\n`);
               if (commitHook === 'kill-after') process.kill(process.pid, 'SIGKILL');

@@ -35,7 +35,7 @@ export interface WorkerProcess {
 type WorkerSettings = Partial<Omit<StartWorkerOptions, 'agents' | 'sessions'>> & {
   pgSchema?: string;
   suspend?: boolean;
-  commitHook?: 'stop-before' | 'kill-after' | 'lose-answer';
+  commitHook?: 'stop-before' | 'kill-after' | 'lose-answer' | 'terminate-during';
 };
 
 export interface QueueFixture {
