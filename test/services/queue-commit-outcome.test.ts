@@ -4,7 +4,8 @@
  * finds it stored when it was:
  * - a worker that dies just after its commit stored (it SIGKILLs itself there) has its run reported completed,
  *   and the steering the commit delivered is not given back;
- * - a commit whose answer is lost (the connection dropped after it stored) is sent again and the run completes.
+ * - a commit whose connection drops — terminated by Postgres before it stored, or its answer lost after — is sent
+ *   again and the run completes.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { isTerminalEvent, type Item } from '../../src/index.js';
@@ -69,40 +70,32 @@ describe('queue fencing: the commit decides the outcome', () => {
     expect(after.at(-1)).toMatchObject({ type: 'run_completed' });
   }, 60_000);
 
-  it('a commit whose answer is lost (the connection dropped after it stored) is sent again: completed', async () => {
+  it('a commit whose connection drops, before it stored (pg_terminate_backend) or after: sent again, completed', async () => {
     const store = await pg.makeStore();
     fx = queueFixture({ sessions: store });
-    await fx.worker({ pgSchema: store.schema, commitHook: 'lose-answer' });
-    const { runId } = await fx.runs.start({ agent: 'queue-agent', threadId: 't', input: 'hello', principal: P });
-    const events = await allEvents(fx.runs.events(runId, { principal: P }));
-    const terminals = events.filter(isTerminalEvent);
-    const items = await threadItems(store, 't');
-    console.log(
-      `commit answer lost: terminals ${terminals.length} ` +
-        `(${terminals.map((t) => `${t.type}/${t.stopReason}`).join(',')}); ` +
-        `the run's input in the session ${userTexts(items, 'hello')}x`,
+    const w = await fx.worker({ pgSchema: store.schema, commitHook: 'connection-faults' });
+    const threads = ['terminate', 'lose'];
+    const runIds = await Promise.all(
+      threads.map(
+        async (threadId) =>
+          (await fx!.runs.start({ agent: 'queue-agent', threadId, input: 'hello', principal: P })).runId,
+      ),
     );
-    expect(terminals).toHaveLength(1);
-    expect(terminals[0]).toMatchObject({ type: 'run_completed', stopReason: 'completed' });
-    expect(userTexts(items, 'hello')).toBe(1);
-  }, 60_000);
-
-  it('a commit whose Postgres connection is terminated (pg_terminate_backend) is sent again: completed', async () => {
-    const store = await pg.makeStore();
-    fx = queueFixture({ sessions: store });
-    const w = await fx.worker({ pgSchema: store.schema, commitHook: 'terminate-during' });
-    const { runId } = await fx.runs.start({ agent: 'queue-agent', threadId: 't', input: 'hello', principal: P });
-    const events = await allEvents(fx.runs.events(runId, { principal: P }));
-    const terminals = events.filter(isTerminalEvent);
-    const items = await threadItems(store, 't');
-    console.log(
-      `commit connection terminated: ${w.out().includes('terminated') ? 'terminated' : 'NOT terminated'}; ` +
-        `terminals ${terminals.length} (${terminals.map((t) => `${t.type}/${t.stopReason}`).join(',')}); ` +
-        `the run's input in the session ${userTexts(items, 'hello')}x`,
+    const terminals = await Promise.all(
+      runIds.map(async (id) => (await allEvents(fx!.runs.events(id, { principal: P }))).filter(isTerminalEvent)),
     );
-    expect(w.out()).toContain(`terminated ${P}/t`);
-    expect(terminals).toHaveLength(1);
-    expect(terminals[0]).toMatchObject({ type: 'run_completed', stopReason: 'completed' });
-    expect(userTexts(items, 'hello')).toBe(1);
+    const stored = await Promise.all(threads.map(async (t) => userTexts(await threadItems(store, t), 'hello')));
+    console.log(
+      `commit connection faults (terminated before it stored, answer lost after): ` +
+        `${w.out().includes('terminated') ? 'terminated' : 'NOT terminated'}; terminals per run ` +
+        `${terminals.map((t) => `${t.length} ${t.map((e) => `${e.type}/${e.stopReason}`).join(',')}`).join('; ')}; ` +
+        `the run's input in each session ${stored.join(',')}x`,
+    );
+    expect(w.out()).toContain(`terminated ${P}/terminate`);
+    for (const t of terminals) {
+      expect(t).toHaveLength(1);
+      expect(t[0]).toMatchObject({ type: 'run_completed', stopReason: 'completed' });
+    }
+    expect(stored).toEqual([1, 1]);
   }, 60_000);
 });

@@ -3,11 +3,11 @@
  * `startWorker` with the queue agent (./queue-agent.ts) and the Runs contract's agent, and the settings
  * (connection, queue, prefix, times, `pgSchema` for Postgres sessions, `suspend` for runs that suspend for
  * approval, `commitHook` to stop or die at a run's session commit: `stop-before` SIGSTOPs this process just
- * before the commit is sent, `kill-after` SIGKILLs it just after the commit stored, `lose-answer` rejects the
- * first commit of a run as a dropped connection does after it stored, `terminate-during` has Postgres terminate
- * the first commit's connection while it waits on a lock), prints `ready <workerId>` on stdout, a
- * line per run note (`note claimed <runId> - <ms>`, `note ended
- * <runId> <stopReason> <ms>`, ms since the epoch), and on SIGTERM drains (`close()`) and exits 0.
+ * before the commit is sent, `kill-after` SIGKILLs it just after the commit stored, `connection-faults`: on a
+ * thread named `lose` it rejects a run's first commit as a dropped connection does after it stored, on one named
+ * `terminate` Postgres terminates the first commit's connection while it waits on a lock), prints
+ * `ready <workerId>` on stdout, a line per run note (`note claimed <runId> - <ms>`, `note ended <runId>
+ * <stopReason> <ms>`, ms since the epoch), and on SIGTERM drains (`close()`) and exits 0.
  */
 import pg from 'pg';
 import { startWorker, type StartWorkerOptions } from '../../../src/bullmq/index.js';
@@ -21,7 +21,7 @@ import { queueAgent } from './queue-agent.js';
 const settings = JSON.parse(process.argv[2] ?? '{}') as Omit<StartWorkerOptions, 'agents' | 'sessions'> & {
   pgSchema?: string;
   suspend?: boolean;
-  commitHook?: 'stop-before' | 'kill-after' | 'lose-answer' | 'terminate-during';
+  commitHook?: 'stop-before' | 'kill-after' | 'connection-faults';
 };
 const pool = settings.pgSchema ? new pg.Pool({ max: 4 }) : undefined;
 const store = pool ? new PostgresSessionStore(pool, { schema: settings.pgSchema! }) : undefined;
@@ -70,14 +70,14 @@ const sessions: LocalRunsSessionStore | undefined =
               if (opts?.runId === undefined) return session.append(items, opts);
               process.stdout.write(`commit ${opts.runId}\n`);
               if (commitHook === 'stop-before') process.kill(process.pid, 'SIGSTOP');
-              if (commitHook === 'terminate-during' && !answerLost.has(opts.runId)) {
+              if (commitHook === 'connection-faults' && id.endsWith('/terminate') && !answerLost.has(opts.runId)) {
                 answerLost.add(opts.runId);
                 return terminateDuring(id, () => session.append(items, opts));
               }
               await session.append(items, opts);
               process.stdout.write(`committed ${opts.runId}\n`);
               if (commitHook === 'kill-after') process.kill(process.pid, 'SIGKILL');
-              if (commitHook === 'lose-answer' && !answerLost.has(opts.runId)) {
+              if (commitHook === 'connection-faults' && id.endsWith('/lose') && !answerLost.has(opts.runId)) {
                 // Stored, then the answer is lost as when Postgres drops the connection (an admin shutdown).
                 answerLost.add(opts.runId);
                 const message = 'terminating connection due to administrator command (57P01)';
