@@ -8,6 +8,9 @@
  *   one session after 50 warm-up runs; p50, p99, max per commit.
  * - load: a session of 10 000 Items (one append), loaded 7 times after one warm-up load; min, median, max.
  * - a 10 000-Item append (one run): 7 times into fresh sessions; median.
+ * - journal: `journalTurn(runId, turn, items)` of one completed turn's Items (an assistant message with a tool
+ *   call and the tool's result, 2 Items, 3.4 KB of JSON), BENCH_COMMITS turns (runs of 10 turns) after 50
+ *   warm-up turns: the cost a durable run adds per turn (docs/sessions.md, "Durable runs").
  * Wall-clock figures on a noisy shared machine: medians and percentiles, never asserted anywhere.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -73,6 +76,16 @@ async function measure(label: string, store: Store): Promise<string[][]> {
     await store.session(`bench-append-${i}`).append(history, { runId: 'one' });
     appends.push(performance.now() - t);
   }
+  const journal = store.session('bench-journal');
+  for (let r = 0; r < 50; r++) await journal.journalTurn('warm', r + 1, runItems(r).slice(1, 3));
+  const turns: number[] = [];
+  for (let r = 0; r < COMMITS; r++) {
+    const items = runItems(r).slice(1, 3);
+    const t = performance.now();
+    await journal.journalTurn(`journal-${Math.floor(r / 10)}`, (r % 10) + 1, items);
+    turns.push(performance.now() - t);
+  }
+  const j = summarize(turns);
   const l = summarize(loads);
   const a = summarize(appends);
   return [
@@ -83,6 +96,14 @@ async function measure(label: string, store: Store): Promise<string[][]> {
       fmt(c.min, 2),
       fmt(c.max, 2),
     ].concat(`${c.n}`),
+    [
+      `${label}: journal write of one turn (2 Items, 3.4 KB)`,
+      fmt(j.p50, 2),
+      fmt(j.p99, 2),
+      fmt(j.min, 2),
+      fmt(j.max, 2),
+      `${j.n}`,
+    ],
     [`${label}: load of 10 000 Items`, fmt(l.p50, 1), '-', fmt(l.min, 1), fmt(l.max, 1), `${l.n}`],
     [`${label}: append of 10 000 Items in one run`, fmt(a.p50, 1), '-', fmt(a.min, 1), fmt(a.max, 1), `${a.n}`],
   ];

@@ -226,8 +226,9 @@ export class ToolApprovalExpiredError extends LoopctlError {
 
 /**
  * A sub-agent's tool call that needs approval, in a run that cannot wait for one ("Nested approvals",
- * docs/run-control.md): its root run suspends for approval (`approvals: 'suspend'`), or the sub-run was
- * given `approvals: 'suspend'` itself, and a sub-run's suspension cannot be resumed. The call fails closed at
+ * docs/run-control.md): the sub-run was given `approvals: 'suspend'` itself under a root that waits, so its
+ * suspension would reach no one who resumes it (under a root in suspend mode a sub-run suspends with it). The
+ * call fails closed at
  * once, never a silent wait in memory: it never starts, and the sub-agent's model reads "tool <name> needs
  * approval, which this sub-agent cannot wait for …; the call did not run" as its result
  * (`tool_call_failed`, `interrupted: false`).
@@ -240,7 +241,7 @@ export class ToolApprovalUnavailableError extends LoopctlError {
   ) {
     super(
       `tool ${toolName} needs approval, which this sub-agent cannot wait for: its run suspends for approvals ` +
-        `(approvals: 'suspend') and a sub-agent's suspension cannot be resumed; the call did not run`,
+        `(approvals: 'suspend') and its root run does not, so nothing would resume it; the call did not run`,
     );
   }
 }
@@ -280,7 +281,9 @@ export type ResumeErrorCode =
   | 'call_added'
   | 'arguments_changed'
   | 'pending_removed'
-  | 'tampered';
+  | 'tampered'
+  | 'committed'
+  | 'not_journalled';
 
 /**
  * `resume(agent, suspended, decisions)` refused (docs/run-control.md, "Approvals"): `code` says why —
@@ -296,7 +299,8 @@ export type ResumeErrorCode =
  * in the suspended batch), `arguments_changed` (a call's name or arguments changed), `pending_removed`
  * (a call that awaited a decision is no longer pending, or its earlier decision is gone), `tampered`
  * (anything else changed). `unknown_call` also names a `suspended.decisions` entry for a call that was
- * not decided before the suspension.
+ * not decided before the suspension. `resumeRun(agent, runId)` refused (docs/sessions.md, "Durable runs"):
+ * `committed` (the run's commit is stored: nothing to continue), `not_journalled` (no journalled turn).
  */
 export class ResumeError extends LoopctlError {
   override readonly name: string = 'ResumeError';

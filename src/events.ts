@@ -159,6 +159,13 @@ const ev = <T extends string, S extends z.ZodRawShape>(type: T, shape: S) =>
 /** `run_started`: The run began (always the first event, `seq` 0, `turn` 0); `agent` is the agent's name. */
 export const RunStartedSchema = ev('run_started', { agent: z.string() });
 /**
+ * `run_resumed`: a run continued from its journal (`resumeRun()`, docs/sessions.md, "Durable runs"), right after
+ * its `run_started`, with the same `runId`: `fromTurn` is its last journalled turn, the one it goes on after (its
+ * next event is turn `fromTurn + 1`'s `turn_started`). Turns after `fromTurn` that the lost process had begun are
+ * done again.
+ */
+export const RunResumedSchema = ev('run_resumed', { fromTurn: z.number().int().positive() });
+/**
  * `turn_started`: A turn began; `turn` counts from 1. Steering is drained right after it and the
  * `turnStarted` hooks ("drain after turnStarted").
  */
@@ -398,6 +405,7 @@ export const SubrunEventSchema: z.ZodType<SubrunEvent> = z.lazy(() =>
 export const RunEventSchema: z.ZodType<RunEvent> = z.lazy(() =>
   z.union([
     RunStartedSchema,
+    RunResumedSchema,
     TurnStartedSchema,
     UserMessageInjectedSchema,
     ModelRequestStartedSchema,
@@ -424,6 +432,8 @@ export const RunEventSchema: z.ZodType<RunEvent> = z.lazy(() =>
 
 /** A `run_started` event (see {@link RunStartedSchema}). */
 export type RunStarted = z.infer<typeof RunStartedSchema>;
+/** A `run_resumed` event (see {@link RunResumedSchema}). */
+export type RunResumed = z.infer<typeof RunResumedSchema>;
 /** A `turn_started` event (see {@link TurnStartedSchema}). */
 export type TurnStarted = z.infer<typeof TurnStartedSchema>;
 /** A `user_message_injected` event (see {@link UserMessageInjectedSchema}). */
@@ -481,6 +491,7 @@ export type TerminalEvent = RunCompleted | RunCancelled | RunFailed;
 /** Every event of a run, discriminated on `type`. */
 export type RunEvent =
   | RunStarted
+  | RunResumed
   | TurnStarted
   | UserMessageInjected
   | ModelRequestStarted

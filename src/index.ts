@@ -61,7 +61,10 @@ export { isContextLengthError } from './engine/compaction/context-length.js';
 export { RunControl } from './control/run-control.js';
 export { stopTimeoutReason, type RunStopOptions } from './control/stop.js';
 export { resume } from './engine/resume.js';
+export { resumeRun } from './engine/resume-run.js';
 export { SuspendedSchema, ToolDecisionSchema, type Suspended, type ApprovalDecision } from './control/suspended.js';
+export { pendingCalls, type PendingCall } from './control/suspended.js';
+export { FrontendToolResultSchema, type FrontendTool, type FrontendToolResult } from './tools/frontend-tool.js';
 export {
   RunCommandSchema,
   parseRunCommand,
@@ -118,6 +121,9 @@ export type {
   LeaseOptions,
   SessionStore,
   SessionInfo,
+  JournalOptions,
+  JournalTurn,
+  RunJournal,
 } from './session/session.js';
 export { MemorySession, type MemorySessionOptions } from './session/memory-session.js';
 export { MemorySessionStore } from './session/memory-store.js';
@@ -167,6 +173,7 @@ export {
   UndeliveredSchema,
   SerializedErrorSchema,
   RunStartedSchema,
+  RunResumedSchema,
   TurnStartedSchema,
   UserMessageInjectedSchema,
   ModelRequestStartedSchema,
@@ -207,6 +214,7 @@ export {
   type FinishReason,
   type Undelivered,
   type RunStarted,
+  type RunResumed,
   type TurnStarted,
   type UserMessageInjected,
   type ModelRequestStarted,

@@ -208,8 +208,15 @@ describe('which conversation a command continues', () => {
   it('the session runs get has no acquire: the CLI holds the lease, the engine never takes a second one', async () => {
     const { project, env } = setup();
     const c = await openConversation(options(project), env);
-    // recordCallStart passes through to the store (a resumed call's start is recorded durably); no acquire.
-    expect(Object.keys(c.session).sort()).toEqual(['append', 'load', 'recordCallStart']);
+    // recordCallStart and the run journal pass through to the store (durable across a kill); no acquire.
+    expect(Object.keys(c.session).sort()).toEqual([
+      'append',
+      'discardJournal',
+      'journalTurn',
+      'load',
+      'readJournal',
+      'recordCallStart',
+    ]);
     await c.close();
   });
 

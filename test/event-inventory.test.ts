@@ -43,9 +43,10 @@ function tableNames(text: string, name: string): string[] {
 const sorted = (xs: readonly string[]) => [...xs].sort();
 
 describe('RunEventSchema is the single inventory', () => {
-  it('the schema has the 22 event types the engine emits', () => {
+  it('the schema has the 23 event types the engine emits', () => {
     expect(eventTypes()).toEqual([
       'run_started',
+      'run_resumed',
       'turn_started',
       'user_message_injected',
       'model_request_started',

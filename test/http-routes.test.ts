@@ -115,7 +115,7 @@ describe('POST /agents/:agent/runs: bad input', () => {
       [input([user('u1')], { messages: 'x' }), 'messages'],
       [input([{ id: 'u1', role: 'user' }]), 'messages[0].content'],
       [input([user('u1')], { threadId: '' }), 'threadId'],
-      [input([user('u1')], { tools: [{ name: 'pick', description: 'front-end tool' }] }), 'tools'],
+      [input([user('u1')], { tools: [{ name: 'pick me', description: 'front-end tool' }] }), 'tools[0].name'],
       [input([user('u1')], { context: [{ description: 'd', value: 'v' }] }), 'context'],
       [input([user('u1')], { state: { mode: 'x' } }), 'state'],
       [input([user('u1')], { resume: [{ interruptId: 'i', status: 'resolved' }] }), 'resume[0].payload'],

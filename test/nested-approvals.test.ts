@@ -2,14 +2,26 @@
  * A sub-agent's approval is surfaced at the root ("Nested approvals", docs/run-control.md; docs/ui.md): a
  * depth-2 sub-agent's call that needs approval appears in the root's AG-UI stream as
  * `loopctl.approval_requested` with its call id and path, the HTTP decision route decides it, and its start and
- * result follow on the wire (HttpAgent over loopctl/http). In suspend mode it fails closed at once with
- * `ToolApprovalUnavailableError`, never waiting in memory.
+ * result follow on the wire (HttpAgent over loopctl/http). Under a root in suspend mode the root suspends with
+ * the nested call pending (its path in the interrupt), and a resume continues the sub-runs where they waited; a
+ * sub-agent given suspend mode under a root that waits fails closed with `ToolApprovalUnavailableError`.
  */
 import { HttpAgent, type AgentSubscriber } from '@ag-ui/client';
 import type { AGUIEvent } from '@ag-ui/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHandler } from '../src/http/index.js';
-import { defineAgent, localRuns, run, type RunEvent, type RunOptions, type SubRunOptions } from '../src/index.js';
+import {
+  defineAgent,
+  localRuns,
+  pendingCalls,
+  resume,
+  run,
+  start,
+  type RunEvent,
+  type RunOptions,
+  type SubRunOptions,
+  type Suspended,
+} from '../src/index.js';
 import { collectEvents, scriptedModel } from '../src/testing/index.js';
 import { checkAgUiStream } from './support/ag-ui.js';
 import { deployTool } from './support/gated-tools.js';
@@ -124,7 +136,101 @@ describe('nested approvals over HTTP (HttpAgent against loopctl/http)', () => {
   });
 });
 
-describe('nested approvals in suspend mode: the nested call fails closed at once', () => {
+describe('nested approvals under a root in suspend mode: the root suspends, resume continues the sub-runs', () => {
+  let server: Listening | undefined;
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
+  const suspendRoot = async () => {
+    const nested = nestedAgents();
+    const handle = start(nested.lead, 'Ship it.', { approvals: 'suspend' });
+    const events: RunEvent[] = [];
+    handle.events$.subscribe((e) => events.push(e));
+    const first = await handle.result;
+    return { ...nested, first, events };
+  };
+
+  it('depth 2: the root suspends with the nested call pending (path), nothing ran; approve → it runs once', async () => {
+    const { lead, executed, opsModel, first, events } = await suspendRoot();
+    expect(first.stopReason).toBe('needs_approval');
+    expect(executed).toEqual([]);
+    // The request reached the root with its path; the root's own batch has no pending call of its own.
+    const asked = events.find((e) => e.type === 'subrun_event' && e.event.type === 'tool_approval_requested');
+    expect(asked).toMatchObject({ path: ['research', 'ops'], event: { callId: 'call_deploy' } });
+    const saved = JSON.parse(JSON.stringify(first.suspended)) as Suspended;
+    expect(saved.pending).toEqual([]);
+    expect(pendingCalls(saved)).toEqual([
+      { callId: 'call_deploy', name: 'deploy', arguments: '{"service":"api"}', path: ['research', 'ops'] },
+    ]);
+    expect(() => resume(lead, saved, {})).toThrow(expect.objectContaining({ code: 'missing_decision' }));
+    expect(() => resume(lead, saved, { nope: { approve: true } })).toThrow(
+      expect.objectContaining({ code: 'unknown_call' }),
+    );
+    const resumed = await resume(lead, saved, { call_deploy: { approve: true } }).result;
+    expect(resumed.output).toBe('Shipped.');
+    expect(executed).toEqual(['api']);
+    // The ops sub-run went on where it waited: its model's second request holds the deploy result.
+    expect(opsModel.requests).toHaveLength(2);
+    expect(opsModel.requests[1]!.items.at(-1)).toMatchObject({ type: 'tool_result', callId: 'call_deploy' });
+    // A second resume of the same suspension is refused (in this process): the call never runs twice.
+    expect(() => resume(lead, saved, { call_deploy: { approve: true } })).toThrow(
+      expect.objectContaining({ code: 'already_resumed' }),
+    );
+    expect(executed).toEqual(['api']);
+  });
+
+  it('the nested suspension is sealed with the root: a changed nested call is refused tampered, nothing runs', async () => {
+    const { lead, executed, first } = await suspendRoot();
+    const text = JSON.stringify(first.suspended).replace('{\\"service\\":\\"api\\"}', '{\\"service\\":\\"db\\"}');
+    expect(text).toContain('db');
+    const changed = JSON.parse(text) as Suspended;
+    expect(() => resume(lead, changed, { call_deploy: { approve: true } })).toThrow(
+      expect.objectContaining({ code: 'tampered' }),
+    );
+    expect(executed).toEqual([]);
+  });
+
+  it('depth 2 rejected on resume: the nested call never runs; the ops model reads the rejection', async () => {
+    const { lead, executed, opsModel, first } = await suspendRoot();
+    const resumed = await resume(lead, first.suspended!, { call_deploy: { approve: false, reason: 'not today' } })
+      .result;
+    expect(resumed.output).toBe('Shipped.');
+    expect(executed).toEqual([]);
+    expect(opsModel.requests[1]!.items.at(-1)).toMatchObject({
+      isError: true,
+      output: 'Error: the call was rejected: not today',
+    });
+  });
+
+  it('over HTTP (HttpAgent): the interrupt names the nested call and its path; resume completes the run', async () => {
+    const { lead, executed } = nestedAgents();
+    const runs = localRuns({ agents: { lead }, runOptions: { approvals: 'suspend' } });
+    server = await listen(createHandler({ runs, authorize: bearer }));
+    const client = new HttpAgent({ url: `${server.url}/agents/lead/runs`, headers: { authorization: 'Bearer p' } });
+    client.addMessage({ id: 'u1', role: 'user', content: 'Ship it.' });
+    const first: AGUIEvent[] = [];
+    await client.runAgent({}, { onEvent: ({ event }) => void first.push(event as AGUIEvent) });
+    await checkAgUiStream(first);
+    expect(first.at(-1)).toMatchObject({
+      type: 'RUN_FINISHED',
+      outcome: {
+        type: 'interrupt',
+        interrupts: [{ id: 'call_deploy', reason: 'tool_approval', metadata: { path: ['research', 'ops'] } }],
+      },
+    });
+    const second: AGUIEvent[] = [];
+    const result = await client.runAgent(
+      { resume: [{ interruptId: 'call_deploy', status: 'resolved', payload: { approve: true } }] },
+      { onEvent: ({ event }) => void second.push(event as AGUIEvent) },
+    );
+    await checkAgUiStream(second);
+    expect(result.result).toMatchObject({ output: 'Shipped.' });
+    expect(executed).toEqual(['api']);
+  });
+});
+
+describe("a sub-agent given approvals: 'suspend' under a root that waits: the nested call fails closed at once", () => {
   const failedDeploy = (events: readonly RunEvent[]) =>
     events.flatMap((e) =>
       e.type === 'subrun_event' && e.event.type === 'tool_call_failed' && e.event.callId === 'call_deploy'
@@ -133,7 +239,6 @@ describe('nested approvals in suspend mode: the nested call fails closed at once
     );
 
   for (const [where, options, sub] of [
-    ["the root's approvals: 'suspend'", { approvals: 'suspend' }, undefined],
     ["the sub-agent's own runOptions approvals: 'suspend'", {}, { approvals: 'suspend' }],
   ] as const) {
     it(`${where}: ToolApprovalUnavailableError the sub-agent's model reads; nothing waits, nothing runs`, async () => {

@@ -127,6 +127,24 @@ describe('schema versions', () => {
     raw.close();
   });
 
+  it('a version 1 file (before the run journal) is migrated on open: the journal table is added, the history kept', async () => {
+    const file = path.join(dirs.make(), 'v1.db');
+    const v1 = new Database(file);
+    prepareSchema(v1, file, SQLITE_MIGRATIONS.slice(0, 1));
+    v1.exec("INSERT INTO loopctl_sessions VALUES ('s', 1, 1, 1)");
+    v1.prepare("INSERT INTO loopctl_items VALUES ('s', 0, ?)").run('{"type":"user","id":"old","text":"kept"}');
+    v1.close();
+    const store = new SqliteSessionStore(file);
+    const session = store.session('s');
+    expect(await session.load()).toEqual([{ type: 'user', id: 'old', text: 'kept' }]);
+    await session.journalTurn('run', 1, items('j', 1));
+    expect(await session.readJournal('run')).toEqual({ sealed: false, turns: [{ turn: 1, items: items('j', 1) }] });
+    await store.close();
+    const raw = new Database(file, { readonly: true });
+    expect(raw.prepare('SELECT version FROM loopctl_schema').pluck().all()).toEqual([2]);
+    raw.close();
+  });
+
   it('a forward migration runs once and keeps the history; the older loopctl then refuses the file', async () => {
     const file = await fileWithHistory();
     const later = [...SQLITE_MIGRATIONS, 'ALTER TABLE loopctl_sessions ADD COLUMN title TEXT'];

@@ -147,6 +147,9 @@ export class AgUiMapper {
       case 'subrun_event':
         this.#nested(event, out, base);
         break;
+      case 'run_resumed':
+        custom(LOOPCTL_EVENTS.runResumed, { fromTurn: event.fromTurn });
+        break;
       default:
         this.#terminal(event, out, base);
     }

@@ -45,6 +45,8 @@ export const LOOPCTL_EVENTS = Object.freeze({
    * with the `interrupt` outcome, one interrupt per pending call (`id` and `toolCallId`: the call id).
    */
   suspended: 'loopctl.suspended',
+  /** `{ fromTurn }`: the run continues after its last journalled turn (`run_resumed`; docs/sessions.md). */
+  runResumed: 'loopctl.run_resumed',
 });
 
 /** Every message id loopctl mints starts with this, so a client's copy of such a message is recognised. */

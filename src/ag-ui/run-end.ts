@@ -1,5 +1,6 @@
 import { EventType, type AGUIEvent, type TokenUsage } from '@ag-ui/core';
 import { describeValue, toJsonText } from '../describe.js';
+import { pendingCalls } from '../control/suspended.js';
 import type { TerminalEvent } from '../events.js';
 import type { Usage } from '../items.js';
 import { LOOPCTL_EVENTS } from './names.js';
@@ -17,12 +18,19 @@ export function runEnd(event: TerminalEvent, threadId: string, base: { timestamp
     // Suspended for approval: AG-UI's interrupt outcome, the suspension as its payload.
     const value = { suspended: event.suspended };
     out.push({ type: EventType.CUSTOM, ...base, name: LOOPCTL_EVENTS.suspended, value });
-    const interrupts = event.suspended.pending.map((c) => ({
-      id: c.callId,
-      reason: 'tool_approval',
-      toolCallId: c.callId,
-      metadata: { name: c.name, arguments: c.arguments },
-    }));
+    // A front-end tool's call is answered with its result (docs/ui.md, "Front-end tools"), not approved.
+    const frontend = new Set(event.suspended.frontend ?? []);
+    // A nested sub-run's pending call (root in suspend mode) carries its `path`; its approval request named it.
+    const interrupts = pendingCalls(event.suspended).map((c) =>
+      c.path.length > 0
+        ? { id: c.callId, reason: 'tool_approval', metadata: { name: c.name, arguments: c.arguments, path: c.path } }
+        : {
+            id: c.callId,
+            reason: frontend.has(c.callId) ? 'frontend_tool' : 'tool_approval',
+            toolCallId: c.callId,
+            metadata: { name: c.name, arguments: c.arguments },
+          },
+    );
     out.push({ type: EventType.RUN_FINISHED, ...base, ...run, outcome: { type: 'interrupt', interrupts }, ...usage });
   } else if (event.type === 'run_completed') {
     const result = {

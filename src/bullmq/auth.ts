@@ -80,6 +80,15 @@ export class QueueAuth {
     return this.#key === undefined;
   }
 
+  /**
+   * A key of its own for `purpose` (HMAC-SHA256 of the purpose under the secret, 32 bytes), so one secret never
+   * signs two kinds of thing with the same key. Insecure: a fixed, public key (anyone can sign with it).
+   */
+  derive(purpose: string): Buffer {
+    const key = this.#key ?? Buffer.from('loopctl insecure queue: no secret', 'utf8');
+    return createHmac('sha256', key).update(`loopctl derived key: ${purpose}`).digest();
+  }
+
   /** The tag of `parts` (`''` when insecure). */
   sign(parts: unknown): string {
     if (this.#key === undefined) return '';

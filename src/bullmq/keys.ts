@@ -22,6 +22,11 @@ export interface Keys {
   steering(threadKey: string): string;
   /** List of the run ids waiting behind the thread's live run (`ifBusy: 'enqueue'`, `'interrupt'`, `'rollback'`). */
   pending(threadKey: string): string;
+  /**
+   * Hash of a thread's suspension (`record`: its last run's `suspended`, signed; `by`: the run that resumed it
+   * last), kept `retainFinishedMs`; removed when a run starts on the thread.
+   */
+  suspension(threadKey: string): string;
   /** A worker's heartbeat (expires after the lock duration). */
   alive(workerId: string): string;
   /** Channel of a run's new events (`<seq>\n<json>`). */
@@ -45,6 +50,7 @@ export function keysOf(prefix: string, queue: string): Keys {
     thread: (t) => `${ns}:thread:${t}`,
     steering: (t) => `${ns}:thread:${t}:steer`,
     pending: (t) => `${ns}:thread:${t}:pending`,
+    suspension: (t) => `${ns}:thread:${t}:susp`,
     alive: (w) => `${ns}:alive:${w}`,
     eventChannel: (id) => `${ns}:ev:${id}`,
     workerChannel: (w) => `${ns}:w:${w}`,

@@ -38,6 +38,8 @@ import { withScripts } from './scripts.js';
 import { DEFAULT_PREFIX, DEFAULT_RETAIN_FINISHED_MS, jobOptions, signJob, type RunJobData } from './shared.js';
 import { QueueAuth, type QueueSecret } from './auth.js';
 import { waitTerminal } from './wait-terminal.js';
+import { queueResume } from './queue-resume.js';
+import type { SuspensionKey } from '../control/seal.js';
 import { failLost, type LostContext } from './worker-lost.js';
 import { next } from './worker-run.js';
 
@@ -67,6 +69,12 @@ export interface QueueRunsOptions {
   readonly steerTimeoutMs?: number;
   /** How long a finished run's events stay (a run cancelled while queued). Default 86 400 000 (24 h). */
   readonly retainFinishedMs?: number;
+  /**
+   * The workers' `runOptions.suspensionKey`, when they are given one: `resume` checks a suspension's seal with it.
+   * Default: the key the workers derive from `secret` when they have none (docs/scale-out.md, "Approvals across
+   * processes").
+   */
+  readonly suspensionKey?: SuspensionKey;
 }
 
 /** How often a waiting `cancel` checks whether the run's worker is gone (ms). */
@@ -89,7 +97,10 @@ export interface QueueRuns extends Runs {
  * gracefully (`NotSupportedError` for a run no worker started yet); `decide` asks the run's worker to approve
  * or reject a call awaiting approval (`false` when none is; no answer in time: `MailboxUnavailableError`).
  * `start({ trace })` (the `traceparent` the HTTP handler read, or the one `instrumentRuns` passes) goes with
- * the job: the worker's run joins the caller's trace (docs/telemetry.md, "Context").
+ * the job: the worker's run joins the caller's trace (docs/telemetry.md, "Context"). `resume` continues the
+ * thread's suspended run (workers with `runOptions.approvals: 'suspend'`): the suspension the run's worker kept
+ * in Redis (signed with `secret`, for `retainFinishedMs`), checked here, then resumed by a worker in a signed job;
+ * each approved call runs at most once across resumes and workers (give the workers a session store).
  * @throws {ConfigurationError} for a bad option, naming it.
  */
 export function queueRuns(options: QueueRunsOptions): QueueRuns {
@@ -104,6 +115,10 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
   }
   if (agents !== undefined && !Array.isArray(agents))
     throw new ConfigurationError('options.agents', 'must be an array');
+  const { suspensionKey } = options;
+  if (suspensionKey !== undefined && typeof suspensionKey !== 'string' && !(suspensionKey instanceof Uint8Array)) {
+    throw new ConfigurationError('options.suspensionKey', 'must be a string or a Uint8Array');
+  }
   const steerTimeoutMs = checkMs(options.steerTimeoutMs ?? 2000, 'options.steerTimeoutMs', 1);
   const retainMs = checkMs(options.retainFinishedMs ?? DEFAULT_RETAIN_FINISHED_MS, 'options.retainFinishedMs', 1);
   const sessionId = options.sessionId ?? ((t, p) => `${encodeURIComponent(p)}/${encodeURIComponent(t)}`);
@@ -312,6 +327,9 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
 
   async function start(req: Parameters<Runs['start']>[0], attempt = 0): Promise<StartedRun> {
     checkStart(req);
+    if (req.frontendTools !== undefined && req.frontendTools.length > 0) {
+      throw new NotSupportedError('frontendTools', 'a queued run cannot offer front-end tools yet');
+    }
     if (agents !== undefined && !agents.includes(req.agent)) throw new AgentNotFoundError(req.agent);
     const ifBusy = req.ifBusy ?? 'steer';
     const threadKey = sessionId(req.threadId, req.principal);
@@ -333,6 +351,8 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
     const admit = empty
       ? ['busy-check']
       : await redis.lcAdmit(keys.ns, runId, threadKey, ifBusy, ...fields, 'ids', JSON.stringify(ids));
+    // A run starts on the thread (now or after its live one): the thread's kept suspension is stale.
+    if (admit[0] === 'start' || admit[0] === 'pending') await redis.del(keys.suspension(threadKey));
     if (admit[0] === 'start') {
       await bullQueue.add('run', job, jobOptions(runId));
       return { runId };
@@ -358,8 +378,22 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
     }
   }
 
+  const resume = queueResume({
+    redis,
+    keys,
+    auth,
+    sessions,
+    agents,
+    sessionId,
+    suspensionKey,
+    heldIds,
+    add: async (runId, job) => void (await bullQueue.add('run', job, jobOptions(runId))),
+  });
+
   return {
     start: (req) => start(req),
+
+    resume: (req) => resume(req),
 
     events(runId, opts): Observable<RunEvent> {
       return defer(() => {

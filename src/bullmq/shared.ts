@@ -19,11 +19,23 @@ export interface RunJobData {
   readonly input: string | readonly Item[];
   /** The caller's W3C trace context (`Runs.start({ trace })`): the worker's run joins that trace. */
   readonly trace?: TraceCarrier;
+  /**
+   * A resume (`queueRuns().resume`): the worker continues this suspension with these decisions (the engine's
+   * `resume()`) instead of starting a run on `input` (then `[]`).
+   */
+  readonly resume?: QueuedResume;
   /** The job's tag (HMAC-SHA256 under the queue `secret`, over {@link jobParts}); absent when insecure. */
   readonly mac?: string;
 }
 
-/** What a job's tag covers: its run, agent, thread (session id), input and trace context. */
+/** What a resume job carries: the suspension as the queue kept it, and a decision per pending call. */
+export interface QueuedResume {
+  /** `run_completed.suspended` of the thread's suspended run (JSON). */
+  readonly suspended: unknown;
+  readonly decisions: Readonly<Record<string, unknown>>;
+}
+
+/** What a job's tag covers: its run, agent, thread (session id), input, trace context and resume (if any). */
 export const jobParts = (data: Partial<RunJobData>) => [
   'job',
   data.runId ?? null,
@@ -31,6 +43,8 @@ export const jobParts = (data: Partial<RunJobData>) => [
   data.sessionId ?? null,
   data.input ?? null,
   data.trace ?? null,
+  // Only a resume job has it: the tags of other jobs are as before.
+  ...(data.resume !== undefined ? [{ resume: data.resume }] : []),
 ];
 
 /** `data` with its tag. */

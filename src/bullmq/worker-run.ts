@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { Agent, RunHandle, RunOptions } from '../engine/types.js';
-import { start } from '../engine/start.js';
 import { isTerminalEvent, type RunEvent, type TerminalEvent } from '../events.js';
 import { ZERO_USAGE } from '../items.js';
 import type { LocalRunsSessionStore } from '../runs/thread.js';
@@ -23,6 +22,7 @@ import {
 import type { QueueAuth } from './auth.js';
 import type { ScriptedRedis } from './scripts.js';
 import { commitKeyOf, eventJson, lazySession, type RunJobData } from './shared.js';
+import { keepSuspension, startOrResume } from './worker-resume.js';
 
 /** A run this worker has taken: claiming it, running it, or watching the worker that owns it. */
 export interface LocalRun {
@@ -115,7 +115,8 @@ export async function execute(
   try {
     // The caller's trace context from the job (an invalid one is ignored whole): the run's telemetry joins it.
     const trace = traceCarrierOf(data.trace?.traceparent, data.trace?.tracestate);
-    handle = start(agent, data.input, {
+    // A resume job continues its suspension (./worker-resume.ts); any other starts on its input.
+    handle = startOrResume(ctx, agent, data, {
       ...ctx.runOptions,
       ...(trace ? { trace } : {}),
       replay: 'compact',
@@ -186,6 +187,7 @@ async function finish(
     // ifBusy 'interrupt': the run's consistent prefix stays; the steering it holds is delivered with it.
     await commitPartial(session, terminal, mailbox).catch(() => undefined);
   }
+  await keepSuspension(ctx, local.runId, data, terminal); // a suspension stays the thread's (./worker-resume.ts)
   const back = mailbox.peek().map((t) => JSON.stringify(signItem(ctx.auth, data.sessionId, t)));
   const { redis, keys } = ctx;
   const owner = `${ctx.workerId}#${local.token ?? ''}`;

@@ -205,6 +205,9 @@ export class TerminalRenderer {
         this.note(`stopping at ${where}${grace}`);
         break;
       }
+      case 'run_resumed':
+        this.note(`continuing the stopped run from its last completed turn (turn ${event.fromTurn})`);
+        break;
       case 'run_completed':
         if (!this.#textThisTurn && event.output) this.#write(sanitize(event.output));
         this.#finish(event);

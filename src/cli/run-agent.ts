@@ -9,7 +9,7 @@ import type { LoadModule } from './otel.js';
 import type { Output } from './render.js';
 import type { RunTelemetry } from '../index.js';
 import { runDeadlines } from './run-options.js';
-import { cliRenderer, exitCodeOf, jsonSink, runTask } from './run-task.js';
+import { cliRenderer, continueTask, exitCodeOf, jsonSink, runTask } from './run-task.js';
 import { exitCodeFor, trapStopSignals, type StopSignal, type StopSignals } from './signals.js';
 import { ConversationBusyError, type Conversation } from './store/conversation.js';
 import { isInstance } from '../describe.js';
@@ -87,9 +87,19 @@ export async function runAgent(
       ...budgetOption(options, model),
     };
     const sinks = { renderer, json: jsonSink(options, io), telemetry: io.telemetry, watch: confirm?.watch };
+    const body = async () => {
+      // A run of this conversation killed before it ended (`kill -9`) is continued first, from its last completed
+      // turn (its `run_resumed` says so); the task runs once it has completed.
+      const unfinished = conversation.unfinishedRun;
+      if (unfinished !== undefined) {
+        const ended = await continueTask(agent, unfinished, runOptions, sinks, (text) => renderer.note(text));
+        if (ended !== undefined && ended.type !== 'run_completed') return ended;
+      }
+      return runTask(agent, options.task, runOptions, sinks);
+    };
     const outcome = await conversation.hold(
       (reason) => cancel.cancel(reason),
-      () => runTask(agent, options.task, runOptions, sinks),
+      body,
       cancel.signal, // Ctrl-C while the store's lock is waited for ends the wait
     );
     return exitCodeOf(outcome, stoppedBy);

@@ -1,5 +1,6 @@
 import {
   isTerminalEvent,
+  resumeRun,
   run,
   type Agent,
   type RunEvent,
@@ -58,6 +59,36 @@ export function runTask(agent: Agent, task: string, options: RunOptions, sinks: 
   return new Promise((resolve) => {
     const { telemetry } = sinks;
     run(agent, task, telemetry === undefined ? options : { ...options, telemetry }).subscribe((event) => {
+      sinks.json?.write(toJsonLine(event));
+      sinks.renderer.on(event);
+      sinks.watch?.(event);
+      if (isTerminalEvent(event)) resolve(event);
+    });
+  });
+}
+
+/**
+ * Continues the run `runId` whose process was killed, from its last journalled turn (`resumeRun`,
+ * docs/cli.md "Saved conversations"), with the sinks of `runTask`; resolves with its terminal event, or
+ * undefined when it cannot be continued (it was committed or discarded meanwhile: `why` says so).
+ */
+export async function continueTask(
+  agent: Agent,
+  runId: string,
+  options: RunOptions,
+  sinks: TaskSinks,
+  why: (text: string) => void,
+): Promise<TerminalEvent | undefined> {
+  const { telemetry } = sinks;
+  let handle;
+  try {
+    handle = await resumeRun(agent, runId, telemetry === undefined ? options : { ...options, telemetry });
+  } catch (error) {
+    why(`the stopped run cannot be continued: ${(error as Error).message}`);
+    return undefined;
+  }
+  return new Promise((resolve) => {
+    handle.events$.subscribe((event) => {
       sinks.json?.write(toJsonLine(event));
       sinks.renderer.on(event);
       sinks.watch?.(event);

@@ -62,6 +62,11 @@ function readUsage(value: unknown): unknown {
  * - `pending`: the calls awaiting a decision, in call order.
  * - `decisions`: decisions given (through `control`) after a call's `tool_approval_requested` and
  *   before the run suspended; `resume` applies them as given.
+ * - `frontend`: the pending calls that are calls to the run's front-end tools (`RunOptions.frontendTools`),
+ *   answered with `{ result }` on resume; absent when there is none.
+ * - `nested`: for each call of the open batch to an agent used as a tool whose sub-run suspended (a sub-agent's
+ *   call awaiting approval, root in suspend mode), that sub-run's suspension (of this shape), by the call's id;
+ *   absent when there is none. Its pending calls are answered on resume like the run's own.
  * - `usage`: the usage of the run so far (its own, plus that of the suspensions it was resumed from):
  *   the resumed run's terminal usage starts from it, so the last run of a chain reports the usage of
  *   the whole, as the waiting path does (add up only the last run's, not every run's).
@@ -80,9 +85,35 @@ export const SuspendedSchema = z
     items: z.array(ItemSchema).readonly(),
     pending: z.array(ToolCallSchema).readonly(),
     decisions: z.record(z.string(), ToolDecisionSchema),
+    frontend: z.array(z.string()).readonly().optional(),
+    nested: z.record(z.string(), z.unknown()).optional(),
     usage: z.preprocess(readUsage, UsageSchema),
     seal: SealSchema.optional(),
   })
   .readonly();
 /** See {@link SuspendedSchema}. */
 export type Suspended = z.infer<typeof SuspendedSchema>;
+
+/** A pending call of a suspension, own or of a nested sub-run's, with the agent tools down to it (`[]`: own). */
+export interface PendingCall {
+  readonly callId: string;
+  readonly name: string;
+  readonly arguments: string;
+  readonly path: readonly string[];
+}
+
+/**
+ * Every call a resume of `s` must answer: its own `pending`, then (depth first) those of each nested sub-run's
+ * suspension (`nested`), each with its `path` (the agent tools from the run down). A nested value that is not a
+ * suspension is left out (`resume` refuses it).
+ */
+export function pendingCalls(s: Suspended, path: readonly string[] = []): PendingCall[] {
+  const out: PendingCall[] = s.pending.map((c) => ({ callId: c.callId, name: c.name, arguments: c.arguments, path }));
+  for (const [callId, raw] of Object.entries(s.nested ?? {})) {
+    const inner = SuspendedSchema.safeParse(raw);
+    if (!inner.success) continue;
+    const tool = s.items.flatMap((i) => (i.type === 'assistant' ? i.toolCalls : [])).find((c) => c.callId === callId);
+    out.push(...pendingCalls(inner.data, [...path, tool?.name ?? callId]));
+  }
+  return out;
+}

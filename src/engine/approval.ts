@@ -11,6 +11,7 @@ import {
   serializeError,
 } from '../errors.js';
 import type { ToolCall } from '../items.js';
+import { isFrontendTool } from '../tools/frontend-tool.js';
 import type { ApprovalContext, Tool } from '../tools/tool.js';
 import { approvalDeadline } from './deadlines.js';
 import type { RunContext } from './run-context.js';
@@ -41,7 +42,9 @@ export function requestApprovals$(
   rc: RunContext<any>,
   runnables: readonly Runnable[],
 ): Observable<readonly Runnable[]> {
-  const asks = (r: Runnable): boolean => r.tool.needsApproval !== undefined && r.tool.needsApproval !== false;
+  // A front-end tool's call asks nothing: it suspends the run (suspend.ts), answered by the client.
+  const asks = (r: Runnable): boolean =>
+    !isFrontendTool(r.tool) && r.tool.needsApproval !== undefined && r.tool.needsApproval !== false;
   if (!runnables.some(asks)) return of(runnables);
   return defer(() => {
     const out: Runnable[] = [];
@@ -75,17 +78,18 @@ export function requestApprovals$(
 }
 
 /**
- * A sub-run that cannot wait for a decision ("Nested approvals", docs/run-control.md): its root suspends for
- * approval, or it was given `approvals: 'suspend'` itself (a sub-run's suspension cannot be resumed).
+ * A sub-run that cannot wait for a decision ("Nested approvals", docs/run-control.md): it was given
+ * `approvals: 'suspend'` itself under a root that waits (its suspension would reach no one who resumes it).
+ * Under a root that suspends, a sub-run suspends with it.
  */
 function cannotWait(rc: RunContext<any>): boolean {
   const { parent, rootSuspends } = rc.internals;
-  return parent !== undefined && (rootSuspends === true || rc.opts.approvals === 'suspend');
+  return parent !== undefined && rootSuspends !== true && rc.opts.approvals === 'suspend';
 }
 
 /** The tool's `needsApproval` answer for this call: a boolean (anything but `false` asks), or the Error it threw. */
 function needsApproval$(rc: RunContext<any>, r: Runnable): Observable<boolean | Error> {
-  const needs = r.tool.needsApproval;
+  const needs = isFrontendTool(r.tool) ? false : r.tool.needsApproval;
   if (needs === undefined || typeof needs === 'boolean') return of(needs === true);
   return defer(() => {
     const failed = (err: unknown): Error => {

@@ -61,7 +61,9 @@ function subRun$<C>(
       if (!isTerminalEvent(event)) return;
       ended = true;
       if (event.type === 'run_completed') {
-        subscriber.next(event.output);
+        // Suspended for approval under a root that suspends: the parent suspends after its batch.
+        if (event.suspended !== undefined && parent !== undefined) parent.suspended(event.suspended);
+        else subscriber.next(event.output);
         subscriber.complete();
       } else if (event.type === 'run_cancelled') {
         const cause = new RunCancelledError({ ...event });
@@ -83,9 +85,12 @@ function subRun$<C>(
             parent: link,
             adoptApprovals: parent.adoptApprovals,
             rootSuspends: parent.rootSuspends,
+            ...(parent.resume !== undefined ? { resume: parent.resume } : {}),
           }
         : { token };
-      sub = createRun(agent, input, options, internals).subscribe({ next: onEvent });
+      // A resumed sub-run goes on from its suspension's Items (its run resumes in its suspended turn).
+      const from = parent?.resume !== undefined ? parent.resume.suspended.items : input;
+      sub = createRun(agent, from, options, internals).subscribe({ next: onEvent });
     } catch (err) {
       token.dispose();
       subscriber.error(err);

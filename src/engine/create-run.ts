@@ -1,4 +1,5 @@
 import { Observable } from 'rxjs';
+import { ConfigurationError } from '../errors.js';
 import type { RunEvent } from '../events.js';
 import type { Item } from '../items.js';
 import type { RunInternals } from './internals.js';
@@ -7,6 +8,7 @@ import { RunController } from './run-controller.js';
 import { openTelemetry } from './telemetry-hooks.js';
 import type { Agent, RunOptions } from './types.js';
 import { validateRunArgs } from './validate.js';
+import { withFrontendTools } from '../tools/frontend-tool.js';
 
 /**
  * Internal to the package (not exported): the one entry behind `run()`, `start()` and
@@ -23,6 +25,12 @@ export function createRun<C>(
   internals: RunInternals = {},
 ): Observable<RunEvent> {
   const items = validateRunArgs(input, options);
+  // The run's front-end tools are offered with the agent's own (docs/run-control.md, "Front-end tools").
+  const front = options.frontendTools;
+  if (front !== undefined && front.length > 0) {
+    if (internals.parent !== undefined) throw new ConfigurationError('options.frontendTools', 'a sub-run has none');
+    agent = Object.freeze({ ...agent, tools: withFrontendTools(agent.tools, front) });
+  }
   return new Observable<RunEvent>((subscriber) => {
     const { telemetry } = options;
     // Opened per run, so the run's internals are its own then (each run's telemetry watches it only).

@@ -58,17 +58,34 @@ export interface RunInternals {
    */
   readonly adoptApprovals?: (approvals: Approvals) => () => void;
   /**
-   * A sub-run's root run suspends for approval (`approvals: 'suspend'` on it). Such a sub-run, and one given
-   * `approvals: 'suspend'` itself, cannot wait for a decision: its calls that need approval fail closed at
-   * once (`ToolApprovalUnavailableError`), never waiting in memory ("Nested approvals", docs/run-control.md).
+   * A sub-run's root run suspends for approval (`approvals: 'suspend'` on it): the sub-run suspends too, and
+   * its suspension reaches the root through its parent ("Nested approvals", docs/run-control.md). A sub-run
+   * given `approvals: 'suspend'` under a root that waits cannot wait for a decision: its calls that need
+   * approval fail closed at once (`ToolApprovalUnavailableError`), never waiting in memory.
    */
   readonly rootSuspends?: boolean;
   /** A resumed run (`resume()`): the suspension it continues and the verdict of each call decided. */
   readonly resume?: ResumeState;
+  /** A run continued from its journal (`resumeRun()`): its run id, the turn it goes on from, what it replays. */
+  readonly continued?: ContinuedState;
+}
+
+/**
+ * Internal: what a continued run goes on from (docs/sessions.md, "Durable runs"). Its input is its
+ * journalled Items (`journalled` of them); `runId` is the run's own; `fromTurn` its last journalled turn.
+ */
+export interface ContinuedState {
+  readonly runId: string;
+  readonly fromTurn: number;
+  readonly journalled: number;
 }
 
 /** Internal: what a resumed run continues from (docs/run-control.md, "Approvals"). */
 export interface ResumeState {
   readonly suspended: Suspended;
   readonly verdicts: ReadonlyMap<string, Verdict>;
+  /** The client's result of each front-end tool's call answered on resume, by call id. */
+  readonly answers: ReadonlyMap<string, string>;
+  /** What each suspended sub-run of the batch resumes from, by the agent tool call's id (`suspended.nested`). */
+  readonly nested: ReadonlyMap<string, ResumeState>;
 }

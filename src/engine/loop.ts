@@ -25,9 +25,11 @@ export function runLoop$(rc: RunContext<any>, queuedBefore: ReadonlySet<MailboxT
   const { resume } = rc.internals;
   const turns$ = (history: readonly Item[]): Observable<Decision> => {
     // A resumed run goes on in its suspended turn; its input was repaired by the run that suspended.
-    const firstTurn = resume ? undefined : repairedInput(rc, history);
+    // A continued run (`resumeRun()`) goes on after its last journalled turn, its input as journalled.
+    const goesOn = resume !== undefined || rc.internals.continued !== undefined;
+    const firstTurn = goesOn ? undefined : repairedInput(rc, history);
     const turns: Turns = { rc, history, models, queuedBefore, firstTurn, repairs: 0 };
-    const first$ = resume ? resumeTurn$(rc, history, resume) : turn$(turns, 1);
+    const first$ = resume ? resumeTurn$(rc, history, resume) : turn$(turns, rc.turn + 1);
     return first$.pipe(expand((d: Decision) => (d === NEXT_TURN ? turn$(turns, rc.turn + 1) : EMPTY)));
   };
   // Without a session nothing is loaded: the turns start at once, with no operator kept alive between

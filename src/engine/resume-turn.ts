@@ -1,11 +1,12 @@
-import { concat, defer, type Observable } from 'rxjs';
+import { concat, defer, of, type Observable } from 'rxjs';
 import { ResumeError } from '../errors.js';
+import { frontendTool } from '../tools/frontend-tool.js';
 import type { Item } from '../items.js';
 import type { Runnable } from './approval.js';
 import { batch$ } from './dispatch.js';
 import type { ResumeState } from './internals.js';
 import type { RunContext } from './run-context.js';
-import { sessionHead } from './suspend.js';
+import { nestedSuspension, sessionHead } from './suspend.js';
 import { errorResult, parseArguments } from './tool-result.js';
 import { afterBatch$, type Decision } from './turn.js';
 
@@ -17,7 +18,8 @@ import { afterBatch$, type Decision } from './turn.js';
  * each call that awaited approval with its decision already given, the others at once (their
  * `beforeToolCall` hooks and `needsApproval` ran before the suspension), each start recorded first
  * under `(suspensionId, callId)` so that no later resume runs it again (`resumed-call.ts`, docs/run-control.md,
- * "Exactly once across resumes"); then `turn_completed` and the next turn. Emits the turn's decision.
+ * "Exactly once across resumes"); a front-end tool's call gets the client's result as its output (or its
+ * rejection), with nothing run or recorded; then `turn_completed` and the next turn. Emits the turn's decision.
  */
 export function resumeTurn$(rc: RunContext<any>, history: readonly Item[], resume: ResumeState): Observable<Decision> {
   return defer(() => {
@@ -25,7 +27,17 @@ export function resumeTurn$(rc: RunContext<any>, history: readonly Item[], resum
     if (rc.opts.session !== undefined) checkSession(history, suspended.items, suspended.sessionHead);
     const byName = new Map(rc.agent.tools.map((t) => [t.name, t] as const));
     const runnables: Runnable[] = [];
+    const frontend = new Set(suspended.frontend ?? []);
     for (const call of rc.totals.scratch.unanswered()) {
+      if (frontend.has(call.callId)) {
+        // A front-end tool's call: the client's result is its output; a rejection refuses it. Nothing runs here.
+        const answer = resume.answers.get(call.callId);
+        const tool = frontendTool(call.name, '', {}, answer);
+        const verdict = verdicts.get(call.callId);
+        if (answer === undefined && verdict !== undefined) rc.approvals.open(call, verdict);
+        runnables.push({ call, tool, args: {}, ...(answer === undefined ? { approval: true } : {}) });
+        continue;
+      }
       const tool = byName.get(call.name);
       const parsed = tool === undefined ? undefined : parseArguments(tool, call);
       if (tool === undefined || parsed === undefined || !parsed.ok) {
@@ -43,7 +55,14 @@ export function resumeTurn$(rc: RunContext<any>, history: readonly Item[], resum
       const runnable = { call, tool, args: parsed.args, resumed: { suspensionId: suspended.suspensionId } };
       runnables.push(verdict === undefined ? runnable : { ...runnable, approval: true });
     }
-    return concat(batch$(rc, runnables), afterBatch$(rc, rc.turn));
+    return concat(
+      batch$(rc, runnables),
+      defer(() => {
+        // A sub-run of the batch suspended again: so does this run ("Nested approvals").
+        const nested = nestedSuspension(rc, history, 'tool_calls');
+        return nested !== undefined ? of(nested) : afterBatch$(rc, rc.turn);
+      }),
+    );
   });
 }
 

@@ -1,8 +1,17 @@
 import { verdictOf, type Verdict } from '../control/approvals.js';
 import { verifySuspension, type SuspensionKey } from '../control/seal.js';
-import { SuspendedSchema, ToolDecisionSchema, type ApprovalDecision, type Suspended } from '../control/suspended.js';
+import {
+  SuspendedSchema,
+  ToolDecisionSchema,
+  pendingCalls,
+  type ApprovalDecision,
+  type Suspended,
+} from '../control/suspended.js';
+import { ZERO_USAGE } from '../items.js';
+import type { ResumeState } from './internals.js';
 import { describeValue } from '../describe.js';
 import { ConfigurationError, ResumeError } from '../errors.js';
+import { FrontendToolResultSchema, type FrontendToolResult } from '../tools/frontend-tool.js';
 import { startRun } from './start.js';
 import type { Agent, RunHandle, StartOptions } from './types.js';
 
@@ -16,7 +25,8 @@ const claimed = new Set<string>();
 /**
  * Continues a run suspended for approval (docs/run-control.md, "Approvals"): `suspended` as
  * `run_completed.suspended` gave it (or its `JSON.parse(JSON.stringify(…))`), `decisions` one per
- * pending call (`{ approve: true }` or `{ approve: false, reason }`), `options` as for `start()` (give
+ * pending call (`{ approve: true }` or `{ approve: false, reason }`; a front-end tool's call, named in
+ * `suspended.frontend`, is answered with the client's `{ result }` or rejected), `options` as for `start()` (give
  * the same `session` and `mailbox`: steering queued meanwhile is delivered after the resume, once).
  * Starts a new run (a new `runId`) and returns its handle. The run goes on in the suspended turn:
  * its events after its `run_started` are those the waiting path would have emitted after its
@@ -48,17 +58,17 @@ const claimed = new Set<string>();
 export function resume<C = unknown, O = unknown>(
   agent: Agent<C, O>,
   suspended: Suspended,
-  decisions: Readonly<Record<string, ApprovalDecision>>,
+  decisions: Readonly<Record<string, ApprovalDecision | FrontendToolResult>>,
   options: StartOptions<C> = {},
 ): RunHandle<O> {
   const s = checkSuspended(suspended);
   // Integrity before anything else: only the calls sealed as pending, decided or free run, for this agent.
   verifySuspension(suspended, s, agent.name, (options as { suspensionKey?: SuspensionKey } | null)?.suspensionKey);
-  const verdicts = verdictsOf(s, decisions);
+  const state = verdictsOf(s, decisions);
   if (claimed.has(s.suspensionId)) {
     throw new ResumeError('already_resumed', `suspension ${s.suspensionId} was resumed before in this process`);
   }
-  const handle = startRun(agent, s.items, options, { resume: { suspended: s, verdicts } });
+  const handle = startRun(agent, s.items, options, { resume: state });
   claimed.add(s.suspensionId);
   // Given back at the terminal event itself (not a microtask later), so a resume from its handler, or in
   // virtual time, finds it free.
@@ -87,19 +97,41 @@ function checkSuspended(value: unknown): Suspended {
   return parsed.data;
 }
 
-/** Each pending call's verdict: the suspension's own decisions, then the caller's (one per pending call). */
-function verdictsOf(s: Suspended, decisions: unknown): Map<string, Verdict> {
+/**
+ * Each pending call's verdict: the suspension's own decisions, then the caller's (one per pending call); the
+ * client's result of each front-end tool's call answered with `{ result }` ("Front-end tools"); and, for each
+ * suspended sub-run of the batch (`suspended.nested`), its own resume state, from the decisions for its calls
+ * ("Nested approvals"). A decision for a call pending nowhere is `unknown_call`.
+ */
+function verdictsOf(s: Suspended, decisions: unknown): ResumeState {
   if (decisions === null || typeof decisions !== 'object' || Array.isArray(decisions)) {
     throw new ConfigurationError('decisions', 'must be an object of decisions by call id');
   }
+  const all = new Set(pendingCalls(s).map((c) => c.callId));
+  for (const callId of Object.keys(decisions)) {
+    if (!all.has(callId)) throw new ResumeError('unknown_call', `call ${callId} is not pending`, callId);
+  }
+  return stateOf(s, decisions as Record<string, unknown>);
+}
+
+function stateOf(s: Suspended, decisions: Readonly<Record<string, unknown>>): ResumeState {
   const pending = new Set(s.pending.map((c) => c.callId));
+  const frontend = new Set(s.frontend ?? []);
   const verdicts = new Map<string, Verdict>();
+  const answers = new Map<string, string>();
   for (const [callId, decision] of Object.entries(s.decisions)) verdicts.set(callId, verdictOf(decision));
   for (const [callId, decision] of Object.entries(decisions)) {
-    if (!pending.has(callId)) throw new ResumeError('unknown_call', `call ${callId} is not pending`, callId);
+    if (!pending.has(callId)) continue; // a nested sub-run's call: its own state takes it (below)
+    const answer = FrontendToolResultSchema.safeParse(decision);
+    if (frontend.has(callId) && answer.success) {
+      answers.set(callId, answer.data.result);
+      continue;
+    }
     const parsed = ToolDecisionSchema.safeParse(decision);
-    if (!parsed.success) {
-      const rule = 'must be { approve: true } or { approve: false, reason: string }';
+    if (!parsed.success || (frontend.has(callId) && parsed.data.approve)) {
+      const rule = frontend.has(callId)
+        ? "is a front-end tool's call: must be { result: string } or { approve: false, reason: string }"
+        : 'must be { approve: true } or { approve: false, reason: string }';
       throw new ConfigurationError(`decisions.${callId}`, rule);
     }
     verdicts.set(callId, verdictOf(parsed.data));
@@ -109,5 +141,32 @@ function verdictsOf(s: Suspended, decisions: unknown): Map<string, Verdict> {
       throw new ResumeError('missing_decision', `pending call ${callId} has no decision`, callId);
     }
   }
-  return verdicts;
+  const nested = new Map<string, ResumeState>();
+  for (const [callId, raw] of Object.entries(s.nested ?? {})) {
+    const inner = SuspendedSchema.safeParse(raw);
+    if (!inner.success) throw new ResumeError('tampered', `suspended.nested.${callId} is not a suspension`, callId);
+    // Its usage is the sub-run's so far, counted in this suspension's already: the resumed sub-run starts from 0.
+    const state = stateOf({ ...inner.data, usage: ZERO_USAGE }, decisions);
+    nested.set(callId, state);
+  }
+  return { suspended: s, verdicts, answers, nested };
+}
+
+/**
+ * The checks `resume()` makes before anything runs, without running anything: for a process that hands a
+ * resume to another one (`queueRuns().resume`, docs/scale-out.md) and refuses a bad one at once. `agentName`
+ * is the agent that will resume it; `key` the `suspensionKey` it was sealed with.
+ * @throws {ResumeError} as `resume()` does (`version`, the integrity codes, `unknown_call`, `missing_decision`;
+ * not `already_resumed`, which only the resuming process and its session know).
+ * @throws {ConfigurationError} for a decision that is not a decision, naming it.
+ */
+export function checkResume(
+  suspended: unknown,
+  decisions: unknown,
+  agentName: string,
+  key: SuspensionKey | undefined,
+): void {
+  const s = checkSuspended(suspended);
+  verifySuspension(suspended, s, agentName, key);
+  verdictsOf(s, decisions);
 }

@@ -21,6 +21,7 @@ import type { RunningCalls } from './running-calls.js';
 import type { SessionLease } from './session-lease.js';
 import type { Fact, RunTotals } from './totals.js';
 import type { Agent, RunOptions } from './types.js';
+import type { RunJournalWriter } from './journal.js';
 import type { Waits } from './waits.js';
 
 /** How a run ends: the value its loop emits once, or the cancel the controller sees. */
@@ -73,6 +74,8 @@ export interface RunContext<C = unknown> {
    * approval (a sub-run's own link goes on to its root). Returns the unlink.
    */
   adoptApprovals(approvals: Approvals): () => void;
+  /** The run's journal in its session (docs/sessions.md, "Durable runs"): written at each turn's entry. */
+  readonly journal: RunJournalWriter;
   /** The run's lease on its session: taken by the loop at its start, renewed and released by the controller. */
   readonly lease: SessionLease;
   readonly totals: Readonly<RunTotals>;
@@ -86,6 +89,11 @@ export interface RunContext<C = unknown> {
   readonly stopping: StopRequest | undefined;
   /** The tool calls that execute now, for `RunControl.cancelToolCall()`. */
   readonly calls: RunningCalls;
+  /**
+   * The suspensions of this batch's sub-runs (an agent used as a tool whose sub-run suspended for approval, the
+   * root in suspend mode), by the call's id: the run suspends once its batch is over ("Nested approvals").
+   */
+  readonly nested: Map<string, Suspended>;
   /** A fresh Item id from the run's id source. */
   nextId(): string;
   /** Stamps and delivers one event; `fact` rides with it into the totals and never reaches a subscriber. */

@@ -13,7 +13,7 @@ import { CancelSignal } from '../cancel/cancel-signal.js';
 import { Approvals } from '../control/approvals.js';
 import { attachRun, detachRun, type ControlledRun } from '../control/run-control.js';
 import { stopTimeoutReason, type StopRequest } from '../control/stop.js';
-import type { ApprovalDecision } from '../control/suspended.js';
+import type { ApprovalDecision, Suspended } from '../control/suspended.js';
 import { DEFAULTS } from '../defaults.js';
 import { ConcurrentRunError, TimeoutError, serializeError } from '../errors.js';
 import type { CancelPhase, RunEvent, RunEventDraft, TerminalEvent, Undelivered } from '../events.js';
@@ -30,6 +30,7 @@ import { linkCancelSources } from './link-cancel.js';
 import { repairHistory } from './repair.js';
 import { stopReasonOf, type Outcome, type RunContext } from './run-context.js';
 import { SessionLease } from './session-lease.js';
+import { RunJournalWriter } from './journal.js';
 import { RunningCalls } from './running-calls.js';
 import { RunTotals, type Fact } from './totals.js';
 import type { Agent, RunOptions } from './types.js';
@@ -67,7 +68,9 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
   readonly totals: RunTotals;
   readonly meter: BudgetMeter;
   readonly lease: SessionLease;
+  readonly journal: RunJournalWriter;
   readonly calls = new RunningCalls();
+  readonly nested = new Map<string, Suspended>();
   #seq = 0;
   #stop: StopRequest | undefined;
   #decided = false;
@@ -88,7 +91,8 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
     input: string | readonly Item[],
   ) {
     this.#ids = opts.idGenerator ?? defaultIds;
-    this.runId = this.#ids('run');
+    const { continued } = internals;
+    this.runId = continued?.runId ?? this.#ids('run');
     this.scheduler = opts.scheduler ?? asyncScheduler;
     this.hopScheduler = opts.scheduler ?? asapScheduler;
     this.token = internals.token ?? opts.cancel?.child() ?? new CancelSignal();
@@ -103,6 +107,7 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
     // left alone: "the commit cannot be cancelled".
     const lost = (error: unknown): void => this.end({ kind: 'failed', stopReason: 'session_error', error });
     this.lease = new SessionLease(this.runId, DEFAULTS.session.leaseTtlMs, this.scheduler, lost);
+    this.journal = new RunJournalWriter(opts.session, continued?.fromTurn, continued?.journalled);
   }
 
   nextId(): string {
@@ -236,6 +241,13 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
     // A resumed run goes on in the turn its suspension was in (its run_started is turn 0, as always).
     const { resume } = this.internals;
     if (resume !== undefined) this.totals.turn = resume.suspended.turn;
+    // A continued run goes on after its last journalled turn, and says so first (docs/events.md, run_resumed).
+    const { continued } = this.internals;
+    if (continued !== undefined) {
+      this.totals.turn = continued.fromTurn;
+      this.emit({ type: 'run_resumed', fromTurn: continued.fromTurn });
+      if (this.#decided) return;
+    }
     this.#body.add(
       loop(this).subscribe({
         next: (outcome) => this.end(outcome),
@@ -340,6 +352,8 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
       this.mailbox.giveBack(drained);
       if (outcome.kind === 'failed') onSettled?.({ error: outcome.error });
     }
+    // Only a completed run's commit seals its journal; any other end discards it (the history is unchanged).
+    if (outcome.kind !== 'completed') this.journal.discard(this.runId);
     // A run refused as busy never owned the mailbox's queue: nothing of it is this run's to report.
     const undelivered: Undelivered[] = this.#busyError
       ? []

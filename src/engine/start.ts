@@ -41,13 +41,14 @@ export function start<C = unknown, O = unknown>(
 }
 
 /**
- * Internal: `start()` with what only the package passes (`resume()` passes the suspension it continues).
+ * Internal: `start()` with what only the package passes (`resume()` passes the suspension it continues,
+ * `resumeRun()` the journalled run it continues).
  */
 export function startRun<C, O = unknown>(
   agent: Agent<C, O>,
   input: string | readonly Item[],
   options: StartOptions<C>,
-  internals: Pick<RunInternals, 'resume'>,
+  internals: Pick<RunInternals, 'resume' | 'continued'>,
 ): RunHandle<O> {
   const defined = defineAgent(agent);
   validateRunArgs(input, options); // before anything is made: bad options fail with the field named, as in run()

@@ -2,7 +2,8 @@ import type { Observable } from 'rxjs';
 import type { Approvals } from '../control/approvals.js';
 import type { RunEvent } from '../events.js';
 import type { Tool, ToolContext } from '../tools/tool.js';
-import type { RunWrap } from './internals.js';
+import type { Suspended } from '../control/suspended.js';
+import type { ResumeState, RunWrap } from './internals.js';
 import type { RunOptions } from './types.js';
 
 /** Internal: the run a sub-run (an agent used as a tool) reports to (guarantee 12: sub-runs on a child token). */
@@ -16,8 +17,12 @@ export interface ParentRun {
    * (or cancelled) through the root run's `RunControl` (the sub-run does not inherit the `control` option).
    */
   adoptApprovals(approvals: Approvals): () => void;
-  /** True when the root run suspends for approval (`approvals: 'suspend'` on it): a sub-run's approvals fail closed. */
+  /** True when the root run suspends for approval (`approvals: 'suspend'` on it): a sub-run suspends too. */
   readonly rootSuspends: boolean;
+  /** Told the sub-run's suspension (it suspended for approval): the parent suspends after its batch. */
+  suspended(suspended: Suspended): void;
+  /** For a call of a resumed batch whose sub-run suspended: what the sub-run resumes from. */
+  readonly resume: ResumeState | undefined;
   /** The parent's context propagation, inherited by the sub-run. */
   readonly wrap: RunWrap | undefined;
 }

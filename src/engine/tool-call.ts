@@ -159,6 +159,14 @@ export function toolCall$(
         settle(errorResult(call.callId, why), error);
       },
       error: (err) => settle(errorResult(call.callId, describeValue(err, 'thrown value')), err),
+      // Only a sub-run that suspended ends without a value: the call stays open, its run suspends after the batch.
+      complete: () => {
+        if (ctx.settled || !rc.nested.has(call.callId)) return;
+        ctx.settled = true;
+        running.unsubscribe();
+        leave();
+        subscriber.complete();
+      },
     });
     if (cancelled)
       tool$.unsubscribe(); // cancelled while it was being subscribed
@@ -205,6 +213,8 @@ function parentRun(rc: RunContext<any>, call: ToolCall): ParentRun {
     inherited: { scheduler, idGenerator, random, telemetry },
     wrap: rc.internals.wrap,
     adoptApprovals: (approvals) => rc.adoptApprovals(approvals),
+    suspended: (suspended) => void rc.nested.set(call.callId, suspended),
+    resume: rc.internals.resume?.nested.get(call.callId),
     // Only the root's mode counts (a sub-run's own `approvals: 'suspend'` fails its own calls closed).
     rootSuspends:
       rc.internals.parent === undefined ? rc.opts.approvals === 'suspend' : rc.internals.rootSuspends === true,

@@ -1,4 +1,16 @@
-import { EMPTY, catchError, concat, concatMap, defer, from, map, throwError, type Observable } from 'rxjs';
+import {
+  EMPTY,
+  catchError,
+  concat,
+  concatMap,
+  defer,
+  from,
+  map,
+  of,
+  throwError,
+  type Observable,
+  type ObservableInput,
+} from 'rxjs';
 import { stage } from '../cancel/stage.js';
 import { MaxTurnsError, OutputValidationError } from '../errors.js';
 import type { ModelResponseCompleted } from '../events.js';
@@ -16,7 +28,7 @@ import { markRefused, repairResponseCalls, takenIds } from './repair.js';
 import { checkOutput, repairMessage, type OutputCheck } from './output.js';
 import { buildRequest } from './request.js';
 import { shapeRequest$ } from './shape.js';
-import { suspendOrRun$ } from './suspend.js';
+import { nestedSuspension, suspendOrRun$ } from './suspend.js';
 import type { Outcome, RunContext } from './run-context.js';
 import { budgetEnd, stoppedOutcome } from './stop.js';
 import type { Fact } from './totals.js';
@@ -65,7 +77,7 @@ export function turn$(turns: Turns, n: number): Observable<Decision> {
     defer(() => model$(turns)),
   ).pipe(concatMap((r) => (r instanceof Ended ? [r.outcome] : respond$(turns, n, r))));
   return concat(
-    stageAt(rc, 'turn_entry', (): Decision[] => {
+    stageAt(rc, 'turn_entry', (): ObservableInput<Decision> => {
       // A graceful stop ends the run at the turn entry: no turn starts (docs/run-control.md, "Stop").
       if (rc.stopping !== undefined) {
         stopped = true;
@@ -77,8 +89,14 @@ export function turn$(turns: Turns, n: number): Observable<Decision> {
         stopped = true;
         return budgetEnd(rc, reached);
       }
-      rc.emit(TURN_STARTED, n === 1 ? turns.firstTurn : undefined);
-      return [];
+      const started = (): Decision[] => {
+        rc.emit(TURN_STARTED, n === 1 ? turns.firstTurn : undefined);
+        return [];
+      };
+      // The previous turn is journalled first, in this wait: a cancel during the write leaves the turn before as
+      // the last journalled one (docs/sessions.md, "Durable runs"). A synchronous store adds no hop.
+      if (!rc.journal.journalsBefore(n)) return started();
+      return concat(rc.journal.write$(rc.runId, n - 1, rc.totals.scratch.items), defer(started));
     }),
     defer(() => (stopped ? EMPTY : body$)),
   );
@@ -216,7 +234,11 @@ function respond$(turns: Turns, n: number, response: ModelResponse): Observable<
   }).pipe(waitingAt(rc.waits, 'dispatch'));
   return concat(
     prepared$.pipe(concatMap((runnables) => suspendOrRun$(turns.rc, turns.history, runnables, response.finishReason))),
-    afterBatch$(rc, n),
+    defer(() => {
+      // A sub-run of the batch suspended: so does this run ("Nested approvals").
+      const nested = nestedSuspension(rc, turns.history, response.finishReason);
+      return nested !== undefined ? of(nested) : afterBatch$(rc, n);
+    }),
   );
 }
 

@@ -1,3 +1,4 @@
+import type { FrontendTool } from '../tools/frontend-tool.js';
 import type { Observable, SchedulerLike } from 'rxjs';
 import type { z } from 'zod';
 import type { CancelSignal } from '../cancel/cancel-signal.js';
@@ -352,6 +353,15 @@ export interface RunOptions<C = unknown> {
    * Never logged, never in an event. Not inherited by sub-runs (they never suspend).
    */
   readonly suspensionKey?: SuspensionKey;
+  /**
+   * Tools the client runs (docs/run-control.md, "Front-end tools"): offered to the model with the agent's
+   * own; a call to one is never run here: it suspends the run (as `approvals: 'suspend'` does, whatever
+   * `approvals` is), `suspended.frontend` naming it, and `resume()` answers it with `{ result }`. Each is
+   * `{ name, description, parameters? }` (a JSON Schema object); a bad entry, a repeated name or one of the
+   * agent's tool names is a `ConfigurationError` naming it (`options.frontendTools[i].name`). Give them
+   * again to `resume` for the turns after it. Not inherited by sub-runs.
+   */
+  readonly frontendTools?: readonly FrontendTool[];
 }
 
 /**

@@ -8,6 +8,7 @@ import { ItemSchema, type Item } from '../items.js';
 import { Mailbox } from '../mailbox/mailbox.js';
 import { parseTraceparent } from '../runs/trace-carrier.js';
 import { checkBudget } from './budget/options.js';
+import { checkFrontendTools } from '../tools/frontend-tool.js';
 import type { Hooks, ReplayMode, RunOptions, StartOptions } from './types.js';
 
 const UNREADABLE = Symbol('unreadable');
@@ -119,6 +120,7 @@ export function validateRunArgs(input: unknown, options: RunOptions<any>): reado
     refuse('approvals', `must be 'wait' or 'suspend' (got ${String(o.approvals)})`);
   if (o.budget !== undefined) checkBudget(o.budget);
   if (o.suspensionKey !== undefined) checkSuspensionKey(o.suspensionKey);
+  if (o.frontendTools !== undefined) checkFrontendTools(o.frontendTools, 'options.frontendTools');
   return input as readonly Item[] | string;
 }
 
@@ -173,6 +175,7 @@ const OPTION_KEYS = [
   'approvals',
   'budget',
   'suspensionKey',
+  'frontendTools',
 ] as const;
 const RETRY_KEYS = ['maxRetries', 'initialDelayMs', 'maxDelayMs', 'multiplier', 'maxRetryAfterMs'] as const;
 

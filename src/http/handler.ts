@@ -158,8 +158,13 @@ export function createHandler(options: HandlerOptions): NodeHandler {
       const rename = (field: string) => {
         const m = /^input\[(\d+)\](.*)$/.exec(field);
         if (m) return `messages[${input.messageIndex[Number(m[1])] ?? m[1]}]${m[2]}`;
+        if (field === 'frontendTools' || field.startsWith('options.frontendTools'))
+          return field.replace(/^(options\.)?frontendTools/, 'tools');
+        const d = /^decisions\.(.*)$/.exec(field);
+        if (d && input.resumeIndex?.[d[1]!] !== undefined) return `resume[${input.resumeIndex[d[1]!]}].payload`;
         return field === 'input' ? 'messages' : field;
       };
+      const frontendTools = input.frontendTools !== undefined ? { frontendTools: input.frontendTools } : {};
       // The caller's W3C trace context goes with the start; a traced Runs answers its own, written back.
       const trace = traceCarrierOf(ctx.req.headers['traceparent'], ctx.req.headers['tracestate']);
       let started: { runId: string; steeringId?: string; traceparent?: string };
@@ -174,6 +179,7 @@ export function createHandler(options: HandlerOptions): NodeHandler {
             decisions: input.decisions,
             principal: ctx.principal,
             ...(trace !== undefined ? { trace } : {}),
+            ...frontendTools,
           });
         } else
           started = await runs.start({
@@ -183,6 +189,7 @@ export function createHandler(options: HandlerOptions): NodeHandler {
             principal: ctx.principal,
             ifBusy,
             ...(trace !== undefined ? { trace } : {}),
+            ...frontendTools,
           });
       } catch (error) {
         throw toHttpError(error, rename);

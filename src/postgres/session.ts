@@ -6,6 +6,7 @@ import {
   callStartKey,
   checkId,
   checkItems,
+  checkJournalTurn,
   checkTtl,
   fenceKey,
   suspensionKey,
@@ -13,7 +14,15 @@ import {
 import { SessionSchemaError } from '../session/errors.js';
 import { holderToken } from '../session/holder-process.js';
 import { leaseLost } from '../session/lease-errors.js';
-import type { AppendOptions, Lease, LeaseOptions, Session } from '../session/session.js';
+import type {
+  AppendOptions,
+  JournalOptions,
+  JournalTurn,
+  Lease,
+  LeaseOptions,
+  RunJournal,
+  Session,
+} from '../session/session.js';
 import { POSTGRES_SCHEMA_VERSION, where } from './schema.js';
 import type { PostgresBackend } from './backend.js';
 
@@ -98,6 +107,55 @@ export class PostgresSession implements Session {
   async releaseRun(runId: string): Promise<void> {
     checkId(runId, 'runId');
     await this.store.query(this.id, this.store.sql.releaseRun, [this.id, runId]);
+  }
+
+  /**
+   * Journals a completed turn (see `Session.journalTurn`): one insert, nothing when `(runId, turn)` is
+   * journalled already or the run's commit is stored. Rejects with `ConfigurationError` for bad
+   * arguments, the signal's reason when it fired before the statement was sent, `SessionStorageError`
+   * (with the SQLSTATE) when the write fails.
+   */
+  async journalTurn(runId: string, turn: number, items: readonly Item[], options?: JournalOptions): Promise<void> {
+    checkJournalTurn(runId, turn, items);
+    const text = `[${items.map((item) => JSON.stringify(item)).join(',')}]`;
+    await this.store.ready(this.id);
+    const signal = options?.signal;
+    if (signal?.aborted) throw signal.reason;
+    await this.store.query(this.id, this.store.sql.journalTurn, [this.id, runId, turn, text]);
+  }
+
+  /** The journal of `runId` (see `Session.readJournal`), read in one snapshot. */
+  async readJournal(runId: string): Promise<RunJournal> {
+    checkId(runId, 'runId');
+    type Row = { turn: number | null; items: string | null; sealed: boolean };
+    const rows = await this.store.query<Row>(this.id, this.store.sql.readJournal, [this.id, runId]);
+    const sealed = rows[0]?.sealed ?? false;
+    if (sealed) return { sealed, turns: [] };
+    const turns: JournalTurn[] = [];
+    for (const row of rows) {
+      if (row.turn === null || row.items === null) continue;
+      try {
+        turns.push({ turn: row.turn, items: JSON.parse(row.items) as Item[] });
+      } catch (err) {
+        const location = where(this.store.schema);
+        const init = { problem: 'corrupt' as const, expectedVersion: POSTGRES_SCHEMA_VERSION, location };
+        const what = `turn ${row.turn} of run "${runId}" in session "${this.id}" is not JSON`;
+        throw new SessionSchemaError(init, what, { cause: err });
+      }
+    }
+    return { sealed, turns };
+  }
+
+  /** Removes the journal of `runId`; idempotent. */
+  async discardJournal(runId: string): Promise<void> {
+    checkId(runId, 'runId');
+    await this.store.query(this.id, this.store.sql.discardJournal, [this.id, runId]);
+  }
+
+  /** The runs with a journal, the one journalled last at the end (by the server's time of its last turn). */
+  async journalledRuns(): Promise<readonly string[]> {
+    const rows = await this.store.query<{ run_id: string }>(this.id, this.store.sql.journalledRuns, [this.id]);
+    return rows.map((row) => row.run_id);
   }
 
   /**

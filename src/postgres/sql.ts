@@ -23,6 +23,10 @@ export interface Sql {
   readonly move: string;
   readonly dropRuns: string;
   readonly dropLeases: string;
+  readonly journalTurn: string;
+  readonly readJournal: string;
+  readonly discardJournal: string;
+  readonly journalledRuns: string;
 }
 
 /**
@@ -38,6 +42,10 @@ function append(s: string, run: string, gate = 'run'): string {
       SELECT $1, $3::integer, ${NOW}, ${NOW} WHERE EXISTS (SELECT 1 FROM ${gate})
       ON CONFLICT (id) DO UPDATE SET items = t.items + excluded.items, updated_at = excluded.updated_at
       RETURNING t.items
+    ),
+    -- The commit seals the run's journal: its turns go in the same statement (none for a bare append).
+    jd AS (
+      DELETE FROM ${s}.loopctl_journal WHERE session_id = $1 AND run_id = $2 AND EXISTS (SELECT 1 FROM ${gate})
     ),
     ins AS (
       INSERT INTO ${s}.loopctl_items (session_id, seq, item)
@@ -102,12 +110,27 @@ export function sqlFor(s: string): Sql {
     exists: `SELECT id FROM ${s}.loopctl_sessions WHERE id = ANY(ARRAY[$1, $2]::text[])`,
     deleteSession: `WITH i AS (DELETE FROM ${s}.loopctl_items WHERE session_id = $1),
       r AS (DELETE FROM ${s}.loopctl_runs WHERE session_id = $1),
-      l AS (DELETE FROM ${s}.loopctl_leases WHERE session_id = $1)
+      l AS (DELETE FROM ${s}.loopctl_leases WHERE session_id = $1),
+      j AS (DELETE FROM ${s}.loopctl_journal WHERE session_id = $1)
       DELETE FROM ${s}.loopctl_sessions WHERE id = $1`,
     move: `WITH i AS (UPDATE ${s}.loopctl_items SET session_id = $2 WHERE session_id = $1),
-      r AS (UPDATE ${s}.loopctl_runs SET session_id = $2 WHERE session_id = $1)
+      r AS (UPDATE ${s}.loopctl_runs SET session_id = $2 WHERE session_id = $1),
+      j AS (UPDATE ${s}.loopctl_journal SET session_id = $2 WHERE session_id = $1)
       UPDATE ${s}.loopctl_sessions SET id = $2 WHERE id = $1`,
-    dropRuns: `DELETE FROM ${s}.loopctl_runs WHERE session_id = $1`,
+    dropRuns: `WITH j AS (DELETE FROM ${s}.loopctl_journal WHERE session_id = $1)
+      DELETE FROM ${s}.loopctl_runs WHERE session_id = $1`,
     dropLeases: `DELETE FROM ${s}.loopctl_leases WHERE session_id = ANY($1::text[])`,
+    // A turn of a run whose commit is not stored; its primary key makes a repeat store nothing.
+    journalTurn: `INSERT INTO ${s}.loopctl_journal (session_id, run_id, turn, items, stored_at)
+      SELECT $1, $2, $3::integer, $4, ${NOW}
+      WHERE NOT EXISTS (SELECT 1 FROM ${s}.loopctl_runs WHERE session_id = $1 AND run_id = $2)
+      ON CONFLICT DO NOTHING`,
+    // One snapshot: the turns, and whether the run's commit is stored.
+    readJournal: `SELECT turn, items,
+        EXISTS (SELECT 1 FROM ${s}.loopctl_runs WHERE session_id = $1 AND run_id = $2) AS sealed
+      FROM (SELECT 1) AS one LEFT JOIN ${s}.loopctl_journal j ON j.session_id = $1 AND j.run_id = $2 ORDER BY turn`,
+    discardJournal: `DELETE FROM ${s}.loopctl_journal WHERE session_id = $1 AND run_id = $2`,
+    journalledRuns: `SELECT run_id FROM ${s}.loopctl_journal WHERE session_id = $1 GROUP BY run_id
+      ORDER BY max(stored_at), run_id COLLATE "C"`,
   };
 }

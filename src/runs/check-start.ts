@@ -1,4 +1,5 @@
 import { ConfigurationError } from '../errors.js';
+import { checkFrontendTools } from '../tools/frontend-tool.js';
 import type { StartRunRequest } from './types.js';
 
 const IF_BUSY = new Set(['reject', 'enqueue', 'interrupt', 'rollback', 'steer']);
@@ -16,4 +17,5 @@ export function checkStart(req: StartRunRequest): void {
   if (req.ifBusy !== undefined && !IF_BUSY.has(req.ifBusy)) {
     throw new ConfigurationError('ifBusy', `must be one of ${[...IF_BUSY].join(', ')}`);
   }
+  if (req.frontendTools !== undefined) checkFrontendTools(req.frontendTools, 'frontendTools');
 }

@@ -9,6 +9,7 @@ import type { Suspended } from '../control/suspended.js';
 import type { Agent, RunHandle, RunOptions } from '../engine/types.js';
 import { resume } from '../engine/resume.js';
 import { start } from '../engine/start.js';
+import type { FrontendTool } from '../tools/frontend-tool.js';
 import { commandMethods, type SendCommand } from './commands.js';
 import { clockOf, Expiry } from './expiry.js';
 import { eventsAfter } from './compact.js';
@@ -214,8 +215,9 @@ export function localRuns(options: LocalRunsOptions): Runs {
     }
     // Each run has a RunControl of its own (its handle's): `stop` acts on this run only.
     const own = { mailbox: thread.mailbox, session, control: undefined };
-    suspensions.delete(thread); // the session moves on: the thread's suspension (if any) is stale now
-    const handle = start(agent, input, { ...runOptions, ...REPLAY_OPTIONS, ...own });
+    const handle = start(agent, input, { ...runOptions, ...REPLAY_OPTIONS, ...own, ...frontendOf(req) });
+    // The session moves on: the thread's suspension (if any) is stale now (a start refused keeps it).
+    suspensions.delete(thread);
     return track(handle, req.principal, thread, threadKey, input);
   }
 
@@ -252,7 +254,8 @@ export function localRuns(options: LocalRunsOptions): Runs {
       throw new ConfigurationError('input', 'a resume takes no new message: send it once the resumed run has ended');
     }
     const own = { mailbox: thread.mailbox, session, control: undefined };
-    const handle = resume(agent, suspended, req.decisions, { ...runOptions, ...REPLAY_OPTIONS, ...own });
+    const options = { ...runOptions, ...REPLAY_OPTIONS, ...own, ...frontendOf(req) };
+    const handle = resume(agent, suspended, req.decisions, options);
     return track(handle, req.principal, thread, threadKey, []);
   }
 
@@ -311,4 +314,9 @@ export function localRuns(options: LocalRunsOptions): Runs {
 
     ...commandMethods(send),
   };
+}
+
+/** A request's front-end tools as run options (none: the run options' own, if any). */
+function frontendOf(req: { frontendTools?: readonly FrontendTool[] }): { frontendTools?: readonly FrontendTool[] } {
+  return req.frontendTools !== undefined && req.frontendTools.length > 0 ? { frontendTools: req.frontendTools } : {};
 }

@@ -1,6 +1,7 @@
 import type { Observable } from 'rxjs';
 import type { RunEvent } from '../events.js';
 import type { Item } from '../items.js';
+import type { FrontendTool, FrontendToolResult } from '../tools/frontend-tool.js';
 import type { TraceCarrier } from './trace-carrier.js';
 
 /**
@@ -35,7 +36,11 @@ export interface Runs {
    * unknown agent and `ConfigurationError` (naming the field) for bad input. `trace` is the caller's
    * W3C trace context (the HTTP handler passes the request's `traceparent`); an implementation that
    * traces (`instrumentRuns` of `loopctl/otel`) starts the run in it and answers `traceparent`, the
-   * trace context of the start, which the handler writes back; others ignore both.
+   * trace context of the start, which the handler writes back; others ignore both. `frontendTools`: tools
+   * the client runs, offered to the model for this run (the run option, docs/run-control.md "Front-end
+   * tools"; over HTTP `RunAgentInput.tools`); a call to one suspends the run, and `resume` answers it with
+   * `{ result }`. An implementation that cannot offer them rejects with `NotSupportedError` naming
+   * `frontendTools`; one that steers a live run ignores them.
    */
   start(req: {
     agent: string;
@@ -44,6 +49,7 @@ export interface Runs {
     principal: string;
     ifBusy?: 'reject' | 'enqueue' | 'interrupt' | 'rollback' | 'steer';
     trace?: TraceCarrier;
+    frontendTools?: readonly FrontendTool[];
   }): Promise<{ runId: string; steeringId?: string; traceparent?: string }>;
   /**
    * Optional: resumes the thread's suspended run (run control's `approvals: 'suspend'`; docs/run-control.md,
@@ -54,15 +60,18 @@ export interface Runs {
    * run is live on the thread, `ConfigurationError` naming `resume` when the thread's last run did not suspend
    * (or a run started on it since), `ResumeError` for a decision the suspension refuses (`unknown_call`,
    * `missing_decision`, a tampered suspension, `already_resumed`), `AgentNotFoundError` for an unknown agent.
+   * A front-end tool's call is answered with `{ result }` (its decision); `frontendTools` are offered to the
+   * turns after the resume, as for `start`.
    * An implementation without it answers the HTTP route's resume with 501.
    */
   resume?(req: {
     agent: string;
     threadId: string;
     input: readonly Item[];
-    decisions: Readonly<Record<string, ToolDecision>>;
+    decisions: Readonly<Record<string, ToolDecision | FrontendToolResult>>;
     principal: string;
     trace?: TraceCarrier;
+    frontendTools?: readonly FrontendTool[];
   }): Promise<{ runId: string; traceparent?: string }>;
   /**
    * The run's events with `seq > afterSeq` (all of them without `afterSeq`), then its live events, up to

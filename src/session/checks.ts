@@ -115,3 +115,18 @@ export function compareIds(a: string, b: string): number {
   }
   return x.length - y.length;
 }
+
+/** Throws unless `turn` is a whole number ≥ 1 (a journalled turn's number); gives it back. */
+export function checkTurn(turn: unknown): number {
+  if (typeof turn !== 'number' || !Number.isSafeInteger(turn) || turn < 1) {
+    throw new ConfigurationError('turn', `must be a whole number ≥ 1 (got ${describeValue(turn)})`);
+  }
+  return turn;
+}
+
+/** The checks of `Session.journalTurn`'s arguments, in the order the contract names them. */
+export function checkJournalTurn(runId: unknown, turn: unknown, items: unknown): void {
+  checkId(runId, 'runId');
+  checkTurn(turn);
+  checkItems(items);
+}

@@ -6,11 +6,12 @@ import {
   checkId,
   fenceKey,
   checkItems,
+  checkJournalTurn,
   checkTtl,
   suspensionKey,
 } from './checks.js';
 import { LeaseSlot } from './memory-lease.js';
-import type { AppendOptions, Lease, LeaseOptions, Session } from './session.js';
+import type { AppendOptions, JournalOptions, Lease, LeaseOptions, RunJournal, Session } from './session.js';
 
 /** Options of a {@link MemorySession}: `now`, the clock of its leases and times (ms; default `Date.now`). */
 export interface MemorySessionOptions {
@@ -21,6 +22,8 @@ export interface MemorySessionOptions {
 export interface MemoryState {
   items: readonly Item[];
   stored: Set<string>;
+  /** The run journals (docs/sessions.md, "The run journal"): by run id, each turn's Items by turn. */
+  journals: Map<string, Map<number, readonly Item[]>>;
   createdAt: number | undefined;
   updatedAt: number | undefined;
 }
@@ -78,7 +81,13 @@ export class MemorySession implements Session {
   /** `initial` is taken as it is (not checked): a test may start from any history. */
   constructor(initial: readonly Item[] = [], options: MemorySessionOptions = {}) {
     this.#now = options.now ?? Date.now;
-    this.#state = { items: Object.freeze([...initial]), stored: new Set(), createdAt: undefined, updatedAt: undefined };
+    this.#state = {
+      items: Object.freeze([...initial]),
+      stored: new Set(),
+      journals: new Map(),
+      createdAt: undefined,
+      updatedAt: undefined,
+    };
     this.#lease = new LeaseSlot(this.#now, () => this.#name);
   }
 
@@ -111,6 +120,7 @@ export class MemorySession implements Session {
     if (runId !== undefined && state.stored.has(runId)) return;
     if (suspension !== undefined && state.stored.has(suspension)) throw alreadyResumed(options);
     if (runId !== undefined) state.stored.add(runId);
+    if (runId !== undefined) state.journals.delete(runId); // the commit seals the run's journal
     if (suspension !== undefined) state.stored.add(suspension);
     state.items = Object.freeze([...state.items, ...items]);
     state.updatedAt = this.#now();
@@ -143,6 +153,43 @@ export class MemorySession implements Session {
     stored.add(runId);
     stored.add(mark);
     return 'fenced';
+  }
+
+  /**
+   * Journals a completed turn (see `Session.journalTurn`), synchronously: nothing when `(runId, turn)`
+   * is journalled already or the run's commit is stored. Throws `ConfigurationError` for bad arguments,
+   * or the signal's reason when it has fired, storing nothing.
+   */
+  journalTurn(runId: string, turn: number, items: readonly Item[], options?: JournalOptions): void {
+    checkJournalTurn(runId, turn, items);
+    if (options?.signal?.aborted) throw options.signal.reason;
+    const { journals, stored } = this.#state;
+    if (stored.has(runId)) return;
+    let journal = journals.get(runId);
+    if (journal === undefined) journals.set(runId, (journal = new Map()));
+    if (!journal.has(turn)) journal.set(turn, Object.freeze([...items]));
+    journals.delete(runId); // Map order: the run journalled last goes to the end
+    journals.set(runId, journal);
+  }
+
+  /** The journal of `runId` (see `Session.readJournal`), its turns in turn order. */
+  readJournal(runId: string): RunJournal {
+    checkId(runId, 'runId');
+    const { journals, stored } = this.#state;
+    const journal = journals.get(runId);
+    const turns = journal ? [...journal].sort(([a], [b]) => a - b).map(([turn, items]) => ({ turn, items })) : [];
+    return { sealed: stored.has(runId), turns };
+  }
+
+  /** Removes the journal of `runId`; idempotent. */
+  discardJournal(runId: string): void {
+    checkId(runId, 'runId');
+    this.#state.journals.delete(runId);
+  }
+
+  /** The runs with a journal, the one journalled last at the end. */
+  journalledRuns(): readonly string[] {
+    return [...this.#state.journals].filter(([, turns]) => turns.size > 0).map(([runId]) => runId);
   }
 
   /**

@@ -4,7 +4,13 @@ import { refusal } from './lease-errors.js';
 import { MemorySession, memoryState, type MemorySessionOptions, type MemoryState } from './memory-session.js';
 import type { SessionInfo, SessionStore } from './session.js';
 
-const emptyState = (): MemoryState => ({ items: [], stored: new Set(), createdAt: undefined, updatedAt: undefined });
+const emptyState = (): MemoryState => ({
+  items: [],
+  stored: new Set(),
+  journals: new Map(),
+  createdAt: undefined,
+  updatedAt: undefined,
+});
 
 /**
  * An in-memory {@link SessionStore} of {@link MemorySession}s, for tests and for programs that keep

@@ -100,6 +100,50 @@ export interface Session {
    * left alone. Resolves whether or not `runId` held one. Optional.
    */
   releaseRun?(runId: string): MaybeAsync<void>;
+  /**
+   * Journals one completed turn of the run `runId` (docs/sessions.md, "The run journal"): `items` are the
+   * Items the run added since its previous journalled turn (the first turn's include the run's input),
+   * stored whole or not at all under `(runId, turn)`. Idempotent: a second write of one `(runId, turn)`
+   * stores nothing, and so does a write for a run whose commit is stored (its journal is sealed). A
+   * journal is not the history: `load`, `list` and `updatedAt` do not see it, and it does not create
+   * the session. `turn` is a whole number ≥ 1. `signal` as for `append`: a write not begun when it
+   * fired is not begun. Throws or rejects with `ConfigurationError` naming `runId`, `turn` or
+   * `items[i]…`, storing nothing. Optional, with {@link Session.readJournal} and
+   * {@link Session.discardJournal}: a session with all three makes runs durable per turn.
+   */
+  journalTurn?(runId: string, turn: number, items: readonly Item[], options?: JournalOptions): MaybeAsync<void>;
+  /**
+   * The journal of `runId` for a continue: its turns in turn order, and `sealed`, true when the run's
+   * commit (an `append` with that `runId`) is stored: the commit removed the journal in the same write,
+   * so a sealed run has no turns and must not be continued. A run never journalled gives
+   * `{ sealed: false, turns: [] }`.
+   */
+  readJournal?(runId: string): MaybeAsync<RunJournal>;
+  /** Removes the journal of `runId` (a cancelled or failed run's); idempotent, leaves the history alone. */
+  discardJournal?(runId: string): MaybeAsync<void>;
+  /**
+   * The ids of the runs that have a journal (neither sealed nor discarded: their process stopped before
+   * they ended, or they are running), the one journalled last at the end. Optional: how a program that
+   * does not keep its run ids finds a run to continue (the `loopctl` command's `--continue`).
+   */
+  journalledRuns?(): MaybeAsync<readonly string[]>;
+}
+
+/** What `journalTurn` is told: `signal`, aborted when the write should not begin (a run's cancel). */
+export interface JournalOptions {
+  readonly signal?: AbortSignal;
+}
+
+/** One journalled turn: its number (1 for the run's first) and the Items the run added in it. */
+export interface JournalTurn {
+  readonly turn: number;
+  readonly items: readonly Item[];
+}
+
+/** A run's journal as `readJournal` gives it (see {@link Session.readJournal}). */
+export interface RunJournal {
+  readonly sealed: boolean;
+  readonly turns: readonly JournalTurn[];
 }
 
 /** One stored session as {@link SessionStore.list} reports it; times are ms since the epoch. */

@@ -5,13 +5,22 @@ import {
   callStartKey,
   checkId,
   checkItems,
+  checkJournalTurn,
   checkTtl,
   fenceKey,
   suspensionKey,
 } from '../session/checks.js';
 import { describeHolder, holderEnded } from '../session/holder-process.js';
 import { leaseLost, refusal } from '../session/lease-errors.js';
-import type { AppendOptions, Lease, LeaseOptions, Session } from '../session/session.js';
+import type {
+  AppendOptions,
+  JournalOptions,
+  JournalTurn,
+  Lease,
+  LeaseOptions,
+  RunJournal,
+  Session,
+} from '../session/session.js';
 import { SQLITE_SCHEMA_VERSION, corrupt } from './schema.js';
 import type { SqliteBackend } from './backend.js';
 
@@ -69,6 +78,7 @@ export class SqliteSession implements Session {
         let seq = sql.count.get(this.id) ?? 0;
         for (const row of rows) sql.insertItem.run(this.id, seq++, row);
         if (runId !== undefined) sql.insertRun.run(this.id, runId, now);
+        if (runId !== undefined) sql.dropJournal.run(this.id, runId); // the commit seals the run's journal
         if (suspension !== undefined) sql.insertRun.run(this.id, suspension, now);
         sql.touch.run(this.id, rows.length, now, now);
       },
@@ -112,6 +122,57 @@ export class SqliteSession implements Session {
   async releaseRun(runId: string): Promise<void> {
     checkId(runId, 'runId');
     await this.store.write(this.id, (sql) => void sql.releaseRun.run(this.id, runId));
+  }
+
+  /**
+   * Journals a completed turn (see `Session.journalTurn`): one insert in a write transaction, nothing
+   * when `(runId, turn)` is journalled already or the run's commit is stored. Rejects with
+   * `ConfigurationError` for bad arguments, the signal's reason when it fired before the write began,
+   * `SessionStorageError` when the write fails (nothing stored).
+   */
+  async journalTurn(runId: string, turn: number, items: readonly Item[], options?: JournalOptions): Promise<void> {
+    checkJournalTurn(runId, turn, items);
+    const signal = options?.signal;
+    if (signal?.aborted) throw signal.reason;
+    const text = `[${items.map((item) => JSON.stringify(item)).join(',')}]`;
+    await this.store.write(
+      this.id,
+      (sql) => {
+        if (sql.hasRun.get(this.id, runId) !== undefined) return; // sealed: the run committed
+        sql.journalTurn.run(this.id, runId, turn, text, this.store.now());
+      },
+      signal,
+    );
+  }
+
+  /** The journal of `runId` (see `Session.readJournal`); `SessionSchemaError` (`corrupt`) for a row not JSON. */
+  async readJournal(runId: string): Promise<RunJournal> {
+    checkId(runId, 'runId');
+    const { rows, sealed } = await this.store.run(this.id, (sql) => ({
+      rows: sql.journal.all(this.id, runId),
+      sealed: sql.hasRun.get(this.id, runId) !== undefined,
+    }));
+    if (sealed) return { sealed, turns: [] }; // a commit that landed between the two reads
+    const turns: JournalTurn[] = rows.map((row) => {
+      try {
+        return { turn: row.turn, items: JSON.parse(row.items) as Item[] };
+      } catch (err) {
+        const what = `turn ${row.turn} of run "${runId}" in session "${this.id}" is not JSON`;
+        throw corrupt(this.store.location, SQLITE_SCHEMA_VERSION, what, err);
+      }
+    });
+    return { sealed, turns };
+  }
+
+  /** Removes the journal of `runId`; idempotent. */
+  async discardJournal(runId: string): Promise<void> {
+    checkId(runId, 'runId');
+    await this.store.write(this.id, (sql) => void sql.dropJournal.run(this.id, runId));
+  }
+
+  /** The runs with a journal, the one journalled last at the end (by the time of its last turn). */
+  async journalledRuns(): Promise<readonly string[]> {
+    return this.store.run(this.id, (sql) => sql.journalledRuns.all(this.id));
   }
 
   /**

@@ -23,6 +23,12 @@ export interface Statements {
   readonly moveItems: Database.Statement<[string, string]>;
   readonly moveRuns: Database.Statement<[string, string]>;
   readonly moveSession: Database.Statement<[string, string]>;
+  readonly journalTurn: Database.Statement<[string, string, number, string, number]>;
+  readonly journal: Database.Statement<[string, string], { turn: number; items: string }>;
+  readonly dropJournal: Database.Statement<[string, string]>;
+  readonly deleteJournals: Database.Statement<[string]>;
+  readonly moveJournals: Database.Statement<[string, string]>;
+  readonly journalledRuns: Database.Statement<[string], string>;
 }
 
 export function prepare(db: Database.Database): Statements {
@@ -62,5 +68,19 @@ export function prepare(db: Database.Database): Statements {
     moveItems: p('UPDATE loopctl_items SET session_id = ? WHERE session_id = ?'),
     moveRuns: p('UPDATE loopctl_runs SET session_id = ? WHERE session_id = ?'),
     moveSession: p('UPDATE loopctl_sessions SET id = ? WHERE id = ?'),
+    journalTurn: p(
+      `INSERT INTO loopctl_journal (session_id, run_id, turn, items, stored_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT DO NOTHING`,
+    ),
+    journal: p<[string, string], { turn: number; items: string }>(
+      'SELECT turn, items FROM loopctl_journal WHERE session_id = ? AND run_id = ? ORDER BY turn',
+    ),
+    dropJournal: p('DELETE FROM loopctl_journal WHERE session_id = ? AND run_id = ?'),
+    deleteJournals: p('DELETE FROM loopctl_journal WHERE session_id = ?'),
+    moveJournals: p('UPDATE loopctl_journal SET session_id = ? WHERE session_id = ?'),
+    journalledRuns: p<[string], string>(
+      `SELECT run_id FROM loopctl_journal WHERE session_id = ? GROUP BY run_id
+       ORDER BY max(stored_at), run_id`,
+    ).pluck(),
   };
 }

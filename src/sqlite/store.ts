@@ -112,6 +112,7 @@ export class SqliteSessionStore implements SessionStore {
       sql.deleteLease.run(id);
       sql.deleteItems.run(id);
       sql.deleteRuns.run(id);
+      sql.deleteJournals.run(id);
       return sql.deleteSession.run(id).changes > 0;
     });
   }
@@ -129,6 +130,8 @@ export class SqliteSessionStore implements SessionStore {
       sql.moveItems.run(to, from);
       sql.deleteRuns.run(to); // run ids left under `to` without a session (resumed calls' starts) go first
       sql.moveRuns.run(to, from);
+      sql.deleteJournals.run(to);
+      sql.moveJournals.run(to, from);
       sql.moveSession.run(to, from);
     });
   }

@@ -44,6 +44,7 @@ describe('loopctl --store postgres://…', () => {
     );
     expect(tables.rows.map((r) => r.table_name)).toEqual([
       'loopctl_items',
+      'loopctl_journal',
       'loopctl_leases',
       'loopctl_runs',
       'loopctl_schema',

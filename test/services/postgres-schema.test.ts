@@ -56,6 +56,7 @@ describe('Postgres schema: explicit createSchema and migrate', () => {
     await createSchema(pool, { schema }); // idempotent at the current version
     expect(await tables(schema)).toEqual([
       'loopctl_items',
+      'loopctl_journal',
       'loopctl_leases',
       'loopctl_runs',
       'loopctl_schema',
@@ -101,6 +102,23 @@ describe('Postgres schema: explicit createSchema and migrate', () => {
     expect(await failure(migrate(pool, { schema }))).toEqual(newer);
     const rows = await pool.query(`SELECT count(*)::int AS n FROM "${schema}".loopctl_items`);
     expect(rows.rows).toEqual([{ n: 3 }]);
+  });
+
+  it('a version 1 schema (before the run journal) is refused as older, then migrate adds the journal keeping the history', async () => {
+    const schema = freshSchema();
+    await pool.query(`CREATE SCHEMA "${schema}"`);
+    await pool.query(POSTGRES_MIGRATIONS[0]!(`"${schema}"`));
+    await pool.query(`UPDATE "${schema}".loopctl_schema SET version = 1`);
+    await pool.query(`INSERT INTO "${schema}".loopctl_sessions VALUES ('s', 1, 1, 1)`);
+    const old = '{"type":"user","id":"old","text":"kept"}';
+    await pool.query(`INSERT INTO "${schema}".loopctl_items VALUES ('s', 0, $1)`, [old]);
+    const store = new PostgresSessionStore(pool, { schema });
+    expect(await failure(store.session('s').load())).toMatchObject({ problem: 'older', foundVersion: 1 });
+    expect(await migrate(pool, { schema })).toEqual({ from: 1, to: POSTGRES_SCHEMA_VERSION });
+    const session = new PostgresSessionStore(pool, { schema }).session('s');
+    expect(await session.load()).toEqual([{ type: 'user', id: 'old', text: 'kept' }]);
+    await session.journalTurn('run', 1, items('j', 1));
+    expect(await session.readJournal('run')).toEqual({ sealed: false, turns: [{ turn: 1, items: items('j', 1) }] });
   });
 
   it('a store whose version row was set back is refused as older (it reads the database, not a cache)', async () => {

@@ -35,6 +35,11 @@ export interface Conversation {
   /** One line for the header: which conversation, and whether it is new, continued or not saved. */
   readonly note: string;
   /**
+   * The run on this conversation whose process stopped before it ended (a `kill -9`), found when it is
+   * continued: its journal holds its completed turns, so it is continued first (docs/cli.md).
+   */
+  readonly unfinishedRun?: string;
+  /**
    * Runs `body` holding the conversation's lease, renewed every
    * `LEASE_TTL_MS / 3`, released when `body` settles. Should the lease be
    * lost meanwhile (another process took it after this one stalled for a
@@ -103,7 +108,11 @@ export async function openConversation(options: CliOptions, env: NodeJS.ProcessE
       const none = choice.kind === 'continue' ? 'this folder had no saved conversation to continue; ' : '';
       note = `new; ${none}loopctl --continue resumes it${same}`;
     }
-    return stored(store, store.session(sessionId(folder, name)), `conversation ${sanitizeLine(name)} (${note})`);
+    const session = store.session(sessionId(folder, name));
+    // `--continue` with one task finishes the conversation's last run first when it was killed before it ended.
+    const unfinished = choice.kind !== 'continue' || options.mode !== 'once' ? undefined : await unfinishedIn(session);
+    const more = unfinished === undefined ? '' : '; its last run stopped before it ended and is continued first';
+    return stored(store, session, `conversation ${sanitizeLine(name)} (${note}${more})`, unfinished);
   } catch (error) {
     await store.close();
     throw error instanceof StoreError ? error : storeError(error);
@@ -115,15 +124,34 @@ function inMemory(note: string): Conversation {
   return { session: new MemorySession(), note, hold: (_onLost, body) => body(), close: async () => undefined };
 }
 
-function stored(store: SessionStore, session: Session, note: string): Conversation {
+/** The run of `session` journalled last, when a run's process stopped before it ended (none for a new one). */
+async function unfinishedIn(session: Session): Promise<string | undefined> {
+  if (typeof session.journalledRuns !== 'function') return undefined;
+  const runs = await lastValueFrom(toLastValue(session.journalledRuns()));
+  return runs?.at(-1);
+}
+
+function stored(store: SessionStore, session: Session, note: string, unfinishedRun?: string): Conversation {
+  const s = session as Required<Session>;
+  const journal =
+    typeof session.journalTurn === 'function' && typeof session.readJournal === 'function'
+      ? {
+          // The run journal (docs/sessions.md, "Durable runs"): a killed run is continued from its last turn.
+          journalTurn: s.journalTurn.bind(session),
+          readJournal: s.readJournal.bind(session),
+          discardJournal: s.discardJournal.bind(session),
+        }
+      : {};
   return {
     // Without `acquire`: the lease is taken here, around each run, so the engine never takes a second one.
     session: {
       load: () => session.load(),
       append: (items, options) => session.append(items, options),
       ...(session.recordCallStart ? { recordCallStart: (s, c) => session.recordCallStart!(s, c) } : {}),
+      ...journal,
     },
     note,
+    ...(unfinishedRun === undefined ? {} : { unfinishedRun }),
     hold: (onLost, body, signal) => holding(session, onLost, body, signal),
     close: () => store.close(),
   };

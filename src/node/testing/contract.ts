@@ -1,5 +1,6 @@
 import { appendContract } from './contract-append.js';
 import { callStartContract } from './contract-call-start.js';
+import { journalContract } from './contract-journal.js';
 import { leaseContract } from './contract-lease.js';
 import { killContract, peerContract } from './contract-peers.js';
 import { storeContract } from './contract-store.js';
@@ -28,6 +29,9 @@ export interface SessionContractOptions {
  *   interleaved with a concurrent append, and all or nothing whenever its signal fires;
  * - a resumed call's start (`recordCallStart`, when the store has it) is recorded once per
  *   `(suspensionId, callId)`, racing records included, moved by rename and removed by delete;
+ * - the run journal (when the store has `journalTurn`, `readJournal` and `discardJournal`): turns read
+ *   back in order, a repeat of one `(runId, turn)` stores nothing, the commit seals, a discard removes,
+ *   bad arguments refused, moved by rename and removed by delete; the history never sees it;
  * - leases: one active run per session, renew and release, expiry after `ttlMs`, bad arguments;
  * - the store: list, delete, rename, close, bad ids;
  * - with `spawnPeer`: the same across processes (leases, appends, a resumed call's start recorded once), a
@@ -45,6 +49,7 @@ export function sessionContract(
 ): void {
   appendContract(framework, makeStore);
   callStartContract(framework, makeStore);
+  journalContract(framework, makeStore);
   leaseContract(framework, makeStore);
   storeContract(framework, makeStore);
   const { spawnPeer } = options;

@@ -19,6 +19,8 @@ export interface Turn {
 export interface ModelRequest {
   /** The request body's messages as `role: content` lines. */
   readonly messages: readonly { role: string; content: unknown }[];
+  /** The names of the tools the request offered. */
+  readonly tools: readonly string[];
   /** True once the held chunk was written. */
   heldSent: boolean;
   /** True when the watchdog, not a release, sent it. */
@@ -52,10 +54,14 @@ export async function startHeldModel(): Promise<HeldModel> {
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     let body = '';
     for await (const chunk of req) body += String(chunk);
-    const parsed = JSON.parse(body) as { messages: { role: string; content: unknown }[] };
+    const parsed = JSON.parse(body) as {
+      messages: { role: string; content: unknown }[];
+      tools?: { function?: { name?: string } }[];
+    };
     let finish!: () => void;
     const record: ModelRequest = {
       messages: parsed.messages,
+      tools: (parsed.tools ?? []).map((t) => String(t.function?.name)),
       heldSent: false,
       watchdog: false,
       closedEarlyAt: undefined,

@@ -7,6 +7,8 @@
  * - `!backoff MS`: a retryable error asking to retry after MS ms, then `done`;
  * - `!hold`: one chunk, then a stream that never ends;
  * - `!approve`: a `guarded` tool call (it needs approval), then `done` with what the tool's result said;
+ * - `!deploy fail|cancel`: a `deploy` call (it needs approval; `cancel`: it runs 60 s, cancellable); then, after a
+ *   result the tool gave, `fail` fails the run (a model error that is not retried), else `done: <result>`;
  * - anything else: `echo: ` and every user text (directives left out), `|`-separated.
  * Every answer ends with ` [seen: …]`: the user texts (steering included) the model saw, in order.
  */
@@ -70,6 +72,23 @@ export const directiveModel: ModelProvider = {
             response: { text: '', toolCalls: [toolCall], finishReason: 'tool_calls' },
           });
         }
+        case '!deploy': {
+          const result = [...request.items].reverse().find((i) => i.type === 'tool_result');
+          if (result?.type === 'tool_result') {
+            if (words[1] === 'fail' && !result.output.startsWith('Error')) {
+              return throwError(() => new ModelCallError('model down', { status: 400, retryable: false }));
+            }
+            return of(answer(`done: ${result.output}`, request));
+          }
+          const ms = words[1] === 'cancel' ? 60_000 : 0;
+          // Named by the directive's Item id: unique across worker processes (specs count executions by call id).
+          const callId = `deploy-${directive?.type === 'user' ? directive.id : call}`;
+          const toolCall = { callId, name: 'deploy', arguments: JSON.stringify({ ms }) };
+          return of<ModelEvent>({
+            type: 'response',
+            response: { text: '', toolCalls: [toolCall], finishReason: 'tool_calls' },
+          });
+        }
         case '!hold':
           return concat(of<ModelEvent>({ type: 'text_delta', delta: 'holding ' }), NEVER);
         case '!tool':
@@ -123,9 +142,27 @@ const guarded = tool({
   execute: () => 'guarded ran',
 });
 
+/** Needs approval; prints `exec deploy <callId>` on stdout when it runs (specs count executions), then waits ms. */
+const deploy = tool({
+  name: 'deploy',
+  description: 'Deploys once a person approved it',
+  parameters: z.object({ ms: z.number() }),
+  needsApproval: true,
+  execute: ({ ms }, ctx) => {
+    process.stdout.write(`exec deploy ${ctx.callId}\n`);
+    return new Promise<string>((resolve, reject) => {
+      const t = setTimeout(() => resolve('deployed'), ms);
+      ctx.signal.addEventListener('abort', () => {
+        clearTimeout(t);
+        reject(ctx.signal.reason);
+      });
+    });
+  },
+});
+
 export const queueAgent = defineAgent({
   name: 'queue-agent',
   instructions: 'Follow the directive.',
   model: directiveModel,
-  tools: [wait, guarded],
+  tools: [wait, guarded, deploy],
 });

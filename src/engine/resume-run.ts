@@ -1,0 +1,75 @@
+import { lastValueFrom } from 'rxjs';
+import { ConfigurationError, ResumeError } from '../errors.js';
+import type { Item } from '../items.js';
+import { toLastValue } from '../last-value.js';
+import { checkId } from '../session/checks.js';
+import type { JournalTurn, RunJournal } from '../session/session.js';
+import { hasJournal } from './journal.js';
+import { startRun } from './start.js';
+import type { Agent, RunHandle, StartOptions } from './types.js';
+
+/**
+ * Continues the run `runId` from its last journalled turn (docs/sessions.md, "Durable runs"), for a
+ * process that restarted after the one running it died: `options` as for `start()`, with the run's own
+ * `session` (it must keep a journal), and its `mailbox` when steering survives the restart. Resolves with
+ * the handle of the run, hot as `start()`'s, with the same `runId`: its events are `run_started`, then
+ * `run_resumed` (`fromTurn`: the last journalled turn), then turn `fromTurn + 1`'s. The turns after
+ * `fromTurn` that the dead process had begun are done again (a tool call in them may run again). Its
+ * input is the run's journalled Items; at its end it commits them with its own, once, under `runId` (the
+ * commit seals the journal), or discards the journal when it is cancelled or fails, like any run.
+ * Steering that a journalled turn injected (a `user` Item with its token's id) and that `options.mailbox`
+ * still holds is taken off it and marked delivered, so it is not delivered again; the rest is delivered as
+ * usual. Its usage counts from the continue (the dead process's is not journalled).
+ *
+ * Rejects with `ConfigurationError` for a bad `runId` (field `runId`) or a session without a journal (field
+ * `options.session`), with {@link ResumeError} `committed` when the run's commit is stored (it completed;
+ * nothing to continue) and `not_journalled` when it has no journalled turn (it never completed one, or was
+ * cancelled or failed and discarded it: start it again from its input), and with the store's error when
+ * the journal cannot be read. Nothing runs then.
+ *
+ * One process continues a run: take care that the process that ran it is gone (its session lease,
+ * when the session has `acquire`, refuses a second live run anyway).
+ *
+ * @example
+ * const handle = await resumeRun(agent, savedRunId, { session: store.session('project-a') });
+ * const { output } = await handle.result;
+ */
+export async function resumeRun<C = unknown, O = unknown>(
+  agent: Agent<C, O>,
+  runId: string,
+  options: StartOptions<C> = {},
+): Promise<RunHandle<O>> {
+  checkId(runId, 'runId');
+  const session = (options as { session?: StartOptions<C>['session'] } | null)?.session;
+  if (!hasJournal(session)) {
+    const rule = 'must be a session that keeps a run journal (journalTurn, readJournal and discardJournal)';
+    throw new ConfigurationError('options.session', rule);
+  }
+  const journal = await lastValueFrom(toLastValue(session.readJournal(runId)));
+  const { turns, fromTurn } = continuable(runId, journal);
+  const items: Item[] = turns.flatMap((t) => t.items);
+  const { mailbox } = options;
+  if (mailbox !== undefined) {
+    // Steering a journalled turn injected is delivered: the user Items carry its tokens' ids.
+    const injected = new Set(items.filter((i) => i.type === 'user').map((i) => i.id));
+    mailbox.markDelivered(mailbox.takeById(injected));
+  }
+  return startRun(agent, items, options, { continued: { runId, fromTurn, journalled: items.length } });
+}
+
+/** The journal's turns 1…N without a gap (a turn after a gap is not continued from) and N; or the refusal. */
+function continuable(runId: string, journal: RunJournal | undefined): { turns: JournalTurn[]; fromTurn: number } {
+  if (journal?.sealed === true) {
+    throw new ResumeError('committed', `run ${runId} completed and committed: there is nothing to continue`);
+  }
+  const turns: JournalTurn[] = [];
+  for (const turn of journal?.turns ?? []) {
+    if (turn.turn !== turns.length + 1) break;
+    turns.push(turn);
+  }
+  if (turns.length === 0) {
+    const why = 'it completed no turn, or it was cancelled or failed; start it again from its input';
+    throw new ResumeError('not_journalled', `run ${runId} has no journalled turn: ${why}`);
+  }
+  return { turns, fromTurn: turns.length };
+}
