@@ -1,4 +1,3 @@
-import type { Redis } from 'ioredis';
 import { Mailbox, type MailboxToken } from '../mailbox/mailbox.js';
 import type { WireItem } from './requests.js';
 
@@ -8,7 +7,8 @@ import type { WireItem } from './requests.js';
  * a push adds the item (queued), a take marks the items held, a give-back queued again, a delivery or a
  * withdrawal removes them. So when the worker dies, whoever detects it gives every item the run had — queued
  * or held — back to the front of the thread's steering, in mailbox order (`n`). The engine sees a plain
- * Mailbox: it does not change for this.
+ * Mailbox: it does not change for this. Each write goes through `mirror`, which writes only while the run's
+ * claim is current (the `lcMailbox` script): a worker declared lost changes nothing its peers rely on.
  */
 export class MirroredMailbox extends Mailbox {
   #forcedId: string | undefined;
@@ -16,14 +16,12 @@ export class MirroredMailbox extends Mailbox {
   readonly #order = new Map<string, number>();
 
   /**
-   * @param redis the worker's command connection
-   * @param key the run's mailbox hash
+   * @param mirror writes to the run's mailbox hash (in order; fenced by the run's claim token)
    * @param claimed the items the run's claim moved from the thread's steering (already in the hash, as 1…k)
    * @param tag the tag of an item (`mac`, for the run's thread) written with it, so it is taken back as signed
    */
   constructor(
-    private readonly redis: Redis,
-    private readonly key: string,
+    private readonly mirror: MailboxMirror,
     claimed: readonly WireItem[],
     private readonly tag: (id: string, content: string) => string = () => '',
   ) {
@@ -97,12 +95,20 @@ export class MirroredMailbox extends Mailbox {
     const n = this.#order.get(token.id) ?? ++this.#n;
     const mac = this.tag(token.id, token.content) || undefined;
     const json = JSON.stringify({ id: token.id, content: token.content, mac, n, held });
-    this.redis.hset(this.key, token.id, json).catch(() => undefined);
+    this.mirror.set(token.id, json);
   }
 
   #drop(tokens: readonly MailboxToken[]): void {
     if (tokens.length === 0) return;
     for (const token of tokens) this.#order.delete(token.id);
-    this.redis.hdel(this.key, ...tokens.map((t) => t.id)).catch(() => undefined);
+    this.mirror.del(tokens.map((t) => t.id));
   }
+}
+
+/** Where a {@link MirroredMailbox} writes: its run's mailbox hash, only while the run's claim is current. */
+export interface MailboxMirror {
+  /** Stores the item `id` as `json` (`{ id, content, mac, n, held }`). Never throws. */
+  set(id: string, json: string): void;
+  /** Removes the items with these ids. Never throws. */
+  del(ids: readonly string[]): void;
 }

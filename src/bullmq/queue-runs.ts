@@ -152,7 +152,7 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
   bullQueue.on('error', () => undefined);
   const enqueue = async (runId: string, job: string) =>
     void (await bullQueue.add('run', JSON.parse(job) as RunJobData, jobOptions(runId)));
-  const lost: LostContext = { redis, keys, retainMs, enqueue };
+  const lost: LostContext = { redis, keys, retainMs, enqueue, sessions };
 
   interface RunInfo {
     readonly principal: string;
@@ -215,14 +215,14 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
   }
 
   /**
-   * Writes `run_failed` (`worker_lost`) for a running run whose worker is gone: nobody listens on its channel
-   * and its heartbeat expired (after `lockDurationMs`). The terminal script refuses it if the run ended.
+   * Writes `run_failed` (`worker_lost`) for a running run whose worker is gone: its heartbeat expired (after
+   * `lockDurationMs`), whether or not its connections are open (a frozen process keeps them). The terminal
+   * script refuses it if the run ended.
    */
   async function endIfLost(runId: string): Promise<void> {
     const [state, owner] = await redis.hmget(keys.run(runId), 'state', 'owner');
     if (state !== 'running' || !owner) return;
-    const [, listeners] = (await redis.pubsub('NUMSUB', keys.workerChannel(owner))) as [string, number];
-    if (Number(listeners) > 0 || (await redis.exists(keys.alive(owner))) === 1) return;
+    if ((await redis.exists(keys.alive(owner))) === 1) return;
     await failLost(lost, runId, owner);
   }
 

@@ -4,12 +4,18 @@ import { sliceAfterSeq } from '../engine/replay.js';
 import { isTerminalEvent, type RunEvent } from '../events.js';
 import { isCompactTextDelta } from '../runs/compact.js';
 import type { Channels } from './channels.js';
+import { RunNotFoundError } from '../runs/errors.js';
 import { entryId, seqOf, type Keys } from './keys.js';
 
 /** How often a reader also reads the stream, in case a published event was missed (ms). */
 const POLL_MS = 1000;
 /** Entries read per XRANGE. */
 const PAGE = 500;
+/**
+ * How long a run's hash may be gone (Redis lost its keys: a restart that kept nothing, a flush) before a reader
+ * ends with `RunNotFoundError` (ms): its worker, when it lives, stores the terminal alone within a heartbeat.
+ */
+export const VANISHED_RUN_MS = 5000;
 
 /** The event JSON of a stream entry's fields (`['e', json]`). */
 function fieldE(fields: string[]): string | undefined {
@@ -23,7 +29,8 @@ function fieldE(fields: string[]): string | undefined {
  * `afterSeq`: its hash's `lastSeq` is the terminal's seq). Each event comes once, in `seq` order: a published event
  * that skips ahead first fetches what is between from the stream; one not newer than the last given is
  * dropped. A compacted `text_delta` straddling the last seq given is cut there (`sliceAfterSeq`). Errors with
- * what Redis answered when a read fails.
+ * what Redis answered when a read fails, and with `RunNotFoundError` when the run's keys stayed gone for
+ * {@link VANISHED_RUN_MS} with no terminal (Redis lost them): no reader waits forever.
  */
 export function readEvents(
   redis: Redis,
@@ -36,6 +43,7 @@ export function readEvents(
     let last = afterSeq ?? -1;
     let closed = false;
     let chain: Promise<void> = Promise.resolve();
+    let vanishedAt: number | undefined;
     const streamKey = keys.events(runId);
 
     const emit = (seq: number, json: string): void => {
@@ -66,6 +74,12 @@ export function readEvents(
         closed = true;
         subscriber.complete();
       }
+      if (closed || end !== null || (await redis.exists(keys.run(runId))) === 1) {
+        vanishedAt = undefined;
+        return;
+      }
+      vanishedAt ??= Date.now();
+      if (Date.now() - vanishedAt >= VANISHED_RUN_MS) throw new RunNotFoundError(runId);
     };
     const schedule = (task: () => Promise<void>): void => {
       chain = chain.then(task).catch((error: unknown) => {

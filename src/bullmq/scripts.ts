@@ -31,6 +31,10 @@ local function mailboxItems(id)
   for _, e in ipairs(entries) do table.insert(out, e.json) end
   return out
 end
+local function currentClaim(id, token)
+  if token == nil or token == '' then return true end
+  return redis.call('HGET', runKey(id), 'state') == 'running' and redis.call('HGET', runKey(id), 'claim') == token
+end
 `;
 
 /**
@@ -70,8 +74,9 @@ return { 'busy', live, state, owner }
 /**
  * claim: ARGV ns, runId, workerId, thread (the job's signed session id). A run whose hash names another thread
  * → {'mismatch', thread} (nothing changes: a job touches only the thread it names). A `queued` run becomes
- * `running`, owned by the worker, and the thread's steering moves into its mailbox hash (n = 1, 2, … in queue
- * order) → {'claimed', items…}; a running run → {'owned', owner}; anything else (ended, pending, unknown) →
+ * `running`, owned by the worker, with the next claim token (the run's `claim` counter: 1, 2 after a rerun…), and
+ * the thread's steering moves into its mailbox hash (n = 1, 2, … in queue order) → {'claimed', token, items…};
+ * a running run → {'owned', owner}; anything else (ended, pending, unknown) →
  * {'ended'}.
  */
 const CLAIM = `${HELPERS}
@@ -83,11 +88,12 @@ local state = redis.call('HGET', rkey, 'state')
 if state == 'running' then return { 'owned', redis.call('HGET', rkey, 'owner') or '' } end
 if state ~= 'queued' then return { 'ended' } end
 redis.call('HSET', rkey, 'state', 'running', 'owner', worker)
+local token = redis.call('HINCRBY', rkey, 'claim', 1)
 local thread = redis.call('HGET', rkey, 'thread')
 local list = threadKey(thread) .. ':steer'
 local items = redis.call('LRANGE', list, 0, -1)
 redis.call('DEL', list)
-local out = { 'claimed' }
+local out = { 'claimed', tostring(token) }
 for i, json in ipairs(items) do
   local item = cjson.decode(json)
   local entry = { id = item.id, content = item.content, mac = item.mac, n = i, held = 0 }
@@ -98,13 +104,17 @@ return out
 `;
 
 /**
- * append: ARGV ns, runId, seq, json. Adds a non-terminal event to the run's stream and publishes it → {1}; not
- * when the run has its terminal already → {-1}, or an event with this seq or a later one is stored (a resent
+ * append: ARGV ns, runId, seq, json, token (the writer's claim token; '' for none). Adds a non-terminal event to
+ * the run's stream and publishes it → {1}; not when the run's hash is gone (Redis lost it: a restart that kept
+ * nothing, a flush) → {-4}, when the run has its terminal already → {-1}, when the token is not the run's current
+ * claim (it was declared lost, or rerun) → {-3}, or an event with this seq or a later one is stored (a resent
  * command) → {0}.
  */
 const APPEND = `${HELPERS}
 local runId, seq, json = ARGV[2], tonumber(ARGV[3]), ARGV[4]
+if redis.call('EXISTS', runKey(runId)) == 0 then return { -4 } end
 if redis.call('HEXISTS', runKey(runId), 'terminal') == 1 then return { -1 } end
+if not currentClaim(runId, ARGV[5]) then return { -3 } end
 if seq <= lastSeq(runId) then return { 0 } end
 redis.call('XADD', runKey(runId) .. ':events', seq .. '-1', 'e', json)
 redis.call('PUBLISH', ns .. ':ev:' .. runId, seq .. '\\n' .. json)
@@ -113,10 +123,14 @@ return { 1 }
 
 /**
  * terminal: ARGV ns, runId, seq ('' for the next after the last stored), json, expect (a '|'-list of states the
- * run must be in, '' for any), expectOwner ('' for any), retainMs, giveBackMailbox ('1': the mailbox hash's items
- * go back to the thread's steering, front), startedJson ('' or a run_started stored first at seq 0), then the
+ * run must be in, '' for any), expectOwner ('' for any; `<worker>` or `<worker>#<claim token>`: the run's
+ * owner, and its current claim), retainMs, giveBackMailbox ('1': the mailbox hash's items go back to the
+ * thread's steering, front), startedJson ('' or a run_started stored first at seq 0), then the
  * steering to put back at the front of the thread's queue (JSON items).
  * Refuses a second terminal for a run → {-1}; a run in another state / of another owner → {-2, state, owner}.
+ * A run whose hash is gone (Redis lost its keys) with an expectOwner (its worker's own terminal): the terminal is
+ * stored alone (stream entry, and a hash that says `ended`, `orphan` 1), so every reader polling finds it →
+ * {seq, '', ''}; the steering to put back is lost with the thread's keys.
  * Else stores it, marks the run ended, expires its keys after retainMs, frees the thread (the next pending
  * run becomes queued and owns it) and publishes → {seq, nextRunId or '', nextJob or ''}.
  */
@@ -125,12 +139,25 @@ local runId, seqArg, json, expect, expectOwner = ARGV[2], ARGV[3], ARGV[4], ARGV
 local retainMs, giveBack, started = tonumber(ARGV[7]), ARGV[8], ARGV[9]
 local rkey = runKey(runId)
 if redis.call('HEXISTS', rkey, 'terminal') == 1 then return { -1 } end
+if expectOwner ~= '' and redis.call('EXISTS', rkey) == 0 then
+  local ekey = rkey .. ':events'
+  local seq = math.max(tonumber(seqArg) or 0, lastSeq(runId) + 1)
+  redis.call('XADD', ekey, seq .. '-1', 'e', json)
+  redis.call('HSET', rkey, 'state', 'ended', 'terminal', cjson.decode(json).type, 'lastSeq', seq, 'orphan', 1)
+  redis.call('PEXPIRE', rkey, retainMs)
+  redis.call('PEXPIRE', ekey, retainMs)
+  redis.call('PUBLISH', ns .. ':ev:' .. runId, seq .. '\\n' .. json)
+  return { seq, '', '' }
+end
 local state = redis.call('HGET', rkey, 'state') or ''
 local owner = redis.call('HGET', rkey, 'owner') or ''
 if expect ~= '' and not string.find('|' .. expect .. '|', '|' .. state .. '|', 1, true) then
   return { -2, state, owner }
 end
-if expectOwner ~= '' and owner ~= expectOwner then return { -2, state, owner } end
+local claim = redis.call('HGET', rkey, 'claim') or ''
+if expectOwner ~= '' and owner ~= expectOwner and owner .. '#' .. claim ~= expectOwner then
+  return { -2, state, owner }
+end
 local ekey = rkey .. ':events'
 if started ~= '' and lastSeq(runId) < 0 then
   redis.call('XADD', ekey, '0-1', 'e', started)
@@ -184,6 +211,23 @@ redis.call('DEL', rkey .. ':mbox')
 redis.call('HSET', rkey, 'state', 'queued', 'owner', '')
 redis.call('HINCRBY', rkey, 'retries', 1)
 return { 1, lastSeq(runId) }
+`;
+
+/**
+ * mailbox: ARGV ns, runId, token, op ('set' then id/json pairs, or 'del' then ids). The mirror of a run's
+ * in-memory mailbox (./mirrored-mailbox.ts), written only while `token` is the run's current claim → {1};
+ * a worker declared lost (or whose run was rerun) writes nothing → {0}.
+ */
+const MAILBOX = `${HELPERS}
+local runId, token, op = ARGV[2], ARGV[3], ARGV[4]
+if not currentClaim(runId, token) then return { 0 } end
+local key = runKey(runId) .. ':mbox'
+if op == 'set' then
+  for i = 5, #ARGV, 2 do redis.call('HSET', key, ARGV[i], ARGV[i + 1]) end
+else
+  for i = 5, #ARGV do redis.call('HDEL', key, ARGV[i]) end
+end
+return { 1 }
 `;
 
 /**
@@ -251,6 +295,7 @@ export interface ScriptCommands {
   lcSteerQueued(...args: string[]): Promise<string[]>;
   lcWithdrawQueued(...args: string[]): Promise<string[]>;
   lcCompact(...args: string[]): Promise<number[]>;
+  lcMailbox(...args: string[]): Promise<number[]>;
   lcRecord(...args: string[]): Promise<string[]>;
   lcPending(...args: string[]): Promise<string[]>;
   lcTake(...args: string[]): Promise<number[]>;
@@ -270,6 +315,7 @@ export function withScripts(redis: Redis): ScriptedRedis {
     lcSteerQueued: STEER_QUEUED,
     lcWithdrawQueued: WITHDRAW_QUEUED,
     lcCompact: COMPACT,
+    lcMailbox: MAILBOX,
     lcRecord: RECORD,
     lcPending: PENDING,
     lcTake: TAKE,

@@ -2,6 +2,7 @@ import type { Item } from '../items.js';
 import { toJsonText, isInstance } from '../describe.js';
 import type { RunEvent } from '../events.js';
 import { ConcurrentRunError } from '../errors.js';
+import { SessionStorageError } from '../session/errors.js';
 import type { LocalRunsSessionStore } from '../runs/thread.js';
 import type { TraceCarrier } from '../runs/trace-carrier.js';
 import type { Lease, LeaseOptions, Session } from '../session/session.js';
@@ -81,19 +82,58 @@ export const jobOptions = (runId: string) =>
   ({ jobId: runId, removeOnComplete: true, removeOnFail: true, attempts: 1 }) as const;
 
 /**
+ * The key a claim's session commit is stored under (the append's `runId`, idempotent per key): the run id for
+ * the first claim, `<runId>#<token>` for a rerun's. A peer that declares a claim lost fences its key off first
+ * (`Session.fenceRun`), so the lost worker's commit, landing later, stores nothing.
+ */
+export const commitKeyOf = (runId: string, token: string): string =>
+  token === '' || token === '1' ? runId : `${runId}#${token}`;
+
+/** How long a commit waits before it is sent again after a connection error (ms). */
+const COMMIT_RETRY_MS = 200;
+
+/**
+ * A write error that says nothing about whether the write stored (the connection dropped, was refused, or the
+ * server shut it down): the append, idempotent per run id, is sent again.
+ */
+export function isTransientStorageError(error: unknown): boolean {
+  if (!isInstance(error, SessionStorageError)) return false;
+  const { code, message } = error as SessionStorageError;
+  return (
+    /^(08...|57P0[123]|ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|EHOSTUNREACH)$/.test(code) ||
+    /Connection terminated|connection (was )?closed|Client has encountered a connection error/i.test(message)
+  );
+}
+
+/**
  * The session `id` of `store`, resolved when first used. With `patientMs`, `acquire` waits (retrying every
  * 250 ms, up to that long) while another holder's lease is live: a rerun after a lost worker waits for the
  * dead worker's lease to expire ("a dead holder's lease expires") instead of failing at once.
  * `recordCallStart` goes to the store's session, so a resumed call started by one worker is never run again
- * by another.
+ * by another. With `commitKey`, a run's append is stored under that key instead of its run id (see
+ * {@link commitKeyOf}); an append with a key that fails with a connection error ({@link isTransientStorageError})
+ * is sent again every 200 ms until it answers or its signal (the run's `commitMs`) aborts: the append is
+ * idempotent per key, so an acknowledgement lost after the commit stored ends the run completed.
  */
-export function lazySession(store: LocalRunsSessionStore, id: string, patientMs = 0): Session {
+export function lazySession(store: LocalRunsSessionStore, id: string, patientMs = 0, commitKey?: string): Session {
   let session: Promise<Session> | undefined;
   const get = (): Promise<Session> => (session ??= Promise.resolve().then(() => store.session(id)));
   return {
     load: () => get().then(async (s) => (await lastValueFrom(toLastValue(s.load()))) as readonly Item[]),
     append: (items, options) =>
-      get().then(async (s) => void (await lastValueFrom(toLastValue(s.append(items, options))))),
+      get().then(async (s) => {
+        const keyed =
+          commitKey !== undefined && options?.runId !== undefined ? { ...options, runId: commitKey } : options;
+        for (;;) {
+          try {
+            return void (await lastValueFrom(toLastValue(s.append(items, keyed))));
+          } catch (error) {
+            if (keyed?.runId === undefined || !isTransientStorageError(error) || keyed.signal?.aborted) throw error;
+            await new Promise((resolve) => setTimeout(resolve, COMMIT_RETRY_MS));
+            if (keyed.signal?.aborted) throw error;
+          }
+        }
+      }),
     acquire: (runId: string, options: LeaseOptions): Promise<Lease> =>
       get().then(async (s) => {
         if (typeof s.acquire !== 'function') return noLease(runId, options.ttlMs);

@@ -7,7 +7,7 @@ import { traceCarrierOf } from '../runs/trace-carrier.js';
 import { commitPartial } from '../session/commit-partial.js';
 import type { Session } from '../session/session.js';
 import type { Keys } from './keys.js';
-import { MirroredMailbox } from './mirrored-mailbox.js';
+import { MirroredMailbox, type MailboxMirror } from './mirrored-mailbox.js';
 import { applyRunCommand } from '../control/apply.js';
 import {
   answer,
@@ -21,7 +21,7 @@ import {
 } from './requests.js';
 import type { QueueAuth } from './auth.js';
 import type { ScriptedRedis } from './scripts.js';
-import { eventJson, lazySession, type RunJobData } from './shared.js';
+import { commitKeyOf, eventJson, lazySession, type RunJobData } from './shared.js';
 import { keepSuspension, startOrResume } from './worker-resume.js';
 
 /** A run this worker has taken: claiming it, running it, or watching the worker that owns it. */
@@ -34,6 +34,8 @@ export interface LocalRun {
   mode: CancelMode;
   /** Requests that came while the run was being claimed, answered once it runs. */
   readonly waiting: (WorkerRequest & Envelope)[];
+  /** This worker's claim token of the run (its `claim` counter when claimed), once claimed. */
+  token?: string;
   /** The terminal event was emitted (steering now answers `not_here`). */
   ended: boolean;
   /** The type of the terminal event, once emitted. */
@@ -70,9 +72,24 @@ export function newLocalRun(runId: string): LocalRun {
 }
 
 /**
+ * The mailbox hash of `runId` written by the claim `token` (the `lcMailbox` script: nothing once the claim is
+ * no longer the run's current one).
+ */
+function mirrorOf(ctx: RunContext, runId: string, token: string): MailboxMirror {
+  const { redis, keys } = ctx;
+  return {
+    set: (id, json) => void redis.lcMailbox(keys.ns, runId, token, 'set', id, json).catch(() => undefined),
+    del: (ids) => void redis.lcMailbox(keys.ns, runId, token, 'del', ...ids).catch(() => undefined),
+  };
+}
+
+/**
  * Runs a claimed run to its terminal event: the engine's `start()` with a mailbox mirrored into Redis, each
  * event appended to the run's stream, the terminal one by the script that refuses a second. `seqBase` > 0 is a
  * rerun after a lost worker: its `run_started` is left out and its events continue after the stored ones.
+ * `token` is the claim's ownership token: every write of the run — its events, its mailbox, its terminal, its
+ * session commit (under the claim's commit key, which a peer fences off before it declares the run lost) — is
+ * refused once the token is no longer the run's current claim.
  */
 export async function execute(
   ctx: RunContext,
@@ -80,16 +97,18 @@ export async function execute(
   data: RunJobData,
   claimed: readonly WireItem[],
   seqBase: number,
+  token: string,
 ): Promise<void> {
   const { redis, keys } = ctx;
+  local.token = token;
   const tag = (id: string, content: string) => ctx.auth.sign(steerParts(data.sessionId, id, content));
-  const mailbox = new MirroredMailbox(redis, keys.mailbox(local.runId), claimed, tag);
+  const mailbox = new MirroredMailbox(mirrorOf(ctx, local.runId, token), claimed, tag);
   local.mailbox = mailbox;
   const agent = Object.hasOwn(ctx.agents, data.agent) ? ctx.agents[data.agent] : undefined;
   const unknown = { name: 'AgentNotFoundError', message: `no agent ${JSON.stringify(data.agent)} on this worker` };
   if (agent === undefined) return failAtStart(ctx, local, data, mailbox, unknown);
   const session: Session | undefined = ctx.sessions
-    ? lazySession(ctx.sessions, data.sessionId, seqBase > 0 ? ctx.leasePatienceMs : 0)
+    ? lazySession(ctx.sessions, data.sessionId, seqBase > 0 ? ctx.leasePatienceMs : 0, commitKeyOf(local.runId, token))
     : undefined;
   const ids = (kind: 'run' | 'item'): string => (kind === 'run' ? local.runId : randomUUID());
   let handle: RunHandle;
@@ -126,10 +145,14 @@ export async function execute(
         event = { ...event, seq: seqBase + event.seq - 1 } as RunEvent;
       }
       if (!isTerminalEvent(event)) {
-        redis.lcAppend(keys.ns, local.runId, String(event.seq), eventJson(event)).then(
+        redis.lcAppend(keys.ns, local.runId, String(event.seq), eventJson(event), token).then(
           ([stored]) => {
-            // The run has its terminal already (it was declared lost elsewhere): stop working on it.
-            if (stored === -1 && !local.ended) handle.cancel(RUN_ENDED_ELSEWHERE);
+            // The run has its terminal already, or another claim (it was declared lost elsewhere, or rerun):
+            // stop working on it.
+            if ((stored === -1 || stored === -3) && !local.ended) handle.cancel(RUN_ENDED_ELSEWHERE);
+            // Redis lost the run's keys (restarted keeping nothing): the run cannot go on; its terminal is
+            // stored alone, so readers find it.
+            if (stored === -4 && !local.ended) handle.cancel(EVENT_STORE_UNAVAILABLE_REASON);
           },
           () => undefined,
         );
@@ -167,7 +190,8 @@ async function finish(
   await keepSuspension(ctx, local.runId, data, terminal); // a suspension stays the thread's (./worker-resume.ts)
   const back = mailbox.peek().map((t) => JSON.stringify(signItem(ctx.auth, data.sessionId, t)));
   const { redis, keys } = ctx;
-  const args = [keys.ns, local.runId, String(terminal.seq), eventJson(terminal), 'running', ctx.workerId];
+  const owner = `${ctx.workerId}#${local.token ?? ''}`;
+  const args = [keys.ns, local.runId, String(terminal.seq), eventJson(terminal), 'running', owner];
   const result = await redis.lcTerminal(...args, String(ctx.retainMs), '0', '', ...back);
   await next(ctx, result);
 }
@@ -195,6 +219,12 @@ export async function next(ctx: Pick<RunContext, 'enqueue'>, result: (number | s
   }
 }
 
+/**
+ * The reason runs are cancelled with when Redis stayed unreachable for `eventStoreOutageMs`, or lost the run's
+ * keys (a restart that kept nothing).
+ */
+export const EVENT_STORE_UNAVAILABLE_REASON = Object.freeze({ type: 'event_store_unavailable' as const });
+
 /** The reason a worker cancels a run whose terminal another process stored (it was declared lost). */
 export const RUN_ENDED_ELSEWHERE = Object.freeze({ type: 'run_ended_elsewhere' as const });
 
@@ -220,7 +250,8 @@ async function failAtStart(
   const json = JSON.stringify({ ...failed, undelivered, usage: ZERO_USAGE });
   const { redis, keys } = ctx;
   const back = undelivered.map((u) => JSON.stringify(signItem(ctx.auth, data.sessionId, u)));
-  const args = [keys.ns, local.runId, '1', json, 'running', ctx.workerId, String(ctx.retainMs), '0'];
+  const owner = `${ctx.workerId}#${local.token ?? ''}`;
+  const args = [keys.ns, local.runId, '1', json, 'running', owner, String(ctx.retainMs), '0'];
   await next(ctx, await redis.lcTerminal(...args, JSON.stringify(started), ...back));
 }
 

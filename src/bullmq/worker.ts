@@ -7,13 +7,13 @@ import { DEFAULTS } from '../defaults.js';
 import { Channels } from './channels.js';
 import { openRedis, redisOptions, type RedisConnection } from './connection.js';
 import { keysOf } from './keys.js';
-import { steerParts, type WireItem } from './requests.js';
+import { signItem, steerParts, type WireItem } from './requests.js';
 import { CONTROL_POLL_MS, controlReader } from './control-reader.js';
 import { withScripts } from './scripts.js';
 import { checkJob, DEFAULT_PREFIX, DEFAULT_RETAIN_FINISHED_MS, jobOptions, type RunJobData } from './shared.js';
 import { QueueAuth, QueueAuthError, type QueueSecret } from './auth.js';
-import { execute, newLocalRun, type LocalRun, type RunContext } from './worker-run.js';
-import { failLost } from './worker-lost.js';
+import { EVENT_STORE_UNAVAILABLE_REASON, execute, newLocalRun, type LocalRun, type RunContext } from './worker-run.js';
+import { failLost, fenceLost, lostCallsNote } from './worker-lost.js';
 import { checkCount, checkMs, checkName } from './checks.js';
 
 /** Options of {@link startWorker}. Times in ms. */
@@ -100,8 +100,7 @@ const STOP_BACKSTOP_MS = 1000;
 
 /** The reason a draining worker cancels the runs still live after `shutdownGraceMs`. */
 export const WORKER_SHUTDOWN_REASON = Object.freeze({ type: 'worker_shutdown' as const });
-/** The reason runs are cancelled with when Redis stayed unreachable for `eventStoreOutageMs`. */
-export const EVENT_STORE_UNAVAILABLE_REASON = Object.freeze({ type: 'event_store_unavailable' as const });
+export { EVENT_STORE_UNAVAILABLE_REASON } from './worker-run.js';
 
 /**
  * Starts a worker process's part of `loopctl/bullmq` (docs/scale-out.md): takes run jobs off the BullMQ queue,
@@ -174,9 +173,23 @@ export async function startWorker(options: StartWorkerOptions): Promise<QueueWor
   const beat = () => {
     const sent = Date.now();
     return redis.set(keys.alive(id), '1', 'PX', lockDurationMs).then(
-      () => void (lastBeat = Math.max(lastBeat, sent)),
+      () => {
+        lastBeat = Math.max(lastBeat, sent);
+        void lostKeys();
+      },
       () => undefined,
     );
+  };
+  // A run whose hash Redis lost (a restart that kept nothing, a flush) cannot go on: cancelled with a typed
+  // reason, its terminal stored alone (./scripts.ts, terminal) so readers find it. Checked at each heartbeat,
+  // so a run in a long tool call, which appends nothing, is found too.
+  const lostKeys = async () => {
+    const runs = [...live.values()].filter((run) => run.handle !== undefined && !run.ended);
+    if (runs.length === 0) return;
+    const found = await Promise.all(runs.map((run) => redis.exists(keys.run(run.runId)).catch(() => 1)));
+    runs.forEach((run, i) => {
+      if (found[i] === 0 && !run.ended) cancelRun(run, EVENT_STORE_UNAVAILABLE_REASON);
+    });
   };
   await beat();
   const heartbeat = setInterval(beat, Math.max(1, Math.floor(lockDurationMs / 6)));
@@ -233,33 +246,44 @@ export async function startWorker(options: StartWorkerOptions): Promise<QueueWor
       if (claim[0] === 'claimed') {
         note({ type: 'claimed', runId: data.runId, agent: data.agent });
         void control.read([data.runId]); // commands recorded while it was queued
-        return execute(ctx, run, data, await signedItems(data, claim.slice(1)), 0);
+        return execute(ctx, run, data, await signedItems(data, claim.slice(2)), 0, claim[1]!);
       }
       if (claim[0] !== 'owned') return;
       const owner = claim[1]!;
       // Another worker runs it: wait while it lives (its lock may have lapsed in a Redis outage).
       const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-      // Lost: no heartbeat and nobody on its channel, seen twice a heartbeat apart (after an outage the owner
-      // needs a moment to beat again).
-      const gone = async () =>
-        (await redis.exists(keys.alive(owner))) === 0 &&
-        Number(((await redis.pubsub('NUMSUB', keys.workerChannel(owner))) as [string, number])[1]) === 0;
+      // Lost: its heartbeat expired, seen twice half a lock apart (after an outage the owner needs a moment to
+      // beat again). Liveness is the heartbeat alone, never an open connection: a frozen process (SIGSTOP, a
+      // tool that blocks the event loop) keeps its sockets, and its subscription, open.
+      const gone = async () => (await redis.exists(keys.alive(owner))) === 0;
       while ((await redis.hget(keys.run(data.runId), 'state')) === 'running') {
         if ((await gone()) && (await pause(lockDurationMs / 2), await gone())) break;
         await pause(Math.min(250, lockDurationMs));
       }
       if ((await redis.hget(keys.run(data.runId), 'state')) !== 'running') return;
+      // Fenced first: after it, the lost claim's session commit either stored (the run completed) or never will.
+      const commit = await fenceLost(ctx, data.runId, owner).catch(() => 'unreachable' as const);
+      if (commit === 'unreachable') {
+        await pause(Math.min(1000, lockDurationMs)); // the store did not answer: no verdict without it
+        continue;
+      }
+      if (commit === 'moved') continue;
       const retries = Number((await redis.hget(keys.run(data.runId), 'retries')) ?? 0);
-      if (onWorkerLost === 'retry_once' && retries < 1) {
+      if (commit !== 'committed' && onWorkerLost === 'retry_once' && retries < 1) {
+        const callsNote = await lostCallsNote(ctx, data.runId).catch(() => undefined);
         const [requeued, lastSeq] = await redis.lcRequeue(keys.ns, data.runId, owner);
         if (requeued !== 1) continue;
+        // The calls the lost claim started are told to the rerun's model, first of its steering.
+        const told = callsNote && signItem(auth, data.sessionId, { id: randomUUID(), content: callsNote });
+        if (told) await redis.lpush(keys.steering(data.sessionId), JSON.stringify(told));
         const again = await redis.lcClaim(keys.ns, data.runId, id, data.sessionId);
         if (again[0] !== 'claimed') continue;
         note({ type: 'claimed', runId: data.runId, agent: data.agent });
         void control.read([data.runId]);
-        return execute(ctx, run, data, await signedItems(data, again.slice(1)), (lastSeq ?? -1) + 1);
+        const items = await signedItems(data, again.slice(2));
+        return execute(ctx, run, data, items, (lastSeq ?? -1) + 1, again[1]!);
       }
-      return failLost(ctx, data.runId, owner);
+      return failLost(ctx, data.runId, owner, commit);
     }
   }
 

@@ -8,6 +8,7 @@ import {
   checkItems,
   checkJournalTurn,
   checkTtl,
+  fenceKey,
   suspensionKey,
 } from '../session/checks.js';
 import { SessionSchemaError } from '../session/errors.js';
@@ -86,6 +87,26 @@ export class PostgresSession implements Session {
     const key = callStartKey(suspensionId, callId);
     const rows = await this.store.query(this.id, this.store.sql.recordCallStart, [this.id, key]);
     return rows.length === 1;
+  }
+
+  /**
+   * Fences off the commit of `runId` (see `Session.fenceRun`): `'committed'` when an append of it stored
+   * first, else `'fenced'`. Two statements: the fence (a run row, and its mark only with it: one statement,
+   * atomic with an append's run row), then a read of the mark, which exists exactly when a fence won.
+   * Rejects with `ConfigurationError` for a bad id, `SessionStorageError` when a statement fails.
+   */
+  async fenceRun(runId: string): Promise<'committed' | 'fenced'> {
+    const mark = fenceKey(runId);
+    const { sql } = this.store;
+    await this.store.query(this.id, sql.fenceRun, [this.id, runId, mark]);
+    const rows = await this.store.query(this.id, sql.fenced, [this.id, mark]);
+    return rows.length > 0 ? 'fenced' : 'committed';
+  }
+
+  /** Ends the lease `runId` holds, whoever holds it (see `Session.releaseRun`). */
+  async releaseRun(runId: string): Promise<void> {
+    checkId(runId, 'runId');
+    await this.store.query(this.id, this.store.sql.releaseRun, [this.id, runId]);
   }
 
   /**

@@ -9,6 +9,9 @@ export interface Sql {
   readonly appendBare: string;
   readonly appendSuspended: string;
   readonly recordCallStart: string;
+  readonly fenceRun: string;
+  readonly fenced: string;
+  readonly releaseRun: string;
   readonly take: string;
   readonly renew: string;
   readonly release: string;
@@ -79,6 +82,14 @@ export function sqlFor(s: string): Sql {
         EXISTS (SELECT 1 FROM ${s}.loopctl_runs WHERE session_id = $1 AND run_id = $2) AS repeat FROM ses`,
     ),
     // A resumed call's start ($2: `call:[…]`): a row among the run ids; a row back only when it is new.
+    // A fence ($2 the run id, $3 its mark): the mark only with a run row of its own, in one statement, so a
+    // fence and an append of one run id cannot both win; `fenced` then reads which did.
+    fenceRun: `WITH run AS (INSERT INTO ${s}.loopctl_runs (session_id, run_id, stored_at) VALUES ($1, $2, ${NOW})
+        ON CONFLICT DO NOTHING RETURNING 1)
+      INSERT INTO ${s}.loopctl_runs (session_id, run_id, stored_at) SELECT $1, $3, ${NOW} FROM run
+      ON CONFLICT DO NOTHING`,
+    releaseRun: `DELETE FROM ${s}.loopctl_leases WHERE session_id = $1 AND run_id = $2`,
+    fenced: `SELECT run_id FROM ${s}.loopctl_runs WHERE session_id = $1 AND run_id = $2`,
     recordCallStart: `INSERT INTO ${s}.loopctl_runs (session_id, run_id, stored_at) VALUES ($1, $2, ${NOW})
       ON CONFLICT DO NOTHING RETURNING 1`,
     // Takes the lease when there is none or it has expired; one statement, so two clients cannot both win.

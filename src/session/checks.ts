@@ -87,6 +87,18 @@ export function callStartKey(suspensionId: unknown, callId: unknown): string {
   return key;
 }
 
+/**
+ * The run id a fence of `runId` marks beside it (`Session.fenceRun`): `fence:<runId>`, so a fenced id is told
+ * from a committed one. Throws `ConfigurationError` naming `runId` for a bad id, or one whose mark would be too
+ * long.
+ */
+export function fenceKey(runId: unknown): string {
+  checkId(runId, 'runId');
+  const key = `fence:${runId}`;
+  checkId(key, 'runId');
+  return key;
+}
+
 /** The error a store rejects a second commit of one suspension with ("already resumed"). */
 export function alreadyResumed(options: AppendOptions | undefined): ResumeError {
   const id = String(options?.suspensionId);

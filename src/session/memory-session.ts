@@ -4,6 +4,7 @@ import {
   appendRunId,
   callStartKey,
   checkId,
+  fenceKey,
   checkItems,
   checkJournalTurn,
   checkTtl,
@@ -137,6 +138,21 @@ export class MemorySession implements Session {
     if (stored.has(key)) return false;
     stored.add(key);
     return true;
+  }
+
+  /**
+   * Fences off the commit of `runId` (see `Session.fenceRun`): `'committed'` when an append of it stored
+   * first, else `'fenced'` (a later append of it stores nothing). Synchronous. Throws `ConfigurationError`
+   * naming `runId` for a bad id.
+   */
+  fenceRun(runId: string): 'committed' | 'fenced' {
+    checkId(runId, 'runId');
+    const { stored } = this.#state;
+    const mark = fenceKey(runId);
+    if (stored.has(runId)) return stored.has(mark) ? 'fenced' : 'committed';
+    stored.add(runId);
+    stored.add(mark);
+    return 'fenced';
   }
 
   /**

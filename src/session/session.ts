@@ -83,6 +83,24 @@ export interface Session {
    */
   recordCallStart?(suspensionId: string, callId: string): MaybeAsync<boolean>;
   /**
+   * Fences off the commit of `runId` (docs/scale-out.md, "Fencing"): unless an append of `runId` was stored,
+   * records `runId` as stored without Items, so that a later append of it stores nothing ("a late write is
+   * harmless"). Gives `'committed'` when an append of `runId` stored before any fence (its Items are in the
+   * session), `'fenced'` otherwise (by this call or an earlier one): the answer is the same however often it
+   * is asked. Atomic with `append`: of a fence and a commit of one `runId`, exactly one wins. Not Items: it does
+   * not create the session nor change `load`, `list` or `updatedAt`; stores keep it among the session's run ids
+   * (`runId` and `fence:<runId>`). Throws or rejects with `ConfigurationError` naming `runId` for an id that
+   * is not one. Optional: a peer that declares a queued run's worker lost uses it when the store has it.
+   */
+  fenceRun?(runId: string): MaybeAsync<'committed' | 'fenced'>;
+  /**
+   * Ends the lease `runId` holds, whichever process holds it: its holder is known ended (a queued run's
+   * worker declared lost), so the next `acquire` takes the session at once instead of after the lease's
+   * `ttlMs`; a renewal by the old holder then rejects with `ConcurrentRunError`. A lease of another run is
+   * left alone. Resolves whether or not `runId` held one. Optional.
+   */
+  releaseRun?(runId: string): MaybeAsync<void>;
+  /**
    * Journals one completed turn of the run `runId` (docs/sessions.md, "The run journal"): `items` are the
    * Items the run added since its previous journalled turn (the first turn's include the run's input),
    * stored whole or not at all under `(runId, turn)`. Idempotent: a second write of one `(runId, turn)`

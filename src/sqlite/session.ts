@@ -7,6 +7,7 @@ import {
   checkItems,
   checkJournalTurn,
   checkTtl,
+  fenceKey,
   suspensionKey,
 } from '../session/checks.js';
 import { describeHolder, holderEnded } from '../session/holder-process.js';
@@ -97,6 +98,30 @@ export class SqliteSession implements Session {
       sql.insertRun.run(this.id, key, this.store.now());
       return true;
     });
+  }
+
+  /**
+   * Fences off the commit of `runId` (see `Session.fenceRun`): `'committed'` when an append of it stored
+   * first, else `'fenced'`; in one write transaction. Rejects with `ConfigurationError` for a bad id,
+   * `SessionStorageError` when the write fails (nothing stored).
+   */
+  async fenceRun(runId: string): Promise<'committed' | 'fenced'> {
+    const mark = fenceKey(runId);
+    return this.store.write(this.id, (sql) => {
+      if (sql.hasRun.get(this.id, runId) !== undefined) {
+        return sql.hasRun.get(this.id, mark) !== undefined ? 'fenced' : 'committed';
+      }
+      const now = this.store.now();
+      sql.insertRun.run(this.id, runId, now);
+      sql.insertRun.run(this.id, mark, now);
+      return 'fenced';
+    });
+  }
+
+  /** Ends the lease `runId` holds, whoever holds it (see `Session.releaseRun`). */
+  async releaseRun(runId: string): Promise<void> {
+    checkId(runId, 'runId');
+    await this.store.write(this.id, (sql) => void sql.releaseRun.run(this.id, runId));
   }
 
   /**

@@ -11,6 +11,7 @@ export interface Statements {
   readonly take: Database.Statement<[string, string, string, number, number], string>;
   readonly renew: Database.Statement<[number, string, string]>;
   readonly release: Database.Statement<[string, string]>;
+  readonly releaseRun: Database.Statement<[string, string]>;
   readonly lease: Database.Statement<[string], { run_id: string; token: string; expires_at: number }>;
   readonly takeOver: Database.Statement<[string, string, number, string, string]>;
   readonly list: Database.Statement<[], { id: string; items: number; created_at: number; updated_at: number }>;
@@ -52,6 +53,7 @@ export function prepare(db: Database.Database): Statements {
     ).pluck(),
     renew: p('UPDATE loopctl_leases SET expires_at = ? WHERE session_id = ? AND token = ?'),
     release: p('DELETE FROM loopctl_leases WHERE session_id = ? AND token = ?'),
+    releaseRun: p('DELETE FROM loopctl_leases WHERE session_id = ? AND run_id = ?'),
     lease: p<[string], { run_id: string; token: string; expires_at: number }>(
       'SELECT run_id, token, expires_at FROM loopctl_leases WHERE session_id = ?',
     ),

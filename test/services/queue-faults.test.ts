@@ -64,7 +64,8 @@ describe('queueRuns faults: a worker killed with SIGKILL mid-run', () => {
 
   it("onWorkerLost 'retry_once': the run is rerun on another worker and completes; one run_started, one terminal", async () => {
     fx = queueFixture();
-    const w1 = await fx.worker({ onWorkerLost: 'retry_once' });
+    // Both workers up before the run, so a slow start cannot let the run end before the kill.
+    const pool = await Promise.all([1, 2].map(() => fx!.worker({ onWorkerLost: 'retry_once' })));
     const { runId } = await fx.runs.start({
       agent: 'queue-agent',
       threadId: 't',
@@ -74,16 +75,22 @@ describe('queueRuns faults: a worker killed with SIGKILL mid-run', () => {
     const events$ = fx.runs.events(runId, { principal: P });
     await firstOf(events$, 'tool_call_started');
     await fx.runs.steer(runId, 'steer', P);
-    await fx.worker({ onWorkerLost: 'retry_once' });
-    w1.child.kill('SIGKILL');
+    const owner = await ownerOf(fx, runId);
+    pool.find((w) => w.id === owner)!.child.kill('SIGKILL');
     const events = await allEvents(events$);
     expect(gapless(events)).toBe(true);
     expect(events.filter((e) => e.type === 'run_started')).toHaveLength(1);
     expect(events.filter(isTerminalEvent).map((e) => e.type)).toEqual(['run_completed']);
-    // Given back by the dead run (its injection is in the stream, never committed), taken once by the rerun.
+    // Given back by the dead run (its injection is in the stream, never committed), taken once by the rerun,
+    // after the note that tells the rerun's model of the call the lost worker had started.
+    const notes = injected(events).filter((text) => text.startsWith('Note: this run was restarted'));
+    expect(notes).toHaveLength(1);
+    expect(notes[0]).toMatch(/- wait \{"ms":1500\}: interrupted; it may or may not have taken effect/);
     expect(injected(events)).toContain('steer');
     const terminal = events.at(-1)!;
-    expect(terminal.type === 'run_completed' && terminal.output).toContain('[seen: steer]');
+    expect(terminal.type === 'run_completed' && terminal.output).toMatch(
+      /\[seen: Note: this run was restarted[^|]*\|steer\]$/s,
+    );
   }, 90_000);
 });
 

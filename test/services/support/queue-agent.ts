@@ -124,6 +124,8 @@ const wait = tool({
   parameters: z.object({ ms: z.number() }),
   execute: ({ ms }, ctx) =>
     new Promise<string>((resolve, reject) => {
+      // One line per execution (`exec <runId> <callId>`): the fault specs count executions per call.
+      process.stdout.write(`exec ${ctx.runId} ${ctx.callId}\n`);
       const t = setTimeout(() => resolve(`waited ${ms}`), ms);
       ctx.signal.addEventListener('abort', () => {
         clearTimeout(t);

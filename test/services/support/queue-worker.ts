@@ -2,22 +2,92 @@
  * A worker process for the queue specs: `node --import tsx queue-worker.ts '<json settings>'`. Starts
  * `startWorker` with the queue agent (./queue-agent.ts) and the Runs contract's agent, and the settings
  * (connection, queue, prefix, times, `pgSchema` for Postgres sessions, `suspend` for runs that suspend for
- * approval), prints `ready <workerId>` on stdout, a line per run note (`note claimed <runId> - <ms>`, `note ended
- * <runId> <stopReason> <ms>`, ms since the epoch), and on SIGTERM drains (`close()`) and exits 0.
+ * approval, `commitHook` to stop or die at a run's session commit: `stop-before` SIGSTOPs this process just
+ * before the commit is sent, `kill-after` SIGKILLs it just after the commit stored, `connection-faults`: on a
+ * thread named `lose` it rejects a run's first commit as a dropped connection does after it stored, on one named
+ * `terminate` Postgres terminates the first commit's connection while it waits on a lock), prints
+ * `ready <workerId>` on stdout, a line per run note (`note claimed <runId> - <ms>`, `note ended <runId>
+ * <stopReason> <ms>`, ms since the epoch), and on SIGTERM drains (`close()`) and exits 0.
  */
 import pg from 'pg';
 import { startWorker, type StartWorkerOptions } from '../../../src/bullmq/index.js';
 import { PostgresSessionStore } from '../../../src/postgres/index.js';
+import type { PostgresSession } from '../../../src/postgres/session.js';
+import type { LocalRunsSessionStore } from '../../../src/runs/thread.js';
+import { SessionStorageError, type AppendOptions, type Item } from '../../../src/index.js';
 import { RUNS_CONTRACT_AGENT, runsContractAgent } from '../../../src/node/testing/index.js';
 import { queueAgent } from './queue-agent.js';
 
 const settings = JSON.parse(process.argv[2] ?? '{}') as Omit<StartWorkerOptions, 'agents' | 'sessions'> & {
   pgSchema?: string;
   suspend?: boolean;
+  commitHook?: 'stop-before' | 'kill-after' | 'connection-faults';
 };
 const pool = settings.pgSchema ? new pg.Pool({ max: 4 }) : undefined;
-const sessions = pool ? new PostgresSessionStore(pool, { schema: settings.pgSchema! }) : undefined;
-const { pgSchema: _schema, suspend, ...options } = settings;
+const store = pool ? new PostgresSessionStore(pool, { schema: settings.pgSchema! }) : undefined;
+const { pgSchema: _schema, suspend, commitHook, ...options } = settings;
+const answerLost = new Set<string>();
+
+/**
+ * Runs `append` while Postgres terminates its connection (`pg_terminate_backend`): another connection holds the
+ * session's row uncommitted, so the append waits on it; its backend is terminated while it waits, then the row
+ * is let go. The append fails as a dropped connection does, having stored nothing.
+ */
+async function terminateDuring(sessionId: string, append: () => Promise<void>): Promise<void> {
+  const locker = new pg.Client();
+  await locker.connect();
+  const table = `"${settings.pgSchema}".loopctl_sessions`;
+  await locker.query('BEGIN');
+  await locker.query(`INSERT INTO ${table} (id, items, created_at, updated_at) VALUES ($1, 0, 0, 0)`, [sessionId]);
+  const appended = append();
+  appended.catch(() => undefined);
+  try {
+    for (let i = 0; i < 200; i++) {
+      const { rows } = await locker.query(
+        `SELECT pg_terminate_backend(pid) AS t FROM pg_stat_activity
+         WHERE wait_event_type = 'Lock' AND query LIKE '%loopctl_items%' AND pid <> pg_backend_pid()`,
+      );
+      if (rows.length > 0) {
+        process.stdout.write(`terminated ${sessionId}\n`);
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  } finally {
+    await locker.query('ROLLBACK');
+    await locker.end();
+  }
+  return appended;
+}
+/** The store, with the deterministic fault at a run's commit (an append with a run id) when `commitHook` asks. */
+const sessions: LocalRunsSessionStore | undefined =
+  store && commitHook
+    ? {
+        session(id) {
+          const session = store.session(id);
+          return Object.assign(Object.create(session) as PostgresSession, {
+            append: async (items: readonly Item[], opts?: AppendOptions) => {
+              if (opts?.runId === undefined) return session.append(items, opts);
+              process.stdout.write(`commit ${opts.runId}\n`);
+              if (commitHook === 'stop-before') process.kill(process.pid, 'SIGSTOP');
+              if (commitHook === 'connection-faults' && id.endsWith('/terminate') && !answerLost.has(opts.runId)) {
+                answerLost.add(opts.runId);
+                return terminateDuring(id, () => session.append(items, opts));
+              }
+              await session.append(items, opts);
+              process.stdout.write(`committed ${opts.runId}\n`);
+              if (commitHook === 'kill-after') process.kill(process.pid, 'SIGKILL');
+              if (commitHook === 'connection-faults' && id.endsWith('/lose') && !answerLost.has(opts.runId)) {
+                // Stored, then the answer is lost as when Postgres drops the connection (an admin shutdown).
+                answerLost.add(opts.runId);
+                const message = 'terminating connection due to administrator command (57P01)';
+                throw new SessionStorageError(id, '57P01', message);
+              }
+            },
+          });
+        },
+      }
+    : store;
 const worker = await startWorker({
   ...options,
   agents: { [queueAgent.name]: queueAgent, [RUNS_CONTRACT_AGENT]: runsContractAgent() },

@@ -35,6 +35,7 @@ export interface WorkerProcess {
 type WorkerSettings = Partial<Omit<StartWorkerOptions, 'agents' | 'sessions'>> & {
   pgSchema?: string;
   suspend?: boolean;
+  commitHook?: 'stop-before' | 'kill-after' | 'connection-faults';
 };
 
 export interface QueueFixture {
