@@ -1,0 +1,82 @@
+import type { Observable } from 'rxjs';
+import type { CancelSignal } from '../cancel/cancel-signal.js';
+import type { GuardrailKind } from '../events.js';
+import type { Item } from '../items.js';
+
+/**
+ * A guardrail's verdict (docs/guardrails.md): `tripwire: true` refuses what it checked; `output` is anything the
+ * guardrail wants to report (its reasons, a score), carried by `guardrail_tripped.output` and
+ * `GuardrailTrippedError.output`.
+ */
+export interface GuardrailVerdict {
+  readonly tripwire: boolean;
+  readonly output?: unknown;
+}
+
+/** What a guardrail's `check` may return: a verdict, a Promise of one, or an Observable (its first value counts). */
+export type GuardrailReturn = GuardrailVerdict | PromiseLike<GuardrailVerdict> | Observable<GuardrailVerdict>;
+
+/** What a guardrail's `check` gets besides what it checks. */
+export interface GuardrailContext<C = unknown> {
+  readonly runId: string;
+  /** The agent's name. */
+  readonly agent: string;
+  /** The turn the run is in (1 for the first). */
+  readonly turn: number;
+  /** The guardrail's own name. */
+  readonly guardrail: string;
+  readonly kind: GuardrailKind;
+  /**
+   * Aborted when the check is no longer wanted: the run ended (cancelled, failed, or another guardrail tripped) or
+   * the guardrail's `timeoutMs` passed. Pass it to the fetch or model call the check makes.
+   */
+  readonly signal: AbortSignal;
+  /** The run token: a check may cancel its run (`cancel.cancel(reason)`), which ends it `run_cancelled`. */
+  readonly cancel: CancelSignal;
+  /** `RunOptions.context`. */
+  readonly context: C;
+}
+
+/** The fields every guardrail has. */
+export interface GuardrailBase {
+  /** Names the guardrail in events and in `GuardrailTrippedError.guardrail`; non-empty. */
+  readonly name: string;
+  /**
+   * The check's deadline in ms (a timer on the run's scheduler). Default `DEFAULT_GUARDRAIL_TIMEOUT_MS` (30 000);
+   * `false` for none. A check that passes it is treated as `onError` says.
+   */
+  readonly timeoutMs?: number | false;
+  /**
+   * What a check that throws, rejects, errors, ends without a verdict, returns a malformed verdict or passes its
+   * deadline counts as: `'trip'` (default: a guardrail fails closed) or `'pass'`.
+   */
+  readonly onError?: 'trip' | 'pass';
+}
+
+/** What an input guardrail checks: the `user` Items of the run's input, or the steering injected in a turn. */
+export interface InputSubject {
+  /** The Items checked: the first turn's user Items (input and steering), later a turn's injected steering. */
+  readonly items: readonly Item[];
+  /** Their text, one Item a line. */
+  readonly text: string;
+  /** True when the Items are steering injected after the first turn. */
+  readonly steering: boolean;
+}
+
+/**
+ * An input guardrail (docs/guardrails.md, "Input guardrails"): checks the run's input and each turn's injected
+ * steering. `mode: 'parallel'` (default) checks beside the turn's model request (a trip cancels the request at
+ * once); `'before'` checks before the request is sent (no tokens spent on a refused input).
+ */
+export interface InputGuardrail<C = unknown> extends GuardrailBase {
+  readonly mode?: 'parallel' | 'before';
+  check(input: InputSubject, ctx: GuardrailContext<C>): GuardrailReturn;
+}
+
+/** The agent option `guardrails` (docs/guardrails.md). */
+export interface Guardrails<C = unknown> {
+  readonly input?: readonly InputGuardrail<C>[];
+}
+
+/** `timeoutMs` of a guardrail that gives none, in ms. */
+export const DEFAULT_GUARDRAIL_TIMEOUT_MS = 30_000;

@@ -1,0 +1,38 @@
+import { checkDurationMs } from '../duration.js';
+import { ConfigurationError } from '../errors.js';
+import { checkObject } from '../engine/validate.js';
+import type { Guardrails } from './types.js';
+
+const MODES = { input: ['parallel', 'before'] } as const;
+
+/**
+ * Validates the agent option `guardrails` (docs/guardrails.md). Throws `ConfigurationError` naming the field
+ * (e.g. `agent.guardrails.input[0].check`) for anything invalid, and for two guardrails of one kind with one name.
+ */
+export function checkGuardrails(guardrails: Guardrails<any>, field: string): void {
+  checkObject(guardrails, field);
+  for (const kind of ['input'] as const) {
+    const list = guardrails[kind];
+    if (list === undefined) continue;
+    if (!Array.isArray(list)) throw new ConfigurationError(`${field}.${kind}`, 'must be an array of guardrails');
+    const names = new Set<string>();
+    list.forEach((g: unknown, i) => {
+      const at = `${field}.${kind}[${i}]`;
+      checkObject(g, at);
+      const guard = g as Record<string, unknown>;
+      if (typeof guard.name !== 'string' || guard.name.length === 0)
+        throw new ConfigurationError(`${at}.name`, 'must be a non-empty string');
+      if (names.has(guard.name)) throw new ConfigurationError(`${at}.name`, `duplicate guardrail name "${guard.name}"`);
+      names.add(guard.name);
+      if (typeof guard.check !== 'function')
+        throw new ConfigurationError(`${at}.check`, 'must be a function (input, ctx) => verdict');
+      const modes: readonly string[] = MODES[kind];
+      if (guard.mode !== undefined && !modes.includes(guard.mode as string))
+        throw new ConfigurationError(`${at}.mode`, `must be one of ${modes.map((m) => `'${m}'`).join(', ')}`);
+      if (guard.timeoutMs !== undefined && guard.timeoutMs !== false)
+        checkDurationMs(guard.timeoutMs, `${at}.timeoutMs`);
+      if (guard.onError !== undefined && guard.onError !== 'trip' && guard.onError !== 'pass')
+        throw new ConfigurationError(`${at}.onError`, "must be 'trip' or 'pass'");
+    });
+  }
+}
