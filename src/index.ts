@@ -65,6 +65,8 @@ export {
   type GuardrailVerdict,
   type InputGuardrail,
   type InputSubject,
+  type OutputGuardrail,
+  type OutputSubject,
 } from './guardrails/types.js';
 export { GuardrailTrippedError, isGuardrailTrippedError } from './guardrails/error.js';
 export { agentGuardrail, type AgentGuardrailOptions } from './guardrails/agent.js';

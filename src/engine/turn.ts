@@ -3,6 +3,7 @@ import { stage } from '../cancel/stage.js';
 import { MaxTurnsError, OutputValidationError } from '../errors.js';
 import type { ModelResponseCompleted } from '../events.js';
 import { guardInput$, inputSubject } from '../guardrails/input.js';
+import { guardAnswer$ } from '../guardrails/output.js';
 import { ZERO_USAGE, addUsage, type AssistantItem, type Item, type ToolCall, type UserItem } from '../items.js';
 import type { MailboxToken } from '../mailbox/mailbox.js';
 import type { ModelProvider, ModelRequest, ModelResponse } from '../model/types.js';
@@ -67,15 +68,13 @@ export function turn$(turns: Turns, n: number): Observable<Decision> {
       drainedFrom = rc.totals.scratch.items.length;
       return drain$(rc, n === 1 ? turns.queuedBefore : NONE);
     }),
-    // The input guardrails check the input and the turn's steering beside (or before) the request (docs/guardrails.md).
-    defer(() =>
-      guardInput$(
-        rc,
-        inputSubject(rc, n, drainedFrom),
-        () => model$(turns),
-        (o) => new Ended(o),
-      ),
-    ),
+    // The input guardrails check the input and the turn's steering beside (or before) the request, the output ones
+    // the answer (docs/guardrails.md).
+    defer(() => {
+      const ended = (o: Outcome) => new Ended(o);
+      const answer$ = () => guardAnswer$(rc, model$(turns), (r) => (r instanceof Ended ? undefined : r), ended);
+      return guardInput$(rc, inputSubject(rc, n, drainedFrom), answer$, ended);
+    }),
   ).pipe(concatMap((r) => (r instanceof Ended ? [r.outcome] : respond$(turns, n, r))));
   return concat(
     stageAt(rc, 'turn_entry', (): Decision[] => {

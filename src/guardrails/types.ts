@@ -73,9 +73,36 @@ export interface InputGuardrail<C = unknown> extends GuardrailBase {
   check(input: InputSubject, ctx: GuardrailContext<C>): GuardrailReturn;
 }
 
+/** What an output guardrail checks: the final answer's text (in `'hold'` mode, the text up to a chunk's end). */
+export interface OutputSubject {
+  /** The answer's text so far (the whole answer once `final`). */
+  readonly text: string;
+  /** True for the whole answer; false for a prefix checked while it streams (`'hold'`, `'parallel'`). */
+  readonly final: boolean;
+}
+
+/**
+ * An output guardrail (docs/guardrails.md, "Output guardrails"): checks the final answer before the run commits.
+ * `mode`: `'after'` (default: the answer streams as usual and is judged once complete; a trip retracts it),
+ * `'hold'` (the text is held back and released chunk by chunk, each only after the guardrails passed the text up to
+ * its end; no character of a chunk they refused, nor anything after it, reaches the subscriber), `'parallel'` (the
+ * text streams; each chunk is checked as it completes, and a trip cancels the model mid-stream).
+ */
+export interface OutputGuardrail<C = unknown> extends GuardrailBase {
+  readonly mode?: 'after' | 'hold' | 'parallel';
+  check(output: OutputSubject, ctx: GuardrailContext<C>): GuardrailReturn;
+}
+
 /** The agent option `guardrails` (docs/guardrails.md). */
 export interface Guardrails<C = unknown> {
   readonly input?: readonly InputGuardrail<C>[];
+  readonly output?: readonly OutputGuardrail<C>[];
+  /**
+   * Where `'hold'` and `'parallel'` output guardrails cut the streaming text into chunks: `'sentence'` (default: after
+   * `.`, `!`, `?` or `…` followed by white space, and at a line break) or a number of characters (a positive
+   * integer).
+   */
+  readonly chunk?: 'sentence' | number;
 }
 
 /** `timeoutMs` of a guardrail that gives none, in ms. */

@@ -1,9 +1,9 @@
 import { checkDurationMs } from '../duration.js';
 import { ConfigurationError } from '../errors.js';
-import { checkObject } from '../engine/validate.js';
+import { checkObject, checkPositiveInt } from '../engine/validate.js';
 import type { Guardrails } from './types.js';
 
-const MODES = { input: ['parallel', 'before'] } as const;
+const MODES = { input: ['parallel', 'before'], output: ['after', 'hold', 'parallel'] } as const;
 
 /**
  * Validates the agent option `guardrails` (docs/guardrails.md). Throws `ConfigurationError` naming the field
@@ -11,7 +11,9 @@ const MODES = { input: ['parallel', 'before'] } as const;
  */
 export function checkGuardrails(guardrails: Guardrails<any>, field: string): void {
   checkObject(guardrails, field);
-  for (const kind of ['input'] as const) {
+  if (guardrails.chunk !== undefined && guardrails.chunk !== 'sentence')
+    checkPositiveInt(guardrails.chunk, `${field}.chunk`);
+  for (const kind of ['input', 'output'] as const) {
     const list = guardrails[kind];
     if (list === undefined) continue;
     if (!Array.isArray(list)) throw new ConfigurationError(`${field}.${kind}`, 'must be an array of guardrails');
