@@ -67,6 +67,8 @@ export {
   type InputSubject,
   type OutputGuardrail,
   type OutputSubject,
+  type ToolGuardrail,
+  type ToolSubject,
 } from './guardrails/types.js';
 export { GuardrailTrippedError, isGuardrailTrippedError } from './guardrails/error.js';
 export { agentGuardrail, type AgentGuardrailOptions } from './guardrails/agent.js';

@@ -119,7 +119,7 @@ describe('what a check gets and what a trip reports', () => {
     const err = new GuardrailTrippedError('pii', 'input', { found: 'email' });
     expect(err).toMatchObject({ name: 'GuardrailTrippedError', guardrail: 'pii', kind: 'input' });
     expect(err.output).toEqual({ found: 'email' });
-    expect(err.message).toBe('guardrail pii tripped on the input');
+    expect(err.message).toBe('guardrail pii refused the input');
     expect(isGuardrailTrippedError(err)).toBe(true);
     expect(isGuardrailTrippedError(new Error('x'))).toBe(false);
   });

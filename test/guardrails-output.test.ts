@@ -9,7 +9,7 @@ import { checkAgUiStream } from './support/ag-ui.js';
 
 /**
  * Output guardrails (docs/guardrails.md) outside virtual time: where chunks end, what the AG-UI stream shows of a
- * retracted and of a withheld answer, `chunk` by characters, and bad definitions.
+ * retracted and of a withheld answer, `chunk` by characters, and bad definitions (of tool guardrails too).
  */
 
 const agentWith = (output: OutputGuardrail[], text: string | string[], chunk?: 'sentence' | number) => {
@@ -96,6 +96,9 @@ describe('definitions', () => {
     [{ output: [{ name: 'a' }] }, 'agent.guardrails.output[0].check'],
     [{ output: [], chunk: 0 }, 'agent.guardrails.chunk'],
     [{ output: [], chunk: 'word' }, 'agent.guardrails.chunk'],
+    [{ tool: [{ name: 'a', check: () => 0 }] }, 'agent.guardrails.tool[0].when'],
+    [{ tool: [{ name: 'a', check: () => 0, when: 'before', onTrip: 'warn' }] }, 'agent.guardrails.tool[0].onTrip'],
+    [{ tool: [{ name: 'a', check: () => 0, when: 'after', tools: 'read' }] }, 'agent.guardrails.tool[0].tools'],
   ];
   for (const [guardrails, field] of bad) {
     it(`refuses ${field} (${JSON.stringify(guardrails)})`, () => {

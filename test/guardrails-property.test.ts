@@ -1,5 +1,5 @@
 /**
- * Guardrails under random schedules (docs/guardrails.md), in virtual time: random input and output guardrails
+ * Guardrails under random schedules (docs/guardrails.md), in virtual time: random input, output and tool guardrails
  * (modes, delays, verdicts, checks that throw), random model pacing, tool calls and a user cancel at a random frame.
  * Whatever happens: exactly one terminal event, last; a run that did not complete leaves the session exactly as it
  * was; in 'hold' mode no text of a chunk the guardrail refused reaches the subscriber (what it got is a prefix of
@@ -22,6 +22,7 @@ import {
   type Item,
   type OutputGuardrail,
   type RunEvent,
+  type ToolGuardrail,
 } from '../src/index.js';
 import { scriptedModel, type ScriptedStep } from '../src/testing/index.js';
 import { checkProperty } from './support/check-property.js';
@@ -41,6 +42,15 @@ const scenario = fc.record({
     fc.record({
       mode: fc.constantFrom('hold' as const, 'parallel' as const, 'after' as const),
       delays: fc.array(fc.integer({ min: 0, max: 4 }), { minLength: 1, maxLength: 4 }),
+    }),
+    { nil: undefined },
+  ),
+  tool: fc.option(
+    fc.record({
+      when: fc.constantFrom('before' as const, 'after' as const),
+      onTrip: fc.constantFrom('reject' as const, 'end_run' as const),
+      delay: fc.integer({ min: 0, max: 4 }),
+      trip: fc.boolean(),
     }),
     { nil: undefined },
   ),
@@ -87,13 +97,29 @@ it('exactly one terminal; nothing kept unless completed; no refused text deliver
             },
           });
         }
+        const toolGuards: ToolGuardrail[] = [];
+        if (s.tool !== undefined) {
+          const { when, onTrip, delay, trip } = s.tool;
+          toolGuards.push({
+            name: 'tool',
+            when,
+            onTrip,
+            check: () => timer(delay).pipe(map((): GuardrailVerdict => ({ tripwire: trip }))),
+          });
+        }
         const t = tool({ name: 'look', description: 'looks', parameters: z.object({}), execute: () => timer(2) });
         const steps: ScriptedStep[] = [
           ...(s.toolFirst ? [{ toolCalls: [{ name: 'look' }], delayMs: 1 }] : []),
           { text: s.answer, deltaDelayMs: s.deltaDelayMs },
         ];
         const model = scriptedModel(steps);
-        const agent = defineAgent({ name: 'p', instructions: '', model, tools: [t], guardrails: { input, output } });
+        const agent = defineAgent({
+          name: 'p',
+          instructions: '',
+          model,
+          tools: [t],
+          guardrails: { input, output, tool: toolGuards },
+        });
         const session = new MemorySession(PRIOR);
         const cancel = new CancelSignal();
         if (s.cancelAt !== undefined) ts.schedule(() => cancel.cancel('user'), s.cancelAt);
@@ -111,7 +137,7 @@ it('exactly one terminal; nothing kept unless completed; no refused text deliver
         else expect(session.items).toEqual(PRIOR); // nothing kept: the session exactly as before
         if (end.type === 'run_failed') {
           expect(end.stopReason).toBe('guardrail');
-          expect(['in', 'out']).toContain((end.error as { guardrail?: string }).guardrail);
+          expect(['in', 'out', 'tool']).toContain((end.error as { guardrail?: string }).guardrail);
         }
         const answer = s.answer.join('');
         // The text of the last model attempt's answer the subscriber got (a tool-call turn streams none).

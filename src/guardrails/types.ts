@@ -93,10 +93,36 @@ export interface OutputGuardrail<C = unknown> extends GuardrailBase {
   check(output: OutputSubject, ctx: GuardrailContext<C>): GuardrailReturn;
 }
 
+/** What a tool guardrail checks: a call, its parsed arguments and (`'after'`) the tool's result. */
+export interface ToolSubject {
+  readonly callId: string;
+  /** The tool's name. */
+  readonly name: string;
+  /** The call's arguments, parsed and validated by the tool's schema. */
+  readonly args: unknown;
+  /** `'after'` only: the value the tool gave, before the model sees it. */
+  readonly result?: unknown;
+}
+
+/**
+ * A tool guardrail (docs/guardrails.md, "Tool guardrails"): `when: 'before'` checks a call's arguments before the
+ * tool runs, `'after'` its result before the model sees it. `tools`: the tool names it applies to (default: every
+ * tool). `onTrip`: `'reject'` (default: the tool does not run, or its result is dropped, and the model reads the
+ * `GuardrailTrippedError` as the call's error result; the run goes on) or `'end_run'` (the run ends `run_failed`,
+ * `stopReason: 'guardrail'`, committing nothing).
+ */
+export interface ToolGuardrail<C = unknown> extends GuardrailBase {
+  readonly when: 'before' | 'after';
+  readonly tools?: readonly string[];
+  readonly onTrip?: 'reject' | 'end_run';
+  check(call: ToolSubject, ctx: GuardrailContext<C>): GuardrailReturn;
+}
+
 /** The agent option `guardrails` (docs/guardrails.md). */
 export interface Guardrails<C = unknown> {
   readonly input?: readonly InputGuardrail<C>[];
   readonly output?: readonly OutputGuardrail<C>[];
+  readonly tool?: readonly ToolGuardrail<C>[];
   /**
    * Where `'hold'` and `'parallel'` output guardrails cut the streaming text into chunks: `'sentence'` (default: after
    * `.`, `!`, `?` or `…` followed by white space, and at a line break) or a number of characters (a positive

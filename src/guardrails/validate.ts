@@ -13,7 +13,7 @@ export function checkGuardrails(guardrails: Guardrails<any>, field: string): voi
   checkObject(guardrails, field);
   if (guardrails.chunk !== undefined && guardrails.chunk !== 'sentence')
     checkPositiveInt(guardrails.chunk, `${field}.chunk`);
-  for (const kind of ['input', 'output'] as const) {
+  for (const kind of ['input', 'output', 'tool'] as const) {
     const list = guardrails[kind];
     if (list === undefined) continue;
     if (!Array.isArray(list)) throw new ConfigurationError(`${field}.${kind}`, 'must be an array of guardrails');
@@ -28,13 +28,26 @@ export function checkGuardrails(guardrails: Guardrails<any>, field: string): voi
       names.add(guard.name);
       if (typeof guard.check !== 'function')
         throw new ConfigurationError(`${at}.check`, 'must be a function (input, ctx) => verdict');
-      const modes: readonly string[] = MODES[kind];
-      if (guard.mode !== undefined && !modes.includes(guard.mode as string))
-        throw new ConfigurationError(`${at}.mode`, `must be one of ${modes.map((m) => `'${m}'`).join(', ')}`);
+      if (kind === 'tool') checkToolGuardrail(guard, at);
+      else if (guard.mode !== undefined && !(MODES[kind] as readonly unknown[]).includes(guard.mode)) {
+        const modes = MODES[kind].map((m) => `'${m}'`).join(', ');
+        throw new ConfigurationError(`${at}.mode`, `must be one of ${modes}`);
+      }
       if (guard.timeoutMs !== undefined && guard.timeoutMs !== false)
         checkDurationMs(guard.timeoutMs, `${at}.timeoutMs`);
       if (guard.onError !== undefined && guard.onError !== 'trip' && guard.onError !== 'pass')
         throw new ConfigurationError(`${at}.onError`, "must be 'trip' or 'pass'");
     });
   }
+}
+
+/** `when` (required), `tools` (names) and `onTrip` of a tool guardrail. */
+function checkToolGuardrail(guard: Record<string, unknown>, at: string): void {
+  if (guard.when !== 'before' && guard.when !== 'after')
+    throw new ConfigurationError(`${at}.when`, "must be 'before' or 'after'");
+  if (guard.onTrip !== undefined && guard.onTrip !== 'reject' && guard.onTrip !== 'end_run')
+    throw new ConfigurationError(`${at}.onTrip`, "must be 'reject' or 'end_run'");
+  const tools = guard.tools;
+  if (tools !== undefined && (!Array.isArray(tools) || !tools.every((t) => typeof t === 'string')))
+    throw new ConfigurationError(`${at}.tools`, 'must be an array of tool names');
 }
