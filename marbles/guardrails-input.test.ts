@@ -11,9 +11,11 @@ import {
   tool,
   type GuardrailVerdict,
   type InputGuardrail,
+  type Item,
   type RunEvent,
   type Tool,
 } from '../src/index.js';
+import type { ModelEvent } from '../src/model/types.js';
 import { scriptedModel, sequentialIds, type ScriptedStep } from '../src/testing/index.js';
 import { observe } from './support/observe.js';
 
@@ -21,7 +23,8 @@ import { observe } from './support/observe.js';
  * Input guardrails (docs/guardrails.md) in virtual time. A guardrail's verdict is a cold marble (`--p` passes at
  * frame 2, `--t` trips at frame 2); the model answers at the frame its step says. The ties: a trip in the frame the
  * model finishes (both orders of scheduling: the trip wins, nothing runs), a trip and a user cancel in one frame
- * (the first decides), a trip while a tool wave runs (a later turn's steering), and `mode: 'before'` (nothing sent).
+ * (the first decides), a trip while a tool wave runs (a later turn's steering), `mode: 'before'` (nothing sent),
+ * and a trip while the history is compacted (the summary call torn down).
  */
 let ts: TestScheduler;
 beforeEach(() => {
@@ -265,3 +268,46 @@ describe('marbles: input guardrails on steering', () => {
 });
 
 export type { RunEvent };
+
+describe('marbles: an input trip during compaction', () => {
+  const history: Item[] = [1, 2, 3].flatMap((n): Item[] => [
+    { type: 'user', id: `u${n}`, text: `question ${n} `.repeat(40) },
+    { type: 'assistant', id: `a${n}`, text: `answer ${n} `.repeat(40), toolCalls: [] },
+  ]);
+
+  it('the summary call is torn down in the frame of the trip; no summary, the session byte-identical', () => {
+    ts.run(({ cold, expectSubscriptions }) => {
+      // The summary call answers at frame 4; the input guardrail trips at 2, while it is pending.
+      const summary$ = cold<ModelEvent>('----(r|)', {
+        r: { type: 'response', response: { text: 'summary', toolCalls: [], finishReason: 'stop' } },
+      });
+      const model = scriptedModel([{ events: () => summary$ }, 'never']);
+      const guard: InputGuardrail = { name: 'topic', check: () => cold('--t|', { t: TRIP }) };
+      const agent = defineAgent({
+        name: 'compacting',
+        instructions: '',
+        model,
+        contextWindow: 100,
+        compaction: {},
+        guardrails: { input: [guard] },
+      });
+      const session = new MemorySession(history);
+      const { log, events } = observe(ts, run(agent, 'go', { session }));
+      ts.flush();
+      expect(log).toEqual([
+        '0 run_started',
+        '0 turn_started',
+        '0 guardrail_started',
+        '0 compaction_started',
+        '0 model_request_started',
+        '2 guardrail_tripped',
+        '2 run_failed:guardrail',
+      ]);
+      expectSubscriptions(summary$.subscriptions).toBe('^-!');
+      expect(events.some((e) => e.type === 'compaction_completed')).toBe(false);
+      expect(model.requests).toHaveLength(1); // the summary request only
+      expect(JSON.stringify(session.load())).toBe(JSON.stringify(history));
+      expect(session.writes).toBe(0);
+    });
+  });
+});
