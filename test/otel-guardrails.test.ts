@@ -62,4 +62,24 @@ describe('guardrail spans', () => {
     ]);
     expect(h.endings()).toMatchObject({ open: [], twice: [] });
   });
+
+  it("'hold': a chunk check abandoned for the whole answer's check ends interrupted; the final one ok", async () => {
+    const h = otelHarness();
+    const model = scriptedModel([{ text: ['One. ', 'Two'] }]);
+    const agent = defineAgent({
+      name: 'g',
+      instructions: '',
+      model,
+      guardrails: { output: [{ name: 'h', mode: 'hold', check: (o) => (o.final ? { tripwire: false } : NEVER) }] },
+    });
+    const events = await collectEvents(run(agent, 'hi', { telemetry: h.telemetry }));
+    expect(events.at(-1)).toMatchObject({ type: 'run_completed', output: 'One. Two' });
+    const [root] = h.tree();
+    const guards = root!.children!.filter((c) => c.name === 'guardrail h').map((c) => c.attributes);
+    expect(guards).toEqual([
+      expect.objectContaining({ 'loopctl.interrupted': true }),
+      expect.objectContaining({ 'loopctl.guardrail.mode': 'hold', 'loopctl.guardrail.tripped': false }),
+    ]);
+    expect(h.endings()).toMatchObject({ open: [], twice: [] });
+  });
 });

@@ -34,7 +34,9 @@ export class GuardrailSpans {
       [ATTR_LOOPCTL_GUARDRAIL_MODE]: event.mode,
     };
     const span = this.tracer.startSpan(`guardrail ${event.name}`, { kind: SpanKind.INTERNAL, attributes }, this.parent);
-    this.#open.get(keyOf(event))?.end();
+    // A check of the same guardrail still open was abandoned for this one (a chunk check, then the whole answer).
+    const abandoned = this.#open.get(keyOf(event));
+    if (abandoned !== undefined) endSpan(abandoned, { kind: 'interrupted' });
     this.#open.set(keyOf(event), span);
   }
 
