@@ -331,7 +331,7 @@ export class ToolCallCancelledError extends LoopctlError {
 }
 
 /** Which deadline expired (docs/recovery.md, "Deadlines"). */
-export type TimeoutKind = 'first_event' | 'idle' | 'request' | 'tool' | 'run' | 'commit';
+export type TimeoutKind = 'first_event' | 'idle' | 'request' | 'tool' | 'run' | 'commit' | 'guardrail';
 
 /**
  * A deadline expired after `timeoutMs` ms. Not a cancel (guarantee 4: cancelled is not failed), except
@@ -441,6 +441,7 @@ const OWN_FIELDS = [
   'availableTools',
   'hook',
   'model',
+  'guardrail',
 ] as const;
 
 /**

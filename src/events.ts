@@ -40,7 +40,8 @@ export type CancelPhase = z.infer<typeof CancelPhaseSchema>;
  * `deadlines.commitMs`. `output_invalid`: the final answer did not match the agent's `output` schema
  * after its repair turns (docs/run-control.md, "Structured output"). `worker_lost`: the worker process
  * running the run (loopctl/bullmq) died or lost its job's lock; written by the process that detected it,
- * with the next `seq` after the last stored event.
+ * with the next `seq` after the last stored event. `guardrail`: a guardrail tripped (docs/guardrails.md): the run
+ * committed nothing and its error is a `GuardrailTrippedError`.
  */
 export const StopReasonSchema = z.enum([
   'completed',
@@ -55,6 +56,7 @@ export const StopReasonSchema = z.enum([
   'session_error',
   'output_invalid',
   'worker_lost',
+  'guardrail',
 ]);
 /** See {@link StopReasonSchema}. */
 export type StopReason = z.infer<typeof StopReasonSchema>;
@@ -340,6 +342,43 @@ export const CompactionCompletedSchema = ev('compaction_completed', {
   usage: UsageSchema.optional(),
   error: SerializedErrorSchema.optional(),
 });
+/**
+ * What a guardrail checks (docs/guardrails.md): `'input'` the run's input and the steering injected in a turn,
+ * `'output'` the final answer, `'tool_before'` a tool call's arguments, `'tool_after'` its result.
+ */
+export const GuardrailKindSchema = z.enum(['input', 'output', 'tool_before', 'tool_after']);
+/** See {@link GuardrailKindSchema}. */
+export type GuardrailKind = z.infer<typeof GuardrailKindSchema>;
+const guardrailShape = {
+  name: z.string(),
+  kind: GuardrailKindSchema,
+  /** The tool call checked (`tool_before`, `tool_after`). */
+  callId: z.string().optional(),
+};
+/**
+ * `guardrail_started`: a guardrail began checking (docs/guardrails.md); `mode` is how it runs beside the model
+ * (`'before'`, `'parallel'`, `'after'`, `'hold'`).
+ */
+export const GuardrailStartedSchema = ev('guardrail_started', {
+  ...guardrailShape,
+  mode: z.enum(['before', 'parallel', 'after', 'hold']),
+});
+/** `guardrail_passed`: the guardrail let what it checked through. */
+export const GuardrailPassedSchema = ev('guardrail_passed', guardrailShape);
+/**
+ * `guardrail_tripped`: the guardrail's tripwire fired. `output`: what the guardrail returned with its verdict;
+ * `error`: set when it threw or passed its deadline and failed closed. `action`: `'end_run'` (the run ends
+ * `run_failed`, `stopReason: 'guardrail'`, committing nothing) or `'reject_call'` (a tool guardrail: the model reads
+ * a refusal as the call's result). `retracted`: the answer it checked was already streamed as `text_delta`s and is
+ * taken back (an output guardrail in `'after'` or `'parallel'` mode).
+ */
+export const GuardrailTrippedSchema = ev('guardrail_tripped', {
+  ...guardrailShape,
+  output: z.unknown().optional(),
+  error: SerializedErrorSchema.optional(),
+  action: z.enum(['end_run', 'reject_call']),
+  retracted: z.boolean().optional(),
+});
 /** `turn_completed`: The turn's model response and tool calls are done. */
 export const TurnCompletedSchema = ev('turn_completed', {});
 /**
@@ -423,6 +462,9 @@ export const RunEventSchema: z.ZodType<RunEvent> = z.lazy(() =>
     StopRequestedSchema,
     CompactionStartedSchema,
     CompactionCompletedSchema,
+    GuardrailStartedSchema,
+    GuardrailPassedSchema,
+    GuardrailTrippedSchema,
     TurnCompletedSchema,
     RunCompletedSchema,
     RunCancelledSchema,
@@ -466,6 +508,12 @@ export type StopRequested = z.infer<typeof StopRequestedSchema>;
 export type CompactionStarted = z.infer<typeof CompactionStartedSchema>;
 /** A `compaction_completed` event (see {@link CompactionCompletedSchema}). */
 export type CompactionCompleted = z.infer<typeof CompactionCompletedSchema>;
+/** A `guardrail_started` event (see {@link GuardrailStartedSchema}). */
+export type GuardrailStarted = z.infer<typeof GuardrailStartedSchema>;
+/** A `guardrail_passed` event (see {@link GuardrailPassedSchema}). */
+export type GuardrailPassed = z.infer<typeof GuardrailPassedSchema>;
+/** A `guardrail_tripped` event (see {@link GuardrailTrippedSchema}). */
+export type GuardrailTripped = z.infer<typeof GuardrailTrippedSchema>;
 /** A `turn_completed` event (see {@link TurnCompletedSchema}). */
 export type TurnCompleted = z.infer<typeof TurnCompletedSchema>;
 /** A `run_completed` event (see {@link RunCompletedSchema}). */
@@ -509,6 +557,9 @@ export type RunEvent =
   | StopRequested
   | CompactionStarted
   | CompactionCompleted
+  | GuardrailStarted
+  | GuardrailPassed
+  | GuardrailTripped
   | TurnCompleted
   | TerminalEvent;
 

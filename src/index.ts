@@ -56,6 +56,22 @@ export {
 } from './engine/compaction/policy.js';
 export { SUMMARY_PREFIX, applySummaries, summaryMessage } from './engine/compaction/apply.js';
 export { isContextLengthError } from './engine/compaction/context-length.js';
+export {
+  DEFAULT_GUARDRAIL_TIMEOUT_MS,
+  type Guardrails,
+  type GuardrailBase,
+  type GuardrailContext,
+  type GuardrailReturn,
+  type GuardrailVerdict,
+  type InputGuardrail,
+  type InputSubject,
+  type OutputGuardrail,
+  type OutputSubject,
+  type ToolGuardrail,
+  type ToolSubject,
+} from './guardrails/types.js';
+export { GuardrailTrippedError, isGuardrailTrippedError } from './guardrails/error.js';
+export { agentGuardrail, type AgentGuardrailOptions } from './guardrails/agent.js';
 
 // Run control: graceful stop, per-call cancel, approvals (docs/run-control.md)
 export { RunControl } from './control/run-control.js';
@@ -238,6 +254,14 @@ export {
   type CompactionStrategy,
   type CompactionStarted,
   type CompactionCompleted,
+  GuardrailKindSchema,
+  GuardrailStartedSchema,
+  GuardrailPassedSchema,
+  GuardrailTrippedSchema,
+  type GuardrailKind,
+  type GuardrailStarted,
+  type GuardrailPassed,
+  type GuardrailTripped,
   type StopAt,
   type StopTimeoutReason,
 } from './events.js';

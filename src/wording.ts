@@ -22,6 +22,7 @@ export const STOP_REASON_WORDS: Readonly<Record<StopReason, string>> = {
   session_error: 'Failed: the conversation could not be loaded or saved. Nothing of this run was kept.',
   output_invalid: 'Failed: the answer did not have the shape this agent must answer in.',
   worker_lost: 'Failed: the worker running it stopped answering. Nothing of this run was kept.',
+  guardrail: 'Refused: a guardrail stopped the run. Nothing of this run was kept.',
 };
 
 /** Where a cancel landed (`run_cancelled.phase`), as "while …". */

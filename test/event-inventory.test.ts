@@ -43,7 +43,7 @@ function tableNames(text: string, name: string): string[] {
 const sorted = (xs: readonly string[]) => [...xs].sort();
 
 describe('RunEventSchema is the single inventory', () => {
-  it('the schema has the 23 event types the engine emits', () => {
+  it('the schema has the 26 event types the engine emits', () => {
     expect(eventTypes()).toEqual([
       'run_started',
       'run_resumed',
@@ -64,6 +64,9 @@ describe('RunEventSchema is the single inventory', () => {
       'stop_requested',
       'compaction_started',
       'compaction_completed',
+      'guardrail_started',
+      'guardrail_passed',
+      'guardrail_tripped',
       'turn_completed',
       'run_completed',
       'run_cancelled',

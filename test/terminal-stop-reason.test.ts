@@ -28,7 +28,7 @@ const agentOf = (steps: Parameters<typeof scriptedModel>[0], extra: Partial<Para
 const terminal = async (events: Promise<unknown[]>): Promise<TerminalEvent> => (await events).at(-1) as TerminalEvent;
 
 describe('stopReason on every terminal event', () => {
-  it('the stop reasons are exactly: completed, stopped, needs_approval, budget, cancelled, the five failures, output_invalid, worker_lost', () => {
+  it('the stop reasons are exactly: completed, stopped, needs_approval, budget, cancelled, the five failures, output_invalid, worker_lost, guardrail', () => {
     expect(StopReasonSchema.options).toEqual([
       'completed',
       'stopped',
@@ -42,6 +42,7 @@ describe('stopReason on every terminal event', () => {
       'session_error',
       'output_invalid',
       'worker_lost',
+      'guardrail',
     ]);
   });
 

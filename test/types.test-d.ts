@@ -34,6 +34,7 @@ describe('RunEvent', () => {
           | 'configuration_error'
           | 'internal_error'
           | 'session_error'
+          | 'guardrail'
           | 'output_invalid'
           | 'worker_lost'
         >();

@@ -24,6 +24,8 @@ export class AgUiMapper {
   #textOpen = false;
   /** The message the current model call streamed text into (an attempt > 1 starts a new one). */
   #streamed: string | undefined;
+  /** The last message text was streamed into: the one a retracting guardrail takes back. */
+  #lastText: string | undefined;
   #cause: RestartCause | undefined;
   #step: string | undefined;
   /** The root run's id (from its events), for the message a sub-agent's surfaced call hangs under. */
@@ -64,7 +66,7 @@ export class AgUiMapper {
         if (!this.#textOpen) {
           out.push({ type: EventType.TEXT_MESSAGE_START, ...base, messageId, role: 'assistant' });
           this.#textOpen = true;
-          this.#streamed = messageId;
+          this.#streamed = this.#lastText = messageId;
         }
         out.push({ type: EventType.TEXT_MESSAGE_CONTENT, ...base, messageId, delta: event.delta });
         break;
@@ -144,6 +146,30 @@ export class AgUiMapper {
           ...(event.error !== undefined ? { error: jsonValue(event.error) } : {}),
         });
         break;
+      case 'guardrail_started':
+      case 'guardrail_passed': {
+        const { name, kind, callId } = event;
+        const mode = event.type === 'guardrail_started' ? { mode: event.mode } : {};
+        const started = event.type === 'guardrail_started';
+        const value = { name, kind, ...mode, ...(callId !== undefined ? { callId } : {}) };
+        custom(started ? LOOPCTL_EVENTS.guardrailStarted : LOOPCTL_EVENTS.guardrailPassed, value);
+        break;
+      }
+      case 'guardrail_tripped': {
+        // A retracted answer: its message closes, and the payload names it so a client drops it (docs/ui.md).
+        if (event.retracted) this.#closeText(out, base);
+        const { name, kind, action, callId } = event;
+        custom(LOOPCTL_EVENTS.guardrailTripped, {
+          name,
+          kind,
+          action,
+          output: jsonValue(event.output),
+          ...(callId !== undefined ? { callId } : {}),
+          ...(event.error !== undefined ? { error: jsonValue(event.error) } : {}),
+          ...(event.retracted && this.#lastText !== undefined ? { retracted: true, messageId: this.#lastText } : {}),
+        });
+        break;
+      }
       case 'subrun_event':
         this.#nested(event, out, base);
         break;

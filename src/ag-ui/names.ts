@@ -47,6 +47,15 @@ export const LOOPCTL_EVENTS = Object.freeze({
   suspended: 'loopctl.suspended',
   /** `{ fromTurn }`: the run continues after its last journalled turn (`run_resumed`; docs/sessions.md). */
   runResumed: 'loopctl.run_resumed',
+  /** `{ name, kind, mode, callId? }`: a guardrail began checking (`guardrail_started`; docs/guardrails.md). */
+  guardrailStarted: 'loopctl.guardrail_started',
+  /** `{ name, kind, callId? }`: a guardrail let what it checked through (`guardrail_passed`). */
+  guardrailPassed: 'loopctl.guardrail_passed',
+  /**
+   * `{ name, kind, action, output, error?, retracted?, messageId? }`: a guardrail tripped (`guardrail_tripped`).
+   * With `retracted: true` the answer of message `messageId` was taken back: a client drops that message.
+   */
+  guardrailTripped: 'loopctl.guardrail_tripped',
 });
 
 /** Every message id loopctl mints starts with this, so a client's copy of such a message is recognised. */

@@ -1,4 +1,4 @@
-import { defineAgent, type Agent, type CompactionPolicy, type Tool } from '../index.js';
+import { defineAgent, type Agent, type CompactionPolicy, type Guardrails, type Tool } from '../index.js';
 import { fsTools, shellTool } from '../node/index.js';
 import type { CliOptions } from './args.js';
 import { withApprovals } from './confirm.js';
@@ -46,7 +46,21 @@ export function cliAgent(options: CliOptions, model: SelectedModel, name = 'loop
     // Long conversations are compacted past 80 % of the window (docs/long-runs.md), unless --no-compact.
     ...(options.compact ? { compaction: CLI_COMPACTION } : {}),
     ...(options.contextWindow !== undefined ? { contextWindow: options.contextWindow } : {}),
+    ...(options.guard !== undefined ? { guardrails: patternGuardrails(options.guard) } : {}),
   });
+}
+
+/**
+ * `--guard <pattern>` (docs/guardrails.md, "The CLI"): an input guardrail checked before the request (no tokens
+ * spent on a refused task) and a `'hold'` output guardrail (no sentence of a refused answer is shown), both named
+ * `guard`, tripping on a match of `pattern`.
+ */
+export function patternGuardrails(pattern: RegExp): Guardrails {
+  const check = (subject: { readonly text: string }) => {
+    const match = pattern.exec(subject.text);
+    return match === null ? { tripwire: false } : { tripwire: true, output: { matched: match[0] } };
+  };
+  return { input: [{ name: 'guard', mode: 'before', check }], output: [{ name: 'guard', mode: 'hold', check }] };
 }
 
 /** The header line: the model, the folder and the tools. */

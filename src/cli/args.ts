@@ -59,6 +59,8 @@ export interface CliOptions {
   readonly maxTotalTokens: number | undefined;
   /** `--max-cost <usd>`: the run's `budget.maxCost`, priced by the CLI's price table (see `cliBudget`). */
   readonly maxCost: number | undefined;
+  /** `--guard <pattern>`: the input and output guardrail's pattern (case-insensitive); undefined without it. */
+  readonly guard?: RegExp;
 }
 
 /**
@@ -195,6 +197,7 @@ export function parseCli(
     contextWindow: positiveInt('context-window', values['context-window']),
     maxTotalTokens: positiveInt('max-total-tokens', values['max-total-tokens']),
     maxCost: maxCost(values['max-cost']),
+    ...guardOption(values.guard),
   };
   if (working) return { kind: 'worker', options, queue: queue! };
   if (serving) return { kind: 'serve', options, port: servePort(values.port), ...(queue ? { queue } : {}) };
@@ -343,4 +346,15 @@ function providerName(value: string | undefined): ProviderName | undefined {
     );
   }
   return name;
+}
+
+/** `--guard <pattern>`: a case-insensitive regular expression; a pattern that does not compile is a usage error. */
+function guardOption(value: string | undefined): { guard?: RegExp } {
+  if (value === undefined) return {};
+  if (value.trim() === '') throw new UsageError('option --guard needs a non-empty pattern');
+  try {
+    return { guard: new RegExp(value, 'i') };
+  } catch (err) {
+    throw new UsageError(`option --guard is not a regular expression: ${(err as Error).message}`);
+  }
 }

@@ -53,6 +53,12 @@ export const OPTION_HELP: { readonly [name in keyof OptionDefinitions]: OptionHe
       'process group (default: off)',
   },
   'read-only': { meaning: 'no `write_file` tool (default: off)' },
+  guard: {
+    value: 'pattern',
+    meaning:
+      'refuse a task, or an answer, matching this regular expression (ignoring case): the run ends refused by a ' +
+      'guardrail and nothing of it is saved; an answer is shown sentence by sentence, each once checked (default: off)',
+  },
   'max-turns': { value: 'n', meaning: `turns before giving up (default ${DEFAULTS.maxTurns})` },
   'no-compact': {
     meaning:

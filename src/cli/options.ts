@@ -10,6 +10,7 @@ export const OPTIONS = {
   responses: { type: 'boolean' },
   'allow-shell': { type: 'boolean' },
   'read-only': { type: 'boolean' },
+  guard: { type: 'string' },
   'max-turns': { type: 'string' },
   'no-compact': { type: 'boolean' },
   'context-window': { type: 'string' },

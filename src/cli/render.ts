@@ -216,6 +216,15 @@ export class TerminalRenderer {
       case 'run_failed':
         this.#finish(event);
         break;
+      case 'guardrail_tripped': {
+        const what = event.retracted ? '; the answer above is withdrawn' : '';
+        this.note(`guardrail ${sanitizeLine(event.name)} refused the ${guardKindWords(event.kind)}${what}`);
+        break;
+      }
+      // A guardrail that starts or passes adds no line: only a refusal is news.
+      case 'guardrail_started':
+      case 'guardrail_passed':
+        break;
       // Shown through the events above: a turn's end, progress and a sub-run's own events add no line.
       // The answer's text is shown as it streams; its partial value adds nothing (`--json` has it).
       case 'output_delta':
@@ -433,4 +442,11 @@ function seconds1(ms: number): string {
 function clip(text: string, max: number): string {
   const flat = sanitizeLine(text.replace(/[ \t\r\n]+/g, ' '));
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/** What a guardrail of `kind` checked, in words. */
+function guardKindWords(kind: 'input' | 'output' | 'tool_before' | 'tool_after'): string {
+  if (kind === 'input') return 'input';
+  if (kind === 'output') return 'answer';
+  return kind === 'tool_before' ? "tool call's arguments" : "tool call's result";
 }

@@ -3,6 +3,7 @@ import { checkDurationMs } from '../duration.js';
 import { ConfigurationError } from '../errors.js';
 import { validateTool } from '../tools/tool.js';
 import { checkCompaction } from './compaction/policy.js';
+import { checkGuardrails } from '../guardrails/validate.js';
 import { checkOutputOptions } from './output.js';
 import { agentAsTool } from './as-tool.js';
 import type { Agent, AgentDefinition, AsToolOptions } from './types.js';
@@ -57,6 +58,7 @@ export function defineAgent<C = unknown, O = unknown>(definition: AgentDefinitio
   if (definition.hooks !== undefined) checkHooks(definition.hooks, 'agent.hooks');
   if (definition.contextWindow !== undefined) checkPositiveInt(definition.contextWindow, 'agent.contextWindow');
   if (definition.compaction !== undefined) checkCompaction(definition.compaction, 'agent.compaction');
+  if (definition.guardrails !== undefined) checkGuardrails(definition.guardrails, 'agent.guardrails');
   const outputRetries = checkOutputOptions(definition.output, definition.outputRetries);
   const asTool = (o: AsToolOptions<any, C>) => agentAsTool(agent, o);
   const frozen = { ...definition, tools: Object.freeze([...tools]), maxTurns, outputRetries, asTool };

@@ -2,6 +2,7 @@ import { EMPTY, Observable, catchError, concatMap, defer, expand, filter, of } f
 import { isInstance } from '../describe.js';
 import type { Item } from '../items.js';
 import type { MailboxToken } from '../mailbox/mailbox.js';
+import { outputContext } from '../guardrails/output.js';
 import { ModelCalls } from './model-call.js';
 import { callIdsOf, repairHistory } from './repair.js';
 import { stopReasonOf, type Outcome, type RunContext } from './run-context.js';
@@ -20,7 +21,8 @@ const NO_HISTORY: readonly Item[] = Object.freeze([]);
  * attempts it billed included; a session's failure with the stop reason it gave).
  */
 export function runLoop$(rc: RunContext<any>, queuedBefore: ReadonlySet<MailboxToken>): Observable<Outcome> {
-  const models = new ModelCalls(rc);
+  // 'hold' and 'parallel' output guardrails see the answer's text before the run does (docs/guardrails.md).
+  const models = new ModelCalls(rc, outputContext(rc));
   const { session } = rc.opts;
   const { resume } = rc.internals;
   const turns$ = (history: readonly Item[]): Observable<Decision> => {

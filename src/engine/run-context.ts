@@ -98,6 +98,8 @@ export interface RunContext<C = unknown> {
   nextId(): string;
   /** Stamps and delivers one event; `fact` rides with it into the totals and never reaches a subscriber. */
   emit(draft: RunEventDraft, fact?: Fact): void;
+  /** Decides the run's outcome now, once (a later call does nothing): a tool guardrail's trip that ends the run. */
+  end(outcome: Outcome): void;
 }
 
 /** The stop reason of a run that failed with `error` (docs/events.md, "Stop reasons"). */

@@ -5,6 +5,7 @@ import type { RunEvent } from '../events.js';
 import type { ToolCall, ToolResultItem } from '../items.js';
 import { bindMcpWrap } from '../tools/call-wrap.js';
 import type { Tool, ToolContext } from '../tools/tool.js';
+import { guardTool$ } from '../guardrails/tool.js';
 import { optionalDeadline } from './deadlines.js';
 import { callHooks$, hasHooks } from './hooks.js';
 import type { RunContext } from './run-context.js';
@@ -187,8 +188,9 @@ function value$(rc: RunContext<any>, call: ToolCall, tool: Tool, args: unknown, 
     out$ = new Observable<unknown>((subscriber) => wrap(call, () => inner$.subscribe(subscriber)));
   }
   const timeoutMs = tool.timeoutMs ?? optionalDeadline(rc.opts.deadlines?.toolMs);
-  if (timeoutMs === undefined) return out$;
-  return out$.pipe(
+  // The tool guardrails check around the call, outside its deadline (docs/guardrails.md, "Tool guardrails").
+  if (timeoutMs === undefined) return guardTool$(rc, call, args, out$);
+  const timed$ = out$.pipe(
     timeout({
       first: timeoutMs,
       scheduler: rc.scheduler,
@@ -199,6 +201,7 @@ function value$(rc: RunContext<any>, call: ToolCall, tool: Tool, args: unknown, 
       },
     }),
   );
+  return guardTool$(rc, call, args, timed$);
 }
 
 /** This run as the parent of a sub-agent call: its events relayed with the tool's name first in `path`. */

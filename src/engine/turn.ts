@@ -14,6 +14,8 @@ import {
 import { stage } from '../cancel/stage.js';
 import { MaxTurnsError, OutputValidationError } from '../errors.js';
 import type { ModelResponseCompleted } from '../events.js';
+import { guardInput$, inputSubject } from '../guardrails/input.js';
+import { guardAnswer$ } from '../guardrails/output.js';
 import { ZERO_USAGE, addUsage, type AssistantItem, type Item, type ToolCall, type UserItem } from '../items.js';
 import type { MailboxToken } from '../mailbox/mailbox.js';
 import type { ModelProvider, ModelRequest, ModelResponse } from '../model/types.js';
@@ -71,10 +73,20 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 export function turn$(turns: Turns, n: number): Observable<Decision> {
   const { rc } = turns;
   let stopped = false;
+  let drainedFrom = 0;
   const body$ = concat(
     callHooks$(rc, 'turnStarted'),
-    drain$(rc, n === 1 ? turns.queuedBefore : NONE),
-    defer(() => model$(turns)),
+    defer(() => {
+      drainedFrom = rc.totals.scratch.items.length;
+      return drain$(rc, n === 1 ? turns.queuedBefore : NONE);
+    }),
+    // The input guardrails check the input and the turn's steering beside (or before) the request, the output ones
+    // the answer (docs/guardrails.md).
+    defer(() => {
+      const ended = (o: Outcome) => new Ended(o);
+      const answer$ = () => guardAnswer$(rc, model$(turns), (r) => (r instanceof Ended ? undefined : r), ended);
+      return guardInput$(rc, inputSubject(rc, n, drainedFrom), answer$, ended);
+    }),
   ).pipe(concatMap((r) => (r instanceof Ended ? [r.outcome] : respond$(turns, n, r))));
   return concat(
     stageAt(rc, 'turn_entry', (): ObservableInput<Decision> => {

@@ -1,4 +1,5 @@
 import type { FrontendTool } from '../tools/frontend-tool.js';
+import type { Guardrails } from '../guardrails/types.js';
 import type { Observable, SchedulerLike } from 'rxjs';
 import type { z } from 'zod';
 import type { CancelSignal } from '../cancel/cancel-signal.js';
@@ -207,6 +208,12 @@ export interface AgentDefinition<C = unknown, O = unknown> {
    * (`{ type: 'truncate' }`). Off without it.
    */
   readonly compaction?: CompactionPolicy;
+  /**
+   * Checks around the run (docs/guardrails.md): `input` guardrails on the run's input and each turn's steering,
+   * `output` guardrails on the final answer. A trip ends the run `run_failed` with `stopReason: 'guardrail'` and a
+   * `GuardrailTrippedError`, committing nothing.
+   */
+  readonly guardrails?: Guardrails<C>;
 }
 
 /** A validated, frozen agent. */

@@ -15,6 +15,7 @@ import type { Item, ToolCall } from '../items.js';
 import { ChatSpan } from './chat-span.js';
 import { answerContent, clip, inputContent } from './content.js';
 import type { Instruments } from './instruments.js';
+import { GuardrailSpans } from './guardrail-spans.js';
 import { mcpSpan } from './mcp-span.js';
 import { providerOf } from './options.js';
 import * as C from './semconv.js';
@@ -50,6 +51,7 @@ export class RunTrace implements RunObserver {
   readonly #withdrawn: Subscription;
   #cancelledAt: number | undefined;
   #ended = false;
+  readonly #guards: GuardrailSpans;
 
   constructor(
     private readonly shared: Shared,
@@ -69,6 +71,7 @@ export class RunTrace implements RunObserver {
     if (maxChars !== undefined) attributes[C.ATTR_GEN_AI_INPUT_MESSAGES] = clip(inputContent(run.input), maxChars);
     this.#span = shared.tracer.startSpan(`invoke_agent ${run.agent}`, { kind: SpanKind.INTERNAL, attributes }, parent);
     this.#context = trace.setSpan(parent, this.#span);
+    this.#guards = new GuardrailSpans(shared.tracer, this.#context);
     this.#withdrawn = run.mailbox.withdrawn$.subscribe((token) => {
       this.#span.addEvent(C.EVENT_STEERING_WITHDRAWN, { [C.ATTR_LOOPCTL_STEERING_ID]: token.id });
     });
@@ -152,6 +155,13 @@ export class RunTrace implements RunObserver {
         this.#span.addEvent(C.EVENT_STEERING_INJECTED, attributes);
         return;
       }
+      case 'guardrail_started':
+        this.#guards.started(event);
+        return;
+      case 'guardrail_passed':
+      case 'guardrail_tripped':
+        this.#guards.ended(event);
+        return;
       case 'run_completed':
       case 'run_cancelled':
       case 'run_failed':
@@ -243,6 +253,7 @@ export class RunTrace implements RunObserver {
     this.#withdrawn.unsubscribe();
     for (const interrupt of [...this.#mcp]) interrupt();
     for (const callId of [...this.#tools.keys()]) this.#endTool(callId, { kind: 'interrupted' });
+    this.#guards.close();
     const failedModel = terminal.type === 'run_failed' && terminal.stopReason === 'model_error';
     if (this.#chat !== undefined) this.#endChat(failedModel ? errorEnd(terminal.error) : { kind: 'interrupted' });
     const { instruments, maxChars } = this.shared;

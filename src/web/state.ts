@@ -274,6 +274,12 @@ function applyCustom(
       const previous = text('previousMessageId');
       return { ...state, entries: entries.filter((e) => !(e.kind === 'answer' && e.id === previous)) };
     }
+    case LOOPCTL_EVENTS.guardrailTripped: {
+      // A guardrail took an answer back (docs/guardrails.md): the message it names is dropped from the page.
+      if (value['retracted'] !== true) return state;
+      const retracted = text('messageId');
+      return { ...state, entries: entries.filter((e) => !(e.kind === 'answer' && e.id === retracted)) };
+    }
     case LOOPCTL_EVENTS.toolProgress:
       return {
         ...state,
