@@ -86,6 +86,28 @@ describe('the run journal, engine side', () => {
     expect(inner.items).toEqual([]);
   });
 
+  it('a run a guardrail ends discards its journal; the history stays as it was', () => {
+    const scheduler = new VirtualTimeScheduler();
+    const { inner, session, writes } = journalSpy();
+    // Turn 1's call passes; turn 2's call trips a tool guardrail that ends the run.
+    let checks = 0;
+    const agent = defineAgent({
+      name: 'j',
+      instructions: '',
+      model: scriptedModel([toolTurn, toolTurn, 'never'], { scheduler }),
+      tools: [echo],
+      guardrails: {
+        tool: [{ name: 'second-call', when: 'before', onTrip: 'end_run', check: () => ({ tripwire: ++checks === 2 }) }],
+      },
+    });
+    const events = collectNow(run(agent, 'task', { session, scheduler, idGenerator: sequentialIds() }));
+    scheduler.flush();
+    expect(events.at(-1)).toMatchObject({ type: 'run_failed', stopReason: 'guardrail', turn: 2 });
+    expect(writes.map((w) => w.turn)).toEqual([1]);
+    expect(inner.readJournal('run-1')).toEqual({ sealed: false, turns: [] });
+    expect(inner.items).toEqual([]);
+  });
+
   it('a cancel during a journal write ends the run at the turn entry, the turn before as the last journalled', async () => {
     const scheduler = new VirtualTimeScheduler();
     const { inner, session, writes, land } = journalSpy(2); // turn 2's write is held
