@@ -29,7 +29,8 @@ const LOCK = path.join(tmpdir(), 'loopctl-cli-test-build.lock');
 export const WEB_INDEX = path.join(repoRoot, 'dist/web/index.html');
 
 /**
- * Builds `dist/` the way `npm start` does (`tsc -b`, a no-op when up to date),
+ * Builds `dist/` the way `npm run build` does (`tsc -b --noCheck`: emit only, and a no-op when up to date, as
+ * it is after `npm run build`; `npm test`'s own tsc checks the types),
  * one test process at a time (a mkdir lock), so parallel test files never
  * write `dist/` together. With `web`, also the web app (`vite build` into
  * `dist/web`) when it is missing or older than a file of `src/web`, the Vite
@@ -53,7 +54,7 @@ export async function ensureBuilt(options: { web?: boolean } = {}): Promise<void
     }
   }
   try {
-    await promisify(execFile)(process.execPath, [TSC, '-b', 'tsconfig.build.json'], { cwd: repoRoot });
+    await promisify(execFile)(process.execPath, [TSC, '-b', 'tsconfig.build.json', '--noCheck'], { cwd: repoRoot });
     if (options.web && webIsStale()) await promisify(execFile)(process.execPath, [VITE, 'build'], { cwd: repoRoot });
   } finally {
     rmdirSync(LOCK);
