@@ -3,6 +3,7 @@
  * child process, poll for "it happened", inspect a process group.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import {
   existsSync,
   mkdirSync,
@@ -23,7 +24,14 @@ export { repoRoot };
 /** The compiled bin. */
 export const BIN = path.join(repoRoot, 'dist/cli/main.js');
 const TSC = path.join(repoRoot, 'node_modules/typescript/bin/tsc');
-const LOCK = path.join(tmpdir(), 'loopctl-cli-test-build.lock');
+/**
+ * The build lock of this checkout (named after its folder): it guards this `dist/`, so builds of other checkouts on
+ * the same machine (worktrees) never wait on it.
+ */
+const LOCK = path.join(
+  tmpdir(),
+  `loopctl-cli-test-build-${createHash('sha256').update(repoRoot).digest('hex').slice(0, 12)}.lock`,
+);
 
 /** The built web app (`loopctl serve` serves it). */
 export const WEB_INDEX = path.join(repoRoot, 'dist/web/index.html');
