@@ -1,8 +1,53 @@
 import { SERVICES_DIR, tierConfig } from './vitest.config.js';
 
 /**
+ * The services specs that run one at a time, after the others (their own group): each bounds what it
+ * measures by a clock that a second spec's CPU load would stretch, or is that load itself.
+ *
+ * - `queue-*`: BullMQ workers (child processes under tsx) hold their jobs' locks for `lockDurationMs: 2000`; a
+ *   worker starved of CPU for longer loses its lock and a peer takes the job (fault specs count exactly that).
+ * - `session-kill`: kills tens of session peer processes with SIGKILL mid-commit (most of the tier's CPU).
+ * - `cli-sessions`: a second loopctl must start while the first one's answer (1.5 s a word) is still streaming.
+ * - `cli-confinement-race`: a rename race run for a fixed number of rounds against a writer process.
+ */
+export const SERVICES_ALONE = [
+  `${SERVICES_DIR}/queue-*.test.ts`,
+  `${SERVICES_DIR}/session-kill.test.ts`,
+  `${SERVICES_DIR}/cli-sessions.test.ts`,
+  `${SERVICES_DIR}/cli-confinement-race.test.ts`,
+];
+
+/**
  * `npm run test:services`: the specs that need local services (Postgres on 127.0.0.1:5432, Redis on
  * 127.0.0.1:6379), a browser or many processes. A missing service fails its spec with a one-line cause; nothing
- * here is skipped.
+ * here is skipped. Two projects, one after the other (`sequence.groupOrder`):
+ *
+ * - `services`: two files at a time. They mostly wait on their children, on Chromium or on a service, and share
+ *   no state: each has its own Postgres schema, data folder, temp folders and browser profile, and no bound a
+ *   slower machine would miss.
+ * - `services-alone`: {@link SERVICES_ALONE}, one file at a time, with the machine to themselves.
  */
-export default tierConfig({ include: [`${SERVICES_DIR}/**/*.test.ts`] });
+export default tierConfig({
+  maxWorkers: 2,
+  projects: [
+    {
+      extends: true,
+      test: {
+        name: 'services',
+        include: [`${SERVICES_DIR}/**/*.test.ts`],
+        exclude: ['**/node_modules/**', ...SERVICES_ALONE],
+        maxWorkers: 2,
+        sequence: { groupOrder: 0 },
+      },
+    },
+    {
+      extends: true,
+      test: {
+        name: 'services-alone',
+        include: SERVICES_ALONE,
+        maxWorkers: 1,
+        sequence: { groupOrder: 1 },
+      },
+    },
+  ],
+});

@@ -20,10 +20,15 @@
  * build, e.g. the pre-reshape engine, and measure it in the same rounds: BENCHMARKS.md), BENCH_QUEUE_RUNS
  * (queue: throughput runs, default 200; BENCH_RUNS there: cancelled runs, default 1000), REDIS_URL (queue),
  * BENCH_CANCELS (providers: cancels per round, default 200; BENCH_ROUNDS, BENCH_REPEATS, BENCH_CHUNKS as for stream).
+ *
+ * `npm run bench -- compare <ref>` builds another commit (bench/lib/compare.ts: a temporary git worktree with this
+ * checkout's node_modules linked in) and runs `stream`, `memory` and `cancel` with it loaded as the baseline, in
+ * the same processes and rounds as this checkout's build: a regression shows as a ratio above its noise.
  */
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { COMPARED, buildOther, type OtherBuild } from './lib/compare.js';
 import { buildLibrary } from './lib/loopctl.js';
 import { machine } from './lib/stats.js';
 
@@ -46,10 +51,22 @@ const BENCHES: Record<string, string> = {
 };
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const asked = process.argv.slice(2);
+let asked = process.argv.slice(2);
+/** `compare <ref>`: the other commit, built and loaded as the baseline of {@link COMPARED}. */
+let other: OtherBuild | undefined;
+if (asked[0] === 'compare') {
+  const ref = asked[1];
+  if (ref === undefined || asked.length > 2) {
+    console.error('usage: npm run bench -- compare <ref> (a commit, branch or tag to measure this checkout against)');
+    process.exit(2);
+  }
+  asked = [...COMPARED];
+}
 const unknown = asked.filter((n) => !(n in BENCHES));
 if (unknown.length > 0) {
-  console.error(`unknown benchmark(s): ${unknown.join(', ')}; known: ${Object.keys(BENCHES).join(', ')}`);
+  console.error(
+    `unknown benchmark(s): ${unknown.join(', ')}; known: ${Object.keys(BENCHES).join(', ')}, compare <ref>`,
+  );
   process.exit(2);
 }
 const names = asked.length > 0 ? asked : Object.keys(BENCHES);
@@ -60,16 +77,30 @@ if (process.env['BENCH_LIB'] !== 'src') {
   buildLibrary();
   console.log(`library compiled with tsc in ${((performance.now() - t) / 1000).toFixed(1)} s`);
 }
-let failed = 0;
-for (const name of names) {
-  console.log(`\n=== ${name}: ${BENCHES[name]} ===`);
+const env: NodeJS.ProcessEnv = { ...process.env };
+if (process.argv[2] === 'compare') {
   const t = performance.now();
-  const r = spawnSync(
-    process.execPath,
-    ['--expose-gc', '--import', import.meta.resolve('tsx'), path.join(here, `${name}.ts`)],
-    { stdio: 'inherit' },
+  other = buildOther(process.argv[3]!);
+  console.log(
+    `${process.argv[3]} (${other.name}) compiled with tsc in ${((performance.now() - t) / 1000).toFixed(1)} s`,
   );
-  console.log(`(${name}: ${((performance.now() - t) / 1000).toFixed(1)} s, exit ${r.status ?? r.signal})`);
-  if (r.status !== 0) failed++;
+  env['BENCH_BASELINE_DIR'] = other.dir;
+  env['BENCH_BASELINE_NAME'] = other.name;
+}
+let failed = 0;
+try {
+  for (const name of names) {
+    console.log(`\n=== ${name}: ${BENCHES[name]} ===`);
+    const t = performance.now();
+    const r = spawnSync(
+      process.execPath,
+      ['--expose-gc', '--import', import.meta.resolve('tsx'), path.join(here, `${name}.ts`)],
+      { stdio: 'inherit', env },
+    );
+    console.log(`(${name}: ${((performance.now() - t) / 1000).toFixed(1)} s, exit ${r.status ?? r.signal})`);
+    if (r.status !== 0) failed++;
+  }
+} finally {
+  other?.remove();
 }
 process.exit(failed > 0 ? 1 : 0);

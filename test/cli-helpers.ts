@@ -3,6 +3,7 @@
  * child process, poll for "it happened", inspect a process group.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import {
   existsSync,
   mkdirSync,
@@ -23,13 +24,21 @@ export { repoRoot };
 /** The compiled bin. */
 export const BIN = path.join(repoRoot, 'dist/cli/main.js');
 const TSC = path.join(repoRoot, 'node_modules/typescript/bin/tsc');
-const LOCK = path.join(tmpdir(), 'loopctl-cli-test-build.lock');
+/**
+ * The build lock of this checkout (named after its folder): it guards this `dist/`, so builds of other checkouts on
+ * the same machine (worktrees) never wait on it.
+ */
+const LOCK = path.join(
+  tmpdir(),
+  `loopctl-cli-test-build-${createHash('sha256').update(repoRoot).digest('hex').slice(0, 12)}.lock`,
+);
 
 /** The built web app (`loopctl serve` serves it). */
 export const WEB_INDEX = path.join(repoRoot, 'dist/web/index.html');
 
 /**
- * Builds `dist/` the way `npm start` does (`tsc -b`, a no-op when up to date),
+ * Builds `dist/` the way `npm run build` does (`tsc -b --noCheck`: emit only, and a no-op when up to date, as
+ * it is after `npm run build`; `npm test`'s own tsc checks the types),
  * one test process at a time (a mkdir lock), so parallel test files never
  * write `dist/` together. With `web`, also the web app (`vite build` into
  * `dist/web`) when it is missing or older than a file of `src/web`, the Vite
@@ -53,7 +62,7 @@ export async function ensureBuilt(options: { web?: boolean } = {}): Promise<void
     }
   }
   try {
-    await promisify(execFile)(process.execPath, [TSC, '-b', 'tsconfig.build.json'], { cwd: repoRoot });
+    await promisify(execFile)(process.execPath, [TSC, '-b', 'tsconfig.build.json', '--noCheck'], { cwd: repoRoot });
     if (options.web && webIsStale()) await promisify(execFile)(process.execPath, [VITE, 'build'], { cwd: repoRoot });
   } finally {
     rmdirSync(LOCK);

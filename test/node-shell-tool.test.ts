@@ -5,7 +5,6 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { TimeoutError } from '../src/errors.js';
 import { shellTool, type ShellToolOptions } from '../src/node/index.js';
@@ -24,6 +23,7 @@ beforeAll(() => {
 
 beforeEach(async () => {
   root = await mkdtemp(join(tmpdir(), 'loopctl-sh-'));
+  held = written('held');
 });
 
 afterEach(async () => {
@@ -57,16 +57,6 @@ async function run(
   return await t.execute((t.parameters as any).parse({ command }), ctx(signal));
 }
 
-function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch (e) {
-    expect((e as NodeJS.ErrnoException).code).toBe('ESRCH');
-    return false;
-  }
-}
-
 /**
  * The text the command under test writes into the named pipe `root/name` (read until the writer closes it). A
  * command writes `$$` there once it runs (`echo $$ > pid`): the test waits on that write, never on a clock. The
@@ -88,17 +78,20 @@ async function groupOf(name: string): Promise<number> {
 }
 
 /**
- * Polls until `check` holds. Only for what no event tells this process: that a killed process group is gone (its
- * members are not our children, so their exit is seen only in /proc or by `kill(-pgid, 0)`). A real-time poll,
- * bounded generously (10 s: "it happened", never a timing assertion).
+ * Resolves when every process the command under test started has exited, which no event of this process tells
+ * (the group's members are not its children). The command's first step opens the named pipe `root/held` for
+ * writing (`exec 3> held`); every process it starts inherits that descriptor, and this read of the pipe ends
+ * (end of file) when the last of them is gone: an exit, never a clock (a zombie holds no descriptor).
  */
-async function eventually(check: () => boolean | Promise<boolean>, ms = 10_000): Promise<boolean> {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    if (await check()) return true;
-    await sleep(20);
-  }
-  return check();
+async function allExited(): Promise<void> {
+  await held;
+}
+let held: Promise<string>;
+
+/** The group's members once {@link allExited}: none (zombies left out), where /proc says so. */
+async function groupGone(pgid: number): Promise<void> {
+  await allExited();
+  if (existsSync('/proc')) expect(await groupMembers(pgid)).toBe(0);
 }
 
 /** Resolves on the 'removeListener' event that leaves this process with `count` 'exit' listeners (or at once). */
@@ -153,7 +146,11 @@ describe('run_shell', () => {
     const pid = groupOf('pid');
     const background = written('background');
     // The shell, a second shell and its background sleep (which has written its pid when `background` is read).
-    const result = run(`echo $$ > pid; sh -c 'sleep 30 & echo $! > background; sleep 30'`, controller.signal).then(
+    const result = run(
+      `exec 3> held; echo $$ > pid; sh -c 'sleep 30 & echo $! > background; sleep 30'`,
+      controller.signal,
+      { killGraceMs: 100 }, // the tool's hold on the 'exit' listener ends with this timer; afterEach waits for it
+    ).then(
       (v) => ({ ok: v }),
       (e: unknown) => ({ error: e }),
     );
@@ -166,19 +163,19 @@ describe('run_shell', () => {
     expect(await result).toEqual({ error: reason });
     expect(((await result) as { error: unknown }).error).toBe(reason);
     expect(getEventListeners(controller.signal, 'abort').length).toBe(0);
-    expect(await eventually(() => !groupAlive(pgid))).toBe(true);
+    await groupGone(pgid);
   });
 
   it('escalates to SIGKILL when the group ignores SIGTERM', async () => {
     const controller = new AbortController();
     const pid = groupOf('pid');
-    const result = run(`trap '' TERM; echo $$ > pid; sleep 30`, controller.signal, { killGraceMs: 100 }).catch(
-      (e: unknown) => e,
-    );
+    const result = run(`trap '' TERM; exec 3> held; echo $$ > pid; sleep 30`, controller.signal, {
+      killGraceMs: 100,
+    }).catch((e: unknown) => e);
     const pgid = await pid;
     controller.abort('stop');
     expect(await result).toBe('stop');
-    expect(await eventually(() => !groupAlive(pgid))).toBe(true);
+    await groupGone(pgid);
   });
 
   it('holds one process "exit" listener only while a group may be alive (none left after a run or a kill)', async () => {
@@ -197,13 +194,13 @@ describe('run_shell', () => {
 
     const controller = new AbortController();
     const startedC = groupOf('c');
-    const ignoring = run(`trap '' TERM; echo $$ > c; sleep 30`, controller.signal, { killGraceMs: 100 }).catch(
-      (e: unknown) => e,
-    );
+    const ignoring = run(`trap '' TERM; exec 3> held; echo $$ > c; sleep 30`, controller.signal, {
+      killGraceMs: 100,
+    }).catch((e: unknown) => e);
     const pgidC = await startedC;
     controller.abort('stop');
     expect(await ignoring).toBe('stop');
-    expect(await eventually(() => !groupAlive(pgidC))).toBe(true);
+    await groupGone(pgidC);
     // The abort rejected at once; the kill's hold on the listener ends when its 100 ms grace timer fires.
     await exitListeners(before);
   });
@@ -219,7 +216,7 @@ describe('run_shell', () => {
       `import { readFileSync, writeFileSync } from 'node:fs';
 import { runShell } from ${JSON.stringify(SHELL_TOOL)};
 const controller = new AbortController();
-runShell("trap '' TERM; echo $$ > pid; sleep 30", {
+runShell("trap '' TERM; exec 3> held; echo $$ > pid; sleep 30", {
   cwd: process.argv[2],
   signal: controller.signal,
   killGraceMs: 60_000,
@@ -241,10 +238,8 @@ process.exit(0);
     const pgid = Number(readFileSyncTrim(join(root, 'pid.txt')));
     expect(pgid).toBeGreaterThan(1);
     groups.push(pgid);
-    // Killed on the child's 'exit' (the 60 s grace never ran); a zombie may linger until it is reaped.
-    expect(
-      await eventually(async () => !groupAlive(pgid) || (existsSync('/proc') && (await groupMembers(pgid)) === 0)),
-    ).toBe(true);
+    // Killed on the child's 'exit' (the 60 s grace never ran).
+    await groupGone(pgid);
   });
 
   it('an already-aborted signal rejects without running anything', async () => {
@@ -257,7 +252,9 @@ process.exit(0);
 
   it('kills the group and rejects with a TimeoutError after timeoutMs', async () => {
     const controller = new AbortController();
-    const error = await run('sleep 30', controller.signal, { timeoutMs: 100 }).catch((e: unknown) => e);
+    const error = await run('sleep 30', controller.signal, { timeoutMs: 100, killGraceMs: 100 }).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(TimeoutError);
     expect(error).toMatchObject({ kind: 'tool', timeoutMs: 100 });
     expect(getEventListeners(controller.signal, 'abort').length).toBe(0);

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { ensureBuilt } from './cli-helpers.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const exec = promisify(execFile);
@@ -39,19 +40,19 @@ async function run(file: string, args: string[], cwd: string): Promise<{ stdout:
 }
 
 /**
- * `npm pack` of a copy of the package's inputs (its prepack script builds `dist/` there), so the
- * repository's own `dist/`, which the CLI specs run, is never rewritten under them.
+ * `npm pack` of a copy of the package's inputs with the `dist/` `npm run build` makes (ensureBuilt: tsc and the
+ * web app, a no-op when it is up to date), packed with `--ignore-scripts`: prepack would run the typecheck and the
+ * same build again, which `npm test`'s tsc and `npm run build` already do. A copy, so `npm pack` never writes in
+ * the repository the other specs run.
  */
 async function pack(tmp: string): Promise<string> {
+  await ensureBuilt({ web: true });
   const pkg = path.join(tmp, 'pkg');
   mkdirSync(pkg);
-  const inputs = ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'vite.config.ts', 'src', 'README.md'];
-  inputs.push('LICENSE');
-  for (const entry of inputs) {
+  for (const entry of ['package.json', 'README.md', 'LICENSE', 'dist']) {
     if (existsSync(path.join(root, entry))) cpSync(path.join(root, entry), path.join(pkg, entry), { recursive: true });
   }
-  symlinkSync(path.join(root, 'node_modules'), path.join(pkg, 'node_modules'), 'dir');
-  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', tmp], pkg);
+  const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', tmp], pkg);
   const [{ filename }] = JSON.parse(stdout.slice(stdout.indexOf('['))) as [{ filename: string }];
   return path.join(tmp, filename);
 }
@@ -219,7 +220,7 @@ describe('CommonJS and ESM consumers of the packed package (Node >= 20.19, requi
       }
 
       // loopctl serve: without the optional AG-UI peers it says what to install; with them it serves the
-      // web app the package ships (built by prepack), with no build step.
+      // web app the package ships (built by `npm run build`), with no build step.
       const bin = path.join(consumer, 'node_modules/.bin/loopctl');
       const withoutPeers = await serveOnce(bin, consumer);
       expect(withoutPeers).toEqual({
