@@ -9,12 +9,15 @@ import { SERVICES_DIR, tierConfig } from './vitest.config.js';
  * - `session-kill`: kills tens of session peer processes with SIGKILL mid-commit (most of the tier's CPU).
  * - `cli-sessions`: a second loopctl must start while the first one's answer (1.5 s a word) is still streaming.
  * - `cli-confinement-race`: a rename race run for a fixed number of rounds against a writer process.
+ * - `web-queue-waiting`: a queue worker (4 s lock) killed under a page that must say so within its lost-detection
+ *   time, and a cut proxy in front of Redis that the page must notice within seconds.
  */
 export const SERVICES_ALONE = [
   `${SERVICES_DIR}/queue-*.test.ts`,
   `${SERVICES_DIR}/session-kill.test.ts`,
   `${SERVICES_DIR}/cli-sessions.test.ts`,
   `${SERVICES_DIR}/cli-confinement-race.test.ts`,
+  `${SERVICES_DIR}/web-queue-waiting.test.ts`,
 ];
 
 /**
