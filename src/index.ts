@@ -267,6 +267,8 @@ export {
   isToolApprovalUnavailableError,
   ToolCallAlreadyStartedError,
   isToolCallAlreadyStartedError,
+  ToolCallOutcomeUnknownError,
+  isToolCallOutcomeUnknownError,
   ResumeError,
   isResumeError,
   isToolCallRejectedError,
