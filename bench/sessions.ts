@@ -11,6 +11,8 @@
  * - journal: `journalTurn(runId, turn, items)` of one completed turn's Items (an assistant message with a tool
  *   call and the tool's result, 2 Items, 3.4 KB of JSON), BENCH_COMMITS turns (runs of 10 turns) after 50
  *   warm-up turns: the cost a durable run adds per turn (docs/sessions.md, "Durable runs").
+ * - response and start: `journalResponse` of a turn's assistant Item (1 Item) and `recordCallStart(runId, callId)`,
+ *   BENCH_COMMITS of each: what a durable run adds per turn with tool calls and per call ("No tool runs twice").
  * Wall-clock figures on a noisy shared machine: medians and percentiles, never asserted anywhere.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -85,6 +87,20 @@ async function measure(label: string, store: Store): Promise<string[][]> {
     await journal.journalTurn(`journal-${Math.floor(r / 10)}`, (r % 10) + 1, items);
     turns.push(performance.now() - t);
   }
+  // No tool runs twice (docs/sessions.md): a turn's response before its tools, and each call's start.
+  const responses: number[] = [];
+  const starts: number[] = [];
+  for (let r = 0; r < COMMITS; r++) {
+    const response = runItems(r).slice(1, 2);
+    let t = performance.now();
+    await journal.journalResponse(`response-${Math.floor(r / 10)}`, (r % 10) + 1, response);
+    responses.push(performance.now() - t);
+    t = performance.now();
+    await journal.recordCallStart(`response-${Math.floor(r / 10)}`, `c${r}`);
+    starts.push(performance.now() - t);
+  }
+  const rs = summarize(responses);
+  const st = summarize(starts);
   const j = summarize(turns);
   const l = summarize(loads);
   const a = summarize(appends);
@@ -104,6 +120,15 @@ async function measure(label: string, store: Store): Promise<string[][]> {
       fmt(j.max, 2),
       `${j.n}`,
     ],
+    [
+      `${label}: journal write of a turn's response (1 Item, 0.4 KB)`,
+      fmt(rs.p50, 2),
+      fmt(rs.p99, 2),
+      fmt(rs.min, 2),
+      fmt(rs.max, 2),
+      `${rs.n}`,
+    ],
+    [`${label}: record of a call's start`, fmt(st.p50, 2), fmt(st.p99, 2), fmt(st.min, 2), fmt(st.max, 2), `${st.n}`],
     [`${label}: load of 10 000 Items`, fmt(l.p50, 1), '-', fmt(l.min, 1), fmt(l.max, 1), `${l.n}`],
     [`${label}: append of 10 000 Items in one run`, fmt(a.p50, 1), '-', fmt(a.min, 1), fmt(a.max, 1), `${a.n}`],
   ];

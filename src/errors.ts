@@ -268,6 +268,25 @@ export class ToolCallAlreadyStartedError extends LoopctlError {
   }
 }
 
+/**
+ * A continued run's call that had started in the process that died (docs/sessions.md, "No tool runs
+ * twice"): its start was recorded under `(runId, callId)` and its result was not journalled, so it is not
+ * run again (its tool is not `idempotent`); the model reads that its effects are unknown.
+ */
+export class ToolCallOutcomeUnknownError extends LoopctlError {
+  override readonly name: string = 'ToolCallOutcomeUnknownError';
+  constructor(
+    readonly toolName: string,
+    readonly callId: string,
+    readonly runId: string,
+  ) {
+    super(
+      'not run again: the worker stopped while this call ran; its effects are unknown (it may have taken ' +
+        'effect): check before asking for it again',
+    );
+  }
+}
+
 /** Why `resume()` refused a suspended run (see {@link ResumeError}). */
 export type ResumeErrorCode =
   | 'unknown_call'
@@ -521,6 +540,9 @@ export const isResumeError = (e: unknown): e is ResumeError => isInstance(e, Res
 /** @returns true for a {@link ToolCallAlreadyStartedError}. */
 export const isToolCallAlreadyStartedError = (e: unknown): e is ToolCallAlreadyStartedError =>
   isInstance(e, ToolCallAlreadyStartedError);
+/** @returns true for a {@link ToolCallOutcomeUnknownError}. */
+export const isToolCallOutcomeUnknownError = (e: unknown): e is ToolCallOutcomeUnknownError =>
+  isInstance(e, ToolCallOutcomeUnknownError);
 /** @returns true for a {@link ToolApprovalExpiredError}. */
 export const isToolApprovalExpiredError = (e: unknown): e is ToolApprovalExpiredError =>
   isInstance(e, ToolApprovalExpiredError);

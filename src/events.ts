@@ -163,10 +163,10 @@ export const RunStartedSchema = ev('run_started', { agent: z.string() });
 /**
  * `run_resumed`: a run continued from its journal (`resumeRun()`, docs/sessions.md, "Durable runs"), right after
  * its `run_started`, with the same `runId`: `fromTurn` is its last journalled turn, the one it goes on after (its
- * next event is turn `fromTurn + 1`'s `turn_started`). Turns after `fromTurn` that the lost process had begun are
- * done again.
+ * next event is turn `fromTurn + 1`'s `turn_started`; 0 when only the first turn's response was journalled). That
+ * turn goes on from its journalled response when there is one ("No tool runs twice"), else it is done again.
  */
-export const RunResumedSchema = ev('run_resumed', { fromTurn: z.number().int().positive() });
+export const RunResumedSchema = ev('run_resumed', { fromTurn: z.number().int().nonnegative() });
 /**
  * `turn_started`: A turn began; `turn` counts from 1. Steering is drained right after it and the
  * `turnStarted` hooks ("drain after turnStarted").

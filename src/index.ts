@@ -291,6 +291,8 @@ export {
   isToolApprovalUnavailableError,
   ToolCallAlreadyStartedError,
   isToolCallAlreadyStartedError,
+  ToolCallOutcomeUnknownError,
+  isToolCallOutcomeUnknownError,
   ResumeError,
   isResumeError,
   isToolCallRejectedError,

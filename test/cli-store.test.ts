@@ -212,6 +212,7 @@ describe('which conversation a command continues', () => {
     expect(Object.keys(c.session).sort()).toEqual([
       'append',
       'discardJournal',
+      'journalResponse',
       'journalTurn',
       'load',
       'readJournal',

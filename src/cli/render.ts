@@ -206,7 +206,11 @@ export class TerminalRenderer {
         break;
       }
       case 'run_resumed':
-        this.note(`continuing the stopped run from its last completed turn (turn ${event.fromTurn})`);
+        this.note(
+          event.fromTurn === 0
+            ? 'continuing the stopped run in its first turn, from the tool calls it had asked for'
+            : `continuing the stopped run from its last completed turn (turn ${event.fromTurn})`,
+        );
         break;
       case 'run_completed':
         if (!this.#textThisTurn && event.output) this.#write(sanitize(event.output));

@@ -7,6 +7,7 @@ import type { Tool } from '../tools/tool.js';
 import { approval$, requestApprovals$, type Runnable } from './approval.js';
 import { callHooks$, hasHooks } from './hooks.js';
 import { refusedFor } from './repair.js';
+import { journalledCall$, recordsStarts } from './journalled-call.js';
 import { resumedCall$ } from './resumed-call.js';
 import type { RunContext } from './run-context.js';
 import { notRun, stopsBeforeCall } from './stop.js';
@@ -105,6 +106,8 @@ export function batch$(rc: RunContext<any>, runnables: readonly Runnable[]): Obs
           if (stopsBeforeCall(rc)) return notRun(rc, r.call);
           // A call of a suspended batch: its start is recorded first ("Exactly once across resumes").
           if (r.resumed !== undefined) return resumedCall$(rc, { ...r, resumed: r.resumed });
+          // A journalling run records each start, so that a continue does not run it twice ("No tool runs twice").
+          if (recordsStarts(rc)) return journalledCall$(rc, r);
           return toolCall$(rc, r.call, r.tool, r.args);
         },
         rc.hopScheduler,

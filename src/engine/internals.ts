@@ -73,11 +73,14 @@ export interface RunInternals {
 /**
  * Internal: what a continued run goes on from (docs/sessions.md, "Durable runs"). Its input is its
  * journalled Items (`journalled` of them); `runId` is the run's own; `fromTurn` its last journalled turn.
+ * `pending`: the input ends with turn `fromTurn + 1`'s journalled response (its Items after the
+ * `journalled` ones), whose tool calls the run goes on from (docs/sessions.md, "No tool runs twice").
  */
 export interface ContinuedState {
   readonly runId: string;
   readonly fromTurn: number;
   readonly journalled: number;
+  readonly pending?: boolean;
 }
 
 /** Internal: what a resumed run continues from (docs/run-control.md, "Approvals"). */

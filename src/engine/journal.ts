@@ -65,14 +65,39 @@ export class RunJournalWriter {
    * and is waited for by a discard. A failure errors with a `SessionFailure` (`session_error`).
    */
   write$(runId: string, turn: number, items: readonly Item[]): Observable<never> {
+    return this.#write$(runId, turn, items, false);
+  }
+
+  /** True when the session journals a turn's model response before its tools run (`journalResponse`). */
+  get journalsResponses(): boolean {
+    return typeof this.#session?.journalResponse === 'function';
+  }
+
+  /**
+   * Journals the model response of `turn` before its tools run (docs/sessions.md, "No tool runs twice"):
+   * `items` from the last journalled turn on, up to the response's Item. As `write$`, but the turn stays
+   * unjournalled: its completed entry is written at the next turn's entry, as always. Without
+   * `journalResponse` in the session it completes at once.
+   */
+  response$(runId: string, turn: number, items: readonly Item[]): Observable<never> {
+    return this.#write$(runId, turn, items, true);
+  }
+
+  #write$(runId: string, turn: number, items: readonly Item[], response: boolean): Observable<never> {
     const session = this.#session;
     return new Observable<never>((subscriber) => {
-      if (session === undefined) return subscriber.complete();
+      if (session === undefined || (response && session.journalResponse === undefined)) return subscriber.complete();
       const controller = new AbortController();
       const from = this.#journalled;
+      const options = { signal: controller.signal };
       let written: Observable<unknown>;
       try {
-        written = toLastValue(session.journalTurn(runId, turn, items.slice(from), { signal: controller.signal }));
+        const part = items.slice(from);
+        written = toLastValue(
+          response
+            ? session.journalResponse!(runId, turn, part, options)
+            : session.journalTurn(runId, turn, part, options),
+        );
       } catch (error) {
         subscriber.error(new SessionFailure('session_error', error));
         return;
@@ -93,7 +118,7 @@ export class RunJournalWriter {
         },
         complete: () => {
           settled();
-          this.#journalled = items.length;
+          if (!response) this.#journalled = items.length;
           subscriber.complete();
         },
       });

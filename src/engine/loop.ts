@@ -3,6 +3,7 @@ import { isInstance } from '../describe.js';
 import type { Item } from '../items.js';
 import type { MailboxToken } from '../mailbox/mailbox.js';
 import { outputContext } from '../guardrails/output.js';
+import { continuedTurn$ } from './continued-turn.js';
 import { ModelCalls } from './model-call.js';
 import { callIdsOf, repairHistory } from './repair.js';
 import { stopReasonOf, type Outcome, type RunContext } from './run-context.js';
@@ -31,7 +32,12 @@ export function runLoop$(rc: RunContext<any>, queuedBefore: ReadonlySet<MailboxT
     const goesOn = resume !== undefined || rc.internals.continued !== undefined;
     const firstTurn = goesOn ? undefined : repairedInput(rc, history);
     const turns: Turns = { rc, history, models, queuedBefore, firstTurn, repairs: 0 };
-    const first$ = resume ? resumeTurn$(rc, history, resume) : turn$(turns, rc.turn + 1);
+    // A continued run whose journal holds the next turn's response goes on from that response's tool calls.
+    const first$ = resume
+      ? resumeTurn$(rc, history, resume)
+      : rc.internals.continued?.pending === true
+        ? continuedTurn$(turns)
+        : turn$(turns, rc.turn + 1);
     return first$.pipe(expand((d: Decision) => (d === NEXT_TURN ? turn$(turns, rc.turn + 1) : EMPTY)));
   };
   // Without a session nothing is loaded: the turns start at once, with no operator kept alive between

@@ -47,14 +47,18 @@ export async function resumeRun<C = unknown, O = unknown>(
   }
   const journal = await lastValueFrom(toLastValue(session.readJournal(runId)));
   const { turns, fromTurn } = continuable(runId, journal);
-  const items: Item[] = turns.flatMap((t) => t.items);
+  const completed: Item[] = turns.flatMap((t) => t.items);
+  // The next turn's response, journalled before its tools ran: the run goes on from its tool calls.
+  const pending = journal?.pending?.turn === fromTurn + 1 ? journal.pending.items : undefined;
+  const items = pending === undefined ? completed : [...completed, ...pending];
   const { mailbox } = options;
   if (mailbox !== undefined) {
     // Steering a journalled turn injected is delivered: the user Items carry its tokens' ids.
     const injected = new Set(items.filter((i) => i.type === 'user').map((i) => i.id));
     mailbox.markDelivered(mailbox.takeById(injected));
   }
-  return startRun(agent, items, options, { continued: { runId, fromTurn, journalled: items.length } });
+  const continued = { runId, fromTurn, journalled: completed.length, ...(pending ? { pending: true } : {}) };
+  return startRun(agent, items, options, { continued });
 }
 
 /** The journal's turns 1…N without a gap (a turn after a gap is not continued from) and N; or the refusal. */
@@ -67,6 +71,8 @@ function continuable(runId: string, journal: RunJournal | undefined): { turns: J
     if (turn.turn !== turns.length + 1) break;
     turns.push(turn);
   }
+  // A run whose first turn's response was journalled (`journalResponse`) goes on from its tool calls.
+  if (turns.length === 0 && journal?.pending?.turn === 1) return { turns, fromTurn: 0 };
   if (turns.length === 0) {
     const why = 'it completed no turn, or it was cancelled or failed; start it again from its input';
     throw new ResumeError('not_journalled', `run ${runId} has no journalled turn: ${why}`);

@@ -42,7 +42,7 @@ export function resumedCall$(
       waiting.unsubscribe(); // toolCall$ enters its own at once
       return toolCall$(rc, r.call, r.tool, r.args, r.resumed);
     };
-    const record = record$(rc.opts.session, suspensionId, r.call.callId, () => (answered = true));
+    const record = recordStart$(rc.opts.session, suspensionId, r.call.callId, () => (answered = true));
     const run$ = record.pipe(
       concatMap((first) => {
         if (!first) {
@@ -60,9 +60,10 @@ export function resumedCall$(
 
 /**
  * The record's answer (true: this start is the first); `later` is called when the answer did not come
- * while the record was being subscribed (a store that answers later).
+ * while the record was being subscribed (a store that answers later). A session without
+ * `recordCallStart` (or none) records in this process.
  */
-function record$(
+export function recordStart$(
   session: Session | undefined,
   suspensionId: string,
   callId: string,

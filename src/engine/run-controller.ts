@@ -17,7 +17,7 @@ import type { ApprovalDecision, Suspended } from '../control/suspended.js';
 import { DEFAULTS } from '../defaults.js';
 import { ConcurrentRunError, TimeoutError, serializeError } from '../errors.js';
 import type { CancelPhase, RunEvent, RunEventDraft, TerminalEvent, Undelivered } from '../events.js';
-import { addUsage, type Item } from '../items.js';
+import { ZERO_USAGE, addUsage, type Item } from '../items.js';
 import { toLastValue } from '../last-value.js';
 import { Mailbox } from '../mailbox/mailbox.js';
 import type { Session } from '../session/session.js';
@@ -100,9 +100,12 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
     this.meter = new BudgetMeter(opts.budget, agent.contextWindow);
     const { resume } = internals;
     // A resumed run goes on from the suspended run's Items as they are (its open batch included).
+    // A continued run with a journalled response goes on with that response's batch open (resumeRun's Items).
     this.totals = resume
       ? RunTotals.resumed(resume.suspended.items, resume.suspended.usage)
-      : new RunTotals(initialItems(input, () => this.nextId()));
+      : continued?.pending === true
+        ? RunTotals.resumed(input as readonly Item[], ZERO_USAGE) // as journalled: its open batch not paired
+        : new RunTotals(initialItems(input, () => this.nextId()));
     // A lost lease fails the run; once the outcome is decided (a completed run committing) it is
     // left alone: "the commit cannot be cancelled".
     const lost = (error: unknown): void => this.end({ kind: 'failed', stopReason: 'session_error', error });

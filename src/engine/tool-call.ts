@@ -32,6 +32,7 @@ class CallContext implements ToolContext, Unsubscribable {
   readonly context: unknown;
   /** Set only for a resumed call (an own property then, absent otherwise). */
   declare readonly resumed?: { readonly suspensionId: string };
+  readonly attempt: number;
   settled = false;
   #controller: AbortController | undefined;
   #reason: unknown = NOT_ABORTED;
@@ -41,7 +42,9 @@ class CallContext implements ToolContext, Unsubscribable {
     private readonly rc: RunContext<any>,
     private readonly call: ToolCall,
     resumed: { readonly suspensionId: string } | undefined,
+    attempt: number,
   ) {
+    this.attempt = attempt;
     if (resumed !== undefined) this.resumed = Object.freeze({ suspensionId: resumed.suspensionId });
     this.cancel = rc.token;
     this.mailbox = rc.mailbox;
@@ -93,7 +96,8 @@ class CallContext implements ToolContext, Unsubscribable {
  * While it executes the call can be cancelled on its own (`RunControl.cancelToolCall`): `ctx.signal`
  * aborts with a `ToolCallCancelledError`, the tool is abandoned, and `tool_call_failed { interrupted: true }`
  * is emitted at once; the batch and the run go on. `resumed`: the suspension a resumed run continues, for a
- * call of its suspended batch (`ctx.resumed`; its start was recorded by `resumedCall$`).
+ * call of its suspended batch (`ctx.resumed`; its start was recorded by `resumedCall$`). `attempt`: `ctx.attempt`
+ * (2 for an idempotent call a continued run runs again: `journalledCall$`).
  */
 export function toolCall$(
   rc: RunContext<any>,
@@ -101,11 +105,12 @@ export function toolCall$(
   tool: Tool,
   args: unknown,
   resumed?: { readonly suspensionId: string },
+  attempt = 1,
 ): Observable<never> {
   return new Observable<never>((subscriber) => {
     const running = rc.waits.enter('tool_call');
     subscriber.add(running);
-    const ctx = new CallContext(rc, call, resumed);
+    const ctx = new CallContext(rc, call, resumed, attempt);
     // Added before the tool runs: a tool that cancels its own run synchronously (ctx.cancel inside
     // execute) still gets its signal aborted before the run's terminal.
     subscriber.add(ctx);

@@ -22,6 +22,7 @@ import type { ModelProvider, ModelRequest, ModelResponse } from '../model/types.
 import { compact$, compactIfDue$, compactionOf } from './compaction/compact.js';
 import { isContextLengthError } from './compaction/context-length.js';
 import type { Compaction } from './compaction/policy.js';
+import type { Runnable } from './approval.js';
 import { prepare$ } from './dispatch.js';
 import { drain$ } from './drain.js';
 import { callHooks$, hasHooks } from './hooks.js';
@@ -242,13 +243,31 @@ function respond$(turns: Turns, n: number, response: ModelResponse): Observable<
   }
   const prepared$ = defer(() => {
     const calls = record(turns, response);
-    return stage(rc.token, () => prepare$(rc, calls), rc.hopScheduler);
+    const prepare = (): Observable<readonly Runnable[]> => stage(rc.token, () => prepare$(rc, calls), rc.hopScheduler);
+    // With a journalling session the response is journalled before any tool runs: a continue reuses it
+    // (docs/sessions.md, "No tool runs twice"). A cancel during the write lands in this wait.
+    if (!rc.journal.journalsResponses) return prepare();
+    return concat(rc.journal.response$(rc.runId, n, rc.totals.scratch.items), defer(prepare));
   }).pipe(waitingAt(rc.waits, 'dispatch'));
+  return batchThenNext$(turns, n, prepared$, response.finishReason);
+}
+
+/**
+ * The tail of a turn with tool calls: the prepared batch runs (or suspends), then a nested suspension
+ * of one of its sub-runs, or `turn_completed` and the next turn.
+ */
+export function batchThenNext$(
+  turns: Turns,
+  n: number,
+  prepared$: Observable<readonly Runnable[]>,
+  finishReason: ModelResponse['finishReason'],
+): Observable<Decision> {
+  const { rc } = turns;
   return concat(
-    prepared$.pipe(concatMap((runnables) => suspendOrRun$(turns.rc, turns.history, runnables, response.finishReason))),
+    prepared$.pipe(concatMap((runnables) => suspendOrRun$(rc, turns.history, runnables, finishReason))),
     defer(() => {
       // A sub-run of the batch suspended: so does this run ("Nested approvals").
-      const nested = nestedSuspension(rc, turns.history, response.finishReason);
+      const nested = nestedSuspension(rc, turns.history, finishReason);
       return nested !== undefined ? of(nested) : afterBatch$(rc, n);
     }),
   );

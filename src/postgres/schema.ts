@@ -32,7 +32,8 @@ export const POSTGRES_MIGRATIONS: readonly ((s: string) => string)[] = [
       session_id text PRIMARY KEY, run_id text NOT NULL, token text NOT NULL, expires_at bigint NOT NULL
     );`,
   // Version 2: the run journal (docs/sessions.md, "The run journal"): one row per completed turn of a run not
-  // committed yet, its Items as one JSON array (text, as the Items are). Additive: migrate keeps every row.
+  // committed yet, its Items as one JSON array (text, as the Items are); a row under turn -n holds turn n's model
+  // response, journalled before its tools ran (`journalResponse`). Additive: migrate keeps every row.
   (s) => `
     CREATE TABLE ${s}.loopctl_journal (
       session_id text NOT NULL, run_id text NOT NULL, turn integer NOT NULL, items text NOT NULL,

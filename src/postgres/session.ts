@@ -7,6 +7,7 @@ import {
   checkId,
   checkItems,
   checkJournalTurn,
+  journalOf,
   checkTtl,
   fenceKey,
   suspensionKey,
@@ -116,12 +117,24 @@ export class PostgresSession implements Session {
    * (with the SQLSTATE) when the write fails.
    */
   async journalTurn(runId: string, turn: number, items: readonly Item[], options?: JournalOptions): Promise<void> {
+    return this.#journal(runId, turn, turn, items, options);
+  }
+
+  /**
+   * Journals a turn's model response before its tools run (see `Session.journalResponse`): a row under
+   * turn `-turn` beside the completed turns, written as `journalTurn` writes (same errors).
+   */
+  async journalResponse(runId: string, turn: number, items: readonly Item[], options?: JournalOptions): Promise<void> {
+    return this.#journal(runId, turn, -turn, items, options);
+  }
+
+  async #journal(runId: string, turn: number, key: number, items: readonly Item[], options?: JournalOptions) {
     checkJournalTurn(runId, turn, items);
     const text = `[${items.map((item) => JSON.stringify(item)).join(',')}]`;
     await this.store.ready(this.id);
     const signal = options?.signal;
     if (signal?.aborted) throw signal.reason;
-    await this.store.query(this.id, this.store.sql.journalTurn, [this.id, runId, turn, text]);
+    await this.store.query(this.id, this.store.sql.journalTurn, [this.id, runId, key, text]);
   }
 
   /** The journal of `runId` (see `Session.readJournal`), read in one snapshot. */
@@ -131,11 +144,11 @@ export class PostgresSession implements Session {
     const rows = await this.store.query<Row>(this.id, this.store.sql.readJournal, [this.id, runId]);
     const sealed = rows[0]?.sealed ?? false;
     if (sealed) return { sealed, turns: [] };
-    const turns: JournalTurn[] = [];
+    const entries: JournalTurn[] = [];
     for (const row of rows) {
       if (row.turn === null || row.items === null) continue;
       try {
-        turns.push({ turn: row.turn, items: JSON.parse(row.items) as Item[] });
+        entries.push({ turn: row.turn, items: JSON.parse(row.items) as Item[] });
       } catch (err) {
         const location = where(this.store.schema);
         const init = { problem: 'corrupt' as const, expectedVersion: POSTGRES_SCHEMA_VERSION, location };
@@ -143,7 +156,7 @@ export class PostgresSession implements Session {
         throw new SessionSchemaError(init, what, { cause: err });
       }
     }
-    return { sealed, turns };
+    return journalOf(sealed, entries);
   }
 
   /** Removes the journal of `runId`; idempotent. */

@@ -6,7 +6,7 @@ import { describeValue } from '../describe.js';
 import { checkDurationMs } from '../duration.js';
 import { ConfigurationError, ResumeError } from '../errors.js';
 import { ItemSchema, type Item } from '../items.js';
-import type { AppendOptions } from './session.js';
+import type { AppendOptions, JournalTurn, RunJournal } from './session.js';
 
 /** The longest session or run id a store accepts (characters): ids are keys, not payloads. */
 export const MAX_ID_LENGTH = 1024;
@@ -129,4 +129,21 @@ export function checkJournalTurn(runId: unknown, turn: unknown, items: unknown):
   checkId(runId, 'runId');
   checkTurn(turn);
   checkItems(items);
+}
+
+/**
+ * A run's journal from its stored entries, for the stores (docs/sessions.md, "No tool runs twice"): an entry
+ * under turn `-n` is turn `n`'s journalled response (`journalResponse`), the others completed turns. Gives
+ * the completed turns in turn order and, as `pending`, the latest response of a turn after all of them.
+ */
+export function journalOf(sealed: boolean, entries: readonly JournalTurn[]): RunJournal {
+  if (sealed) return { sealed, turns: [] };
+  const turns = entries.filter((e) => e.turn > 0).sort((a, b) => a.turn - b.turn);
+  const last = turns.length === 0 ? 0 : turns[turns.length - 1]!.turn;
+  let pending: JournalTurn | undefined;
+  for (const e of entries) {
+    const turn = -e.turn;
+    if (turn > last && (pending === undefined || turn > pending.turn)) pending = { turn, items: e.items };
+  }
+  return pending === undefined ? { sealed, turns } : { sealed, turns, pending };
 }

@@ -7,6 +7,7 @@ import {
   fenceKey,
   checkItems,
   checkJournalTurn,
+  journalOf,
   checkTtl,
   suspensionKey,
 } from './checks.js';
@@ -161,13 +162,25 @@ export class MemorySession implements Session {
    * or the signal's reason when it has fired, storing nothing.
    */
   journalTurn(runId: string, turn: number, items: readonly Item[], options?: JournalOptions): void {
+    this.#journal(runId, turn, turn, items, options);
+  }
+
+  /**
+   * Journals a turn's model response before its tools run (see `Session.journalResponse`), synchronously;
+   * kept under turn `-turn` beside the completed turns. Errors as `journalTurn`.
+   */
+  journalResponse(runId: string, turn: number, items: readonly Item[], options?: JournalOptions): void {
+    this.#journal(runId, turn, -turn, items, options);
+  }
+
+  #journal(runId: string, turn: number, key: number, items: readonly Item[], options?: JournalOptions): void {
     checkJournalTurn(runId, turn, items);
     if (options?.signal?.aborted) throw options.signal.reason;
     const { journals, stored } = this.#state;
     if (stored.has(runId)) return;
     let journal = journals.get(runId);
     if (journal === undefined) journals.set(runId, (journal = new Map()));
-    if (!journal.has(turn)) journal.set(turn, Object.freeze([...items]));
+    if (!journal.has(key)) journal.set(key, Object.freeze([...items]));
     journals.delete(runId); // Map order: the run journalled last goes to the end
     journals.set(runId, journal);
   }
@@ -177,8 +190,7 @@ export class MemorySession implements Session {
     checkId(runId, 'runId');
     const { journals, stored } = this.#state;
     const journal = journals.get(runId);
-    const turns = journal ? [...journal].sort(([a], [b]) => a - b).map(([turn, items]) => ({ turn, items })) : [];
-    return { sealed: stored.has(runId), turns };
+    return journalOf(stored.has(runId), journal ? [...journal].map(([turn, items]) => ({ turn, items })) : []);
   }
 
   /** Removes the journal of `runId`; idempotent. */

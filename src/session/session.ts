@@ -113,6 +113,17 @@ export interface Session {
    */
   journalTurn?(runId: string, turn: number, items: readonly Item[], options?: JournalOptions): MaybeAsync<void>;
   /**
+   * Journals the model response of the turn `turn` of the run `runId` before its tools run
+   * (docs/sessions.md, "No tool runs twice"): `items` are the Items the run added since its previous
+   * journalled turn, up to and including the response's `assistant` Item with its tool calls. Kept apart
+   * from the completed turns: `readJournal` gives it as `pending` while `turn` has not been journalled
+   * by `journalTurn`, so a continue reuses the response instead of asking the model again. Idempotent
+   * like `journalTurn` (a second write of one `(runId, turn)` stores nothing, nor does a write for a
+   * sealed run), with the same checks and errors, and removed with the journal (seal, discard).
+   * Optional: without it a continue redoes the turn that was under way from its model call.
+   */
+  journalResponse?(runId: string, turn: number, items: readonly Item[], options?: JournalOptions): MaybeAsync<void>;
+  /**
    * The journal of `runId` for a continue: its turns in turn order, and `sealed`, true when the run's
    * commit (an `append` with that `runId`) is stored: the commit removed the journal in the same write,
    * so a sealed run has no turns and must not be continued. A run never journalled gives
@@ -140,10 +151,14 @@ export interface JournalTurn {
   readonly items: readonly Item[];
 }
 
-/** A run's journal as `readJournal` gives it (see {@link Session.readJournal}). */
+/**
+ * A run's journal as `readJournal` gives it (see {@link Session.readJournal}). `pending`: the journalled
+ * model response (`journalResponse`) of a turn after every journalled one, the latest; absent when none.
+ */
 export interface RunJournal {
   readonly sealed: boolean;
   readonly turns: readonly JournalTurn[];
+  readonly pending?: JournalTurn;
 }
 
 /** One stored session as {@link SessionStore.list} reports it; times are ms since the epoch. */

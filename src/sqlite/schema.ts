@@ -25,7 +25,8 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
    ) WITHOUT ROWID;
    INSERT INTO loopctl_schema (version) VALUES (0);`,
   // Version 2: the run journal (docs/sessions.md, "The run journal"): one row per completed turn of a
-  // run not committed yet, its Items as one JSON array. Additive: version 1 files keep every row.
+  // run not committed yet, its Items as one JSON array; a row under turn -n holds turn n's model response,
+  // journalled before its tools ran (`journalResponse`). Additive: version 1 files keep every row.
   `CREATE TABLE loopctl_journal (
      session_id TEXT NOT NULL, run_id TEXT NOT NULL, turn INTEGER NOT NULL, items TEXT NOT NULL,
      stored_at INTEGER NOT NULL, PRIMARY KEY (session_id, run_id, turn)

@@ -6,6 +6,7 @@ import {
   checkId,
   checkItems,
   checkJournalTurn,
+  journalOf,
   checkTtl,
   fenceKey,
   suspensionKey,
@@ -131,6 +132,18 @@ export class SqliteSession implements Session {
    * `SessionStorageError` when the write fails (nothing stored).
    */
   async journalTurn(runId: string, turn: number, items: readonly Item[], options?: JournalOptions): Promise<void> {
+    return this.#journal(runId, turn, turn, items, options);
+  }
+
+  /**
+   * Journals a turn's model response before its tools run (see `Session.journalResponse`): a row under
+   * turn `-turn` beside the completed turns, written as `journalTurn` writes (same errors).
+   */
+  async journalResponse(runId: string, turn: number, items: readonly Item[], options?: JournalOptions): Promise<void> {
+    return this.#journal(runId, turn, -turn, items, options);
+  }
+
+  async #journal(runId: string, turn: number, key: number, items: readonly Item[], options?: JournalOptions) {
     checkJournalTurn(runId, turn, items);
     const signal = options?.signal;
     if (signal?.aborted) throw signal.reason;
@@ -139,7 +152,7 @@ export class SqliteSession implements Session {
       this.id,
       (sql) => {
         if (sql.hasRun.get(this.id, runId) !== undefined) return; // sealed: the run committed
-        sql.journalTurn.run(this.id, runId, turn, text, this.store.now());
+        sql.journalTurn.run(this.id, runId, key, text, this.store.now());
       },
       signal,
     );
@@ -153,7 +166,7 @@ export class SqliteSession implements Session {
       sealed: sql.hasRun.get(this.id, runId) !== undefined,
     }));
     if (sealed) return { sealed, turns: [] }; // a commit that landed between the two reads
-    const turns: JournalTurn[] = rows.map((row) => {
+    const entries: JournalTurn[] = rows.map((row) => {
       try {
         return { turn: row.turn, items: JSON.parse(row.items) as Item[] };
       } catch (err) {
@@ -161,7 +174,7 @@ export class SqliteSession implements Session {
         throw corrupt(this.store.location, SQLITE_SCHEMA_VERSION, what, err);
       }
     });
-    return { sealed, turns };
+    return journalOf(sealed, entries);
   }
 
   /** Removes the journal of `runId`; idempotent. */

@@ -19,6 +19,8 @@ import type { JsonSchema } from '../model/types.js';
  *   other call. Such a call was recorded as started before `execute` was called, and no later resume
  *   of that suspension runs it again; a tool with effects outside the process can key them on
  *   `(resumed.suspensionId, callId)`.
+ * - `attempt` is 1, or 2 when a continued run (`resumeRun`, docs/sessions.md, "No tool runs twice") runs
+ *   again a call of an `idempotent` tool that had started in the process that died (same `callId`).
  */
 export interface ToolContext<C = unknown> {
   readonly signal: AbortSignal;
@@ -29,6 +31,7 @@ export interface ToolContext<C = unknown> {
   readonly turn: number;
   readonly context: C;
   readonly resumed?: { readonly suspensionId: string };
+  readonly attempt: number;
   reportProgress(progress: unknown): void;
 }
 
@@ -36,7 +39,7 @@ export interface ToolContext<C = unknown> {
  * What a tool's `needsApproval` function receives: the call's context before it runs (no `signal`,
  * no `reportProgress` and no `resumed` yet: the call has not started).
  */
-export type ApprovalContext<C = unknown> = Omit<ToolContext<C>, 'signal' | 'reportProgress' | 'resumed'>;
+export type ApprovalContext<C = unknown> = Omit<ToolContext<C>, 'signal' | 'reportProgress' | 'resumed' | 'attempt'>;
 
 /**
  * Whether a call waits for a decision before it starts ("approvals", docs/run-control.md): `true`
@@ -60,6 +63,10 @@ export type ToolReturn<R> = R | PromiseLike<R> | Observable<R>;
  * deadline: on expiry `ctx.signal` aborts with a `TimeoutError` and the model
  * gets a tool error (docs/recovery.md, "Deadlines"), never a cancel. `needsApproval` (optional,
  * default `false`) makes a call wait for `approve()` / `reject()` first ({@link NeedsApproval}).
+ * `idempotent` (optional, default `false`): running a call twice with the same `callId` has the effect of
+ * running it once (docs/sessions.md, "No tool runs twice"): a continued run runs again a call of it that
+ * had started in the process that died (`ctx.attempt` 2); any other tool's such call is not run again
+ * (the model reads that its effects are unknown).
  */
 export interface Tool<A = any, R = unknown, C = any> {
   readonly name: string;
@@ -67,6 +74,7 @@ export interface Tool<A = any, R = unknown, C = any> {
   readonly parameters: z.ZodType<A> | JsonSchema;
   readonly timeoutMs?: number;
   readonly needsApproval?: NeedsApproval<A, C>;
+  readonly idempotent?: boolean;
   execute(args: A, ctx: ToolContext<C>): ToolReturn<R>;
 }
 
@@ -76,8 +84,8 @@ const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
  * Defines a tool; the `execute` argument type is inferred from a zod schema.
  * Throws `ConfigurationError` naming the field for an invalid name (OpenAI's
  * `^[a-zA-Z0-9_-]{1,64}$`), a missing description, parameters or execute, or
- * parameters that JSON Schema cannot express (e.g. `z.date()`), or a `needsApproval` that is neither
- * a boolean nor a function.
+ * parameters that JSON Schema cannot express (e.g. `z.date()`), a `needsApproval` that is neither
+ * a boolean nor a function, or an `idempotent` that is not a boolean.
  *
  * @example
  * const add = tool({
@@ -92,6 +100,7 @@ export function tool<S extends z.ZodType, R, C = unknown>(definition: {
   parameters: S;
   timeoutMs?: number;
   needsApproval?: NeedsApproval<z.output<S>, C>;
+  idempotent?: boolean;
   execute(args: z.output<S>, ctx: ToolContext<C>): ToolReturn<R>;
 }): Tool<z.output<S>, R, C>;
 export function tool<R, C = unknown>(definition: {
@@ -100,6 +109,7 @@ export function tool<R, C = unknown>(definition: {
   parameters: JsonSchema;
   timeoutMs?: number;
   needsApproval?: NeedsApproval<Record<string, unknown>, C>;
+  idempotent?: boolean;
   execute(args: Record<string, unknown>, ctx: ToolContext<C>): ToolReturn<R>;
 }): Tool<Record<string, unknown>, R, C>;
 export function tool(definition: Tool): Tool {
@@ -129,6 +139,8 @@ export function validateTool(t: Tool, path: string): void {
   const needs = t.needsApproval;
   if (needs !== undefined && typeof needs !== 'boolean' && typeof needs !== 'function')
     throw new ConfigurationError(`${path}.needsApproval`, 'must be a boolean or a function (args, ctx) => boolean');
+  if (t.idempotent !== undefined && typeof t.idempotent !== 'boolean')
+    throw new ConfigurationError(`${path}.idempotent`, `must be a boolean (got ${typeof t.idempotent})`);
 }
 
 /** @returns true when `parameters` is a zod schema rather than a raw JSON Schema. */

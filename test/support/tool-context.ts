@@ -7,6 +7,7 @@ export function fakeToolContext(signal: AbortSignal = new AbortController().sign
     callId: 'c1',
     runId: 'r1',
     turn: 1,
+    attempt: 1,
     context: undefined,
     cancel: new CancelSignal(),
     mailbox: new Mailbox(),

@@ -140,6 +140,8 @@ function stored(store: SessionStore, session: Session, note: string, unfinishedR
           journalTurn: s.journalTurn.bind(session),
           readJournal: s.readJournal.bind(session),
           discardJournal: s.discardJournal.bind(session),
+          // A turn's response before its tools: a continue reuses it and runs no started call again.
+          ...(session.journalResponse ? { journalResponse: s.journalResponse.bind(session) } : {}),
         }
       : {};
   return {

@@ -1,6 +1,7 @@
 import { appendContract } from './contract-append.js';
 import { callStartContract } from './contract-call-start.js';
 import { journalContract } from './contract-journal.js';
+import { journalResponseContract } from './contract-journal-response.js';
 import { leaseContract } from './contract-lease.js';
 import { killContract, peerContract } from './contract-peers.js';
 import { storeContract } from './contract-store.js';
@@ -32,6 +33,8 @@ export interface SessionContractOptions {
  * - the run journal (when the store has `journalTurn`, `readJournal` and `discardJournal`): turns read
  *   back in order, a repeat of one `(runId, turn)` stores nothing, the commit seals, a discard removes,
  *   bad arguments refused, moved by rename and removed by delete; the history never sees it;
+ * - a turn's response journalled before its tools (`journalResponse`, when the store has it): pending
+ *   while its turn is not journalled whole, once per `(runId, turn)`, sealed by the commit, discarded;
  * - leases: one active run per session, renew and release, expiry after `ttlMs`, bad arguments;
  * - the store: list, delete, rename, close, bad ids;
  * - with `spawnPeer`: the same across processes (leases, appends, a resumed call's start recorded once), a
@@ -50,6 +53,7 @@ export function sessionContract(
   appendContract(framework, makeStore);
   callStartContract(framework, makeStore);
   journalContract(framework, makeStore);
+  journalResponseContract(framework, makeStore);
   leaseContract(framework, makeStore);
   storeContract(framework, makeStore);
   const { spawnPeer } = options;
