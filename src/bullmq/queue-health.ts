@@ -1,5 +1,4 @@
 import type { Redis, RedisOptions } from 'ioredis';
-import { Observable } from 'rxjs';
 import { LoopctlError } from '../errors.js';
 
 /**
@@ -92,25 +91,6 @@ export class QueueHealth {
         (value) => (off(), resolve(value)),
         (error: unknown) => (off(), reject(error)),
       );
-    });
-  }
-
-  /**
-   * `source` as it is, except that it errors with {@link QueueUnavailableError} once the queue is (or is already)
-   * unavailable (its subscription to `source` is then dropped).
-   */
-  within<T>(source: Observable<T>): Observable<T> {
-    return new Observable<T>((subscriber) => {
-      const now = this.error();
-      if (now !== undefined) return void subscriber.error(now);
-      const off = this.#on((reason) => {
-        if (reason !== undefined) subscriber.error(new QueueUnavailableError(this.where, reason));
-      });
-      const subscription = source.subscribe(subscriber);
-      return () => {
-        off();
-        subscription.unsubscribe();
-      };
     });
   }
 

@@ -93,8 +93,9 @@ export interface QueueRuns extends Runs {
   state(runId: string, principal: string): Promise<RunPlace>;
   /**
    * Why the queue is unavailable now (its Redis connection closed, or a `PING` got no answer within 2 s), or
-   * `undefined` while it answers. While it is unavailable every method rejects (and every event stream errors)
-   * with `QueueUnavailableError` at once instead of waiting for Redis.
+   * `undefined` while it answers. While it is unavailable every method (and `events` for a new reader) rejects
+   * with `QueueUnavailableError` at once instead of waiting for Redis; an event stream already open stays open
+   * and reads what it missed once Redis answers again.
    */
   readonly unavailable: string | undefined;
   /**
@@ -423,9 +424,10 @@ export function queueRuns(options: QueueRunsOptions): QueueRuns {
         if (afterSeq !== undefined && (!Number.isInteger(afterSeq) || afterSeq < -1)) {
           return throwError(() => new ConfigurationError('afterSeq', 'must be an integer ≥ -1'));
         }
-        // An outage ends the stream with QueueUnavailableError; the reader attaches again once Redis answers.
+        // A new reader is refused at once during an outage; an open one stays and reads what it missed once
+        // Redis answers again (docs/scale-out.md, "Failure semantics").
         return from(health.guard(() => find(runId, opts?.principal))).pipe(
-          switchMap(() => health.within(readEvents(redis, channels, keys, runId, afterSeq))),
+          switchMap(() => readEvents(redis, channels, keys, runId, afterSeq)),
         );
       });
     },

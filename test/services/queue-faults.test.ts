@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { isTerminalEvent, type RunEvent } from '../../src/index.js';
 import { allEvents, firstOf, gapless, queueFixture, sleep, type QueueFixture } from './support/queue.js';
 
@@ -226,6 +226,9 @@ describe('queueRuns faults: Redis unreachable mid-run', () => {
     stopRedis();
     await sleep(2500);
     startRedis();
+    // While its connection is down queueRuns refuses a new reader at once (QueueUnavailableError); read once it
+    // answers again.
+    await vi.waitFor(() => expect(fx!.runs.unavailable).toBeUndefined(), { timeout: 20_000, interval: 50 });
     const events = await allEvents(fx.runs.events(runId, { principal: P }));
     expect(gapless(events)).toBe(true);
     expect(events.filter(isTerminalEvent)).toHaveLength(1);
