@@ -124,7 +124,8 @@ async function bareServer(): Promise<FanoutServer> {
     runIds.forEach((runId, r) => {
       const messageId = `loopctl:${runId}:m2`;
       let i = 0;
-      const interval = setInterval(() => {
+      // The first delta now, then one every PERIOD_MS (as the loopctl model's `timer(0, PERIOD_MS)`).
+      const tick = () => {
         if (i === 0)
           send(r, frame(2, { type: 'TEXT_MESSAGE_START', timestamp: Date.now(), messageId, role: 'assistant' }));
         send(r, frame(3 + i, { type: 'TEXT_MESSAGE_CONTENT', timestamp: Date.now(), messageId, delta: delta(i, t0) }));
@@ -143,7 +144,9 @@ async function bareServer(): Promise<FanoutServer> {
           }),
         );
         for (const res of readers[r]!) res.end();
-      }, PERIOD_MS);
+      };
+      const interval = setInterval(tick, PERIOD_MS);
+      tick();
     });
   };
   return { urls, release, close: () => closeServer(server) };
