@@ -125,4 +125,51 @@ describe('readers of one run without a cursor', () => {
     expect(text.join('')).toBe(DELTAS.slice(1).join('')); // exactly the text after the cursor (compacted replay)
     expect(resumed.at(-1)!.event.type).toBe('RUN_FINISHED');
   });
+
+  it('past 1 MiB of frames a joiner gets a stream of its own (the run replayed afresh), with the whole text', async () => {
+    const big = 'x'.repeat(1024 * 1024 + 1);
+    const go = new Subject<void>();
+    const rest = new Subject<void>();
+    const model: ModelProvider = {
+      id: 'big',
+      stream: true,
+      call: () =>
+        concat(
+          go.pipe(take(1), ignoreElements()),
+          of<ModelEvent[]>({ type: 'text_delta', delta: 'a' }, { type: 'text_delta', delta: big }),
+          rest.pipe(take(1), ignoreElements()),
+          of<ModelEvent[]>(
+            { type: 'text_delta', delta: 'z' },
+            {
+              type: 'response',
+              response: {
+                text: `a${big}z`,
+                toolCalls: [],
+                finishReason: 'stop',
+                usage: { inputTokens: 1, outputTokens: 3, totalTokens: 4 },
+              },
+            },
+          ),
+        ),
+    };
+    const runs = localRuns({ agents: { helper: defineAgent({ name: 'helper', instructions: 'i', model }) } });
+    // Room for the big frame in each response's buffer: a reader is not cut off as slow here.
+    server = await listen(createHandler({ runs, authorize: bearer, maxBufferedBytes: 8 * 1024 * 1024 }));
+    const { runId } = await runs.start({ agent: 'helper', threadId: 't1', input: 'go', principal: 'alice' });
+    const url = `${server.url}/runs/${encodeURIComponent(runId)}/events?threadId=t1`;
+    const encode = vi.spyOn(EventEncoder.prototype, 'encodeSSE');
+    const a = readRaw(url);
+    await a.received(1); // attached before the deltas
+    go.next();
+    await a.received(5); // RUN_STARTED, STEP_STARTED, TEXT_MESSAGE_START, 'a', the big delta
+    const late = readRaw(url);
+    await late.received(4); // its own replay: the two deltas compacted into one
+    rest.next();
+    const [textA, textLate] = await Promise.all([a.done, late.done]);
+    const deltas = (text: string) =>
+      parseSse(text).flatMap((f) => (f.event.type === 'TEXT_MESSAGE_CONTENT' ? [f.event.delta] : []));
+    expect(deltas(textA)).toEqual(['a', big, 'z']);
+    expect(deltas(textLate)).toEqual([`a${big}`, 'z']);
+    expect(encode.mock.calls.length).toBe(parseSse(textA).length + parseSse(textLate).length);
+  });
 });
