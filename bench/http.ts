@@ -8,8 +8,9 @@
  *  - heap per connection: `heapUsed` after a full GC with every stream open and paused mid-run (each run
  *    has streamed all its deltas and waits on a gate; the text message is open), minus the heap before,
  *    divided by N. loopctl's figure includes the live run itself (engine state, the replay of its events).
- * Rounds alternate the two servers; medians with min–max over BENCH_ROUNDS (default 3) rounds. Then the web
- * app's click-to-close latency in Chromium (bench/http-click.ts).
+ * Rounds alternate the two servers; medians with min–max over BENCH_ROUNDS (default 3) rounds. Then one run
+ * fanned out to many readers at 10 deltas/s: CPU per event and p50/p99 lag behind schedule
+ * (bench/http-fanout.ts), and the web app's click-to-close latency in Chromium (bench/http-click.ts).
  */
 import { fork } from 'node:child_process';
 import { createServer, type Server, type ServerResponse } from 'node:http';
@@ -22,6 +23,7 @@ import type * as Http from '../src/http/index.js';
 import { LIB_LABEL, lib, loadEntry } from './lib/loopctl.js';
 import { cpuSince, fmt, fullGc, median, printTable } from './lib/stats.js';
 import { clickToClose } from './http-click.js';
+import { fanout } from './http-fanout.js';
 
 const { defineAgent, localRuns } = lib;
 const { createHandler } = (await loadEntry('http/index')) as typeof Http;
@@ -218,6 +220,8 @@ export async function main(): Promise<void> {
     ],
   ]);
   clients.disconnect();
+  // One run to many readers, paced (bench/http-fanout.ts); BENCH_FANOUT_CLIENTS=0 leaves it out.
+  if (Number(process.env['BENCH_FANOUT_CLIENTS'] ?? 1000) > 0) await fanout();
   // The web app's Stop, end to end in Chromium (bench/http-click.ts); BENCH_CLICKS=0 leaves it out.
   if (Number(process.env['BENCH_CLICKS'] ?? 30) > 0) await clickToClose();
 }

@@ -14,7 +14,8 @@
  * BENCH_REPEATS (stream, gemini: requests per variant per round, default 3), BENCH_CHUNKS (stream,
  * gemini: default 10000), BENCH_SIZES (memory: runs per batch, default "1000"), BENCH_CLIENTS /
  * BENCH_DELTAS (http: default 1000 / 40; BENCH_ROUNDS there defaults to 3; BENCH_CLICKS: click-to-close
- * rounds, default 30, 0 to leave them out), BENCH_COMMITS
+ * rounds, default 30, 0 to leave them out; BENCH_FANOUT_CLIENTS / BENCH_FANOUT_RUNS / BENCH_FANOUT_DELTAS: the
+ * fan-out scenario's readers, runs and deltas per run, default 1000 / 1 / 30, 0 readers to leave it out), BENCH_COMMITS
  * (sessions: runs committed, default 500), BENCH_LIB=src (measure src/ through tsx instead),
  * BENCH_LIB_DIR=<dir> (measure another compiled build), BENCH_BASELINE_DIR=<dir> (load a second
  * build, e.g. the pre-reshape engine, and measure it in the same rounds: BENCHMARKS.md), BENCH_QUEUE_RUNS
@@ -40,7 +41,8 @@ const BENCHES: Record<string, string> = {
   memory: 'heap per idle run (stalled streams, tool gate); cancel them all',
   http:
     'loopctl/http: 1 000 concurrent SSE clients, CPU per event and heap per connection vs a bare node:http SSE ' +
-    "writer; the web app's click-to-close latency in Chromium",
+    'writer; one run fanned out to 1 000 readers at 10 deltas/s (CPU per event, p50/p99 lag behind schedule); ' +
+    "the web app's click-to-close latency in Chromium",
   sessions: 'durable sessions: commit latency per run, load of a 10 000-item history (SQLite, Postgres)',
   otel: 'loopctl/otel: CPU per streamed chunk and per run, no SDK vs an SDK with a batching exporter',
   profile: 'where the remaining cost goes: sampled live heap and CPU profiles of the missed targets',

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Subject, takeUntil, tap } from 'rxjs';
+import { type Observable, Subject, map, takeUntil, tap } from 'rxjs';
 import { parseEventId, toAgUiFrames, type EventCursor } from '../ag-ui/frames.js';
 import { DEFAULT_CANCEL_REASON } from '../cancel/cancel-signal.js';
 import { commandOf } from '../control/command.js';
@@ -12,7 +12,8 @@ import { HttpError, toHttpError } from './http-error.js';
 import { matchRoute, type RouteName } from './routes.js';
 import { mapRunInput } from './run-input.js';
 import { EventsQuerySchema, StartQuerySchema } from './schemas.js';
-import { SseWriter } from './sse.js';
+import { SharedFrames } from './shared-frames.js';
+import { SseWriter, encodeFrame } from './sse.js';
 
 /** Options of {@link createHandler}. */
 export interface HandlerOptions {
@@ -50,6 +51,8 @@ export const DISCONNECTED_REASON: { readonly type: 'client_disconnected' } = Obj
 });
 
 const MiB = 1024 * 1024;
+/** What a run's shared stream keeps of the frames it sent, for readers that join it (SharedFrames). */
+const SHARED_HISTORY_BYTES = MiB;
 
 /** The header of an event stream whose run waits for a worker (`waiting`); absent otherwise. */
 const RUN_STATE_HEADER = 'Loopctl-Run-State';
@@ -110,6 +113,8 @@ export function createHandler(options: HandlerOptions): NodeHandler {
     throw new ConfigurationError('options.basePath', "must be '' or a path starting with '/' and not ending with it");
   }
 
+  const shared = new SharedFrames(runs, SHARED_HISTORY_BYTES);
+
   /**
    * Streams a run's AG-UI frames after `after`; settles when the stream ends or the client leaves. A run that
    * waits for a worker (`runs.state`, where the runs have it) is answered at once: headers with
@@ -138,24 +143,26 @@ export function createHandler(options: HandlerOptions): NodeHandler {
       };
       if (res.destroyed || res.socket?.destroyed) return left();
       res.on('close', left);
-      runs
-        .events(runId, { principal })
-        .pipe(toAgUiFrames({ threadId, after }), tap({ complete: () => (runEnded = true) }), takeUntil(stop$))
-        .subscribe({
-          next: (frame) => {
-            if (!writer.write(frame)) stop$.next();
-          },
-          error: (error: unknown) => {
-            runEnded = true; // nothing left to cancel for: the run is unknown or its stream failed
-            if (writer.started) res.destroy();
-            else respond(res, toHttpError(error));
-            resolve();
-          },
-          complete: () => {
-            if (runEnded) writer.end();
-            resolve();
-          },
-        });
+      // From the start: one mapping and encoding shared by every such reader of the run; after a cursor: its own.
+      const frames: Observable<string> =
+        after === undefined
+          ? shared.frames(runId, principal, threadId)
+          : runs.events(runId, { principal }).pipe(toAgUiFrames({ threadId, after }), map(encodeFrame));
+      frames.pipe(tap({ complete: () => (runEnded = true) }), takeUntil(stop$)).subscribe({
+        next: (text) => {
+          if (!writer.writeEncoded(text)) stop$.next();
+        },
+        error: (error: unknown) => {
+          runEnded = true; // nothing left to cancel for: the run is unknown or its stream failed
+          if (writer.started) res.destroy();
+          else respond(res, toHttpError(error));
+          resolve();
+        },
+        complete: () => {
+          if (runEnded) writer.end();
+          resolve();
+        },
+      });
       writer.arm(); // what the subscription replayed at once is out; live frames now count against the limit
     });
   }

@@ -9,6 +9,16 @@ const SSE_HEADERS = {
   'X-Accel-Buffering': 'no',
 } as const;
 
+const encoder = new EventEncoder();
+
+/**
+ * One AG-UI frame as SSE text: an `id:` line (the frame id, for `Last-Event-ID`), then the event as
+ * @ag-ui/encoder writes it (`data: <JSON>` and a blank line).
+ */
+export function encodeFrame(frame: AgUiFrame): string {
+  return `id: ${frame.id}\n${encoder.encodeSSE(frame.event)}`;
+}
+
 /**
  * One SSE response carrying AG-UI frames, encoded by @ag-ui/encoder with an `id:` line each (the frame id,
  * for `Last-Event-ID`). Headers go out with the first frame, so an error before it can still be a JSON
@@ -17,7 +27,6 @@ const SSE_HEADERS = {
  * it received.
  */
 export class SseWriter {
-  static readonly #encoder = new EventEncoder();
   #overflowed = false;
   #armed = false;
 
@@ -52,6 +61,15 @@ export class SseWriter {
    * the limit still goes out to a reader that keeps up.)
    */
   write(frame: AgUiFrame): boolean {
+    return this.writeEncoded(encodeFrame(frame));
+  }
+
+  /**
+   * Writes one frame already encoded by {@link encodeFrame} (one encoding shared by every reader of a run);
+   * false as {@link write}. Node's http corks the socket at the first write of a tick and uncorks it on the
+   * next, so the frames written in one tick leave in one socket write.
+   */
+  writeEncoded(text: string): boolean {
     if (this.#overflowed || this.res.destroyed) return false;
     if (this.#armed && this.res.writableLength > this.maxBufferedBytes) {
       this.#overflowed = true;
@@ -59,7 +77,7 @@ export class SseWriter {
       return false;
     }
     if (!this.res.headersSent) this.res.writeHead(200, { ...SSE_HEADERS, ...this.extraHeaders });
-    this.res.write(`id: ${frame.id}\n${SseWriter.#encoder.encodeSSE(frame.event)}`);
+    this.res.write(text);
     return true;
   }
 
