@@ -11,7 +11,11 @@ import { ZERO_USAGE } from '../items.js';
 import type { ResumeState } from './internals.js';
 import { describeValue } from '../describe.js';
 import { ConfigurationError, ResumeError } from '../errors.js';
-import { FrontendToolResultSchema, type FrontendToolResult } from '../tools/frontend-tool.js';
+import {
+  FrontendToolRejectionSchema,
+  FrontendToolResultSchema,
+  type FrontendToolResult,
+} from '../tools/frontend-tool.js';
 import { startRun } from './start.js';
 import type { Agent, RunHandle, StartOptions } from './types.js';
 
@@ -127,10 +131,11 @@ function stateOf(s: Suspended, decisions: Readonly<Record<string, unknown>>): Re
       answers.set(callId, answer.data.result);
       continue;
     }
-    const parsed = ToolDecisionSchema.safeParse(decision);
-    if (!parsed.success || (frontend.has(callId) && parsed.data.approve)) {
+    // A front-end call's rejection is strict too: `{ result, approve: false, reason }` mixes both, and is refused.
+    const parsed = (frontend.has(callId) ? FrontendToolRejectionSchema : ToolDecisionSchema).safeParse(decision);
+    if (!parsed.success) {
       const rule = frontend.has(callId)
-        ? "is a front-end tool's call: must be { result: string } or { approve: false, reason: string }"
+        ? "is a front-end tool's call: must be { result: string } or { approve: false, reason: string }, not both"
         : 'must be { approve: true } or { approve: false, reason: string }';
       throw new ConfigurationError(`decisions.${callId}`, rule);
     }
