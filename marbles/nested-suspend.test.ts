@@ -94,7 +94,9 @@ describe('marbles: a nested approval under a root in suspend mode', () => {
         '2 subrun_event helper:run_completed',
         '2 run_completed',
       ]);
-      expect(pendingCalls(r.suspended!).map((c) => [c.callId, c.path.join('/')])).toEqual([['g', 'helper']]);
+      expect(pendingCalls(r.suspended!).map((c) => [c.id, c.callId, c.path.join('/')])).toEqual([
+        ['h/g', 'g', 'helper'],
+      ]);
       expect(r.started).toEqual([]);
     });
   });
@@ -124,7 +126,7 @@ describe('marbles: a nested approval under a root in suspend mode', () => {
       const cancel = new CancelSignal();
       const t0 = ts.now();
       const first: string[] = [];
-      resume(r.lead, r.suspended!, { g: { approve: true } }, { ...common(), cancel }).events$.subscribe((e) => {
+      resume(r.lead, r.suspended!, { 'h/g': { approve: true } }, { ...common(), cancel }).events$.subscribe((e) => {
         const inner = e.type === 'subrun_event' ? ` ${e.path.join('/')}:${eventLabel(e.event)}` : '';
         first.push(`${ts.now() - t0} ${eventLabel(e)}${inner}`);
         // A frame after the nested call started (it runs 3 frames): it is running when the resume is cancelled.
@@ -138,7 +140,7 @@ describe('marbles: a nested approval under a root in suspend mode', () => {
       expect(r.started).toEqual(['gated']);
       const failures: string[] = [];
       let end: RunEvent | undefined;
-      resume(r.lead, r.suspended!, { g: { approve: true } }, common()).events$.subscribe((e) => {
+      resume(r.lead, r.suspended!, { 'h/g': { approve: true } }, common()).events$.subscribe((e) => {
         if (e.type === 'tool_call_failed') failures.push(`${e.callId}:${e.error.name}`);
         end = e;
       });

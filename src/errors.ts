@@ -302,7 +302,8 @@ export type ResumeErrorCode =
   | 'pending_removed'
   | 'tampered'
   | 'committed'
-  | 'not_journalled';
+  | 'not_journalled'
+  | 'ambiguous_call';
 
 /**
  * `resume(agent, suspended, decisions)` refused (docs/run-control.md, "Approvals"): `code` says why —
@@ -320,6 +321,8 @@ export type ResumeErrorCode =
  * (anything else changed). `unknown_call` also names a `suspended.decisions` entry for a call that was
  * not decided before the suspension. `resumeRun(agent, runId)` refused (docs/sessions.md, "Durable runs"):
  * `committed` (the run's commit is stored: nothing to continue), `not_journalled` (no journalled turn).
+ * `ambiguous_call`: two pending calls have one decision key (`PendingCall.id`; only possible when call ids
+ * contain `/`), so no decision could name one of them alone (`callId` set).
  */
 export class ResumeError extends LoopctlError {
   override readonly name: string = 'ResumeError';

@@ -98,6 +98,11 @@ describe('front-end tools (library)', () => {
     };
     expect(refused({ g1: { approve: true }, p1: { approve: true } })).toBe('decisions.p1');
     expect(refused({ g1: { result: 'x' }, p1: { result: 'x' } })).toBe('decisions.g1');
+    // A result and a rejection at once is neither: the rejection is never ignored, the result never taken.
+    const approveG1 = { approve: true };
+    expect(refused({ g1: approveG1, p1: { result: 'red', approve: false } })).toBe('decisions.p1');
+    expect(refused({ g1: approveG1, p1: { result: 'red', approve: false, reason: 'no' } })).toBe('decisions.p1');
+    expect(refused({ g1: approveG1, p1: { result: 'red', extra: 1 } })).toBe('decisions.p1');
     const handle = resume(agent, suspended, { g1: { approve: false, reason: 'no' }, p1: { result: 'blue' } }, options);
     expect((await handle.result).output).toBe('finished');
     const results = model.requests[1]!.items.filter((i) => i.type === 'tool_result');

@@ -160,6 +160,11 @@ describe('sub-agents', () => {
 describe('definitions', () => {
   const bad: [unknown, string][] = [
     [{ input: 'x' }, 'agent.guardrails.input'],
+    // A typo in a key would turn a guardrail off without a word: every level is strict.
+    [{ inputs: [{ name: 'g', mode: 'before', check: () => ({ tripwire: true }) }] }, 'agent.guardrails.inputs'],
+    [{ output: [{ name: 'g', check: () => 0, mod: 'hold' }] }, 'agent.guardrails.output[0].mod'],
+    [{ tool: [{ name: 'g', check: () => 0, when: 'before', onTrips: 'end_run' }] }, 'agent.guardrails.tool[0].onTrips'],
+    [{ input: [{ name: 'g', check: () => 0, when: 'before' }] }, 'agent.guardrails.input[0].when'],
     [{ input: [{ name: '', check: () => ({ tripwire: false }) }] }, 'agent.guardrails.input[0].name'],
     [{ input: [{ name: 'a' }] }, 'agent.guardrails.input[0].check'],
     [{ input: [{ name: 'a', check: () => 0, mode: 'hold' }] }, 'agent.guardrails.input[0].mode'],

@@ -155,6 +155,14 @@ describe('front-end tools over HTTP (HttpAgent)', () => {
         { tools: [PICK], resume: [{ interruptId: 'call_p', status: 'resolved', payload: { result: undefined } }] },
         'resume[0].payload',
       ],
+      [
+        // A result and a rejection at once: neither is read.
+        {
+          tools: [PICK],
+          resume: [{ interruptId: 'call_p', status: 'resolved', payload: { result: 'red', approve: false } }],
+        },
+        'resume[0].payload.approve',
+      ],
     );
     for (const [b, field] of refusals) {
       const res = await post(b);

@@ -27,6 +27,9 @@ import { checkAgUiStream } from './support/ag-ui.js';
 import { deployTool } from './support/gated-tools.js';
 import { bearer, listen, request, type Listening } from './support/http.js';
 
+/** The nested deploy call's decision key (`PendingCall.id`, its interrupt id): the agent tool call ids down to it. */
+const DEPLOY = 'call_research/call_ops/call_deploy';
+
 /** lead → `research` (the researcher agent) → `ops` (the ops agent) → `deploy` (needs approval). */
 function nestedAgents(opsRunOptions?: SubRunOptions<unknown>) {
   const executed: string[] = [];
@@ -161,20 +164,26 @@ describe('nested approvals under a root in suspend mode: the root suspends, resu
     const saved = JSON.parse(JSON.stringify(first.suspended)) as Suspended;
     expect(saved.pending).toEqual([]);
     expect(pendingCalls(saved)).toEqual([
-      { callId: 'call_deploy', name: 'deploy', arguments: '{"service":"api"}', path: ['research', 'ops'] },
+      {
+        id: 'call_research/call_ops/call_deploy',
+        callId: 'call_deploy',
+        name: 'deploy',
+        arguments: '{"service":"api"}',
+        path: ['research', 'ops'],
+      },
     ]);
     expect(() => resume(lead, saved, {})).toThrow(expect.objectContaining({ code: 'missing_decision' }));
     expect(() => resume(lead, saved, { nope: { approve: true } })).toThrow(
       expect.objectContaining({ code: 'unknown_call' }),
     );
-    const resumed = await resume(lead, saved, { call_deploy: { approve: true } }).result;
+    const resumed = await resume(lead, saved, { [DEPLOY]: { approve: true } }).result;
     expect(resumed.output).toBe('Shipped.');
     expect(executed).toEqual(['api']);
     // The ops sub-run went on where it waited: its model's second request holds the deploy result.
     expect(opsModel.requests).toHaveLength(2);
     expect(opsModel.requests[1]!.items.at(-1)).toMatchObject({ type: 'tool_result', callId: 'call_deploy' });
     // A second resume of the same suspension is refused (in this process): the call never runs twice.
-    expect(() => resume(lead, saved, { call_deploy: { approve: true } })).toThrow(
+    expect(() => resume(lead, saved, { [DEPLOY]: { approve: true } })).toThrow(
       expect.objectContaining({ code: 'already_resumed' }),
     );
     expect(executed).toEqual(['api']);
@@ -185,7 +194,7 @@ describe('nested approvals under a root in suspend mode: the root suspends, resu
     const text = JSON.stringify(first.suspended).replace('{\\"service\\":\\"api\\"}', '{\\"service\\":\\"db\\"}');
     expect(text).toContain('db');
     const changed = JSON.parse(text) as Suspended;
-    expect(() => resume(lead, changed, { call_deploy: { approve: true } })).toThrow(
+    expect(() => resume(lead, changed, { [DEPLOY]: { approve: true } })).toThrow(
       expect.objectContaining({ code: 'tampered' }),
     );
     expect(executed).toEqual([]);
@@ -193,8 +202,7 @@ describe('nested approvals under a root in suspend mode: the root suspends, resu
 
   it('depth 2 rejected on resume: the nested call never runs; the ops model reads the rejection', async () => {
     const { lead, executed, opsModel, first } = await suspendRoot();
-    const resumed = await resume(lead, first.suspended!, { call_deploy: { approve: false, reason: 'not today' } })
-      .result;
+    const resumed = await resume(lead, first.suspended!, { [DEPLOY]: { approve: false, reason: 'not today' } }).result;
     expect(resumed.output).toBe('Shipped.');
     expect(executed).toEqual([]);
     expect(opsModel.requests[1]!.items.at(-1)).toMatchObject({
@@ -216,12 +224,14 @@ describe('nested approvals under a root in suspend mode: the root suspends, resu
       type: 'RUN_FINISHED',
       outcome: {
         type: 'interrupt',
-        interrupts: [{ id: 'call_deploy', reason: 'tool_approval', metadata: { path: ['research', 'ops'] } }],
+        interrupts: [
+          { id: DEPLOY, reason: 'tool_approval', metadata: { path: ['research', 'ops'], callId: 'call_deploy' } },
+        ],
       },
     });
     const second: AGUIEvent[] = [];
     const result = await client.runAgent(
-      { resume: [{ interruptId: 'call_deploy', status: 'resolved', payload: { approve: true } }] },
+      { resume: [{ interruptId: DEPLOY, status: 'resolved', payload: { approve: true } }] },
       { onEvent: ({ event }) => void second.push(event as AGUIEvent) },
     );
     await checkAgUiStream(second);
@@ -262,4 +272,131 @@ describe("a sub-agent given approvals: 'suspend' under a root that waits: the ne
       expect(events.at(-1)).toMatchObject({ type: 'run_completed', stopReason: 'completed', output: 'Shipped.' });
     });
   }
+});
+
+describe('sibling sub-runs whose pending calls share a call id: each is decided under its own path-qualified id', () => {
+  let server: Listening | undefined;
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
+
+  /**
+   * The root calls the `ops` agent tool twice in one batch (`outer_1`, `outer_2`); each sub-run's gated call is
+   * `call_0` (as servers that number calls per response give), one deploying staging, the other production.
+   */
+  function siblings() {
+    const executed: string[] = [];
+    const opsModel = scriptedModel([
+      { toolCalls: [{ name: 'deploy', callId: 'call_0', arguments: { service: 'staging' } }] },
+      { toolCalls: [{ name: 'deploy', callId: 'call_0', arguments: { service: 'production' } }] },
+      { text: 'ops: done' },
+      { text: 'ops: done' },
+    ]);
+    const ops = defineAgent({ name: 'ops', instructions: 'i', model: opsModel, tools: [deployTool(executed)] });
+    const rootModel = scriptedModel([
+      {
+        toolCalls: [
+          { name: 'ops', callId: 'outer_1', arguments: { input: 'staging' } },
+          { name: 'ops', callId: 'outer_2', arguments: { input: 'production' } },
+        ],
+      },
+      { text: 'Shipped.' },
+    ]);
+    const ops$ = ops.asTool({ name: 'ops', description: 'ops' });
+    const root = defineAgent({ name: 'root', instructions: 'i', model: rootModel, tools: [ops$] });
+    return { root, executed, opsModel };
+  }
+
+  /** The decision key of the pending call deploying `service`. */
+  const idOf = (calls: readonly { id: string; arguments: string }[], service: string) =>
+    calls.find((c) => JSON.parse(c.arguments).service === service)!.id;
+
+  it('library: ids differ; the bare call id is unknown; one decision answers one call; each runs once', async () => {
+    const { root, executed, opsModel } = siblings();
+    const first = await start(root, 'Ship it.', { approvals: 'suspend' }).result;
+    expect(first.stopReason).toBe('needs_approval');
+    const saved = JSON.parse(JSON.stringify(first.suspended)) as Suspended;
+    const calls = pendingCalls(saved);
+    expect(calls.map((c) => c.id).sort()).toEqual(['outer_1/call_0', 'outer_2/call_0']);
+    expect(calls.map((c) => [c.callId, c.path])).toEqual([
+      ['call_0', ['ops']],
+      ['call_0', ['ops']],
+    ]);
+    const staging = idOf(calls, 'staging');
+    const production = idOf(calls, 'production');
+    expect(staging).not.toBe(production);
+    // The bare id names neither call; one decision leaves the other call undecided: nothing runs.
+    expect(() => resume(root, saved, { call_0: { approve: true } })).toThrow(
+      expect.objectContaining({ code: 'unknown_call', callId: 'call_0' }),
+    );
+    expect(() => resume(root, saved, { [staging]: { approve: true } })).toThrow(
+      expect.objectContaining({ code: 'missing_decision', callId: production }),
+    );
+    expect(() =>
+      resume(root, saved, { [staging]: { approve: true }, [production]: { approve: 'yes' } } as never),
+    ).toThrow(expect.objectContaining({ field: `decisions.${production}` }));
+    expect(executed).toEqual([]);
+    const decisions = { [staging]: { approve: true }, [production]: { approve: false, reason: 'not prod' } } as const;
+    const resumed = await resume(root, saved, decisions).result;
+    expect(resumed.output).toBe('Shipped.');
+    expect(executed).toEqual(['staging']);
+    // The rejected sub-run's model read the rejection of its own call_0; the other its deploy result.
+    const lastResults = opsModel.requests.slice(2).map((r) => r.items.at(-1));
+    expect(lastResults).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ callId: 'call_0', output: 'deployed staging' }),
+        expect.objectContaining({ callId: 'call_0', isError: true, output: 'Error: the call was rejected: not prod' }),
+      ]),
+    );
+  });
+
+  it('over HTTP (HttpAgent): one interrupt per call with its own id; both resume entries needed; each runs once', async () => {
+    const { root, executed } = siblings();
+    const runs = localRuns({ agents: { root }, runOptions: { approvals: 'suspend' } });
+    server = await listen(createHandler({ runs, authorize: bearer }));
+    const url = `${server.url}/agents/root/runs`;
+    const client = new HttpAgent({ url, headers: { authorization: 'Bearer p' }, threadId: 't' });
+    client.addMessage({ id: 'u1', role: 'user', content: 'Ship it.' });
+    const first: AGUIEvent[] = [];
+    await client.runAgent({}, { onEvent: ({ event }) => void first.push(event as AGUIEvent) });
+    await checkAgUiStream(first);
+    const end = first.at(-1) as { type: string; outcome: { type: string; interrupts: Interrupt[] } };
+    expect(end.outcome.type).toBe('interrupt');
+    type Interrupt = { id: string; metadata: { arguments: string; path: string[]; callId: string } };
+    const interrupts = end.outcome.interrupts.map((i) => ({ ...i, arguments: i.metadata.arguments }));
+    expect(interrupts.map((i) => i.id).sort()).toEqual(['outer_1/call_0', 'outer_2/call_0']);
+    expect(interrupts.map((i) => [i.metadata.callId, i.metadata.path])).toEqual([
+      ['call_0', ['ops']],
+      ['call_0', ['ops']],
+    ]);
+    const staging = idOf(interrupts, 'staging');
+    const production = idOf(interrupts, 'production');
+    const post = (resume: unknown[]) =>
+      request(url, {
+        principal: 'p',
+        body: {
+          threadId: 't',
+          runId: 'client-run',
+          state: {},
+          messages: [{ id: 'u1', role: 'user', content: 'Ship it.' }],
+          tools: [],
+          context: [],
+          forwardedProps: {},
+          resume,
+        },
+      });
+    const approve = (interruptId: string) => ({ interruptId, status: 'resolved' as const, payload: { approve: true } });
+    const refused = [await post([approve('call_0')]), await post([approve(staging)])];
+    expect(refused.map((r) => [r.status, (r.body as { error?: { code?: string } }).error?.code])).toEqual([
+      [400, 'unknown_call'],
+      [400, 'missing_decision'],
+    ]);
+    expect(executed).toEqual([]);
+    const result = await client.runAgent({
+      resume: [approve(staging), { interruptId: production, status: 'resolved' as const, payload: { approve: false } }],
+    });
+    expect(result.result).toMatchObject({ output: 'Shipped.' });
+    expect(executed).toEqual(['staging']);
+  });
 });

@@ -20,10 +20,16 @@ export function runEnd(event: TerminalEvent, threadId: string, base: { timestamp
     out.push({ type: EventType.CUSTOM, ...base, name: LOOPCTL_EVENTS.suspended, value });
     // A front-end tool's call is answered with its result (docs/ui.md, "Front-end tools"), not approved.
     const frontend = new Set(event.suspended.frontend ?? []);
-    // A nested sub-run's pending call (root in suspend mode) carries its `path`; its approval request named it.
+    // A nested sub-run's pending call (root in suspend mode) carries its `path`; its approval request named it. Its
+    // interrupt id is its path-qualified decision key (`<agent tool callId>/<callId>`): sibling sub-runs may number
+    // their calls alike, and one resume entry answers one call.
     const interrupts = pendingCalls(event.suspended).map((c) =>
       c.path.length > 0
-        ? { id: c.callId, reason: 'tool_approval', metadata: { name: c.name, arguments: c.arguments, path: c.path } }
+        ? {
+            id: c.id,
+            reason: 'tool_approval',
+            metadata: { name: c.name, arguments: c.arguments, path: c.path, callId: c.callId },
+          }
         : {
             id: c.callId,
             reason: frontend.has(c.callId) ? 'frontend_tool' : 'tool_approval',

@@ -66,7 +66,8 @@ function readUsage(value: unknown): unknown {
  *   answered with `{ result }` on resume; absent when there is none.
  * - `nested`: for each call of the open batch to an agent used as a tool whose sub-run suspended (a sub-agent's
  *   call awaiting approval, root in suspend mode), that sub-run's suspension (of this shape), by the call's id;
- *   absent when there is none. Its pending calls are answered on resume like the run's own.
+ *   absent when there is none. Its pending calls are answered on resume like the run's own, each under its
+ *   path-qualified id (`<callId>/<its callId>`, {@link PendingCall.id}).
  * - `usage`: the usage of the run so far (its own, plus that of the suspensions it was resumed from):
  *   the resumed run's terminal usage starts from it, so the last run of a chain reports the usage of
  *   the whole, as the waiting path does (add up only the last run's, not every run's).
@@ -96,24 +97,44 @@ export type Suspended = z.infer<typeof SuspendedSchema>;
 
 /** A pending call of a suspension, own or of a nested sub-run's, with the agent tools down to it (`[]`: own). */
 export interface PendingCall {
+  /**
+   * The key of its decision in `resume`'s `decisions`, and its AG-UI interrupt's id: `callId` for the run's own
+   * call; for a nested sub-run's, the ids of the agent tool calls down to it and its own, joined by `/`
+   * (`call_research/call_ops/call_deploy`). Unique among a suspension's pending calls even when sibling sub-runs
+   * number their calls alike (`call_0` in each): one decision answers one call.
+   */
+  readonly id: string;
   readonly callId: string;
   readonly name: string;
   readonly arguments: string;
   readonly path: readonly string[];
 }
 
+/** Joins the agent tool call ids down to a nested call and its own id into its {@link PendingCall.id}. */
+export const NESTED_CALL_SEPARATOR = '/';
+
 /**
  * Every call a resume of `s` must answer: its own `pending`, then (depth first) those of each nested sub-run's
- * suspension (`nested`), each with its `path` (the agent tools from the run down). A nested value that is not a
- * suspension is left out (`resume` refuses it).
+ * suspension (`nested`), each with its decision key `id` and its `path` (the agent tools from the run down). A
+ * nested value that is not a suspension is left out (`resume` refuses it).
  */
 export function pendingCalls(s: Suspended, path: readonly string[] = []): PendingCall[] {
-  const out: PendingCall[] = s.pending.map((c) => ({ callId: c.callId, name: c.name, arguments: c.arguments, path }));
+  return pendingUnder(s, path, '');
+}
+
+function pendingUnder(s: Suspended, path: readonly string[], prefix: string): PendingCall[] {
+  const out: PendingCall[] = s.pending.map((c) => ({
+    id: prefix + c.callId,
+    callId: c.callId,
+    name: c.name,
+    arguments: c.arguments,
+    path,
+  }));
   for (const [callId, raw] of Object.entries(s.nested ?? {})) {
     const inner = SuspendedSchema.safeParse(raw);
     if (!inner.success) continue;
     const tool = s.items.flatMap((i) => (i.type === 'assistant' ? i.toolCalls : [])).find((c) => c.callId === callId);
-    out.push(...pendingCalls(inner.data, [...path, tool?.name ?? callId]));
+    out.push(...pendingUnder(inner.data, [...path, tool?.name ?? callId], prefix + callId + NESTED_CALL_SEPARATOR));
   }
   return out;
 }

@@ -3,6 +3,7 @@ import { verifySuspension, type SuspensionKey } from '../control/seal.js';
 import {
   SuspendedSchema,
   ToolDecisionSchema,
+  NESTED_CALL_SEPARATOR,
   pendingCalls,
   type ApprovalDecision,
   type Suspended,
@@ -11,7 +12,11 @@ import { ZERO_USAGE } from '../items.js';
 import type { ResumeState } from './internals.js';
 import { describeValue } from '../describe.js';
 import { ConfigurationError, ResumeError } from '../errors.js';
-import { FrontendToolResultSchema, type FrontendToolResult } from '../tools/frontend-tool.js';
+import {
+  FrontendToolRejectionSchema,
+  FrontendToolResultSchema,
+  type FrontendToolResult,
+} from '../tools/frontend-tool.js';
 import { startRun } from './start.js';
 import type { Agent, RunHandle, StartOptions } from './types.js';
 
@@ -25,9 +30,10 @@ const claimed = new Set<string>();
 /**
  * Continues a run suspended for approval (docs/run-control.md, "Approvals"): `suspended` as
  * `run_completed.suspended` gave it (or its `JSON.parse(JSON.stringify(…))`), `decisions` one per
- * pending call (`{ approve: true }` or `{ approve: false, reason }`; a front-end tool's call, named in
- * `suspended.frontend`, is answered with the client's `{ result }` or rejected), `options` as for `start()` (give
- * the same `session` and `mailbox`: steering queued meanwhile is delivered after the resume, once).
+ * pending call by its `PendingCall.id` (`pendingCalls(suspended)`: its call id, or for a nested sub-run's call
+ * `<agent tool callId>/<callId>`): `{ approve: true }` or `{ approve: false, reason }` (a front-end tool's call,
+ * named in `suspended.frontend`, is answered with the client's `{ result }` or rejected); `options` as for
+ * `start()` (give the same `session` and `mailbox`: steering queued meanwhile is delivered after the resume, once).
  * Starts a new run (a new `runId`) and returns its handle. The run goes on in the suspended turn:
  * its events after its `run_started` are those the waiting path would have emitted after its
  * `tool_approval_requested` events (ignoring `runId`, `seq` and `at`), and at its end it commits, once,
@@ -37,7 +43,8 @@ const claimed = new Set<string>();
  * (`unsigned`, `key_mismatch`, `agent_mismatch`, `call_added`, `arguments_changed`, `pending_removed`,
  * `tampered`: the suspension does not match its seal under `options.suspensionKey`, docs/run-control.md,
  * "Integrity"; nothing runs); `unknown_call` (a
- * decision for a call that is not pending), `missing_decision` (a pending call without one),
+ * decision for a call that is not pending), `missing_decision` (a pending call without one), `ambiguous_call`
+ * (two pending calls with one decision key: call ids with `/`),
  * `already_resumed` (resumed before in this process). With a session, its load checks the rest: the run
  * ends `run_failed` (`configuration_error`, the error a `ResumeError`; `handle.result` rejects with a
  * `RunFailedError` whose `cause` it is) for `stale_session` and `already_resumed`, and a store refuses a
@@ -98,47 +105,57 @@ function checkSuspended(value: unknown): Suspended {
 }
 
 /**
- * Each pending call's verdict: the suspension's own decisions, then the caller's (one per pending call); the
- * client's result of each front-end tool's call answered with `{ result }` ("Front-end tools"); and, for each
- * suspended sub-run of the batch (`suspended.nested`), its own resume state, from the decisions for its calls
- * ("Nested approvals"). A decision for a call pending nowhere is `unknown_call`.
+ * Each pending call's verdict: the suspension's own decisions, then the caller's (one per pending call, by its
+ * `PendingCall.id`); the client's result of each front-end tool's call answered with `{ result }`
+ * ("Front-end tools"); and, for each suspended sub-run of the batch (`suspended.nested`), its own resume state,
+ * from the decisions for its calls, keyed `<callId>/<its callId>` ("Nested approvals"). A decision for a call
+ * pending nowhere is `unknown_call`; two pending calls with one id (only possible with `/` in call ids) are
+ * `ambiguous_call`: no decision is ever applied to two calls.
  */
 function verdictsOf(s: Suspended, decisions: unknown): ResumeState {
   if (decisions === null || typeof decisions !== 'object' || Array.isArray(decisions)) {
     throw new ConfigurationError('decisions', 'must be an object of decisions by call id');
   }
-  const all = new Set(pendingCalls(s).map((c) => c.callId));
+  const all = new Set<string>();
+  for (const { id } of pendingCalls(s)) {
+    if (all.has(id)) throw new ResumeError('ambiguous_call', `two pending calls have the id ${id}`, id);
+    all.add(id);
+  }
   for (const callId of Object.keys(decisions)) {
     if (!all.has(callId)) throw new ResumeError('unknown_call', `call ${callId} is not pending`, callId);
   }
-  return stateOf(s, decisions as Record<string, unknown>);
+  return stateOf(s, decisions as Record<string, unknown>, '');
 }
 
-function stateOf(s: Suspended, decisions: Readonly<Record<string, unknown>>): ResumeState {
-  const pending = new Set(s.pending.map((c) => c.callId));
+/** The resume state of `s`, whose pending calls' decisions are keyed `prefix + callId` in `decisions`. */
+function stateOf(s: Suspended, decisions: Readonly<Record<string, unknown>>, prefix: string): ResumeState {
   const frontend = new Set(s.frontend ?? []);
   const verdicts = new Map<string, Verdict>();
   const answers = new Map<string, string>();
   for (const [callId, decision] of Object.entries(s.decisions)) verdicts.set(callId, verdictOf(decision));
-  for (const [callId, decision] of Object.entries(decisions)) {
-    if (!pending.has(callId)) continue; // a nested sub-run's call: its own state takes it (below)
+  for (const { callId } of s.pending) {
+    const key = prefix + callId;
+    if (!Object.hasOwn(decisions, key)) continue; // missing: refused below, after every bad decision
+    const decision = decisions[key];
     const answer = FrontendToolResultSchema.safeParse(decision);
     if (frontend.has(callId) && answer.success) {
       answers.set(callId, answer.data.result);
       continue;
     }
-    const parsed = ToolDecisionSchema.safeParse(decision);
-    if (!parsed.success || (frontend.has(callId) && parsed.data.approve)) {
+    // A front-end call's rejection is strict too: `{ result, approve: false, reason }` mixes both, and is refused.
+    const parsed = (frontend.has(callId) ? FrontendToolRejectionSchema : ToolDecisionSchema).safeParse(decision);
+    if (!parsed.success) {
       const rule = frontend.has(callId)
-        ? "is a front-end tool's call: must be { result: string } or { approve: false, reason: string }"
+        ? "is a front-end tool's call: must be { result: string } or { approve: false, reason: string }, not both"
         : 'must be { approve: true } or { approve: false, reason: string }';
-      throw new ConfigurationError(`decisions.${callId}`, rule);
+      throw new ConfigurationError(`decisions.${key}`, rule);
     }
     verdicts.set(callId, verdictOf(parsed.data));
   }
-  for (const callId of pending) {
-    if (!Object.hasOwn(decisions, callId)) {
-      throw new ResumeError('missing_decision', `pending call ${callId} has no decision`, callId);
+  for (const { callId } of s.pending) {
+    const key = prefix + callId;
+    if (!Object.hasOwn(decisions, key)) {
+      throw new ResumeError('missing_decision', `pending call ${key} has no decision`, key);
     }
   }
   const nested = new Map<string, ResumeState>();
@@ -146,8 +163,8 @@ function stateOf(s: Suspended, decisions: Readonly<Record<string, unknown>>): Re
     const inner = SuspendedSchema.safeParse(raw);
     if (!inner.success) throw new ResumeError('tampered', `suspended.nested.${callId} is not a suspension`, callId);
     // Its usage is the sub-run's so far, counted in this suspension's already: the resumed sub-run starts from 0.
-    const state = stateOf({ ...inner.data, usage: ZERO_USAGE }, decisions);
-    nested.set(callId, state);
+    const under = prefix + callId + NESTED_CALL_SEPARATOR;
+    nested.set(callId, stateOf({ ...inner.data, usage: ZERO_USAGE }, decisions, under));
   }
   return { suspended: s, verdicts, answers, nested };
 }

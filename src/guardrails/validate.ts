@@ -4,13 +4,31 @@ import { checkObject, checkPositiveInt } from '../engine/validate.js';
 import type { Guardrails } from './types.js';
 
 const MODES = { input: ['parallel', 'before'], output: ['after', 'hold', 'parallel'] } as const;
+const TOP_KEYS = ['input', 'output', 'tool', 'chunk'];
+const BASE_KEYS = ['name', 'check', 'timeoutMs', 'onError'];
+const KEYS = {
+  input: [...BASE_KEYS, 'mode'],
+  output: [...BASE_KEYS, 'mode'],
+  tool: [...BASE_KEYS, 'when', 'tools', 'onTrip'],
+} as const;
+
+/** A key `value` has that `known` does not name is a typo: a `ConfigurationError` naming it (`<field>.<key>`). */
+function checkKnownKeys(value: object, known: readonly string[], field: string): void {
+  for (const key of Object.keys(value)) {
+    if (!known.includes(key))
+      throw new ConfigurationError(`${field}.${key}`, `is not an option (known: ${known.join(', ')})`);
+  }
+}
 
 /**
  * Validates the agent option `guardrails` (docs/guardrails.md). Throws `ConfigurationError` naming the field
- * (e.g. `agent.guardrails.input[0].check`) for anything invalid, and for two guardrails of one kind with one name.
+ * (e.g. `agent.guardrails.input[0].check`) for anything invalid, for two guardrails of one kind with one name, and
+ * for a key it does not know at any level (a typo such as `agent.guardrails.inputs` or `…output[0].mod` would
+ * otherwise turn a guardrail off without a word).
  */
 export function checkGuardrails(guardrails: Guardrails<any>, field: string): void {
   checkObject(guardrails, field);
+  checkKnownKeys(guardrails, TOP_KEYS, field);
   if (guardrails.chunk !== undefined && guardrails.chunk !== 'sentence')
     checkPositiveInt(guardrails.chunk, `${field}.chunk`);
   for (const kind of ['input', 'output', 'tool'] as const) {
@@ -22,6 +40,7 @@ export function checkGuardrails(guardrails: Guardrails<any>, field: string): voi
       const at = `${field}.${kind}[${i}]`;
       checkObject(g, at);
       const guard = g as Record<string, unknown>;
+      checkKnownKeys(guard, KEYS[kind], at);
       if (typeof guard.name !== 'string' || guard.name.length === 0)
         throw new ConfigurationError(`${at}.name`, 'must be a non-empty string');
       if (names.has(guard.name)) throw new ConfigurationError(`${at}.name`, `duplicate guardrail name "${guard.name}"`);

@@ -87,9 +87,9 @@ export const RESUME_CANCELLED = 'the client cancelled the interrupt';
 /**
  * AG-UI resume entries as decisions by call id (docs/ui.md, "Resuming an interrupt"): `interruptId` is the
  * call id (each interrupt of a suspended run is one pending call); `status: 'resolved'` with `payload`
- * `{ approve: true }` approves it, `{ approve: false, reason? }` rejects it, `{ result }` answers a front-end
- * tool's call (a string, or any JSON value as its JSON text; without a payload, the client's tool message for
- * that call); `status: 'cancelled'` rejects it with {@link RESUME_CANCELLED}. A repeated interrupt id or
+ * `{ approve: true }` approves it, `{ approve: false, reason? }` rejects it, `{ result }` (no other key) answers
+ * a front-end tool's call (a string, or any JSON value as its JSON text; without a payload, the client's tool
+ * message for that call); `status: 'cancelled'` rejects it with {@link RESUME_CANCELLED}. A repeated interrupt id or
  * another payload is a 400 naming the entry.
  */
 function decisionsOf(
@@ -114,6 +114,9 @@ function decisionsOf(
     if (typeof payload === 'object' && payload !== null && Object.hasOwn(payload, 'result')) {
       // A front-end tool's result: its text, or any other JSON value as its JSON text.
       const result: unknown = (payload as { result: unknown }).result;
+      // `{ result, approve: false }` is a result and a rejection at once: refused, never read as either.
+      const other = Object.keys(payload).find((k) => k !== 'result');
+      if (other !== undefined) throw bad(`${field}.payload.${other}`, 'a payload with a result has no other key');
       if (result === undefined) throw bad(`${field}.payload.result`, 'must be a JSON value');
       out[entry.interruptId] = { result: typeof result === 'string' ? result : JSON.stringify(result) };
       return;

@@ -19,8 +19,17 @@ export interface FrontendTool {
   readonly parameters?: JsonSchema;
 }
 
-/** The answer to a front-end tool's call, given to `resume` as its decision: the text the model reads. */
-export const FrontendToolResultSchema = z.object({ result: z.string() }).readonly();
+/**
+ * The answer to a front-end tool's call, given to `resume` as its decision: the text the model reads. Strict: an
+ * answer with any other key (`{ result, approve: false }`) is no answer (`resume` refuses it, naming
+ * `decisions.<callId>`), so a rejection is never read as a result.
+ */
+export const FrontendToolResultSchema = z.object({ result: z.string() }).strict().readonly();
+/** A rejection of a front-end tool's call: `{ approve: false, reason }` and nothing else (no `result`). */
+export const FrontendToolRejectionSchema = z
+  .object({ approve: z.literal(false), reason: z.string() })
+  .strict()
+  .readonly();
 /** See {@link FrontendToolResultSchema}. */
 export type FrontendToolResult = z.infer<typeof FrontendToolResultSchema>;
 
