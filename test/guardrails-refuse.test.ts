@@ -1,5 +1,6 @@
 import { from, lastValueFrom, toArray } from 'rxjs';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { LOOPCTL_EVENTS, toAgUi } from '../src/ag-ui/index.js';
 import {
   ConfigurationError,
@@ -7,6 +8,7 @@ import {
   MemorySession,
   defineAgent,
   run,
+  tool,
   type Item,
   type OutputGuardrail,
 } from '../src/index.js';
@@ -82,6 +84,23 @@ describe("output guardrail onTrip: 'refuse'", () => {
       outcome: { type: 'success' },
       result: { output: 'Not that.', finishReason: 'refusal' },
     });
+  });
+
+  it("'parallel': the run's earlier turns are committed, the refused answer replaced", async () => {
+    const look = tool({ name: 'look', description: 'looks', parameters: z.object({}), execute: () => 'seen' });
+    const agent = defineAgent({
+      name: 'a',
+      instructions: '',
+      model: scriptedModel([{ toolCalls: [{ name: 'look' }] }, { text: ANSWER }]),
+      tools: [look],
+      guardrails: { output: [noSecret({ mode: 'parallel', onTrip: 'refuse' })] },
+    });
+    const session = new MemorySession(PRIOR);
+    const events = await collectEvents(run(agent, 'tell me', { session, idGenerator: sequentialIds() }));
+    expect(events.at(-1)).toMatchObject({ type: 'run_completed', output: DEFAULT_GUARDRAIL_REFUSAL });
+    expect(session.items.slice(2).map((i) => i.type)).toEqual(['user', 'assistant', 'tool_result', 'assistant']);
+    expect(session.items.at(-1)).toMatchObject({ type: 'assistant', text: DEFAULT_GUARDRAIL_REFUSAL, toolCalls: [] });
+    expect(JSON.stringify(session.items)).not.toMatch(/secret|XYZZY|Hello there|Bye/);
   });
 
   it("'after': the streamed answer is retracted and replaced", async () => {
