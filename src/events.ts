@@ -369,14 +369,15 @@ export const GuardrailPassedSchema = ev('guardrail_passed', guardrailShape);
  * `guardrail_tripped`: the guardrail's tripwire fired. `output`: what the guardrail returned with its verdict;
  * `error`: set when it threw or passed its deadline and failed closed. `action`: `'end_run'` (the run ends
  * `run_failed`, `stopReason: 'guardrail'`, committing nothing) or `'reject_call'` (a tool guardrail: the model reads
- * a refusal as the call's result). `retracted`: the answer it checked was already streamed as `text_delta`s and is
- * taken back (an output guardrail in `'after'` or `'parallel'` mode).
+ * a refusal as the call's result) or `'refuse_answer'` (an output guardrail with `onTrip: 'refuse'`: the run ends
+ * `run_completed` with a refusal in place of the answer). `retracted`: the answer it checked was already streamed
+ * as `text_delta`s and is taken back (an output guardrail in `'after'` or `'parallel'` mode).
  */
 export const GuardrailTrippedSchema = ev('guardrail_tripped', {
   ...guardrailShape,
   output: z.unknown().optional(),
   error: SerializedErrorSchema.optional(),
-  action: z.enum(['end_run', 'reject_call']),
+  action: z.enum(['end_run', 'reject_call', 'refuse_answer']),
   retracted: z.boolean().optional(),
 });
 /** `turn_completed`: The turn's model response and tool calls are done. */

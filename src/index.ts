@@ -57,6 +57,7 @@ export {
 export { SUMMARY_PREFIX, applySummaries, summaryMessage } from './engine/compaction/apply.js';
 export { isContextLengthError } from './engine/compaction/context-length.js';
 export {
+  DEFAULT_GUARDRAIL_REFUSAL,
   DEFAULT_GUARDRAIL_TIMEOUT_MS,
   type Guardrails,
   type GuardrailBase,

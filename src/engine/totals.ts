@@ -34,6 +34,8 @@ export interface Fact {
   readonly repair?: UserItem;
   /** `compaction_completed`: the summary Item added to the run's Items (docs/long-runs.md, "Compaction"). */
   readonly summary?: SummaryItem;
+  /** `guardrail_tripped` with `action: 'refuse_answer'`: the assistant Item that replaces the refused answer. */
+  readonly refusal?: AssistantItem;
   /** `text_delta`: the whole text of a response that streamed none; not streamed text, so not kept for `partial`. */
   readonly whole?: true;
 }
@@ -92,6 +94,9 @@ export class RunTotals {
       case 'tool_call_completed':
       case 'tool_call_failed':
         if (fact?.result !== undefined) this.scratch.addResult(fact.result);
+        return;
+      case 'guardrail_tripped':
+        if (fact?.refusal !== undefined) this.scratch.add(fact.refusal);
         return;
       case 'compaction_completed':
         if (fact?.summary !== undefined) this.scratch.add(fact.summary);

@@ -3,6 +3,7 @@ import { isObservableTotal, isThenable, readProp } from '../describe.js';
 import { TimeoutError, serializeError } from '../errors.js';
 import type { GuardrailKind, GuardrailTripped } from '../events.js';
 import type { RunContext } from '../engine/run-context.js';
+import type { AssistantItem } from '../items.js';
 import { GuardrailTrippedError } from './error.js';
 import {
   DEFAULT_GUARDRAIL_TIMEOUT_MS,
@@ -27,6 +28,8 @@ export interface CheckSpec<S> {
   readonly action?: GuardrailTripped['action'];
   /** `guardrail_tripped.retracted`: the answer checked was streamed already. */
   readonly retracted?: boolean;
+  /** `action: 'refuse_answer'`: the text of the assistant Item that replaces the answer (the trip's fact). */
+  readonly refusal?: string;
 }
 
 /**
@@ -65,7 +68,8 @@ export function check$<S>(rc: RunContext<any>, spec: CheckSpec<S>): Observable<J
         ...(error !== undefined ? { error: serializeError(error) } : {}),
         ...(spec.retracted ? { retracted: true } : {}),
       };
-      rc.emit(tripped);
+      const { refusal } = spec;
+      rc.emit(tripped, refusal === undefined ? undefined : { refusal: refusalItem(rc.nextId(), refusal) });
       const err = new GuardrailTrippedError(name, kind, output, error === undefined ? undefined : { cause: error });
       subscriber.next({ tripped: true, error: err });
       subscriber.complete();
@@ -121,6 +125,11 @@ export function check$<S>(rc: RunContext<any>, spec: CheckSpec<S>): Observable<J
       }),
     );
   });
+}
+
+/** The assistant Item that replaces an answer refused by an output guardrail with `onTrip: 'refuse'`. */
+function refusalItem(id: string, text: string): AssistantItem {
+  return { type: 'assistant', id, text, toolCalls: [] };
 }
 
 /** A check's verdict as an Observable: a value, a Promise's, or an Observable's first (later ones are ignored). */

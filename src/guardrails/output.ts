@@ -4,8 +4,8 @@ import type { Outcome, RunContext } from '../engine/run-context.js';
 import { waitingAt } from '../engine/waits.js';
 import type { ModelResponse } from '../model/types.js';
 import type { CheckSpec } from './check.js';
-import { tripOutcome } from './input.js';
-import { firstTrip$ } from './judge.js';
+import { firstTrip$, type Trip } from './judge.js';
+import { outputTripOutcome, refusalSpec } from './refusal.js';
 import { StreamGate } from './stream-gate.js';
 import type { OutputSubject } from './types.js';
 
@@ -43,8 +43,8 @@ export function guardAnswer$<T>(
   if (guards.length === 0) return model$;
   const gate = gates.get(rc);
   return new Observable<T>((subscriber) => {
-    const trip = (t: Parameters<typeof tripOutcome>[0]): void => {
-      subscriber.next(ended(tripOutcome(t)));
+    const trip = (t: Trip): void => {
+      subscriber.next(ended(outputTripOutcome(rc, t)));
       subscriber.complete();
     };
     if (gate !== undefined) subscriber.add(gate.trips$.subscribe({ next: trip, error: (e) => subscriber.error(e) }));
@@ -106,6 +106,7 @@ function answerSpecs(
       mode: 'after' as const,
       subject,
       retracted: delivered,
+      ...refusalSpec(guardrail),
     }));
   return [...stream, ...after];
 }

@@ -4,6 +4,7 @@ import type { RunContext } from '../engine/run-context.js';
 import type { Fact } from '../engine/totals.js';
 import type { RunEventDraft } from '../events.js';
 import type { CheckSpec } from './check.js';
+import { refusalSpec } from './refusal.js';
 import { firstTrip$, type Trip } from './judge.js';
 import type { OutputGuardrail, OutputSubject } from './types.js';
 
@@ -64,6 +65,7 @@ export class StreamGate {
       mode: guardrail.mode === 'hold' ? ('hold' as const) : ('parallel' as const),
       subject,
       retracted,
+      ...refusalSpec(guardrail),
     }));
   }
 

@@ -90,6 +90,18 @@ export interface OutputSubject {
  */
 export interface OutputGuardrail<C = unknown> extends GuardrailBase {
   readonly mode?: 'after' | 'hold' | 'parallel';
+  /**
+   * What a trip does (docs/guardrails.md, "Refusing instead of failing"): `'fail'` (default: the run ends
+   * `run_failed`, `stopReason: 'guardrail'`, committing nothing) or `'refuse'` (the run ends `run_completed` with
+   * `output` the `refusal` text and `finishReason: 'refusal'`, and commits its history with the refused answer
+   * replaced by an assistant Item carrying that text; `guardrail_tripped.action` is `'refuse_answer'`).
+   */
+  readonly onTrip?: 'fail' | 'refuse';
+  /**
+   * `onTrip: 'refuse'` only: the text of the assistant Item that replaces the answer (non-empty). Default
+   * `DEFAULT_GUARDRAIL_REFUSAL`.
+   */
+  readonly refusal?: string;
   check(output: OutputSubject, ctx: GuardrailContext<C>): GuardrailReturn;
 }
 
@@ -130,6 +142,9 @@ export interface Guardrails<C = unknown> {
    */
   readonly chunk?: 'sentence' | number;
 }
+
+/** The refusal text of an output guardrail with `onTrip: 'refuse'` that gives no `refusal` of its own. */
+export const DEFAULT_GUARDRAIL_REFUSAL = "Sorry, I can't give that answer.";
 
 /** `timeoutMs` of a guardrail that gives none, in ms. */
 export const DEFAULT_GUARDRAIL_TIMEOUT_MS = 30_000;

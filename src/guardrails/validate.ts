@@ -8,7 +8,7 @@ const TOP_KEYS = ['input', 'output', 'tool', 'chunk'];
 const BASE_KEYS = ['name', 'check', 'timeoutMs', 'onError'];
 const KEYS = {
   input: [...BASE_KEYS, 'mode'],
-  output: [...BASE_KEYS, 'mode'],
+  output: [...BASE_KEYS, 'mode', 'onTrip', 'refusal'],
   tool: [...BASE_KEYS, 'when', 'tools', 'onTrip'],
 } as const;
 
@@ -47,6 +47,7 @@ export function checkGuardrails(guardrails: Guardrails<any>, field: string): voi
       names.add(guard.name);
       if (typeof guard.check !== 'function')
         throw new ConfigurationError(`${at}.check`, 'must be a function (input, ctx) => verdict');
+      if (kind === 'output') checkRefusal(guard, at);
       if (kind === 'tool') checkToolGuardrail(guard, at);
       else if (guard.mode !== undefined && !(MODES[kind] as readonly unknown[]).includes(guard.mode)) {
         const modes = MODES[kind].map((m) => `'${m}'`).join(', ');
@@ -58,6 +59,16 @@ export function checkGuardrails(guardrails: Guardrails<any>, field: string): voi
         throw new ConfigurationError(`${at}.onError`, "must be 'trip' or 'pass'");
     });
   }
+}
+
+/** `onTrip` and `refusal` of an output guardrail. */
+function checkRefusal(guard: Record<string, unknown>, at: string): void {
+  if (guard.onTrip !== undefined && guard.onTrip !== 'fail' && guard.onTrip !== 'refuse')
+    throw new ConfigurationError(`${at}.onTrip`, "must be 'fail' or 'refuse'");
+  if (guard.refusal !== undefined && (typeof guard.refusal !== 'string' || guard.refusal.trim() === ''))
+    throw new ConfigurationError(`${at}.refusal`, 'must be a non-empty string');
+  if (guard.refusal !== undefined && guard.onTrip !== 'refuse')
+    throw new ConfigurationError(`${at}.refusal`, "is used only with onTrip: 'refuse'");
 }
 
 /** `when` (required), `tools` (names) and `onTrip` of a tool guardrail. */
