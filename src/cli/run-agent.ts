@@ -92,6 +92,8 @@ export async function runAgent(
       // turn (its `run_resumed` says so); the task runs once it has completed.
       const unfinished = conversation.unfinishedRun;
       if (unfinished !== undefined) {
+        // Said once the lease is held: a loopctl still live on the conversation refuses this one first.
+        renderer.note('its last run stopped before it ended and is continued first');
         const ended = await continueTask(agent, unfinished, runOptions, sinks, (text) => renderer.note(text));
         if (ended !== undefined && ended.type !== 'run_completed') return ended;
       }

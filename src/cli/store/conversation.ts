@@ -111,8 +111,7 @@ export async function openConversation(options: CliOptions, env: NodeJS.ProcessE
     const session = store.session(sessionId(folder, name));
     // `--continue` with one task finishes the conversation's last run first when it was killed before it ended.
     const unfinished = choice.kind !== 'continue' || options.mode !== 'once' ? undefined : await unfinishedIn(session);
-    const more = unfinished === undefined ? '' : '; its last run stopped before it ended and is continued first';
-    return stored(store, session, `conversation ${sanitizeLine(name)} (${note}${more})`, unfinished);
+    return stored(store, session, `conversation ${sanitizeLine(name)} (${note})`, unfinished);
   } catch (error) {
     await store.close();
     throw error instanceof StoreError ? error : storeError(error);
