@@ -96,4 +96,21 @@ describe('loopctl --continue and the stopped run’s journal', () => {
       await other.close();
     }
   }, 60_000);
+
+  it('a new conversation whose first run does not complete is said not to be created, and --continue finds none', async () => {
+    const dir = dirs.make();
+    writeFileSync(path.join(dir, 'a.txt'), 'one\n');
+    const env = cliEnv({ LOOPCTL_DATA_DIR: path.join(dirs.make(), 'data') });
+    const failed = await cli(['--cwd', dir, '--max-turns', '1', 'how many lines in a.txt'], env);
+    expect(failed.code, failed.stderr).toBe(1);
+    const name = /conversation (\S+) \(new; loopctl --continue resumes it\)/.exec(failed.stderr)?.[1];
+    expect(name).toBeDefined();
+    expect(failed.stderr).toContain(
+      `[loopctl] conversation ${name} was not created: its run did not complete, so nothing resumes it\n`,
+    );
+    const next = await cli(['--cwd', dir, '--continue', 'list the .txt files'], env);
+    expect(next.stderr).toContain('this folder had no saved conversation to continue');
+    const done = await cli(['--cwd', dir, '--continue', 'list the .txt files'], env);
+    expect(done.stderr).not.toContain('was not created');
+  }, 60_000);
 });

@@ -104,6 +104,10 @@ export async function runAgent(
       body,
       cancel.signal, // Ctrl-C while the store's lock is waited for ends the wait
     );
+    // A new conversation is stored by its first completed run: the header's "resumes it" did not come true.
+    if (conversation.notCreated !== undefined && outcome.type !== 'run_completed') {
+      renderer.note(conversation.notCreated);
+    }
     return exitCodeOf(outcome, stoppedBy);
   } catch (error) {
     if (!isInstance(error, ConversationBusyError)) throw error;
