@@ -125,6 +125,22 @@ describe('TerminalRenderer', () => {
     );
   });
 
+  it('a continued run’s summary counts its turns from its start and says its tool calls and usage are since the continue', () => {
+    const out = fake(false);
+    const err = fake(false);
+    const r = new TerminalRenderer(out, err, () => 0);
+    r.on(ev({ type: 'run_resumed', turn: 0, fromTurn: 1 }));
+    r.on(ev({ type: 'turn_started', turn: 2 }));
+    r.on(started());
+    r.on(responded());
+    r.on(completed('There are 3 files.'));
+    expect(err.text).toBe(
+      '[loopctl] continuing the stopped run from its last completed turn (turn 1)\n' +
+        '[loopctl] completed · 2 turns, 1 of them before the stop · since the continue: 0 tool calls · ' +
+        'usage 3 in + 2 out = 5 tokens\n',
+    );
+  });
+
   it('a tool line shows its arguments as "key: value" words, like the page, never as JSON text', () => {
     const out = fake(false);
     const err = fake(false);

@@ -73,6 +73,8 @@ export class TerminalRenderer {
   #outAtLineStart = true;
   #column = 0;
   #turns = 0;
+  /** The turn a continued run went on from (`run_resumed`): its tool calls and usage are not this process's. */
+  #resumedFrom: number | undefined;
   #toolCalls = 0;
   #textThisTurn = false;
   /** Text of the current attempt: shown (streamed) or held (buffered). */
@@ -206,6 +208,7 @@ export class TerminalRenderer {
         break;
       }
       case 'run_resumed':
+        this.#resumedFrom = event.fromTurn;
         this.note(
           event.fromTurn === 0
             ? 'continuing the stopped run in its first turn, from the tool calls it had asked for'
@@ -372,7 +375,14 @@ export class TerminalRenderer {
     this.#attemptText = '';
     const calls = `${this.#toolCalls} tool call${this.#toolCalls === 1 ? '' : 's'}`;
     const cost = event.cost === undefined ? '' : ` · ${costText(event.cost)}`;
-    const stats = `${this.#turns} turn${this.#turns === 1 ? '' : 's'} · ${calls} · ${usageText(event.usage)}${cost}`;
+    const turns = `${this.#turns} turn${this.#turns === 1 ? '' : 's'}`;
+    // A continued run: its turns count from its start, its tool calls and usage from the continue (the stopped
+    // process's are not journalled), and the line says so.
+    const from = this.#resumedFrom;
+    const stats =
+      from === undefined
+        ? `${turns} · ${calls} · ${usageText(event.usage)}${cost}`
+        : `${turns}, ${from} of them before the stop · since the continue: ${calls} · ${usageText(event.usage)}${cost}`;
     this.note(`${this.stopReason(event)} · ${stats}`);
   }
 

@@ -92,6 +92,8 @@ export async function runAgent(
       // turn (its `run_resumed` says so); the task runs once it has completed.
       const unfinished = conversation.unfinishedRun;
       if (unfinished !== undefined) {
+        // Said once the lease is held: a loopctl still live on the conversation refuses this one first.
+        renderer.note('its last run stopped before it ended and is continued first');
         const ended = await continueTask(agent, unfinished, runOptions, sinks, (text) => renderer.note(text));
         if (ended !== undefined && ended.type !== 'run_completed') return ended;
       }
@@ -102,6 +104,10 @@ export async function runAgent(
       body,
       cancel.signal, // Ctrl-C while the store's lock is waited for ends the wait
     );
+    // A new conversation is stored by its first completed run: the header's "resumes it" did not come true.
+    if (conversation.notCreated !== undefined && outcome.type !== 'run_completed') {
+      renderer.note(conversation.notCreated);
+    }
     return exitCodeOf(outcome, stoppedBy);
   } catch (error) {
     if (!isInstance(error, ConversationBusyError)) throw error;

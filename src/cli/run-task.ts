@@ -1,4 +1,5 @@
 import {
+  isSessionSchemaError,
   isTerminalEvent,
   resumeRun,
   run,
@@ -70,7 +71,9 @@ export function runTask(agent: Agent, task: string, options: RunOptions, sinks: 
 /**
  * Continues the run `runId` whose process was killed, from its last journalled turn (`resumeRun`,
  * docs/cli.md "Saved conversations"), with the sinks of `runTask`; resolves with its terminal event, or
- * undefined when it cannot be continued (it was committed or discarded meanwhile: `why` says so).
+ * undefined when it cannot be continued (it was committed or discarded meanwhile: `why` says so). A
+ * journal that cannot be read (`SessionSchemaError`: a corrupt row) is discarded, and `why` says so: the
+ * conversation is as it was before that run, and the next `--continue` does not meet it again.
  */
 export async function continueTask(
   agent: Agent,
@@ -84,7 +87,25 @@ export async function continueTask(
   try {
     handle = await resumeRun(agent, runId, telemetry === undefined ? options : { ...options, telemetry });
   } catch (error) {
-    why(`the stopped run cannot be continued: ${(error as Error).message}`);
+    const message = String((error as Error | undefined)?.message ?? error);
+    const discard = options.session?.discardJournal;
+    if (isSessionSchemaError(error) && typeof discard === 'function') {
+      // A journal that cannot be read never will be: discarded, so the next --continue is clean.
+      const discarded = await Promise.resolve()
+        .then(() => discard.call(options.session, runId))
+        .then(
+          () => true,
+          () => false,
+        );
+      why(
+        discarded
+          ? `the stopped run's journal could not be read (${message}) and was discarded; ` +
+              'the conversation is as it was before that run'
+          : `the stopped run's journal could not be read (${message}), nor discarded`,
+      );
+      return undefined;
+    }
+    why(`the stopped run cannot be continued: ${message}`);
     return undefined;
   }
   return new Promise((resolve) => {

@@ -35,6 +35,8 @@ export class RunJournalWriter {
   /** The writes in flight, settled or not: a discard waits for them. */
   #inFlight = 0;
   #pending: Promise<unknown> = Promise.resolve();
+  /** Whether the run holds its journal (it got past its lease): only then is the journal its to discard. */
+  #claimed = false;
 
   /**
    * `base`: the last turn journalled before this run started (0, or the turn a continued run goes on
@@ -126,10 +128,23 @@ export class RunJournalWriter {
     });
   }
 
-  /** Discards the run's journal (a run that did not complete) once a write in flight has settled; never throws. */
+  /**
+   * The run got past its session's lease (or the session has none) and loads its history: from now on
+   * its journal is its own to discard. A run refused before (the lease held by a live run, another run
+   * using the session in this process, a cancel at its start) leaves the journal under its run id alone:
+   * a `resumeRun` refused so must not discard the live run's journal.
+   */
+  claim(): void {
+    this.#claimed = true;
+  }
+
+  /**
+   * Discards the run's journal (a run that did not complete) once a write in flight has settled; never
+   * throws. Nothing when the run never claimed it (see `claim`).
+   */
   discard(runId: string): void {
     const session = this.#session;
-    if (session === undefined) return;
+    if (session === undefined || !this.#claimed) return;
     // The journal of a run that never completes is never continued: a failed discard only leaves it taking room.
     const discard = (): Promise<void> => {
       try {

@@ -16,7 +16,10 @@ import type { Agent, RunHandle, StartOptions } from './types.js';
  * `run_resumed` (`fromTurn`: the last journalled turn), then turn `fromTurn + 1`'s. The turns after
  * `fromTurn` that the dead process had begun are done again (a tool call in them may run again). Its
  * input is the run's journalled Items; at its end it commits them with its own, once, under `runId` (the
- * commit seals the journal), or discards the journal when it is cancelled or fails, like any run.
+ * commit seals the journal), or discards the journal when it is cancelled or fails once it held the
+ * session's lease, like any run. Refused before that (the lease of a run still live, or of the winner of
+ * two continues racing; its session in use in this process) it fails `configuration_error` and leaves
+ * the journal as it is.
  * Steering that a journalled turn injected (a `user` Item with its token's id) and that `options.mailbox`
  * still holds is taken off it and marked delivered, so it is not delivered again; the rest is delivered as
  * usual. Its usage counts from the continue (the dead process's is not journalled).
@@ -25,7 +28,8 @@ import type { Agent, RunHandle, StartOptions } from './types.js';
  * `options.session`), with {@link ResumeError} `committed` when the run's commit is stored (it completed;
  * nothing to continue) and `not_journalled` when it has no journalled turn (it never completed one, or was
  * cancelled or failed and discarded it: start it again from its input), and with the store's error when
- * the journal cannot be read. Nothing runs then.
+ * the journal cannot be read (`SessionSchemaError` `corrupt` for a row the store cannot read, naming the
+ * run and the turn: `discardJournal` removes it). Nothing runs then.
  *
  * One process continues a run: take care that the process that ran it is gone (its session lease,
  * when the session has `acquire`, refuses a second live run anyway).

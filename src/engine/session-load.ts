@@ -10,7 +10,8 @@ import { stageAt } from './waits.js';
 
 /**
  * The session's side of a run start, one stage at `session_load` (checkpoint 12: session load): the
- * lease first when the session has `acquire` (see `SessionLease`), then `load()`. Emits the history,
+ * lease first when the session has `acquire` (see `SessionLease`), then `load()`, where the run claims
+ * its journal (`RunJournalWriter.claim`: a run refused by the lease discards nothing). Emits the history,
  * repaired before it is sent ("the history is valid on the wire"; the stored Items stay as they are).
  * Errors with a {@link SessionFailure}: a refused lease is `configuration_error`; a load that throws,
  * rejects, errors, or gives anything but an array of Items (the store's bad data) is `session_error`.
@@ -26,6 +27,7 @@ export function openSession$(rc: RunContext<any>, session: Session): Observable<
 function history$(rc: RunContext<any>, session: Session): Observable<readonly Item[]> {
   return new Observable<readonly Item[]>((subscriber) => {
     const failed = (error: unknown): void => subscriber.error(new SessionFailure('session_error', error));
+    rc.journal.claim(); // past the lease: the run's journal is its own (a cancel or failure now discards it)
     let loaded: Observable<unknown>;
     try {
       loaded = toLastValue(session.load());

@@ -15,15 +15,7 @@ import {
 import { SessionSchemaError } from '../session/errors.js';
 import { holderToken } from '../session/holder-process.js';
 import { leaseLost } from '../session/lease-errors.js';
-import type {
-  AppendOptions,
-  JournalOptions,
-  JournalTurn,
-  Lease,
-  LeaseOptions,
-  RunJournal,
-  Session,
-} from '../session/session.js';
+import type { AppendOptions, JournalOptions, Lease, LeaseOptions, RunJournal, Session } from '../session/session.js';
 import { POSTGRES_SCHEMA_VERSION, where } from './schema.js';
 import type { PostgresBackend } from './backend.js';
 
@@ -137,26 +129,34 @@ export class PostgresSession implements Session {
     await this.store.query(this.id, this.store.sql.journalTurn, [this.id, runId, key, text]);
   }
 
-  /** The journal of `runId` (see `Session.readJournal`), read in one snapshot. */
+  /**
+   * The journal of `runId` (see `Session.readJournal`), read in one snapshot; `SessionSchemaError` (`corrupt`,
+   * naming the run and the turn) for a row that is not JSON, not an array of Items, or under a turn that is
+   * not a non-zero integer.
+   */
   async readJournal(runId: string): Promise<RunJournal> {
     checkId(runId, 'runId');
     type Row = { turn: number | null; items: string | null; sealed: boolean };
     const rows = await this.store.query<Row>(this.id, this.store.sql.readJournal, [this.id, runId]);
     const sealed = rows[0]?.sealed ?? false;
     if (sealed) return { sealed, turns: [] };
-    const entries: JournalTurn[] = [];
+    const init = {
+      problem: 'corrupt' as const,
+      expectedVersion: POSTGRES_SCHEMA_VERSION,
+      location: where(this.store.schema),
+    };
+    const named = (what: string): string =>
+      what.replace(/^turn \S+/, (t) => `${t} of run "${runId}" in session "${this.id}"`);
+    const entries: { turn: unknown; items: unknown }[] = [];
     for (const row of rows) {
       if (row.turn === null || row.items === null) continue;
       try {
-        entries.push({ turn: row.turn, items: JSON.parse(row.items) as Item[] });
+        entries.push({ turn: row.turn, items: JSON.parse(row.items) as unknown });
       } catch (err) {
-        const location = where(this.store.schema);
-        const init = { problem: 'corrupt' as const, expectedVersion: POSTGRES_SCHEMA_VERSION, location };
-        const what = `turn ${row.turn} of run "${runId}" in session "${this.id}" is not JSON`;
-        throw new SessionSchemaError(init, what, { cause: err });
+        throw new SessionSchemaError(init, named(`turn ${row.turn} is not JSON`), { cause: err });
       }
     }
-    return journalOf(sealed, entries);
+    return journalOf(sealed, entries, (what) => new SessionSchemaError(init, named(what)));
   }
 
   /** Removes the journal of `runId`; idempotent. */

@@ -131,19 +131,53 @@ export function checkJournalTurn(runId: unknown, turn: unknown, items: unknown):
   checkItems(items);
 }
 
+/** One stored journal entry as a store read it: its turn key and its Items, neither checked yet. */
+export interface StoredJournalEntry {
+  readonly turn: unknown;
+  readonly items: unknown;
+}
+
 /**
  * A run's journal from its stored entries, for the stores (docs/sessions.md, "No tool runs twice"): an entry
  * under turn `-n` is turn `n`'s journalled response (`journalResponse`), the others completed turns. Gives
- * the completed turns in turn order and, as `pending`, the latest response of a turn after all of them.
+ * the completed turns in turn order and, as `pending`, the latest response of a turn after all of them (an
+ * older response, one a completed turn superseded, is ignored). Every entry is checked, as a store's rows
+ * are foreign: one whose turn is not a non-zero safe integer, or whose Items are not an array of Items,
+ * throws what `corrupt(what)` makes of `what` ("turn 0 is not a turn number", "turn 2 is not an array of
+ * Items (item 1: …)"); the store names the run and the session in it (a `SessionSchemaError`, `corrupt`).
  */
-export function journalOf(sealed: boolean, entries: readonly JournalTurn[]): RunJournal {
+export function journalOf(
+  sealed: boolean,
+  entries: readonly StoredJournalEntry[],
+  corrupt: (what: string) => Error = (what) => new TypeError(what),
+): RunJournal {
   if (sealed) return { sealed, turns: [] };
-  const turns = entries.filter((e) => e.turn > 0).sort((a, b) => a.turn - b.turn);
+  const checked = entries.map((e) => checkedEntry(e, corrupt));
+  const turns = checked.filter((e) => e.turn > 0).sort((a, b) => a.turn - b.turn);
   const last = turns.length === 0 ? 0 : turns[turns.length - 1]!.turn;
   let pending: JournalTurn | undefined;
-  for (const e of entries) {
+  for (const e of checked) {
     const turn = -e.turn;
     if (turn > last && (pending === undefined || turn > pending.turn)) pending = { turn, items: e.items };
   }
   return pending === undefined ? { sealed, turns } : { sealed, turns, pending };
+}
+
+/** `entry` as a JournalTurn, or the error `corrupt` makes of why it is not one. */
+function checkedEntry(entry: StoredJournalEntry, corrupt: (what: string) => Error): JournalTurn {
+  const { turn, items } = entry;
+  if (typeof turn !== 'number' || !Number.isSafeInteger(turn) || turn === 0) {
+    throw corrupt(`turn ${describeValue(turn)} is not a turn number (a non-zero integer)`);
+  }
+  if (!Array.isArray(items)) throw corrupt(`turn ${turn} is not an array of Items, got ${describeValue(items)}`);
+  for (let i = 0; i < items.length; i++) {
+    const parsed = ItemSchema.safeParse(items[i]);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      const path = issue?.path.join('.') ?? '';
+      const why = `${path === '' ? '' : `${path}: `}${issue?.message ?? 'invalid'}`;
+      throw corrupt(`turn ${turn} is not an array of Items (item ${i}: ${why})`);
+    }
+  }
+  return { turn, items: items as Item[] };
 }

@@ -13,15 +13,7 @@ import {
 } from '../session/checks.js';
 import { describeHolder, holderEnded } from '../session/holder-process.js';
 import { leaseLost, refusal } from '../session/lease-errors.js';
-import type {
-  AppendOptions,
-  JournalOptions,
-  JournalTurn,
-  Lease,
-  LeaseOptions,
-  RunJournal,
-  Session,
-} from '../session/session.js';
+import type { AppendOptions, JournalOptions, Lease, LeaseOptions, RunJournal, Session } from '../session/session.js';
 import { SQLITE_SCHEMA_VERSION, corrupt } from './schema.js';
 import type { SqliteBackend } from './backend.js';
 
@@ -158,7 +150,10 @@ export class SqliteSession implements Session {
     );
   }
 
-  /** The journal of `runId` (see `Session.readJournal`); `SessionSchemaError` (`corrupt`) for a row not JSON. */
+  /**
+   * The journal of `runId` (see `Session.readJournal`); `SessionSchemaError` (`corrupt`, naming the run and the
+   * turn) for a row that is not JSON, not an array of Items, or under a turn that is not a non-zero integer.
+   */
   async readJournal(runId: string): Promise<RunJournal> {
     checkId(runId, 'runId');
     const { rows, sealed } = await this.store.run(this.id, (sql) => ({
@@ -166,15 +161,16 @@ export class SqliteSession implements Session {
       sealed: sql.hasRun.get(this.id, runId) !== undefined,
     }));
     if (sealed) return { sealed, turns: [] }; // a commit that landed between the two reads
-    const entries: JournalTurn[] = rows.map((row) => {
+    const where = (what: string): string =>
+      `${what.replace(/^turn \S+/, (t) => `${t} of run "${runId}" in session "${this.id}"`)}`;
+    const entries = rows.map((row) => {
       try {
-        return { turn: row.turn, items: JSON.parse(row.items) as Item[] };
+        return { turn: row.turn as unknown, items: JSON.parse(row.items) as unknown };
       } catch (err) {
-        const what = `turn ${row.turn} of run "${runId}" in session "${this.id}" is not JSON`;
-        throw corrupt(this.store.location, SQLITE_SCHEMA_VERSION, what, err);
+        throw corrupt(this.store.location, SQLITE_SCHEMA_VERSION, where(`turn ${row.turn} is not JSON`), err);
       }
     });
-    return journalOf(sealed, entries);
+    return journalOf(sealed, entries, (what) => corrupt(this.store.location, SQLITE_SCHEMA_VERSION, where(what)));
   }
 
   /** Removes the journal of `runId`; idempotent. */

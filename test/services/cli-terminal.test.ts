@@ -135,6 +135,10 @@ describe('a wait is shown within 2 s, bounded, announced, and Ctrl-C works throu
     expect(lines[4]).toMatch(
       /^\[loopctl\] failed \(model_error\): the model sent nothing within 1 s \(first-event deadline\) · /,
     );
-    expect(lines).toHaveLength(5);
+    // a new conversation whose run failed was never stored: the header's "resumes it" is corrected
+    expect(lines[5]).toMatch(
+      /^\[loopctl\] conversation \S+ was not created: its run did not complete, so nothing resumes it$/,
+    );
+    expect(lines).toHaveLength(6);
   });
 });

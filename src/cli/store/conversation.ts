@@ -40,6 +40,11 @@ export interface Conversation {
    */
   readonly unfinishedRun?: string;
   /**
+   * For a conversation this command creates: what to say when its run does not complete (nothing is
+   * stored, so the conversation the header named does not exist and `--continue` will not find it).
+   */
+  readonly notCreated?: string;
+  /**
    * Runs `body` holding the conversation's lease, renewed every
    * `LEASE_TTL_MS / 3`, released when `body` settles. Should the lease be
    * lost meanwhile (another process took it after this one stalled for a
@@ -89,6 +94,7 @@ export async function openConversation(options: CliOptions, env: NodeJS.ProcessE
     const existing = (name: string) => mine.find((info) => info.id === sessionId(folder, name));
     let name: string;
     let note: string;
+    let fresh = true;
     if (choice.kind === 'named') {
       name = choice.name;
       const found = existing(name);
@@ -98,9 +104,11 @@ export async function openConversation(options: CliOptions, env: NodeJS.ProcessE
             `or delete it with loopctl sessions rm ${name}`,
         );
       }
+      fresh = found === undefined;
       note = found ? `continued: ${found.items} items` : `new; loopctl --session ${name} resumes it${same}`;
     } else if (choice.kind === 'continue' && mine.length > 0) {
       name = splitId(mine[0]!.id)!.name;
+      fresh = false;
       note = `continued: ${mine[0]!.items} items`;
     } else {
       do name = newName();
@@ -111,8 +119,11 @@ export async function openConversation(options: CliOptions, env: NodeJS.ProcessE
     const session = store.session(sessionId(folder, name));
     // `--continue` with one task finishes the conversation's last run first when it was killed before it ended.
     const unfinished = choice.kind !== 'continue' || options.mode !== 'once' ? undefined : await unfinishedIn(session);
-    const more = unfinished === undefined ? '' : '; its last run stopped before it ended and is continued first';
-    return stored(store, session, `conversation ${sanitizeLine(name)} (${note}${more})`, unfinished);
+    const conversation = stored(store, session, `conversation ${sanitizeLine(name)} (${note})`, unfinished);
+    if (!fresh) return conversation;
+    const nothing = 'so nothing resumes it';
+    const notCreated = `conversation ${sanitizeLine(name)} was not created: its run did not complete, ${nothing}`;
+    return { ...conversation, notCreated };
   } catch (error) {
     await store.close();
     throw error instanceof StoreError ? error : storeError(error);
