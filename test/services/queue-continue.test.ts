@@ -111,5 +111,40 @@ describe("queueRuns onWorkerLost 'continue'", () => {
     expect(injected).toHaveLength(1);
     expect(steeredInHistory).toBe(1);
     expect(await history(store, 't', interrupted)).toEqual(await history(store, 'base', interrupted));
+    // Its journal is gone with its terminal (never sealed: every claim committed under its own key).
+    expect(await store.session(`${P}/t`).journalledRuns()).not.toContain(runId);
+  }, 60_000);
+
+  it('a cancel after the continue reaches the run on its new worker: one run_cancelled', async () => {
+    const store = await pg.makeStore();
+    fx = queueFixture({ sessions: store });
+    const settings = { pgSchema: store.schema, onWorkerLost: 'continue' as const };
+    const pool = await Promise.all([1, 2].map(() => fx!.worker(settings)));
+    const { runId } = await fx.runs.start({
+      agent: 'queue-agent',
+      threadId: 't',
+      input: '!steps 10 300',
+      principal: P,
+    });
+    const events$ = fx.runs.events(runId, { principal: P });
+    const delivered = allEvents(events$);
+    await firstValueFrom(events$.pipe(filter((e) => e.type === 'tool_call_started' && e.turn === 3)));
+    const owner = await fx.redis.hget(`${fx.prefix}:${fx.queue}:lc:run:${runId}`, 'owner');
+    pool.find((w) => w.id === owner)!.child.kill('SIGKILL');
+    await firstOf(events$, 'run_resumed');
+    const cancelled = await fx.runs.cancel(runId, 'enough', P);
+    const events = await delivered;
+    const terminals = events.filter(isTerminalEvent);
+    console.log(
+      `cancel after continue: cancel answered ${cancelled}; terminals ${terminals.length} ` +
+        `(${terminals.map((t) => `${t.type}/${t.stopReason}`).join(',')}); ` +
+        `run_resumed ${events.filter((e) => e.type === 'run_resumed').length}`,
+    );
+    expect(cancelled).toBe(true);
+    expect(terminals.map((t) => t.type)).toEqual(['run_cancelled']);
+    expect(gapless(events)).toBe(true);
+    // Cancelled: the session stays as before the run, and the run's journal is discarded.
+    expect(await store.session(`${P}/t`).load()).toEqual([]);
+    expect(await store.session(`${P}/t`).journalledRuns()).not.toContain(runId);
   }, 60_000);
 });
