@@ -68,6 +68,17 @@ describe("a worker's self-cancel deadline", () => {
   });
 });
 
+describe("startWorker's onWorkerLost", () => {
+  it("names the three values a bad one may be: 'fail', 'retry_once' or 'continue'", async () => {
+    const options = { connection: 'redis://127.0.0.1:1', queue: 'q', agents: {}, insecure: true };
+    await expect(startWorker({ ...options, onWorkerLost: 'continued' as never })).rejects.toMatchObject({
+      name: 'ConfigurationError',
+      field: 'options.onWorkerLost',
+      message: expect.stringContaining("'fail', 'retry_once' or 'continue'"),
+    });
+  });
+});
+
 describe('startWorker options', () => {
   const ok = { connection: 'redis://127.0.0.1:1', queue: 'q', agents: {}, insecure: true };
   it.each([
@@ -80,6 +91,7 @@ describe('startWorker options', () => {
     [{ ...ok, shutdownGraceMs: 'soon' }, 'options.shutdownGraceMs'],
     [{ ...ok, eventStoreOutageMs: -5 }, 'options.eventStoreOutageMs'],
     [{ ...ok, onWorkerLost: 'retry' }, 'options.onWorkerLost'],
+    [{ ...ok, onWorkerLost: 'resume' }, 'options.onWorkerLost'],
     [{ ...ok, onRun: 'log' }, 'options.onRun'],
   ])('%# rejects naming %s', async (options, name) => {
     await expect(startWorker(options as never)).rejects.toMatchObject({ name: 'ConfigurationError', field: name });

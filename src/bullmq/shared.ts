@@ -5,7 +5,7 @@ import { ConcurrentRunError } from '../errors.js';
 import { SessionStorageError } from '../session/errors.js';
 import type { LocalRunsSessionStore } from '../runs/thread.js';
 import type { TraceCarrier } from '../runs/trace-carrier.js';
-import type { Lease, LeaseOptions, Session } from '../session/session.js';
+import type { Lease, LeaseOptions, RunJournal, Session } from '../session/session.js';
 import { toLastValue } from '../last-value.js';
 import { lastValueFrom } from 'rxjs';
 import { QueueAuthError, type QueueAuth } from './auth.js';
@@ -84,10 +84,12 @@ export const jobOptions = (runId: string) =>
 /**
  * The key a claim's session commit is stored under (the append's `runId`, idempotent per key): the run id for
  * the first claim, `<runId>#<token>` for a rerun's. A peer that declares a claim lost fences its key off first
- * (`Session.fenceRun`), so the lost worker's commit, landing later, stores nothing.
+ * (`Session.fenceRun`), so the lost worker's commit, landing later, stores nothing. `perClaim` (workers with
+ * `onWorkerLost: 'continue'`): `<runId>#<token>` for every claim, the first too, so that fencing a claim never
+ * marks the run id itself stored — which would seal the run's journal, and a sealed run cannot be continued.
  */
-export const commitKeyOf = (runId: string, token: string): string =>
-  token === '' || token === '1' ? runId : `${runId}#${token}`;
+export const commitKeyOf = (runId: string, token: string, perClaim = false): string =>
+  !perClaim && (token === '' || token === '1') ? runId : `${runId}#${token}`;
 
 /** How long a commit waits before it is sent again after a connection error (ms). */
 const COMMIT_RETRY_MS = 200;
@@ -115,10 +117,17 @@ export function isTransientStorageError(error: unknown): boolean {
  * is sent again every 200 ms until it answers or its signal (the run's `commitMs`) aborts: the append is
  * idempotent per key, so an acknowledgement lost after the commit stored ends the run completed.
  */
-export function lazySession(store: LocalRunsSessionStore, id: string, patientMs = 0, commitKey?: string): Session {
+export function lazySession(
+  store: LocalRunsSessionStore,
+  id: string,
+  patientMs = 0,
+  commitKey?: string,
+  journal = false,
+): Session {
   let session: Promise<Session> | undefined;
   const get = (): Promise<Session> => (session ??= Promise.resolve().then(() => store.session(id)));
   return {
+    ...(journal ? journalOf(get) : {}),
     load: () => get().then(async (s) => (await lastValueFrom(toLastValue(s.load()))) as readonly Item[]),
     append: (items, options) =>
       get().then(async (s) => {
@@ -159,6 +168,30 @@ export function lazySession(store: LocalRunsSessionStore, id: string, patientMs 
         startedHere.add(key);
         return true;
       }),
+  };
+}
+
+/**
+ * The journal methods of a queued run's session (`onWorkerLost: 'continue'`), by run id — never the claim's
+ * commit key: every claim of a run writes and reads one journal. A store without a journal journals nothing
+ * and reads an empty one (a lost run is then rerun from its last commit). `discardJournal` does nothing here:
+ * a run's journal is removed by the worker once its terminal event is stored (./worker-run.ts), so the
+ * cancel of a claim declared lost (its writes refused) cannot discard the journal the next claim goes on from.
+ */
+function journalOf(
+  get: () => Promise<Session>,
+): Pick<Session, 'journalTurn' | 'journalResponse' | 'readJournal' | 'discardJournal'> {
+  const call = async <T>(fn: (s: Session) => unknown, none: T): Promise<T> => {
+    const s = await get();
+    const result = fn(s);
+    return result === undefined ? none : ((await lastValueFrom(toLastValue(result as never))) as T);
+  };
+  return {
+    journalTurn: (runId, turn, items, options) => call((s) => s.journalTurn?.(runId, turn, items, options), undefined),
+    journalResponse: (runId, turn, items, options) =>
+      call((s) => s.journalResponse?.(runId, turn, items, options), undefined),
+    readJournal: (runId) => call((s) => s.readJournal?.(runId), { sealed: false, turns: [] } as RunJournal),
+    discardJournal: () => Promise.resolve(),
   };
 }
 

@@ -4,10 +4,10 @@ import { toLastValue } from '../last-value.js';
 import { seqOf } from './keys.js';
 import type { WireItem } from './requests.js';
 import { commitKeyOf } from './shared.js';
-import { next, type RunContext } from './worker-run.js';
+import { discardJournal, next, type RunContext } from './worker-run.js';
 
 /** What ending a lost worker's run needs: the scripts, the keys, the retention, the next run's queue, the store. */
-export type LostContext = Pick<RunContext, 'redis' | 'keys' | 'retainMs' | 'enqueue' | 'sessions'>;
+export type LostContext = Pick<RunContext, 'redis' | 'keys' | 'retainMs' | 'enqueue' | 'sessions' | 'continueRuns'>;
 
 /**
  * What a peer found of a lost claim's session commit: `'committed'` (it stored: the run's outcome is the
@@ -18,7 +18,8 @@ export type LostContext = Pick<RunContext, 'redis' | 'keys' | 'retainMs' | 'enqu
 export type LostCommit = 'committed' | 'fenced' | 'moved' | undefined;
 
 /**
- * Fences off the session commit of `owner`'s claim of the run (`Session.fenceRun` on the claim's commit key):
+ * Fences off the session commit of `owner`'s claim of the run (`Session.fenceRun` on the claim's commit key;
+ * without `continueRuns`, a first claim's `<runId>#1` too, the key a continuing worker commits it under):
  * after it, the claim's commit either stored or never will; the run's session lease is released first
  * (`Session.releaseRun`). Read with the claim in one step: a run whose owner
  * is `owner` and state `running` still has that owner's claim token (each claim sets both).
@@ -32,7 +33,14 @@ export async function fenceLost(ctx: LostContext, runId: string, owner: string):
   // wait for the lease's ttl).
   if (typeof session.releaseRun === 'function') await lastValueFrom(toLastValue(session.releaseRun(runId)));
   if (typeof session.fenceRun !== 'function') return undefined;
-  return lastValueFrom(toLastValue(session.fenceRun(commitKeyOf(runId, claim ?? ''))));
+  const fence = (key: string) => lastValueFrom(toLastValue(session.fenceRun!(key)));
+  const perClaim = ctx.continueRuns === true;
+  const key = commitKeyOf(runId, claim ?? '', perClaim);
+  const verdict = await fence(key);
+  // A peer that does not continue runs (an API process, a worker with another `onWorkerLost`) fences a first
+  // claim's per-claim key too: that claim may be a continuing worker's, whose commit key it is.
+  if (perClaim || !claim || key === `${runId}#${claim}`) return verdict;
+  return (await fence(`${runId}#${claim}`)) === 'committed' ? 'committed' : verdict;
 }
 
 /**
@@ -89,9 +97,14 @@ export async function failLost(
         partial: [],
       };
   const args = [keys.ns, runId, String(lastSeq + 1), JSON.stringify(event), 'running', owner, String(ctx.retainMs)];
-  if (!committed) return next(ctx, await redis.lcTerminal(...args, '1', ''));
   const back = mailbox.map(({ id, content, mac }) => JSON.stringify({ id, content, mac }));
-  await next(ctx, await redis.lcTerminal(...args, '0', '', ...back));
+  const result = committed
+    ? await redis.lcTerminal(...args, '0', '', ...back)
+    : await redis.lcTerminal(...args, '1', '');
+  // The run ended: its journal (`onWorkerLost: 'continue'`), if it has one, is done with.
+  const thread = ctx.sessions !== undefined ? await redis.hget(keys.run(runId), 'thread').catch(() => null) : null;
+  if (thread && typeof result[0] === 'number' && result[0] >= 0) await discardJournal(ctx, thread, runId);
+  await next(ctx, result);
 }
 
 /** The run's thread's history ([] when it cannot be read: the outcome is decided by the commit already). */

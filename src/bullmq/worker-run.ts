@@ -22,7 +22,10 @@ import {
 import type { QueueAuth } from './auth.js';
 import type { ScriptedRedis } from './scripts.js';
 import { commitKeyOf, eventJson, lazySession, type RunJobData } from './shared.js';
-import { keepSuspension, startOrResume } from './worker-resume.js';
+import { keepSuspension, queueSuspensionKey, startOrResume } from './worker-resume.js';
+import { resumeRun } from '../engine/resume-run.js';
+import { toLastValue } from '../last-value.js';
+import { lastValueFrom } from 'rxjs';
 
 /** A run this worker has taken: claiming it, running it, or watching the worker that owns it. */
 export interface LocalRun {
@@ -57,6 +60,11 @@ export interface RunContext {
   readonly sessions: LocalRunsSessionStore | undefined;
   readonly runOptions: Omit<RunOptions<any>, 'mailbox' | 'session' | 'steer$' | 'idGenerator' | 'trace'>;
   readonly retainMs: number;
+  /**
+   * `onWorkerLost: 'continue'`: runs journal their turns (by run id), every claim commits under
+   * `<runId>#<claim>`, and a run's journal is discarded once its terminal event is stored.
+   */
+  readonly continueRuns?: boolean;
   /** How long a rerun's lease waits for a dead worker's lease to expire (ms). */
   readonly leasePatienceMs: number;
   /** Told when a run's terminal event is emitted here (before it is stored: Redis may be unreachable). */
@@ -89,7 +97,8 @@ function mirrorOf(ctx: RunContext, runId: string, token: string): MailboxMirror 
  * rerun after a lost worker: its `run_started` is left out and its events continue after the stored ones.
  * `token` is the claim's ownership token: every write of the run — its events, its mailbox, its terminal, its
  * session commit (under the claim's commit key, which a peer fences off before it declares the run lost) — is
- * refused once the token is no longer the run's current claim.
+ * refused once the token is no longer the run's current claim. `continued`: the run goes on from its last
+ * journalled turn (`resumeRun`: its events continue with `run_resumed`) instead of starting on its input.
  */
 export async function execute(
   ctx: RunContext,
@@ -98,6 +107,7 @@ export async function execute(
   claimed: readonly WireItem[],
   seqBase: number,
   token: string,
+  continued = false,
 ): Promise<void> {
   const { redis, keys } = ctx;
   local.token = token;
@@ -107,23 +117,37 @@ export async function execute(
   const agent = Object.hasOwn(ctx.agents, data.agent) ? ctx.agents[data.agent] : undefined;
   const unknown = { name: 'AgentNotFoundError', message: `no agent ${JSON.stringify(data.agent)} on this worker` };
   if (agent === undefined) return failAtStart(ctx, local, data, mailbox, unknown);
+  const perClaim = ctx.continueRuns === true;
   const session: Session | undefined = ctx.sessions
-    ? lazySession(ctx.sessions, data.sessionId, seqBase > 0 ? ctx.leasePatienceMs : 0, commitKeyOf(local.runId, token))
+    ? lazySession(
+        ctx.sessions,
+        data.sessionId,
+        seqBase > 0 ? ctx.leasePatienceMs : 0,
+        commitKeyOf(local.runId, token, perClaim),
+        perClaim,
+      )
     : undefined;
   const ids = (kind: 'run' | 'item'): string => (kind === 'run' ? local.runId : randomUUID());
   let handle: RunHandle;
   try {
     // The caller's trace context from the job (an invalid one is ignored whole): the run's telemetry joins it.
     const trace = traceCarrierOf(data.trace?.traceparent, data.trace?.tracestate);
-    // A resume job continues its suspension (./worker-resume.ts); any other starts on its input.
-    handle = startOrResume(ctx, agent, data, {
+    const options = {
       ...ctx.runOptions,
       ...(trace ? { trace } : {}),
-      replay: 'compact',
+      replay: 'compact' as const,
       mailbox,
       ...(session ? { session } : {}),
       idGenerator: ids,
-    });
+    };
+    // A continued run goes on from its journal; a resume job continues its suspension (./worker-resume.ts);
+    // any other starts on its input.
+    handle = continued
+      ? await resumeRun(agent, local.runId, {
+          ...options,
+          suspensionKey: queueSuspensionKey(ctx.auth, ctx.runOptions.suspensionKey),
+        })
+      : startOrResume(ctx, agent, data, options);
   } catch (error) {
     // A ConfigurationError before anything ran (an input or option the engine refuses): the run fails here.
     const {
@@ -193,7 +217,27 @@ async function finish(
   const owner = `${ctx.workerId}#${local.token ?? ''}`;
   const args = [keys.ns, local.runId, String(terminal.seq), eventJson(terminal), 'running', owner];
   const result = await redis.lcTerminal(...args, String(ctx.retainMs), '0', '', ...back);
+  // Stored: the run ended here, its journal is done with (refused: another claim has the run and its journal).
+  if (ctx.continueRuns === true && typeof result[0] === 'number' && result[0] >= 0) {
+    await discardJournal(ctx, data.sessionId, local.runId);
+  }
   await next(ctx, result);
+}
+
+/** Removes the journal of `runId` from its thread's session, when the store keeps one (an error is ignored). */
+export async function discardJournal(
+  ctx: Pick<RunContext, 'sessions'>,
+  sessionId: string,
+  runId: string,
+): Promise<void> {
+  try {
+    const session = await ctx.sessions?.session(sessionId);
+    if (typeof session?.discardJournal === 'function') {
+      await lastValueFrom(toLastValue(session.discardJournal(runId)));
+    }
+  } catch {
+    // a journal left behind is listed by `journalledRuns`, never loaded as history
+  }
 }
 
 /**

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { lastValueFrom } from 'rxjs';
+import { toLastValue } from '../last-value.js';
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Agent, RunOptions } from '../engine/types.js';
 import { ConfigurationError } from '../errors.js';
@@ -44,8 +46,14 @@ export interface StartWorkerOptions {
   readonly stalledIntervalMs?: number;
   /** SIGTERM drain (`close()`): how long runs may go on before they are cancelled. Default 25 000. */
   readonly shutdownGraceMs?: number;
-  /** A run whose worker died: `'fail'` (`run_failed`, `worker_lost`) or `'retry_once'` (rerun from the last commit). */
-  readonly onWorkerLost?: 'fail' | 'retry_once';
+  /**
+   * A run whose worker died: `'fail'` (`run_failed`, `worker_lost`), `'retry_once'` (rerun from the last
+   * commit), or `'continue'` (docs/scale-out.md, "Continuing a lost run"): runs journal each turn in `sessions`,
+   * and a lost run is continued from its last journalled turn on another worker (`resumeRun`: same run id,
+   * `run_resumed` in its stream), up to {@link MAX_CONTINUES} times; a run with no journalled turn, or a store
+   * without a journal, is rerun as `'retry_once'` does. Every worker of a queue must have the same value.
+   */
+  readonly onWorkerLost?: 'fail' | 'retry_once' | 'continue';
   /**
    * Redis unreachable mid-run (no heartbeat stored this long): events are buffered, then the live runs are
    * cancelled (reason `{ type: 'event_store_unavailable' }`). Must be shorter than `lockDurationMs`, so a worker
@@ -95,6 +103,12 @@ export interface QueueWorker {
   close(): Promise<void>;
 }
 
+/**
+ * How many times a run is continued after a lost worker (`onWorkerLost: 'continue'`): a run whose workers keep
+ * dying (a turn that crashes its process) then ends `run_failed` (`worker_lost`).
+ */
+export const MAX_CONTINUES = 5;
+
 /** How long after `shutdownGraceMs` a draining worker cancels a run that a graceful stop did not end (ms). */
 const STOP_BACKSTOP_MS = 1000;
 
@@ -129,8 +143,8 @@ export async function startWorker(options: StartWorkerOptions): Promise<QueueWor
   const outageMs = selfCancelMs(options.eventStoreOutageMs, lockDurationMs);
   const retainMs = checkMs(options.retainFinishedMs ?? DEFAULT_RETAIN_FINISHED_MS, 'options.retainFinishedMs', 1);
   const onWorkerLost = options.onWorkerLost ?? 'fail';
-  if (onWorkerLost !== 'fail' && onWorkerLost !== 'retry_once') {
-    throw new ConfigurationError('options.onWorkerLost', "must be 'fail' or 'retry_once'");
+  if (onWorkerLost !== 'fail' && onWorkerLost !== 'retry_once' && onWorkerLost !== 'continue') {
+    throw new ConfigurationError('options.onWorkerLost', "must be 'fail', 'retry_once' or 'continue'");
   }
   const runOptions = checkRunOptions(options.runOptions);
   if (options.onRun !== undefined && typeof options.onRun !== 'function') {
@@ -159,6 +173,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<QueueWor
     sessions,
     runOptions,
     retainMs,
+    continueRuns: onWorkerLost === 'continue',
     leasePatienceMs: DEFAULTS.session.leaseTtlMs + lockDurationMs,
     ended: (run, data) => {
       if (run.terminal === undefined || run.ending === undefined) return;
@@ -269,7 +284,23 @@ export async function startWorker(options: StartWorkerOptions): Promise<QueueWor
       }
       if (commit === 'moved') continue;
       const retries = Number((await redis.hget(keys.run(data.runId), 'retries')) ?? 0);
-      if (commit !== 'committed' && onWorkerLost === 'retry_once' && retries < 1) {
+      // 'continue': from the run's journal when it has a turn to go on from (a resume job is rerun instead).
+      const journalled =
+        commit !== 'committed' && onWorkerLost === 'continue' && retries < MAX_CONTINUES && !data.resume
+          ? await continuable(data).catch(() => false)
+          : false;
+      if (journalled) {
+        const [requeued, lastSeq] = await redis.lcRequeue(keys.ns, data.runId, owner);
+        if (requeued !== 1) continue;
+        const again = await redis.lcClaim(keys.ns, data.runId, id, data.sessionId);
+        if (again[0] !== 'claimed') continue;
+        note({ type: 'claimed', runId: data.runId, agent: data.agent });
+        void control.read([data.runId]);
+        const items = await signedItems(data, again.slice(2));
+        return execute(ctx, run, data, items, (lastSeq ?? -1) + 1, again[1]!, true);
+      }
+      const rerun = onWorkerLost === 'retry_once' || (onWorkerLost === 'continue' && !journalled);
+      if (commit !== 'committed' && rerun && retries < 1) {
         const callsNote = await lostCallsNote(ctx, data.runId).catch(() => undefined);
         const [requeued, lastSeq] = await redis.lcRequeue(keys.ns, data.runId, owner);
         if (requeued !== 1) continue;
@@ -285,6 +316,16 @@ export async function startWorker(options: StartWorkerOptions): Promise<QueueWor
       }
       return failLost(ctx, data.runId, owner, commit);
     }
+  }
+
+  /** True when the run's journal has a turn to go on from (a store without a journal: false). */
+  async function continuable(data: RunJobData): Promise<boolean> {
+    if (sessions === undefined) return false;
+    const session = await sessions.session(data.sessionId);
+    if (typeof session.readJournal !== 'function') return false;
+    const journal = await lastValueFrom(toLastValue(session.readJournal(data.runId)));
+    if (journal === undefined || journal.sealed) return false;
+    return journal.turns[0]?.turn === 1 || journal.pending?.turn === 1;
   }
 
   /**

@@ -4,6 +4,8 @@
  * - `!stream N D`: N text chunks `wK ` D ms apart, then the answer ends with the steering it saw;
  * - `!tool MS`: a `wait` tool call of MS ms (cancellable), then `done`;
  * - `!turns N MS`: N turns of `wait` MS ms each, then `done`;
+ * - `!steps N MS`: as `!turns`, each call's id `step-K` (K: the tool results so far + 1), the same in every
+ *   process, so the histories of two runs of it compare equal;
  * - `!backoff MS`: a retryable error asking to retry after MS ms, then `done`;
  * - `!hold`: one chunk, then a stream that never ends;
  * - `!approve`: a `guarded` tool call (it needs approval), then `done` with what the tool's result said;
@@ -92,11 +94,14 @@ export const directiveModel: ModelProvider = {
         case '!hold':
           return concat(of<ModelEvent>({ type: 'text_delta', delta: 'holding ' }), NEVER);
         case '!tool':
+        case '!steps':
         case '!turns': {
           const turns = words[0] === '!tool' ? 1 : n(1, 2);
           const ms = words[0] === '!tool' ? n(1, 1000) : n(2, 100);
-          if (toolResultsSinceDirective(request) >= turns) return of(answer('done', request));
-          const toolCall = { callId: `call-${call}`, name: 'wait', arguments: JSON.stringify({ ms }) };
+          const done = toolResultsSinceDirective(request);
+          if (done >= turns) return of(answer('done', request));
+          const callId = words[0] === '!steps' ? `step-${done + 1}` : `call-${call}`;
+          const toolCall = { callId, name: 'wait', arguments: JSON.stringify({ ms }) };
           return of<ModelEvent>({
             type: 'response',
             response: { text: '', toolCalls: [toolCall], finishReason: 'tool_calls' },
