@@ -9,7 +9,15 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { isTerminalEvent, type Item, type RunEvent } from '../../src/index.js';
 import type { PostgresSessionStore } from '../../src/postgres/index.js';
 import { postgresFixture } from './support/postgres.js';
-import { allEvents, firstOf, gapless, queueFixture, type QueueFixture, type WorkerProcess } from './support/queue.js';
+import {
+  allEvents,
+  firstOf,
+  gapless,
+  queueFixture,
+  sleep,
+  type QueueFixture,
+  type WorkerProcess,
+} from './support/queue.js';
 
 const P = 'alice';
 const pg = postgresFixture();
@@ -115,6 +123,97 @@ describe("queueRuns onWorkerLost 'continue'", () => {
     expect(await store.session(`${P}/t`).journalledRuns()).not.toContain(runId);
   }, 60_000);
 
+  it('two crashes in a row: the run continued after a SIGKILL in turn 3 is continued again after one in turn 6', async () => {
+    const store = await pg.makeStore();
+    fx = queueFixture({ sessions: store });
+    const settings = { pgSchema: store.schema, onWorkerLost: 'continue' as const };
+    // Three workers: one is alive after both kills.
+    const pool = await Promise.all([1, 2, 3].map(() => fx!.worker(settings)));
+    const input = '!steps 7 150';
+    const base = await fx.runs.start({ agent: 'queue-agent', threadId: 'base', input, principal: P });
+    expect((await allEvents(fx.runs.events(base.runId, { principal: P }))).at(-1)?.type).toBe('run_completed');
+
+    const { runId } = await fx.runs.start({ agent: 'queue-agent', threadId: 't', input, principal: P });
+    const events$ = fx.runs.events(runId, { principal: P });
+    const delivered = allEvents(events$);
+    const killAt = async (turn: number) => {
+      await firstValueFrom(events$.pipe(filter((e) => e.type === 'tool_call_started' && e.turn === turn)));
+      const owner = await fx!.redis.hget(`${fx!.prefix}:${fx!.queue}:lc:run:${runId}`, 'owner');
+      const lost = pool.find((w) => w.id === owner)!;
+      lost.child.kill('SIGKILL');
+      return lost;
+    };
+    const first = await killAt(3);
+    const second = await killAt(6);
+    const events = await delivered;
+
+    const terminals = events.filter(isTerminalEvent);
+    const resumed = events.flatMap((e) => (e.type === 'run_resumed' ? [e] : []));
+    const counts = executions(pool, runId);
+    const items = (await store.session(`${P}/t`).load()) as readonly Item[];
+    const interrupted = new Set(
+      items.flatMap((i) => (i.type === 'tool_result' && !i.output.startsWith('waited') ? [i.callId] : [])),
+    );
+    console.log(
+      `two crashes (turns 3 and 6): terminals ${terminals.length} (${terminals.map((t) => t.type).join(',')}); ` +
+        `run_resumed ${resumed.length} (fromTurn ${resumed.map((r) => r.fromTurn).join(',')}); ` +
+        `tool calls executed ${counts.size}, most executions of one call ${Math.max(...counts.values())}; ` +
+        `interrupted ${[...interrupted].join(',')}`,
+    );
+
+    expect(first).not.toBe(second);
+    expect(await first.exited).toBe('SIGKILL');
+    expect(await second.exited).toBe('SIGKILL');
+    expect(terminals.map((t) => t.type)).toEqual(['run_completed']);
+    expect(gapless(events)).toBe(true);
+    expect(resumed).toHaveLength(2);
+    expect([...counts.values()].every((n) => n <= 1)).toBe(true);
+    expect([...interrupted]).toEqual(['step-3', 'step-6']);
+    expect(await history(store, 't', interrupted)).toEqual(await history(store, 'base', interrupted));
+    expect(await store.session(`${P}/t`).journalledRuns()).not.toContain(runId);
+  }, 60_000);
+
+  it('a SIGKILL between turns (just after a turn_completed) loses nothing: one terminal, the baseline history', async () => {
+    const store = await pg.makeStore();
+    fx = queueFixture({ sessions: store });
+    const settings = { pgSchema: store.schema, onWorkerLost: 'continue' as const };
+    const pool = await Promise.all([1, 2].map(() => fx!.worker(settings)));
+    const input = '!steps 5 150';
+    const base = await fx.runs.start({ agent: 'queue-agent', threadId: 'base', input, principal: P });
+    expect((await allEvents(fx.runs.events(base.runId, { principal: P }))).at(-1)?.type).toBe('run_completed');
+
+    const { runId } = await fx.runs.start({ agent: 'queue-agent', threadId: 't', input, principal: P });
+    const events$ = fx.runs.events(runId, { principal: P });
+    const delivered = allEvents(events$);
+    await firstValueFrom(events$.pipe(filter((e) => e.type === 'turn_completed' && e.turn === 3)));
+    const owner = await fx.redis.hget(`${fx.prefix}:${fx.queue}:lc:run:${runId}`, 'owner');
+    const lost = pool.find((w) => w.id === owner)!;
+    lost.child.kill('SIGKILL');
+    const events = await delivered;
+
+    const terminals = events.filter(isTerminalEvent);
+    const resumed = events.flatMap((e) => (e.type === 'run_resumed' ? [e] : []));
+    const counts = executions(pool, runId);
+    const items = (await store.session(`${P}/t`).load()) as readonly Item[];
+    const interrupted = new Set(
+      items.flatMap((i) => (i.type === 'tool_result' && !i.output.startsWith('waited') ? [i.callId] : [])),
+    );
+    console.log(
+      `SIGKILL after turn_completed 3: terminals ${terminals.length} (${terminals.map((t) => t.type).join(',')}); ` +
+        `run_resumed ${resumed.length} (fromTurn ${resumed.map((r) => r.fromTurn).join(',')}); ` +
+        `most executions of one call ${Math.max(...counts.values())}; interrupted ${interrupted.size}`,
+    );
+
+    expect(await lost.exited).toBe('SIGKILL');
+    expect(terminals.map((t) => t.type)).toEqual(['run_completed']);
+    expect(gapless(events)).toBe(true);
+    expect(resumed).toHaveLength(1);
+    expect([...counts.values()].every((n) => n <= 1)).toBe(true);
+    // Killed between turns, or early in turn 4 before its call ran: at most turn 4's call is interrupted.
+    expect([...interrupted].every((id) => id === 'step-4')).toBe(true);
+    expect(await history(store, 't', interrupted)).toEqual(await history(store, 'base', interrupted));
+  }, 60_000);
+
   it('a cancel after the continue reaches the run on its new worker: one run_cancelled', async () => {
     const store = await pg.makeStore();
     fx = queueFixture({ sessions: store });
@@ -145,6 +244,10 @@ describe("queueRuns onWorkerLost 'continue'", () => {
     expect(gapless(events)).toBe(true);
     // Cancelled: the session stays as before the run, and the run's journal is discarded.
     expect(await store.session(`${P}/t`).load()).toEqual([]);
-    expect(await store.session(`${P}/t`).journalledRuns()).not.toContain(runId);
+    // The discard of a cancelled run's journal follows its terminal event (src/engine/journal.ts `discard`: an
+    // async store's discard is not awaited before the terminal), so it is waited for here, up to 5 s.
+    const journalled = () => store.session(`${P}/t`).journalledRuns();
+    for (let i = 0; i < 50 && (await journalled()).includes(runId); i++) await sleep(100);
+    expect(await journalled()).not.toContain(runId);
   }, 60_000);
 });
