@@ -3,13 +3,13 @@
  * resumed call's start is recorded once per `(suspensionId, callId)`, racing records included.
  */
 import type { Item } from '../../items.js';
-import type { Session, SessionStore } from '../../session/session.js';
+import type { Session } from '../../session/session.js';
 import {
   nameAndField,
   rejection,
   settle,
   userItems,
-  withStore,
+  ifSessionHas,
   type ContractFramework,
   type MakeStore,
 } from './kit.js';
@@ -18,27 +18,11 @@ const load = (s: Session): Promise<readonly Item[]> => settle(() => s.load());
 const record = (s: Session, suspensionId: string, callId: string): Promise<boolean> =>
   settle(() => s.recordCallStart!(suspensionId, callId));
 
-/** Whether the store's sessions record call starts (the method is optional). */
-async function records(makeStore: MakeStore): Promise<boolean> {
-  const store = await makeStore();
-  try {
-    return typeof store.session('probe').recordCallStart === 'function';
-  } finally {
-    await store.close();
-  }
-}
-
 export function callStartContract({ describe, it, expect }: ContractFramework, makeStore: MakeStore): void {
   describe('a resumed call starts once (docs/sessions.md: recordCallStart)', () => {
     // Each part checks first that the store has the method; without it the store records nothing
     // and the engine keeps the starts in its own process: the parts then assert only that.
-    const withRecorder = (body: (store: SessionStore) => Promise<void>) => async () => {
-      if (!(await records(makeStore))) {
-        expect(await records(makeStore)).toBe(false); // no recordCallStart: starts are known in-process only
-        return;
-      }
-      await withStore(makeStore, body);
-    };
+    const withRecorder = ifSessionHas(makeStore, expect, (s) => typeof s.recordCallStart === 'function');
 
     it(
       'the first record of (suspensionId, callId) gives true, every later one false; other keys are separate',

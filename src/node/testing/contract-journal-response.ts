@@ -4,13 +4,13 @@
  * journalled whole, idempotently, outside the history; the commit seals it and a discard removes it.
  */
 import type { Item } from '../../items.js';
-import type { RunJournal, Session, SessionStore } from '../../session/session.js';
+import type { RunJournal, Session } from '../../session/session.js';
 import {
   nameAndField,
   rejection,
   settle,
   userItems,
-  withStore,
+  ifSessionHas,
   type ContractFramework,
   type MakeStore,
 } from './kit.js';
@@ -21,26 +21,13 @@ const respond = (s: Session, runId: string, n: number, items: readonly Item[], s
   settle(() => s.journalResponse!(runId, n, items, signal ? { signal } : undefined));
 const read = (s: Session, runId: string): Promise<RunJournal> => settle(() => s.readJournal!(runId));
 
-/** Whether the store's sessions journal responses (with the rest of the journal). */
-async function journalsResponses(makeStore: MakeStore): Promise<boolean> {
-  const store = await makeStore();
-  try {
-    const s = store.session('probe');
-    return typeof s.journalResponse === 'function' && typeof s.readJournal === 'function';
-  } finally {
-    await store.close();
-  }
-}
-
 export function journalResponseContract({ describe, it, expect }: ContractFramework, makeStore: MakeStore): void {
   describe('a turn response journalled before its tools (docs/sessions.md: journalResponse)', () => {
-    const withResponses = (body: (store: SessionStore) => Promise<void>) => async () => {
-      if (!(await journalsResponses(makeStore))) {
-        expect(await journalsResponses(makeStore)).toBe(false); // a continue redoes the turn under way
-        return;
-      }
-      await withStore(makeStore, body);
-    };
+    const withResponses = ifSessionHas(
+      makeStore,
+      expect,
+      (s) => typeof s.journalResponse === 'function' && typeof s.readJournal === 'function',
+    );
 
     it(
       'the response of the turn after the last journalled one is pending, once, apart from the turns and the history',

@@ -4,14 +4,14 @@
  * the journal, a discard removes it, and only `readJournal` (a continue) sees it.
  */
 import type { Item } from '../../items.js';
-import type { RunJournal, Session, SessionStore } from '../../session/session.js';
+import type { RunJournal, Session } from '../../session/session.js';
 import {
   nameAndField,
   providerPartItems,
   rejection,
   settle,
   userItems,
-  withStore,
+  ifSessionHas,
   type ContractFramework,
   type MakeStore,
 } from './kit.js';
@@ -22,31 +22,12 @@ const write = (s: Session, runId: string, turn: number, items: readonly Item[], 
 const read = (s: Session, runId: string): Promise<RunJournal> => settle(() => s.readJournal!(runId));
 const discard = (s: Session, runId: string): Promise<void> => settle(() => s.discardJournal!(runId));
 
-/** Whether the store's sessions keep a journal (the three methods are optional, together). */
-async function journals(makeStore: MakeStore): Promise<boolean> {
-  const store = await makeStore();
-  try {
-    const s = store.session('probe');
-    return (
-      typeof s.journalTurn === 'function' &&
-      typeof s.readJournal === 'function' &&
-      typeof s.discardJournal === 'function'
-    );
-  } finally {
-    await store.close();
-  }
-}
-
 export function journalContract({ describe, it, expect }: ContractFramework, makeStore: MakeStore): void {
   describe('the run journal (docs/sessions.md: journalTurn, readJournal, discardJournal)', () => {
     // Without the methods the store keeps no journal and runs are not durable per turn: the parts assert only that.
-    const withJournal = (body: (store: SessionStore) => Promise<void>) => async () => {
-      if (!(await journals(makeStore))) {
-        expect(await journals(makeStore)).toBe(false);
-        return;
-      }
-      await withStore(makeStore, body);
-    };
+    const withJournal = ifSessionHas(makeStore, expect, (s) =>
+      [s.journalTurn, s.readJournal, s.discardJournal].every((m) => typeof m === 'function'),
+    );
 
     it(
       'journalled turns come back in turn order, exactly as written; the history and the list do not see them',

@@ -1,7 +1,7 @@
 /** What the contract suites share: the test framework's shape, and helpers that await any `MaybeAsync`. */
 import { isObservable, lastValueFrom } from 'rxjs';
 import type { Item } from '../../items.js';
-import type { MaybeAsync, SessionStore } from '../../session/session.js';
+import type { MaybeAsync, Session, SessionStore } from '../../session/session.js';
 
 /** A test body. */
 export type TestBody = () => unknown;
@@ -60,6 +60,35 @@ export async function withStore(makeStore: MakeStore, body: (store: SessionStore
   } finally {
     await store.close();
   }
+}
+
+/** Whether a session of a fresh store has an optional capability (`has`); the store is closed after. */
+async function sessionHas(makeStore: MakeStore, has: (session: Session) => boolean): Promise<boolean> {
+  const store = await makeStore();
+  try {
+    return has(store.session('probe'));
+  } finally {
+    await store.close();
+  }
+}
+
+/**
+ * Test bodies for a contract part about an optional `Session` capability (`has` says whether a session has it):
+ * on a store whose sessions have it, `body` runs on a fresh store; on one without it, the part asserts only that
+ * the capability is absent (the engine then does without it).
+ */
+export function ifSessionHas(
+  makeStore: MakeStore,
+  expect: ContractFramework['expect'],
+  has: (session: Session) => boolean,
+): (body: (store: SessionStore) => Promise<void>) => () => Promise<void> {
+  return (body) => async () => {
+    if (!(await sessionHas(makeStore, has))) {
+      expect(await sessionHas(makeStore, has)).toBe(false);
+      return;
+    }
+    await withStore(makeStore, body);
+  };
 }
 
 /** `n` distinct user Items tagged `tag` (`tag-0`, `tag-1`, …). */
