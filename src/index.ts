@@ -149,10 +149,12 @@ export {
   SessionStorageError,
   SessionNotFoundError,
   SessionExistsError,
+  JournalFencedError,
   isSessionSchemaError,
   isSessionStorageError,
   isSessionNotFoundError,
   isSessionExistsError,
+  isJournalFencedError,
   type SessionSchemaProblem,
 } from './session/errors.js';
 export { commitPartial, type EndedRun } from './session/commit-partial.js';

@@ -4,6 +4,8 @@ import {
   alreadyResumed,
   appendRunId,
   callStartKey,
+  checkClaim,
+  checkFenceJournal,
   checkId,
   checkItems,
   checkJournalTurn,
@@ -12,7 +14,7 @@ import {
   fenceKey,
   suspensionKey,
 } from '../session/checks.js';
-import { SessionSchemaError } from '../session/errors.js';
+import { JournalFencedError, SessionSchemaError } from '../session/errors.js';
 import { holderToken } from '../session/holder-process.js';
 import { leaseLost } from '../session/lease-errors.js';
 import type { AppendOptions, JournalOptions, Lease, LeaseOptions, RunJournal, Session } from '../session/session.js';
@@ -122,11 +124,33 @@ export class PostgresSession implements Session {
 
   async #journal(runId: string, turn: number, key: number, items: readonly Item[], options?: JournalOptions) {
     checkJournalTurn(runId, turn, items);
+    const claim = checkClaim(options?.claim);
     const text = `[${items.map((item) => JSON.stringify(item)).join(',')}]`;
     await this.store.ready(this.id);
     const signal = options?.signal;
     if (signal?.aborted) throw signal.reason;
-    await this.store.query(this.id, this.store.sql.journalTurn, [this.id, runId, key, text]);
+    const { sql } = this.store;
+    if (claim === undefined)
+      return void (await this.store.query(this.id, sql.journalTurn, [this.id, runId, key, text]));
+    const rows = await this.store.query<{ claim: number }>(this.id, sql.journalClaimed, [
+      this.id,
+      runId,
+      key,
+      text,
+      claim,
+    ]);
+    const fence = rows[0]?.claim;
+    if (fence !== undefined && fence !== claim) throw new JournalFencedError(runId, claim, fence);
+  }
+
+  /**
+   * Fences off the journal writes of `runId`'s claim `claim` and earlier (see `Session.fenceJournal`): one
+   * upsert of the run's fence row. Rejects with `ConfigurationError` for bad arguments, `SessionStorageError`
+   * (with the SQLSTATE) when the write fails.
+   */
+  async fenceJournal(runId: string, claim: number): Promise<void> {
+    checkFenceJournal(runId, claim);
+    await this.store.query(this.id, this.store.sql.fenceJournal, [this.id, runId, claim + 1]);
   }
 
   /**
@@ -159,7 +183,7 @@ export class PostgresSession implements Session {
     return journalOf(sealed, entries, (what) => new SessionSchemaError(init, named(what)));
   }
 
-  /** Removes the journal of `runId`; idempotent. */
+  /** Removes the journal of `runId` and the call starts recorded under it; idempotent. Its claim fence stays. */
   async discardJournal(runId: string): Promise<void> {
     checkId(runId, 'runId');
     await this.store.query(this.id, this.store.sql.discardJournal, [this.id, runId]);
