@@ -139,6 +139,7 @@ export type {
   SessionStore,
   SessionInfo,
   JournalOptions,
+  CallStartOptions,
   JournalTurn,
   RunJournal,
 } from './session/session.js';

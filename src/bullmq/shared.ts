@@ -163,7 +163,9 @@ export function lazySession(
     recordCallStart: (suspensionId: string, callId: string): Promise<boolean> =>
       get().then(async (s) => {
         if (typeof s.recordCallStart === 'function') {
-          return (await lastValueFrom(toLastValue(s.recordCallStart(suspensionId, callId)))) as boolean;
+          // A journalling claim's starts carry its claim: a claim declared lost never starts a tool.
+          const options = journal && claim !== undefined ? { claim } : undefined;
+          return (await lastValueFrom(toLastValue(s.recordCallStart(suspensionId, callId, options)))) as boolean;
         }
         const key = JSON.stringify([id, suspensionId, callId]);
         if (startedHere.has(key)) return false;

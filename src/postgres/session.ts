@@ -17,7 +17,15 @@ import {
 import { JournalFencedError, SessionSchemaError } from '../session/errors.js';
 import { holderToken } from '../session/holder-process.js';
 import { leaseLost } from '../session/lease-errors.js';
-import type { AppendOptions, JournalOptions, Lease, LeaseOptions, RunJournal, Session } from '../session/session.js';
+import type {
+  AppendOptions,
+  CallStartOptions,
+  JournalOptions,
+  Lease,
+  LeaseOptions,
+  RunJournal,
+  Session,
+} from '../session/session.js';
 import { POSTGRES_SCHEMA_VERSION, where } from './schema.js';
 import type { PostgresBackend } from './backend.js';
 
@@ -76,12 +84,18 @@ export class PostgresSession implements Session {
   /**
    * Records the start of a resumed call (see `Session.recordCallStart`): resolves `true` when this
    * record stored, `false` when `(suspensionId, callId)` was recorded before. Rejects with
-   * `ConfigurationError` for a bad id, `SessionStorageError` (with the SQLSTATE) when the write fails.
+   * `ConfigurationError` for a bad id, `SessionStorageError` (with the SQLSTATE) when the write fails, and
+   * `JournalFencedError` for a claim the run's journal fence refuses (read under a share lock of its row).
    */
-  async recordCallStart(suspensionId: string, callId: string): Promise<boolean> {
+  async recordCallStart(suspensionId: string, callId: string, options?: CallStartOptions): Promise<boolean> {
     const key = callStartKey(suspensionId, callId);
-    const rows = await this.store.query(this.id, this.store.sql.recordCallStart, [this.id, key]);
-    return rows.length === 1;
+    const claim = checkClaim(options?.claim);
+    const { sql } = this.store;
+    if (claim === undefined) return (await this.store.query(this.id, sql.recordCallStart, [this.id, key])).length === 1;
+    type Row = { fence: number | null; stored: number };
+    const [row] = await this.store.query<Row>(this.id, sql.recordClaimedStart, [this.id, key, suspensionId, claim]);
+    if (row?.fence != null && row.fence > claim) throw new JournalFencedError(suspensionId, claim, row.fence);
+    return row?.stored === 1;
   }
 
   /**

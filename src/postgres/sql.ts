@@ -9,6 +9,7 @@ export interface Sql {
   readonly appendBare: string;
   readonly appendSuspended: string;
   readonly recordCallStart: string;
+  readonly recordClaimedStart: string;
   readonly fenceRun: string;
   readonly fenced: string;
   readonly releaseRun: string;
@@ -106,6 +107,17 @@ export function sqlFor(s: string): Sql {
     fenced: `SELECT run_id FROM ${s}.loopctl_runs WHERE session_id = $1 AND run_id = $2`,
     recordCallStart: `INSERT INTO ${s}.loopctl_runs (session_id, run_id, stored_at) VALUES ($1, $2, ${NOW})
       ON CONFLICT DO NOTHING RETURNING 1`,
+    // A journalling run's call start by the claim $4 ($3 the run id): the run's fence row read under a share
+    // lock (a fence's upsert waits, or is waited for), the start stored only when the fence is not above $4.
+    recordClaimedStart: `WITH f AS (
+        SELECT claim FROM ${s}.loopctl_journal WHERE session_id = $1 AND run_id = $3 AND turn = 0 FOR SHARE
+      ),
+      ins AS (
+        INSERT INTO ${s}.loopctl_runs (session_id, run_id, stored_at) SELECT $1, $2, ${NOW}
+        WHERE NOT EXISTS (SELECT 1 FROM f WHERE f.claim > $4::integer)
+        ON CONFLICT DO NOTHING RETURNING 1
+      )
+      SELECT (SELECT claim FROM f) AS fence, (SELECT count(*) FROM ins)::integer AS stored`,
     // Takes the lease when there is none or it has expired; one statement, so two clients cannot both win.
     take: `INSERT INTO ${s}.loopctl_leases AS l (session_id, run_id, token, expires_at)
       VALUES ($1, $2, $3, ${NOW} + $4::bigint)

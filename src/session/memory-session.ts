@@ -16,7 +16,15 @@ import {
 } from './checks.js';
 import { JournalFencedError } from './errors.js';
 import { LeaseSlot } from './memory-lease.js';
-import type { AppendOptions, JournalOptions, Lease, LeaseOptions, RunJournal, Session } from './session.js';
+import type {
+  AppendOptions,
+  CallStartOptions,
+  JournalOptions,
+  Lease,
+  LeaseOptions,
+  RunJournal,
+  Session,
+} from './session.js';
 
 /** Options of a {@link MemorySession}: `now`, the clock of its leases and times (ms; default `Date.now`). */
 export interface MemorySessionOptions {
@@ -138,11 +146,15 @@ export class MemorySession implements Session {
   /**
    * Records the start of a resumed call (see `Session.recordCallStart`): `true` when this record
    * stored, `false` when `(suspensionId, callId)` was recorded before. Synchronous, so a run in virtual
-   * time records and starts its call in one step. Throws `ConfigurationError` for a bad id.
+   * time records and starts its call in one step. Throws `ConfigurationError` for a bad id or claim, and
+   * `JournalFencedError` for a claim the run's journal fence refuses (see `Session.recordCallStart`).
    */
-  recordCallStart(suspensionId: string, callId: string): boolean {
+  recordCallStart(suspensionId: string, callId: string, options?: CallStartOptions): boolean {
     const key = callStartKey(suspensionId, callId);
-    const { stored } = this.#state;
+    const claim = checkClaim(options?.claim);
+    const { stored, claims } = this.#state;
+    const fence = claims.get(suspensionId) ?? 0;
+    if (claim !== undefined && claim < fence) throw new JournalFencedError(suspensionId, claim, fence);
     if (stored.has(key)) return false;
     stored.add(key);
     return true;

@@ -81,8 +81,12 @@ export interface Session {
    * Throws or rejects with `ConfigurationError` naming `suspensionId` or `callId` for an id that is
    * not one (see `MAX_ID_LENGTH`), storing nothing. Optional: without it, a resumed run records the
    * start in its own process only. `sessionContract` checks it for every store that has it.
+   *
+   * `options.claim` (a journalling run's start, `suspensionId` its run id): fenced per claim as
+   * `journalTurn` is — refused with `JournalFencedError`, storing nothing, once a later claim took the run's
+   * journal over, so a lost claim that comes back never starts a tool. Absent: not fenced.
    */
-  recordCallStart?(suspensionId: string, callId: string): MaybeAsync<boolean>;
+  recordCallStart?(suspensionId: string, callId: string, options?: CallStartOptions): MaybeAsync<boolean>;
   /**
    * Fences off the commit of `runId` (docs/scale-out.md, "Fencing"): unless an append of `runId` was stored,
    * records `runId` as stored without Items, so that a later append of it stores nothing ("a late write is
@@ -171,6 +175,11 @@ export interface Session {
  */
 export interface JournalOptions {
   readonly signal?: AbortSignal;
+  readonly claim?: number;
+}
+
+/** What `recordCallStart` is told: `claim`, the writer's claim of the run (see {@link JournalOptions}). */
+export interface CallStartOptions {
   readonly claim?: number;
 }
 

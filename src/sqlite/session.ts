@@ -17,7 +17,15 @@ import {
 import { JournalFencedError } from '../session/errors.js';
 import { describeHolder, holderEnded } from '../session/holder-process.js';
 import { leaseLost, refusal } from '../session/lease-errors.js';
-import type { AppendOptions, JournalOptions, Lease, LeaseOptions, RunJournal, Session } from '../session/session.js';
+import type {
+  AppendOptions,
+  CallStartOptions,
+  JournalOptions,
+  Lease,
+  LeaseOptions,
+  RunJournal,
+  Session,
+} from '../session/session.js';
 import { SQLITE_SCHEMA_VERSION, corrupt } from './schema.js';
 import type { SqliteBackend } from './backend.js';
 import type { Statements } from './statements.js';
@@ -87,11 +95,15 @@ export class SqliteSession implements Session {
   /**
    * Records the start of a resumed call (see `Session.recordCallStart`): resolves `true` when this
    * record stored, `false` when `(suspensionId, callId)` was recorded before. Rejects with
-   * `ConfigurationError` for a bad id, `SessionStorageError` when the write fails (nothing stored).
+   * `ConfigurationError` for a bad id, `SessionStorageError` when the write fails (nothing stored), and
+   * `JournalFencedError` for a claim the run's journal fence refuses (checked in the same transaction).
    */
-  async recordCallStart(suspensionId: string, callId: string): Promise<boolean> {
+  async recordCallStart(suspensionId: string, callId: string, options?: CallStartOptions): Promise<boolean> {
     const key = callStartKey(suspensionId, callId);
+    const claim = checkClaim(options?.claim);
     return this.store.write(this.id, (sql) => {
+      const fence = claim === undefined ? 0 : (sql.journalFence.get(this.id, suspensionId) ?? 0);
+      if (claim !== undefined && claim < fence) throw new JournalFencedError(suspensionId, claim, fence);
       if (sql.hasRun.get(this.id, key) !== undefined) return false;
       sql.insertRun.run(this.id, key, this.store.now());
       return true;

@@ -25,7 +25,7 @@ const read = (s: Session, runId: string): Promise<RunJournal> => settle(() => s.
 const fence = (s: Session, runId: string, claim: number): Promise<void> => settle(() => s.fenceJournal!(runId, claim));
 
 /** A refusal's name and fields, to compare whole. */
-const refusal = async (write: Promise<void>) => {
+const refusal = async (write: Promise<unknown>) => {
   const err = (await rejection(write)) as Error & { runId?: string; claim?: number; fence?: number };
   return { name: err.name, runId: err.runId, claim: err.claim, fence: err.fence };
 };
@@ -132,6 +132,30 @@ export function journalClaimsContract({ describe, it, expect }: ContractFramewor
         await settle(() => s.append(userItems('d', 1), { runId: 'done' }));
         await turn(s, 'done', 2, userItems('late', 1), 1); // sealed: stores nothing, refuses nothing
         expect(await read(s, 'done')).toEqual({ sealed: true, turns: [] });
+      }),
+    );
+
+    it(
+      "a fenced claim's call start is refused and stores nothing (its tool never starts); the next claim's records",
+      withClaims(async (store) => {
+        const s = store.session('claimed-starts');
+        if (typeof s.recordCallStart !== 'function') return;
+        const record = (callId: string, claim?: number) =>
+          settle(() => s.recordCallStart!('run', callId, claim === undefined ? undefined : { claim }));
+        await respond(s, 'run', 1, userItems('r1', 1), 1);
+        expect(await record('call-1', 1)).toBe(true);
+        await fence(s, 'run', 1);
+        expect(await refusal(record('call-2', 1))).toEqual({
+          name: 'JournalFencedError',
+          runId: 'run',
+          claim: 1,
+          fence: 2,
+        });
+        expect(await record('call-2', 2)).toBe(true); // call-2's start was not stored by the refused claim
+        expect(await record('call-1', 2)).toBe(false); // claim 1's start before the fence stays
+        expect(await record('call-3')).toBe(true); // a start without a claim is not fenced
+        const bad = await rejection(record('call-4', 0));
+        expect(nameAndField(bad)).toEqual({ name: 'ConfigurationError', field: 'options.claim' });
       }),
     );
 
