@@ -14,6 +14,7 @@ import { SERVICES_DIR, tierConfig } from './vitest.config.js';
  */
 export const SERVICES_ALONE = [
   `${SERVICES_DIR}/queue-*.test.ts`,
+  `${SERVICES_DIR}/queue-continue-fenced.test.ts`,
   `${SERVICES_DIR}/session-kill.test.ts`,
   `${SERVICES_DIR}/cli-sessions.test.ts`,
   `${SERVICES_DIR}/cli-confinement-race.test.ts`,

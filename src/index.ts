@@ -139,6 +139,7 @@ export type {
   SessionStore,
   SessionInfo,
   JournalOptions,
+  CallStartOptions,
   JournalTurn,
   RunJournal,
 } from './session/session.js';
@@ -149,10 +150,12 @@ export {
   SessionStorageError,
   SessionNotFoundError,
   SessionExistsError,
+  JournalFencedError,
   isSessionSchemaError,
   isSessionStorageError,
   isSessionNotFoundError,
   isSessionExistsError,
+  isJournalFencedError,
   type SessionSchemaProblem,
 } from './session/errors.js';
 export { commitPartial, type EndedRun } from './session/commit-partial.js';

@@ -182,6 +182,33 @@ describe.each([memory, sqlite])('a continue runs no tool twice ($name)', (stores
     await close();
   });
 
+  it('mid-tool, idempotent, dying again in its first continue: ctx.attempt counts every continue (1, 2, 3)', async () => {
+    const { dead, restarted, close } = stores.open();
+    const { attempts, agentWith, executions } = setup(true);
+    const lost = run(agentWith([STEP, ACT], true), 'task', {
+      session: view(dead),
+      idGenerator: sequentialIds(),
+      deadlines: forever,
+    }).subscribe();
+    await until(() => executions() === 1);
+    // The first continue dies in the call too (its re-run hangs); the second finishes it.
+    const second = await resumeRun(agentWith(['never asked'], true), 'run-1', { session: view(restarted) });
+    const secondRun = second.events$.subscribe();
+    await until(() => executions() === 2);
+    const { events, result } = await continueRun(agentWith(['done']), view(restarted));
+    expect(count(events, 'model_request_started')).toBe(1);
+    expect(result.output).toBe('done');
+    const [[callId, seen]] = [...attempts];
+    expect(seen).toEqual([1, 2, 3]);
+    expect(resultOf(result.items, 'act')).toMatchObject({ callId, output: 'acted' });
+    console.log(
+      `${stores.name} mid-tool idempotent, 3 continues: act executions ${executions()} (attempts ${seen!.join(',')})`,
+    );
+    secondRun.unsubscribe();
+    lost.unsubscribe();
+    await close();
+  });
+
   it('after the response journal, before any tool: the response is reused and its call runs once', async () => {
     const { dead, restarted, close } = stores.open();
     const { attempts, agentWith, executions } = setup(false);

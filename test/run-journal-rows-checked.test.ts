@@ -1,6 +1,7 @@
 /**
  * A store's journal rows are read strictly (docs/sessions.md, "The run journal"): a row that is not JSON, whose
- * Items are not an array of Items, or under a turn that is not a non-zero integer makes `readJournal` reject with
+ * Items are not an array of Items, or under a turn that is not an integer (turn 0 is the run's claim fence, never
+ * read as a turn) makes `readJournal` reject with
  * `SessionSchemaError` (`corrupt`) naming the run and the turn, so `resumeRun` refuses with it and nothing runs;
  * `discardJournal` then removes the run from `journalledRuns()`. A stale response row (one a completed turn
  * superseded) is not a fault: it is ignored and the run continues.
@@ -62,12 +63,12 @@ describe('journal rows are checked when read', () => {
       'turn 1 of run "run-X" in session "s1" is not an array of Items (item 0: type:',
     ],
     [
-      'a turn 0 row beside a valid turn',
+      'a row under a fractional turn beside a valid turn',
       [
         [1, JSON.stringify(turn1)],
-        [0, JSON.stringify(turn1)],
+        [1.5, JSON.stringify(turn1)],
       ],
-      'turn 0 of run "run-X" in session "s1" is not a turn number',
+      'turn 1.5 of run "run-X" in session "s1" is not a turn number',
     ],
   ] as [string, [number, string][], string][])(
     '%s: SessionSchemaError corrupt naming the run and the turn; nothing runs; a discard clears it',

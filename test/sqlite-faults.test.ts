@@ -141,7 +141,39 @@ describe('schema versions', () => {
     expect(await session.readJournal('run')).toEqual({ sealed: false, turns: [{ turn: 1, items: items('j', 1) }] });
     await store.close();
     const raw = new Database(file, { readonly: true });
-    expect(raw.prepare('SELECT version FROM loopctl_schema').pluck().all()).toEqual([2]);
+    expect(raw.prepare('SELECT version FROM loopctl_schema').pluck().all()).toEqual([SQLITE_SCHEMA_VERSION]);
+    raw.close();
+  });
+
+  it('a version 2 file (journals without claims) is migrated on open: its journal reads as it was, then claims fence it', async () => {
+    const file = path.join(dirs.make(), 'v2.db');
+    const v2 = new Database(file);
+    prepareSchema(v2, file, SQLITE_MIGRATIONS.slice(0, 2));
+    const old = JSON.stringify(items('old', 1));
+    v2.prepare("INSERT INTO loopctl_journal VALUES ('s', 'run', 1, ?, 1)").run(old);
+    v2.prepare("INSERT INTO loopctl_journal VALUES ('s', 'run', -2, ?, 2)").run(old);
+    v2.close();
+    const store = new SqliteSessionStore(file);
+    const session = store.session('s');
+    expect(await session.readJournal('run')).toEqual({
+      sealed: false,
+      turns: [{ turn: 1, items: items('old', 1) }],
+      pending: { turn: 2, items: items('old', 1) },
+    });
+    expect(await session.journalledRuns()).toEqual(['run']);
+    await session.journalTurn('run', 2, items('two', 1), { claim: 2 });
+    const late = await session.journalTurn('run', 3, items('late', 1), { claim: 1 }).catch((e: Error) => e.name);
+    expect(late).toBe('JournalFencedError');
+    expect((await session.readJournal('run')).turns.map((t) => t.turn)).toEqual([1, 2]);
+    await store.close();
+    const raw = new Database(file, { readonly: true });
+    expect(raw.prepare('SELECT version FROM loopctl_schema').pluck().all()).toEqual([SQLITE_SCHEMA_VERSION]);
+    expect(raw.prepare('SELECT turn, claim FROM loopctl_journal ORDER BY turn').all()).toEqual([
+      { turn: -2, claim: null },
+      { turn: 0, claim: 2 },
+      { turn: 1, claim: null },
+      { turn: 2, claim: 2 },
+    ]);
     raw.close();
   });
 

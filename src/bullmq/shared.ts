@@ -5,7 +5,7 @@ import { ConcurrentRunError } from '../errors.js';
 import { SessionStorageError } from '../session/errors.js';
 import type { LocalRunsSessionStore } from '../runs/thread.js';
 import type { TraceCarrier } from '../runs/trace-carrier.js';
-import type { Lease, LeaseOptions, RunJournal, Session } from '../session/session.js';
+import type { JournalOptions, Lease, LeaseOptions, RunJournal, Session } from '../session/session.js';
 import { toLastValue } from '../last-value.js';
 import { lastValueFrom } from 'rxjs';
 import { QueueAuthError, type QueueAuth } from './auth.js';
@@ -115,7 +115,8 @@ export function isTransientStorageError(error: unknown): boolean {
  * by another. With `commitKey`, a run's append is stored under that key instead of its run id (see
  * {@link commitKeyOf}); an append with a key that fails with a connection error ({@link isTransientStorageError})
  * is sent again every 200 ms until it answers or its signal (the run's `commitMs`) aborts: the append is
- * idempotent per key, so an acknowledgement lost after the commit stored ends the run completed.
+ * idempotent per key, so an acknowledgement lost after the commit stored ends the run completed. With `journal`,
+ * the store's run journal by run id, its writes carrying `claim` (the claim token's number) when given.
  */
 export function lazySession(
   store: LocalRunsSessionStore,
@@ -123,11 +124,12 @@ export function lazySession(
   patientMs = 0,
   commitKey?: string,
   journal = false,
+  claim?: number,
 ): Session {
   let session: Promise<Session> | undefined;
   const get = (): Promise<Session> => (session ??= Promise.resolve().then(() => store.session(id)));
   return {
-    ...(journal ? journalOf(get) : {}),
+    ...(journal ? journalOf(get, claim) : {}),
     load: () => get().then(async (s) => (await lastValueFrom(toLastValue(s.load()))) as readonly Item[]),
     append: (items, options) =>
       get().then(async (s) => {
@@ -161,7 +163,9 @@ export function lazySession(
     recordCallStart: (suspensionId: string, callId: string): Promise<boolean> =>
       get().then(async (s) => {
         if (typeof s.recordCallStart === 'function') {
-          return (await lastValueFrom(toLastValue(s.recordCallStart(suspensionId, callId)))) as boolean;
+          // A journalling claim's starts carry its claim: a claim declared lost never starts a tool.
+          const options = journal && claim !== undefined ? { claim } : undefined;
+          return (await lastValueFrom(toLastValue(s.recordCallStart(suspensionId, callId, options)))) as boolean;
         }
         const key = JSON.stringify([id, suspensionId, callId]);
         if (startedHere.has(key)) return false;
@@ -177,19 +181,25 @@ export function lazySession(
  * and reads an empty one (a lost run is then rerun from its last commit). `discardJournal` does nothing here:
  * a run's journal is removed by the worker once its terminal event is stored (./worker-run.ts), so the
  * cancel of a claim declared lost (its writes refused) cannot discard the journal the next claim goes on from.
+ * `claim`: the claim token's number, put on every write (`JournalOptions.claim`), so that the store refuses the
+ * writes of a claim a peer declared lost (`Session.fenceJournal`) or a later claim wrote after.
  */
 function journalOf(
   get: () => Promise<Session>,
+  claim: number | undefined,
 ): Pick<Session, 'journalTurn' | 'journalResponse' | 'readJournal' | 'discardJournal'> {
+  // The claim's writes carry it: once a later claim took the run over, they are refused (`JournalFencedError`).
+  const claimed = (options: JournalOptions | undefined) => (claim === undefined ? options : { ...options, claim });
   const call = async <T>(fn: (s: Session) => unknown, none: T): Promise<T> => {
     const s = await get();
     const result = fn(s);
     return result === undefined ? none : ((await lastValueFrom(toLastValue(result as never))) as T);
   };
   return {
-    journalTurn: (runId, turn, items, options) => call((s) => s.journalTurn?.(runId, turn, items, options), undefined),
+    journalTurn: (runId, turn, items, options) =>
+      call((s) => s.journalTurn?.(runId, turn, items, claimed(options)), undefined),
     journalResponse: (runId, turn, items, options) =>
-      call((s) => s.journalResponse?.(runId, turn, items, options), undefined),
+      call((s) => s.journalResponse?.(runId, turn, items, claimed(options)), undefined),
     readJournal: (runId) => call((s) => s.readJournal?.(runId), { sealed: false, turns: [] } as RunJournal),
     discardJournal: () => Promise.resolve(),
   };

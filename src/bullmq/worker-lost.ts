@@ -4,7 +4,7 @@ import { toLastValue } from '../last-value.js';
 import { seqOf } from './keys.js';
 import type { WireItem } from './requests.js';
 import { commitKeyOf } from './shared.js';
-import { discardJournal, next, type RunContext } from './worker-run.js';
+import { claimNumber, discardJournal, next, type RunContext } from './worker-run.js';
 
 /** What ending a lost worker's run needs: the scripts, the keys, the retention, the next run's queue, the store. */
 export type LostContext = Pick<RunContext, 'redis' | 'keys' | 'retainMs' | 'enqueue' | 'sessions' | 'continueRuns'>;
@@ -21,7 +21,8 @@ export type LostCommit = 'committed' | 'fenced' | 'moved' | undefined;
  * Fences off the session commit of `owner`'s claim of the run (`Session.fenceRun` on the claim's commit key;
  * without `continueRuns`, a first claim's `<runId>#1` too, the key a continuing worker commits it under):
  * after it, the claim's commit either stored or never will; the run's session lease is released first
- * (`Session.releaseRun`). Read with the claim in one step: a run whose owner
+ * (`Session.releaseRun`), and the claim's journal writes are fenced off (`Session.fenceJournal`, when the store
+ * has it: a write of the lost claim landing later is refused). Read with the claim in one step: a run whose owner
  * is `owner` and state `running` still has that owner's claim token (each claim sets both).
  */
 export async function fenceLost(ctx: LostContext, runId: string, owner: string): Promise<LostCommit> {
@@ -32,6 +33,12 @@ export async function fenceLost(ctx: LostContext, runId: string, owner: string):
   // Its lease is released at once: the run is known ended there (a rerun, or the thread's next run, need not
   // wait for the lease's ttl).
   if (typeof session.releaseRun === 'function') await lastValueFrom(toLastValue(session.releaseRun(runId)));
+  // Its journal writes are fenced off too (a frozen worker that wakes must not write a turn the next claim
+  // did not go on from): the lost claim's and every earlier one's are refused from now on.
+  const lost = claimNumber(claim ?? '');
+  if (lost !== undefined && typeof session.fenceJournal === 'function') {
+    await lastValueFrom(toLastValue(session.fenceJournal(runId, lost)));
+  }
   if (typeof session.fenceRun !== 'function') return undefined;
   const fence = (key: string) => lastValueFrom(toLastValue(session.fenceRun!(key)));
   const perClaim = ctx.continueRuns === true;

@@ -125,6 +125,7 @@ export async function execute(
         seqBase > 0 ? ctx.leasePatienceMs : 0,
         commitKeyOf(local.runId, token, perClaim),
         perClaim,
+        claimNumber(token),
       )
     : undefined;
   const ids = (kind: 'run' | 'item'): string => (kind === 'run' ? local.runId : randomUUID());
@@ -196,6 +197,12 @@ export async function execute(
         .then(resolve, resolve);
     });
   });
+}
+
+/** The claim token as a journal write's claim (`JournalOptions.claim`): its number, or none for a token that is not. */
+export function claimNumber(token: string): number | undefined {
+  const claim = Number(token);
+  return Number.isSafeInteger(claim) && claim >= 1 ? claim : undefined;
 }
 
 /** Stores the terminal event (after `commitPartial` for an interrupted run); the thread's next run is queued. */

@@ -39,6 +39,10 @@ export const POSTGRES_MIGRATIONS: readonly ((s: string) => string)[] = [
       session_id text NOT NULL, run_id text NOT NULL, turn integer NOT NULL, items text NOT NULL,
       stored_at bigint NOT NULL, PRIMARY KEY (session_id, run_id, turn)
     );`,
+  // Version 3: journals fenced per claim (docs/sessions.md, "Claims"): each row keeps the claim that wrote it
+  // (NULL: a write without a claim, or a row from version 2), and a run's row under turn 0 (no Items) holds its
+  // fence, the lowest claim whose writes are still accepted. Additive: version 2 journals stay readable.
+  (s) => `ALTER TABLE ${s}.loopctl_journal ADD COLUMN claim integer;`,
 ];
 
 /** The schema version this loopctl reads and writes. */

@@ -4,6 +4,8 @@ import {
   alreadyResumed,
   appendRunId,
   callStartKey,
+  checkClaim,
+  checkFenceJournal,
   checkId,
   checkItems,
   checkJournalTurn,
@@ -12,10 +14,18 @@ import {
   fenceKey,
   suspensionKey,
 } from '../session/checks.js';
-import { SessionSchemaError } from '../session/errors.js';
+import { JournalFencedError, SessionSchemaError } from '../session/errors.js';
 import { holderToken } from '../session/holder-process.js';
 import { leaseLost } from '../session/lease-errors.js';
-import type { AppendOptions, JournalOptions, Lease, LeaseOptions, RunJournal, Session } from '../session/session.js';
+import type {
+  AppendOptions,
+  CallStartOptions,
+  JournalOptions,
+  Lease,
+  LeaseOptions,
+  RunJournal,
+  Session,
+} from '../session/session.js';
 import { POSTGRES_SCHEMA_VERSION, where } from './schema.js';
 import type { PostgresBackend } from './backend.js';
 
@@ -74,12 +84,18 @@ export class PostgresSession implements Session {
   /**
    * Records the start of a resumed call (see `Session.recordCallStart`): resolves `true` when this
    * record stored, `false` when `(suspensionId, callId)` was recorded before. Rejects with
-   * `ConfigurationError` for a bad id, `SessionStorageError` (with the SQLSTATE) when the write fails.
+   * `ConfigurationError` for a bad id, `SessionStorageError` (with the SQLSTATE) when the write fails, and
+   * `JournalFencedError` for a claim the run's journal fence refuses (read under a share lock of its row).
    */
-  async recordCallStart(suspensionId: string, callId: string): Promise<boolean> {
+  async recordCallStart(suspensionId: string, callId: string, options?: CallStartOptions): Promise<boolean> {
     const key = callStartKey(suspensionId, callId);
-    const rows = await this.store.query(this.id, this.store.sql.recordCallStart, [this.id, key]);
-    return rows.length === 1;
+    const claim = checkClaim(options?.claim);
+    const { sql } = this.store;
+    if (claim === undefined) return (await this.store.query(this.id, sql.recordCallStart, [this.id, key])).length === 1;
+    type Row = { fence: number | null; stored: number };
+    const [row] = await this.store.query<Row>(this.id, sql.recordClaimedStart, [this.id, key, suspensionId, claim]);
+    if (row?.fence != null && row.fence > claim) throw new JournalFencedError(suspensionId, claim, row.fence);
+    return row?.stored === 1;
   }
 
   /**
@@ -122,11 +138,33 @@ export class PostgresSession implements Session {
 
   async #journal(runId: string, turn: number, key: number, items: readonly Item[], options?: JournalOptions) {
     checkJournalTurn(runId, turn, items);
+    const claim = checkClaim(options?.claim);
     const text = `[${items.map((item) => JSON.stringify(item)).join(',')}]`;
     await this.store.ready(this.id);
     const signal = options?.signal;
     if (signal?.aborted) throw signal.reason;
-    await this.store.query(this.id, this.store.sql.journalTurn, [this.id, runId, key, text]);
+    const { sql } = this.store;
+    if (claim === undefined)
+      return void (await this.store.query(this.id, sql.journalTurn, [this.id, runId, key, text]));
+    const rows = await this.store.query<{ claim: number }>(this.id, sql.journalClaimed, [
+      this.id,
+      runId,
+      key,
+      text,
+      claim,
+    ]);
+    const fence = rows[0]?.claim;
+    if (fence !== undefined && fence !== claim) throw new JournalFencedError(runId, claim, fence);
+  }
+
+  /**
+   * Fences off the journal writes of `runId`'s claim `claim` and earlier (see `Session.fenceJournal`): one
+   * upsert of the run's fence row. Rejects with `ConfigurationError` for bad arguments, `SessionStorageError`
+   * (with the SQLSTATE) when the write fails.
+   */
+  async fenceJournal(runId: string, claim: number): Promise<void> {
+    checkFenceJournal(runId, claim);
+    await this.store.query(this.id, this.store.sql.fenceJournal, [this.id, runId, claim + 1]);
   }
 
   /**
@@ -159,7 +197,7 @@ export class PostgresSession implements Session {
     return journalOf(sealed, entries, (what) => new SessionSchemaError(init, named(what)));
   }
 
-  /** Removes the journal of `runId`; idempotent. */
+  /** Removes the journal of `runId` and the call starts recorded under it; idempotent. Its claim fence stays. */
   async discardJournal(runId: string): Promise<void> {
     checkId(runId, 'runId');
     await this.store.query(this.id, this.store.sql.discardJournal, [this.id, runId]);

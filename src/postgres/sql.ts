@@ -9,6 +9,7 @@ export interface Sql {
   readonly appendBare: string;
   readonly appendSuspended: string;
   readonly recordCallStart: string;
+  readonly recordClaimedStart: string;
   readonly fenceRun: string;
   readonly fenced: string;
   readonly releaseRun: string;
@@ -24,10 +25,18 @@ export interface Sql {
   readonly dropRuns: string;
   readonly dropLeases: string;
   readonly journalTurn: string;
+  readonly journalClaimed: string;
+  readonly fenceJournal: string;
   readonly readJournal: string;
   readonly discardJournal: string;
   readonly journalledRuns: string;
 }
+
+/**
+ * The start of the keys of the call starts recorded under the run id $2 (`call:["<runId>",`, as `callStartPrefix`
+ * makes it: `to_json` escapes a text as `JSON.stringify` does); NULL for a bare append (no run id).
+ */
+const callStarts = `'call:[' || to_json($2::text)::text || ','`;
 
 /**
  * The append is one statement, so it is atomic without a transaction ("a commit is all or nothing"):
@@ -45,7 +54,13 @@ function append(s: string, run: string, gate = 'run'): string {
     ),
     -- The commit seals the run's journal: its turns go in the same statement (none for a bare append).
     jd AS (
-      DELETE FROM ${s}.loopctl_journal WHERE session_id = $1 AND run_id = $2 AND EXISTS (SELECT 1 FROM ${gate})
+      DELETE FROM ${s}.loopctl_journal
+      WHERE session_id = $1 AND run_id = $2 AND turn <> 0 AND EXISTS (SELECT 1 FROM ${gate})
+    ),
+    -- And the call starts recorded under the run's id go with its journal.
+    cs AS (
+      DELETE FROM ${s}.loopctl_runs
+      WHERE session_id = $1 AND starts_with(run_id, ${callStarts}) AND EXISTS (SELECT 1 FROM ${gate})
     ),
     ins AS (
       INSERT INTO ${s}.loopctl_items (session_id, seq, item)
@@ -92,6 +107,17 @@ export function sqlFor(s: string): Sql {
     fenced: `SELECT run_id FROM ${s}.loopctl_runs WHERE session_id = $1 AND run_id = $2`,
     recordCallStart: `INSERT INTO ${s}.loopctl_runs (session_id, run_id, stored_at) VALUES ($1, $2, ${NOW})
       ON CONFLICT DO NOTHING RETURNING 1`,
+    // A journalling run's call start by the claim $4 ($3 the run id): the run's fence row read under a share
+    // lock (a fence's upsert waits, or is waited for), the start stored only when the fence is not above $4.
+    recordClaimedStart: `WITH f AS (
+        SELECT claim FROM ${s}.loopctl_journal WHERE session_id = $1 AND run_id = $3 AND turn = 0 FOR SHARE
+      ),
+      ins AS (
+        INSERT INTO ${s}.loopctl_runs (session_id, run_id, stored_at) SELECT $1, $2, ${NOW}
+        WHERE NOT EXISTS (SELECT 1 FROM f WHERE f.claim > $4::integer)
+        ON CONFLICT DO NOTHING RETURNING 1
+      )
+      SELECT (SELECT claim FROM f) AS fence, (SELECT count(*) FROM ins)::integer AS stored`,
     // Takes the lease when there is none or it has expired; one statement, so two clients cannot both win.
     take: `INSERT INTO ${s}.loopctl_leases AS l (session_id, run_id, token, expires_at)
       VALUES ($1, $2, $3, ${NOW} + $4::bigint)
@@ -125,12 +151,37 @@ export function sqlFor(s: string): Sql {
       SELECT $1, $2, $3::integer, $4, ${NOW}
       WHERE NOT EXISTS (SELECT 1 FROM ${s}.loopctl_runs WHERE session_id = $1 AND run_id = $2)
       ON CONFLICT DO NOTHING`,
-    // One snapshot: the turns, and whether the run's commit is stored.
+    // A turn written by the claim $5: the run's fence row (turn 0) is raised to $5 first — its row lock orders
+    // the claims' writes and fences — and the turn stored only when the fence is then $5 (no later claim
+    // took the run). One row back (the fence) unless the run's commit is stored: $5 written, above refused.
+    journalClaimed: `WITH fence AS (
+        INSERT INTO ${s}.loopctl_journal AS f (session_id, run_id, turn, items, stored_at, claim)
+        SELECT $1, $2, 0, '[]', ${NOW}, $5::integer
+        WHERE NOT EXISTS (SELECT 1 FROM ${s}.loopctl_runs WHERE session_id = $1 AND run_id = $2)
+        ON CONFLICT (session_id, run_id, turn) DO UPDATE SET claim = GREATEST(f.claim, excluded.claim)
+        RETURNING f.claim
+      ),
+      ins AS (
+        INSERT INTO ${s}.loopctl_journal (session_id, run_id, turn, items, stored_at, claim)
+        SELECT $1, $2, $3::integer, $4, ${NOW}, $5::integer FROM fence WHERE fence.claim = $5::integer
+        ON CONFLICT DO NOTHING
+      )
+      SELECT claim FROM fence`,
+    // Raises the run's fence row to $3 (the lowest claim still accepted); never lowers it.
+    fenceJournal: `INSERT INTO ${s}.loopctl_journal AS f (session_id, run_id, turn, items, stored_at, claim)
+      VALUES ($1, $2, 0, '[]', ${NOW}, $3::integer)
+      ON CONFLICT (session_id, run_id, turn) DO UPDATE SET claim = GREATEST(f.claim, excluded.claim)`,
+    // One snapshot: the turns (not the fence row, turn 0), and whether the run's commit is stored.
     readJournal: `SELECT turn, items,
         EXISTS (SELECT 1 FROM ${s}.loopctl_runs WHERE session_id = $1 AND run_id = $2) AS sealed
-      FROM (SELECT 1) AS one LEFT JOIN ${s}.loopctl_journal j ON j.session_id = $1 AND j.run_id = $2 ORDER BY turn`,
-    discardJournal: `DELETE FROM ${s}.loopctl_journal WHERE session_id = $1 AND run_id = $2`,
-    journalledRuns: `SELECT run_id FROM ${s}.loopctl_journal WHERE session_id = $1 GROUP BY run_id
+      FROM (SELECT 1) AS one LEFT JOIN ${s}.loopctl_journal j
+        ON j.session_id = $1 AND j.run_id = $2 AND j.turn <> 0 ORDER BY turn`,
+    // The turns and the call starts under the run's id; the fence row stays (a fenced claim stays refused).
+    discardJournal: `WITH cs AS (
+        DELETE FROM ${s}.loopctl_runs WHERE session_id = $1 AND starts_with(run_id, ${callStarts})
+      )
+      DELETE FROM ${s}.loopctl_journal WHERE session_id = $1 AND run_id = $2 AND turn <> 0`,
+    journalledRuns: `SELECT run_id FROM ${s}.loopctl_journal WHERE session_id = $1 AND turn <> 0 GROUP BY run_id
       ORDER BY max(stored_at), run_id COLLATE "C"`,
   };
 }

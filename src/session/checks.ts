@@ -88,6 +88,32 @@ export function callStartKey(suspensionId: unknown, callId: unknown): string {
 }
 
 /**
+ * The start of the keys of the call starts recorded under `runId` (`callStartKey(runId, …)`): `call:["<runId>",`,
+ * so a run's records are removed with its journal (its commit, its discard).
+ */
+export function callStartPrefix(runId: string): string {
+  return `call:[${JSON.stringify(runId)},`;
+}
+
+/**
+ * The writer's claim of a journal write (`JournalOptions.claim`), checked: undefined when absent; throws
+ * `ConfigurationError` naming `field` unless a whole number ≥ 1.
+ */
+export function checkClaim(claim: unknown, field = 'options.claim'): number | undefined {
+  if (claim === undefined) return undefined;
+  if (typeof claim !== 'number' || !Number.isSafeInteger(claim) || claim < 1) {
+    throw new ConfigurationError(field, `must be a whole number ≥ 1 (got ${describeValue(claim)})`);
+  }
+  return claim;
+}
+
+/** The checks of `Session.fenceJournal`'s arguments: `runId` a run id, `claim` a whole number ≥ 1; gives `claim`. */
+export function checkFenceJournal(runId: unknown, claim: unknown): number {
+  checkId(runId, 'runId');
+  return checkClaim(claim ?? Number.NaN, 'claim')!;
+}
+
+/**
  * The run id a fence of `runId` marks beside it (`Session.fenceRun`): `fence:<runId>`, so a fenced id is told
  * from a committed one. Throws `ConfigurationError` naming `runId` for a bad id, or one whose mark would be too
  * long.

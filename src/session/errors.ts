@@ -64,6 +64,25 @@ export class SessionExistsError extends LoopctlError {
   }
 }
 
+/**
+ * A journal write (`journalTurn`, `journalResponse`) by a claim of the run that a later claim took over: the
+ * write stored nothing (docs/scale-out.md, "Continuing a lost run"). `runId` names the run, `claim` the
+ * refused writer's claim, `fence` the lowest claim the journal still accepts (the later claim's). The engine
+ * ends the writer's run `run_failed` (`session_error`); a queued run's terminal by that claim is refused too.
+ */
+export class JournalFencedError extends LoopctlError {
+  override readonly name: string = 'JournalFencedError';
+  constructor(
+    readonly runId: string,
+    readonly claim: number,
+    readonly fence: number,
+  ) {
+    super(`the journal of run ${runId} belongs to claim ${fence}: a write by claim ${claim} is refused`);
+  }
+}
+
+/** @returns true when `e` is a {@link JournalFencedError}. */
+export const isJournalFencedError = (e: unknown): e is JournalFencedError => isInstance(e, JournalFencedError);
 /** @returns true when `e` is a {@link SessionSchemaError}. */
 export const isSessionSchemaError = (e: unknown): e is SessionSchemaError => isInstance(e, SessionSchemaError);
 /** @returns true when `e` is a {@link SessionStorageError}. */

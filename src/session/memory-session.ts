@@ -3,6 +3,9 @@ import {
   alreadyResumed,
   appendRunId,
   callStartKey,
+  callStartPrefix,
+  checkClaim,
+  checkFenceJournal,
   checkId,
   fenceKey,
   checkItems,
@@ -11,8 +14,17 @@ import {
   checkTtl,
   suspensionKey,
 } from './checks.js';
+import { JournalFencedError } from './errors.js';
 import { LeaseSlot } from './memory-lease.js';
-import type { AppendOptions, JournalOptions, Lease, LeaseOptions, RunJournal, Session } from './session.js';
+import type {
+  AppendOptions,
+  CallStartOptions,
+  JournalOptions,
+  Lease,
+  LeaseOptions,
+  RunJournal,
+  Session,
+} from './session.js';
 
 /** Options of a {@link MemorySession}: `now`, the clock of its leases and times (ms; default `Date.now`). */
 export interface MemorySessionOptions {
@@ -25,6 +37,8 @@ export interface MemoryState {
   stored: Set<string>;
   /** The run journals (docs/sessions.md, "The run journal"): by run id, each turn's Items by turn. */
   journals: Map<string, Map<number, readonly Item[]>>;
+  /** Each claimed journal's fence: the lowest claim its writes are accepted from (`Session.fenceJournal`). */
+  claims: Map<string, number>;
   createdAt: number | undefined;
   updatedAt: number | undefined;
 }
@@ -86,6 +100,7 @@ export class MemorySession implements Session {
       items: Object.freeze([...initial]),
       stored: new Set(),
       journals: new Map(),
+      claims: new Map(),
       createdAt: undefined,
       updatedAt: undefined,
     };
@@ -121,7 +136,7 @@ export class MemorySession implements Session {
     if (runId !== undefined && state.stored.has(runId)) return;
     if (suspension !== undefined && state.stored.has(suspension)) throw alreadyResumed(options);
     if (runId !== undefined) state.stored.add(runId);
-    if (runId !== undefined) state.journals.delete(runId); // the commit seals the run's journal
+    if (runId !== undefined) dropJournal(state, runId); // the commit seals the run's journal
     if (suspension !== undefined) state.stored.add(suspension);
     state.items = Object.freeze([...state.items, ...items]);
     state.updatedAt = this.#now();
@@ -131,11 +146,15 @@ export class MemorySession implements Session {
   /**
    * Records the start of a resumed call (see `Session.recordCallStart`): `true` when this record
    * stored, `false` when `(suspensionId, callId)` was recorded before. Synchronous, so a run in virtual
-   * time records and starts its call in one step. Throws `ConfigurationError` for a bad id.
+   * time records and starts its call in one step. Throws `ConfigurationError` for a bad id or claim, and
+   * `JournalFencedError` for a claim the run's journal fence refuses (see `Session.recordCallStart`).
    */
-  recordCallStart(suspensionId: string, callId: string): boolean {
+  recordCallStart(suspensionId: string, callId: string, options?: CallStartOptions): boolean {
     const key = callStartKey(suspensionId, callId);
-    const { stored } = this.#state;
+    const claim = checkClaim(options?.claim);
+    const { stored, claims } = this.#state;
+    const fence = claims.get(suspensionId) ?? 0;
+    if (claim !== undefined && claim < fence) throw new JournalFencedError(suspensionId, claim, fence);
     if (stored.has(key)) return false;
     stored.add(key);
     return true;
@@ -175,9 +194,15 @@ export class MemorySession implements Session {
 
   #journal(runId: string, turn: number, key: number, items: readonly Item[], options?: JournalOptions): void {
     checkJournalTurn(runId, turn, items);
+    const claim = checkClaim(options?.claim);
     if (options?.signal?.aborted) throw options.signal.reason;
-    const { journals, stored } = this.#state;
+    const { journals, stored, claims } = this.#state;
     if (stored.has(runId)) return;
+    if (claim !== undefined) {
+      const fence = claims.get(runId) ?? 0;
+      if (claim < fence) throw new JournalFencedError(runId, claim, fence);
+      claims.set(runId, claim);
+    }
     let journal = journals.get(runId);
     if (journal === undefined) journals.set(runId, (journal = new Map()));
     if (!journal.has(key)) journal.set(key, Object.freeze([...items]));
@@ -193,10 +218,20 @@ export class MemorySession implements Session {
     return journalOf(stored.has(runId), journal ? [...journal].map(([turn, items]) => ({ turn, items })) : []);
   }
 
-  /** Removes the journal of `runId`; idempotent. */
+  /** Removes the journal of `runId` and the call starts recorded under it; idempotent. Its claim fence stays. */
   discardJournal(runId: string): void {
     checkId(runId, 'runId');
-    this.#state.journals.delete(runId);
+    dropJournal(this.#state, runId);
+  }
+
+  /**
+   * Fences off the journal writes of `runId`'s claim `claim` and earlier (see `Session.fenceJournal`),
+   * synchronously. Throws `ConfigurationError` naming `runId` or `claim`.
+   */
+  fenceJournal(runId: string, claim: number): void {
+    checkFenceJournal(runId, claim);
+    const { claims } = this.#state;
+    claims.set(runId, Math.max(claims.get(runId) ?? 0, claim + 1));
   }
 
   /** The runs with a journal, the one journalled last at the end. */
@@ -213,4 +248,11 @@ export class MemorySession implements Session {
     checkId(runId, 'runId');
     return this.#lease.acquire(runId, checkTtl(options));
   }
+}
+
+/** Removes the journal of `runId` and the call starts recorded under its id (not its claim fence). */
+function dropJournal(state: MemoryState, runId: string): void {
+  state.journals.delete(runId);
+  const prefix = callStartPrefix(runId);
+  for (const key of state.stored) if (key.startsWith(prefix)) state.stored.delete(key);
 }

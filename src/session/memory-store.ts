@@ -8,6 +8,7 @@ const emptyState = (): MemoryState => ({
   items: [],
   stored: new Set(),
   journals: new Map(),
+  claims: new Map(),
   createdAt: undefined,
   updatedAt: undefined,
 });

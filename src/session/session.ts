@@ -76,12 +76,17 @@ export interface Session {
    * was stored before (by any run, in any process): the call started in an earlier resume and must
    * not run again. Idempotent: a repeat stores nothing and gives `false`. The record is not Items: it
    * does not create the session nor change `load`, `list` or `updatedAt`; stores keep it among the
-   * session's run ids (`call:["<suspensionId>","<callId>"]`), so it moves and is deleted with them.
+   * session's run ids (`call:["<suspensionId>","<callId>"]`), so it moves and is deleted with them; the starts
+   * a journalling run records under its own run id go with its journal (its commit, `discardJournal`).
    * Throws or rejects with `ConfigurationError` naming `suspensionId` or `callId` for an id that is
    * not one (see `MAX_ID_LENGTH`), storing nothing. Optional: without it, a resumed run records the
    * start in its own process only. `sessionContract` checks it for every store that has it.
+   *
+   * `options.claim` (a journalling run's start, `suspensionId` its run id): fenced per claim as
+   * `journalTurn` is — refused with `JournalFencedError`, storing nothing, once a later claim took the run's
+   * journal over, so a lost claim that comes back never starts a tool. Absent: not fenced.
    */
-  recordCallStart?(suspensionId: string, callId: string): MaybeAsync<boolean>;
+  recordCallStart?(suspensionId: string, callId: string, options?: CallStartOptions): MaybeAsync<boolean>;
   /**
    * Fences off the commit of `runId` (docs/scale-out.md, "Fencing"): unless an append of `runId` was stored,
    * records `runId` as stored without Items, so that a later append of it stores nothing ("a late write is
@@ -110,6 +115,12 @@ export interface Session {
    * fired is not begun. Throws or rejects with `ConfigurationError` naming `runId`, `turn` or
    * `items[i]…`, storing nothing. Optional, with {@link Session.readJournal} and
    * {@link Session.discardJournal}: a session with all three makes runs durable per turn.
+   *
+   * Fenced per claim (docs/sessions.md, "Claims"): a write with `options.claim` c is refused — it rejects
+   * (or throws) with `JournalFencedError` and stores nothing — once the run's journal belongs to a later
+   * claim: one that wrote with a claim above c, or that {@link Session.fenceJournal} fenced c off for. An
+   * accepted write with a claim makes the journal that claim's (every lower claim is refused from then on).
+   * A write without `claim` is not fenced (a run in one process).
    */
   journalTurn?(runId: string, turn: number, items: readonly Item[], options?: JournalOptions): MaybeAsync<void>;
   /**
@@ -120,7 +131,8 @@ export interface Session {
    * by `journalTurn`, so a continue reuses the response instead of asking the model again. Idempotent
    * like `journalTurn` (a second write of one `(runId, turn)` stores nothing, nor does a write for a
    * sealed run), with the same checks and errors, and removed with the journal (seal, discard).
-   * Optional: without it a continue redoes the turn that was under way from its model call.
+   * Optional: without it a continue redoes the turn that was under way from its model call. Fenced per
+   * claim as `journalTurn` is (`JournalFencedError`).
    */
   journalResponse?(runId: string, turn: number, items: readonly Item[], options?: JournalOptions): MaybeAsync<void>;
   /**
@@ -130,8 +142,23 @@ export interface Session {
    * `{ sealed: false, turns: [] }`.
    */
   readJournal?(runId: string): MaybeAsync<RunJournal>;
-  /** Removes the journal of `runId` (a cancelled or failed run's); idempotent, leaves the history alone. */
+  /**
+   * Removes the journal of `runId` (a cancelled or failed run's) and the call starts the run recorded under
+   * its id (`recordCallStart(runId, …)`); idempotent, leaves the history alone. The journal's claim fence
+   * ({@link Session.fenceJournal}) stays: a claim fenced off before the discard is refused after it too.
+   */
   discardJournal?(runId: string): MaybeAsync<void>;
+  /**
+   * Fences off the journal writes of the claim `claim` of `runId` and of every earlier claim (docs/scale-out.md,
+   * "Continuing a lost run"): from then on a `journalTurn` or `journalResponse` of `runId` with
+   * `options.claim` ≤ `claim` is refused with `JournalFencedError`, storing nothing; a later claim's write is
+   * accepted. Atomic with those writes: of a fence and a write of the fenced claim, the write either stored
+   * before or is refused. Idempotent; never lowers a fence. Not Items, not a journal turn: `readJournal` and
+   * `journalledRuns` do not see it; it survives `discardJournal` and goes with the session (rename, delete).
+   * Throws or rejects with `ConfigurationError` naming `runId` or `claim` (a whole number ≥ 1). Optional: a
+   * peer that declares a queued run's worker lost uses it when the store has it.
+   */
+  fenceJournal?(runId: string, claim: number): MaybeAsync<void>;
   /**
    * The ids of the runs that have a journal (neither sealed nor discarded: their process stopped before
    * they ended, or they are running), the one journalled last at the end. Optional: how a program that
@@ -140,9 +167,20 @@ export interface Session {
   journalledRuns?(): MaybeAsync<readonly string[]>;
 }
 
-/** What `journalTurn` is told: `signal`, aborted when the write should not begin (a run's cancel). */
+/**
+ * What `journalTurn` and `journalResponse` are told: `signal`, aborted when the write should not begin (a run's
+ * cancel); `claim`, the writer's claim of the run (a whole number ≥ 1: a queued run's claim token, 1 for its
+ * first worker, 2 for the worker that continues it…), by which a store refuses the writes of a claim a later
+ * one took the run over from (`JournalFencedError`). Absent: the write is not fenced.
+ */
 export interface JournalOptions {
   readonly signal?: AbortSignal;
+  readonly claim?: number;
+}
+
+/** What `recordCallStart` is told: `claim`, the writer's claim of the run (see {@link JournalOptions}). */
+export interface CallStartOptions {
+  readonly claim?: number;
 }
 
 /** One journalled turn: its number (1 for the run's first) and the Items the run added in it. */

@@ -31,6 +31,10 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
      session_id TEXT NOT NULL, run_id TEXT NOT NULL, turn INTEGER NOT NULL, items TEXT NOT NULL,
      stored_at INTEGER NOT NULL, PRIMARY KEY (session_id, run_id, turn)
    ) WITHOUT ROWID;`,
+  // Version 3: journals fenced per claim (docs/sessions.md, "Claims"): each row keeps the claim that wrote it
+  // (NULL: a write without a claim, or a row from version 2), and a run's row under turn 0 (no Items) holds its
+  // fence, the lowest claim whose writes are still accepted. Additive: version 2 journals stay readable.
+  `ALTER TABLE loopctl_journal ADD COLUMN claim INTEGER;`,
 ];
 
 /** The schema version this loopctl reads and writes. */

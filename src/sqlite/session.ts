@@ -3,6 +3,9 @@ import {
   alreadyResumed,
   appendRunId,
   callStartKey,
+  callStartPrefix,
+  checkClaim,
+  checkFenceJournal,
   checkId,
   checkItems,
   checkJournalTurn,
@@ -11,11 +14,21 @@ import {
   fenceKey,
   suspensionKey,
 } from '../session/checks.js';
+import { JournalFencedError } from '../session/errors.js';
 import { describeHolder, holderEnded } from '../session/holder-process.js';
 import { leaseLost, refusal } from '../session/lease-errors.js';
-import type { AppendOptions, JournalOptions, Lease, LeaseOptions, RunJournal, Session } from '../session/session.js';
+import type {
+  AppendOptions,
+  CallStartOptions,
+  JournalOptions,
+  Lease,
+  LeaseOptions,
+  RunJournal,
+  Session,
+} from '../session/session.js';
 import { SQLITE_SCHEMA_VERSION, corrupt } from './schema.js';
 import type { SqliteBackend } from './backend.js';
+import type { Statements } from './statements.js';
 
 /**
  * One session of a `SqliteSessionStore` (made by `store.session(id)`): the `Session` contract
@@ -71,7 +84,7 @@ export class SqliteSession implements Session {
         let seq = sql.count.get(this.id) ?? 0;
         for (const row of rows) sql.insertItem.run(this.id, seq++, row);
         if (runId !== undefined) sql.insertRun.run(this.id, runId, now);
-        if (runId !== undefined) sql.dropJournal.run(this.id, runId); // the commit seals the run's journal
+        if (runId !== undefined) this.#dropJournal(sql, runId); // the commit seals the run's journal
         if (suspension !== undefined) sql.insertRun.run(this.id, suspension, now);
         sql.touch.run(this.id, rows.length, now, now);
       },
@@ -82,11 +95,15 @@ export class SqliteSession implements Session {
   /**
    * Records the start of a resumed call (see `Session.recordCallStart`): resolves `true` when this
    * record stored, `false` when `(suspensionId, callId)` was recorded before. Rejects with
-   * `ConfigurationError` for a bad id, `SessionStorageError` when the write fails (nothing stored).
+   * `ConfigurationError` for a bad id, `SessionStorageError` when the write fails (nothing stored), and
+   * `JournalFencedError` for a claim the run's journal fence refuses (checked in the same transaction).
    */
-  async recordCallStart(suspensionId: string, callId: string): Promise<boolean> {
+  async recordCallStart(suspensionId: string, callId: string, options?: CallStartOptions): Promise<boolean> {
     const key = callStartKey(suspensionId, callId);
+    const claim = checkClaim(options?.claim);
     return this.store.write(this.id, (sql) => {
+      const fence = claim === undefined ? 0 : (sql.journalFence.get(this.id, suspensionId) ?? 0);
+      if (claim !== undefined && claim < fence) throw new JournalFencedError(suspensionId, claim, fence);
       if (sql.hasRun.get(this.id, key) !== undefined) return false;
       sql.insertRun.run(this.id, key, this.store.now());
       return true;
@@ -137,6 +154,7 @@ export class SqliteSession implements Session {
 
   async #journal(runId: string, turn: number, key: number, items: readonly Item[], options?: JournalOptions) {
     checkJournalTurn(runId, turn, items);
+    const claim = checkClaim(options?.claim);
     const signal = options?.signal;
     if (signal?.aborted) throw signal.reason;
     const text = `[${items.map((item) => JSON.stringify(item)).join(',')}]`;
@@ -144,10 +162,34 @@ export class SqliteSession implements Session {
       this.id,
       (sql) => {
         if (sql.hasRun.get(this.id, runId) !== undefined) return; // sealed: the run committed
-        sql.journalTurn.run(this.id, runId, key, text, this.store.now());
+        const now = this.store.now();
+        if (claim !== undefined) {
+          // The fence and the write in one transaction: a later claim's fence lands before or after, whole.
+          const fence = sql.journalFence.get(this.id, runId) ?? 0;
+          if (claim < fence) throw new JournalFencedError(runId, claim, fence);
+          sql.raiseFence.run(this.id, runId, now, claim);
+        }
+        sql.journalTurn.run(this.id, runId, key, text, now, claim ?? null);
       },
       signal,
     );
+  }
+
+  /**
+   * Fences off the journal writes of `runId`'s claim `claim` and earlier (see `Session.fenceJournal`): one
+   * upsert of the run's fence row. Rejects with `ConfigurationError` for bad arguments, `SessionStorageError`
+   * when the write fails (nothing stored).
+   */
+  async fenceJournal(runId: string, claim: number): Promise<void> {
+    checkFenceJournal(runId, claim);
+    await this.store.write(this.id, (sql) => void sql.raiseFence.run(this.id, runId, this.store.now(), claim + 1));
+  }
+
+  /** Removes the journal of `runId` (not its fence) and the call starts recorded under it. */
+  #dropJournal(sql: Statements, runId: string): void {
+    sql.dropJournal.run(this.id, runId);
+    const prefix = callStartPrefix(runId);
+    sql.dropCallStarts.run(this.id, prefix, prefix);
   }
 
   /**
@@ -173,10 +215,10 @@ export class SqliteSession implements Session {
     return journalOf(sealed, entries, (what) => corrupt(this.store.location, SQLITE_SCHEMA_VERSION, where(what)));
   }
 
-  /** Removes the journal of `runId`; idempotent. */
+  /** Removes the journal of `runId` and the call starts recorded under it; idempotent. Its claim fence stays. */
   async discardJournal(runId: string): Promise<void> {
     checkId(runId, 'runId');
-    await this.store.write(this.id, (sql) => void sql.dropJournal.run(this.id, runId));
+    await this.store.write(this.id, (sql) => this.#dropJournal(sql, runId));
   }
 
   /** The runs with a journal, the one journalled last at the end (by the time of its last turn). */

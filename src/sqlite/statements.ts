@@ -23,7 +23,10 @@ export interface Statements {
   readonly moveItems: Database.Statement<[string, string]>;
   readonly moveRuns: Database.Statement<[string, string]>;
   readonly moveSession: Database.Statement<[string, string]>;
-  readonly journalTurn: Database.Statement<[string, string, number, string, number]>;
+  readonly journalTurn: Database.Statement<[string, string, number, string, number, number | null]>;
+  readonly journalFence: Database.Statement<[string, string], number | null>;
+  readonly raiseFence: Database.Statement<[string, string, number, number]>;
+  readonly dropCallStarts: Database.Statement<[string, string, string]>;
   readonly journal: Database.Statement<[string, string], { turn: number; items: string }>;
   readonly dropJournal: Database.Statement<[string, string]>;
   readonly deleteJournals: Database.Statement<[string]>;
@@ -69,17 +72,28 @@ export function prepare(db: Database.Database): Statements {
     moveRuns: p('UPDATE loopctl_runs SET session_id = ? WHERE session_id = ?'),
     moveSession: p('UPDATE loopctl_sessions SET id = ? WHERE id = ?'),
     journalTurn: p(
-      `INSERT INTO loopctl_journal (session_id, run_id, turn, items, stored_at) VALUES (?, ?, ?, ?, ?)
+      `INSERT INTO loopctl_journal (session_id, run_id, turn, items, stored_at, claim) VALUES (?, ?, ?, ?, ?, ?)
        ON CONFLICT DO NOTHING`,
     ),
-    journal: p<[string, string], { turn: number; items: string }>(
-      'SELECT turn, items FROM loopctl_journal WHERE session_id = ? AND run_id = ? ORDER BY turn',
+    // A run's claim fence: its row under turn 0 (not a turn: the reads below leave it out).
+    journalFence: p<[string, string], number | null>(
+      'SELECT claim FROM loopctl_journal WHERE session_id = ? AND run_id = ? AND turn = 0',
+    ).pluck(),
+    raiseFence: p(
+      `INSERT INTO loopctl_journal (session_id, run_id, turn, items, stored_at, claim) VALUES (?, ?, 0, '[]', ?, ?)
+       ON CONFLICT (session_id, run_id, turn) DO UPDATE SET claim = max(coalesce(claim, 0), excluded.claim)`,
     ),
-    dropJournal: p('DELETE FROM loopctl_journal WHERE session_id = ? AND run_id = ?'),
+    // The call starts recorded under a run's id (`call:["<runId>",…`): removed with its journal.
+    dropCallStarts: p('DELETE FROM loopctl_runs WHERE session_id = ? AND substr(run_id, 1, length(?)) = ?'),
+    journal: p<[string, string], { turn: number; items: string }>(
+      'SELECT turn, items FROM loopctl_journal WHERE session_id = ? AND run_id = ? AND turn <> 0 ORDER BY turn',
+    ),
+    // Not the fence (turn 0): a claim fenced off stays refused after its journal is gone.
+    dropJournal: p('DELETE FROM loopctl_journal WHERE session_id = ? AND run_id = ? AND turn <> 0'),
     deleteJournals: p('DELETE FROM loopctl_journal WHERE session_id = ?'),
     moveJournals: p('UPDATE loopctl_journal SET session_id = ? WHERE session_id = ?'),
     journalledRuns: p<[string], string>(
-      `SELECT run_id FROM loopctl_journal WHERE session_id = ? GROUP BY run_id
+      `SELECT run_id FROM loopctl_journal WHERE session_id = ? AND turn <> 0 GROUP BY run_id
        ORDER BY max(stored_at), run_id`,
     ).pluck(),
   };

@@ -20,7 +20,8 @@ import type { JsonSchema } from '../model/types.js';
  *   of that suspension runs it again; a tool with effects outside the process can key them on
  *   `(resumed.suspensionId, callId)`.
  * - `attempt` is 1, or 2 when a continued run (`resumeRun`, docs/sessions.md, "No tool runs twice") runs
- *   again a call of an `idempotent` tool that had started in the process that died (same `callId`).
+ *   again a call of an `idempotent` tool that had started in the process that died (same `callId`); each
+ *   further continue that runs it again counts one more (3, 4, …).
  */
 export interface ToolContext<C = unknown> {
   readonly signal: AbortSignal;
@@ -65,8 +66,8 @@ export type ToolReturn<R> = R | PromiseLike<R> | Observable<R>;
  * default `false`) makes a call wait for `approve()` / `reject()` first ({@link NeedsApproval}).
  * `idempotent` (optional, default `false`): running a call twice with the same `callId` has the effect of
  * running it once (docs/sessions.md, "No tool runs twice"): a continued run runs again a call of it that
- * had started in the process that died (`ctx.attempt` 2); any other tool's such call is not run again
- * (the model reads that its effects are unknown).
+ * had started in the process that died (`ctx.attempt` 2, 3 after a second such continue, …); any other tool's
+ * such call is not run again (the model reads that its effects are unknown).
  */
 export interface Tool<A = any, R = unknown, C = any> {
   readonly name: string;

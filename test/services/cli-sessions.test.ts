@@ -245,7 +245,7 @@ describe('a file loopctl cannot use is left as it is', () => {
     const { code, stderr } = await runBin(['--continue', 'hi'], dir, env).done;
     expect(code).toBe(1);
     expect(stderr).toBe(
-      `loopctl: ${db}: schema version 99 was written by a later loopctl (this one reads version 2); the file is ` +
+      `loopctl: ${db}: schema version 99 was written by a later loopctl (this one reads version 3); the file is ` +
         'left as it is; use that loopctl, or run with --no-save\n',
     );
     expect(readFileSync(db).equals(before)).toBe(true);

@@ -121,6 +121,36 @@ describe('Postgres schema: explicit createSchema and migrate', () => {
     expect(await session.readJournal('run')).toEqual({ sealed: false, turns: [{ turn: 1, items: items('j', 1) }] });
   });
 
+  it('a version 2 schema (journals without claims) is migrated: its journal reads as it was, then claims fence it', async () => {
+    const schema = freshSchema();
+    await pool.query(`CREATE SCHEMA "${schema}"`);
+    for (const m of POSTGRES_MIGRATIONS.slice(0, 2)) await pool.query(m(`"${schema}"`));
+    await pool.query(`UPDATE "${schema}".loopctl_schema SET version = 2`);
+    const old = JSON.stringify(items('old', 1));
+    await pool.query(`INSERT INTO "${schema}".loopctl_journal VALUES ('s', 'run', 1, $1, 1), ('s', 'run', -2, $1, 2)`, [
+      old,
+    ]);
+    expect(await migrate(pool, { schema })).toEqual({ from: 2, to: POSTGRES_SCHEMA_VERSION });
+    const session = new PostgresSessionStore(pool, { schema }).session('s');
+    expect(await session.readJournal('run')).toEqual({
+      sealed: false,
+      turns: [{ turn: 1, items: items('old', 1) }],
+      pending: { turn: 2, items: items('old', 1) },
+    });
+    expect(await session.journalledRuns()).toEqual(['run']);
+    await session.journalTurn('run', 2, items('two', 1), { claim: 2 });
+    const late = await session.journalTurn('run', 3, items('late', 1), { claim: 1 }).catch((e: Error) => e.name);
+    expect(late).toBe('JournalFencedError');
+    expect((await session.readJournal('run')).turns.map((t) => t.turn)).toEqual([1, 2]);
+    const rows = await pool.query(`SELECT turn, claim FROM "${schema}".loopctl_journal ORDER BY turn`);
+    expect(rows.rows).toEqual([
+      { turn: -2, claim: null },
+      { turn: 0, claim: 2 },
+      { turn: 1, claim: null },
+      { turn: 2, claim: 2 },
+    ]);
+  });
+
   it('a store whose version row was set back is refused as older (it reads the database, not a cache)', async () => {
     const schema = freshSchema();
     await createSchema(pool, { schema });

@@ -1,6 +1,7 @@
 import { appendContract } from './contract-append.js';
 import { callStartContract } from './contract-call-start.js';
 import { journalContract } from './contract-journal.js';
+import { journalClaimsContract } from './contract-journal-claims.js';
 import { journalResponseContract } from './contract-journal-response.js';
 import { leaseContract } from './contract-lease.js';
 import { killContract, peerContract } from './contract-peers.js';
@@ -35,6 +36,9 @@ export interface SessionContractOptions {
  *   bad arguments refused, moved by rename and removed by delete; the history never sees it;
  * - a turn's response journalled before its tools (`journalResponse`, when the store has it): pending
  *   while its turn is not journalled whole, once per `(runId, turn)`, sealed by the commit, discarded;
+ * - journal writes fenced per claim (`JournalOptions.claim`, `fenceJournal`, when the store has it): a claim a
+ *   later one took over is refused (`JournalFencedError`) and stores nothing, the later one's writes are kept,
+ *   the fence outlives a discard and moves with rename; a run's call starts go with its commit and discard;
  * - leases: one active run per session, renew and release, expiry after `ttlMs`, bad arguments;
  * - the store: list, delete, rename, close, bad ids;
  * - with `spawnPeer`: the same across processes (leases, appends, a resumed call's start recorded once), a
@@ -54,6 +58,7 @@ export function sessionContract(
   callStartContract(framework, makeStore);
   journalContract(framework, makeStore);
   journalResponseContract(framework, makeStore);
+  journalClaimsContract(framework, makeStore);
   leaseContract(framework, makeStore);
   storeContract(framework, makeStore);
   const { spawnPeer } = options;

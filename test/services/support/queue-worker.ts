@@ -7,14 +7,21 @@
  * thread named `lose` it rejects a run's first commit as a dropped connection does after it stored, on one named
  * `terminate` Postgres terminates the first commit's connection while it waits on a lock), prints
  * `ready <workerId>` on stdout, a line per run note (`note claimed <runId> - <ms>`, `note ended <runId>
- * <stopReason> <ms>`, ms since the epoch), and on SIGTERM drains (`close()`) and exits 0.
+ * <stopReason> <ms>`, ms since the epoch), and on SIGTERM drains (`close()`) and exits 0. `journalStopTurn`: see
+ * `journalled` below.
  */
 import pg from 'pg';
 import { startWorker, type StartWorkerOptions } from '../../../src/bullmq/index.js';
 import { PostgresSessionStore } from '../../../src/postgres/index.js';
 import type { PostgresSession } from '../../../src/postgres/session.js';
 import type { LocalRunsSessionStore } from '../../../src/runs/thread.js';
-import { SessionStorageError, type AppendOptions, type Item } from '../../../src/index.js';
+import {
+  SessionStorageError,
+  isJournalFencedError,
+  type AppendOptions,
+  type Item,
+  type JournalOptions,
+} from '../../../src/index.js';
 import { RUNS_CONTRACT_AGENT, runsContractAgent } from '../../../src/node/testing/index.js';
 import { queueAgent } from './queue-agent.js';
 
@@ -22,10 +29,11 @@ const settings = JSON.parse(process.argv[2] ?? '{}') as Omit<StartWorkerOptions,
   pgSchema?: string;
   suspend?: boolean;
   commitHook?: 'stop-before' | 'kill-after' | 'connection-faults';
+  journalStopTurn?: number;
 };
 const pool = settings.pgSchema ? new pg.Pool({ max: 4 }) : undefined;
 const store = pool ? new PostgresSessionStore(pool, { schema: settings.pgSchema! }) : undefined;
-const { pgSchema: _schema, suspend, commitHook, ...options } = settings;
+const { pgSchema: _schema, suspend, commitHook, journalStopTurn, ...options } = settings;
 const answerLost = new Set<string>();
 
 /**
@@ -88,10 +96,44 @@ const sessions: LocalRunsSessionStore | undefined =
         },
       }
     : store;
+/**
+ * `journalStopTurn` N: on a thread named `frozen`, the first claim SIGSTOPs this process just before it sends turn
+ * N's journalled response (`journal-stop <runId> <turn> <claim>`); every journal write of that thread prints
+ * `journal-stored …` or, refused as fenced, `journal-refused …` (the specs count them).
+ */
+const journalled: LocalRunsSessionStore | undefined =
+  sessions && journalStopTurn !== undefined
+    ? {
+        session(id) {
+          const session = sessions.session(id) as PostgresSession;
+          if (!id.endsWith('/frozen')) return session;
+          const noted =
+            (kind: 'turn' | 'response', write: PostgresSession['journalTurn']) =>
+            async (runId: string, turn: number, items: readonly Item[], opts?: JournalOptions) => {
+              const what = `${runId} ${kind}-${turn} ${opts?.claim ?? '-'}`;
+              if (kind === 'response' && turn === journalStopTurn && opts?.claim === 1) {
+                process.stdout.write(`journal-stop ${what}\n`);
+                process.kill(process.pid, 'SIGSTOP');
+              }
+              try {
+                await write.call(session, runId, turn, items, opts);
+              } catch (error) {
+                if (isJournalFencedError(error)) process.stdout.write(`journal-refused ${what}\n`);
+                throw error;
+              }
+              process.stdout.write(`journal-stored ${what}\n`);
+            };
+          return Object.assign(Object.create(session) as PostgresSession, {
+            journalTurn: noted('turn', session.journalTurn),
+            journalResponse: noted('response', session.journalResponse),
+          });
+        },
+      }
+    : sessions;
 const worker = await startWorker({
   ...options,
   agents: { [queueAgent.name]: queueAgent, [RUNS_CONTRACT_AGENT]: runsContractAgent() },
-  ...(sessions ? { sessions } : {}),
+  ...(journalled ? { sessions: journalled } : {}),
   onRun: (n) =>
     void process.stdout.write(`note ${n.type} ${n.runId} ${n.type === 'ended' ? n.stopReason : '-'} ${Date.now()}\n`),
   runOptions: {

@@ -36,6 +36,7 @@ type WorkerSettings = Partial<Omit<StartWorkerOptions, 'agents' | 'sessions'>> &
   pgSchema?: string;
   suspend?: boolean;
   commitHook?: 'stop-before' | 'kill-after' | 'connection-faults';
+  journalStopTurn?: number;
 };
 
 export interface QueueFixture {
