@@ -36,6 +36,8 @@ type WorkerSettings = Partial<Omit<StartWorkerOptions, 'agents' | 'sessions'>> &
   pgSchema?: string;
   suspend?: boolean;
   commitHook?: 'stop-before' | 'kill-after' | 'connection-faults';
+  /** The folder of the faults armed per run (./faults.ts). */
+  faultDir?: string;
 };
 
 export interface QueueFixture {
