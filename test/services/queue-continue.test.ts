@@ -220,8 +220,11 @@ describe("queueRuns onWorkerLost 'continue'", () => {
     expect(gapless(events)).toBe(true);
     expect(resumed).toHaveLength(1);
     expect([...counts.values()].every((n) => n <= 1)).toBe(true);
-    // Killed between turns, or early in turn 4 before its call ran: at most turn 4's call is interrupted.
-    expect([...interrupted].every((id) => id === 'step-4')).toBe(true);
+    // Killed after turn 4's entry journalled turn 3: nothing interrupted, or turn 4's call if it had started. In
+    // the moment between turn_completed 3 and that write, turn 3's call (its result not journalled; the
+    // journal-before case of queue-continue-checkpoints.test.ts). At most one either way.
+    expect(interrupted.size).toBeLessThanOrEqual(1);
+    expect([...interrupted].every((id) => id === 'step-3' || id === 'step-4')).toBe(true);
     expect(await history(store, 't', interrupted)).toEqual(await history(store, 'base', interrupted));
   }, 60_000);
 
