@@ -8,6 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { checkpointsFixture, P } from './support/checkpoints.js';
+import { sleep } from './support/queue.js';
 
 /** 10 tool turns (`step-1`…`step-10`, 60 ms each) and an 11th that answers, each streamed as 3 deltas first. */
 const cp = checkpointsFixture('!steps 10 60 3');
@@ -67,4 +68,20 @@ describe("queueRuns onWorkerLost 'continue': a SIGKILL at each checkpoint of a 1
     // Nothing left to continue from.
     expect((await cp.store().session(`${P}/commit-after`).readJournal(o.runId)).turns).toEqual([]);
   }, 30_000);
+
+  it('after its terminal stored, before its journal is discarded: the peer that takes the stalled job discards it', async () => {
+    const o = await cp.faulted('discard', [{ at: 'discard-before' }]);
+    const journalled = () => cp.store().session(`${P}/discard`).journalledRuns();
+    // The dead worker's job stalls: a peer takes it once its lock lapsed (about 2 s + the stalled check's 1 s).
+    let waited = 0;
+    for (; waited < 150 && (await journalled()).includes(o.runId); waited++) await sleep(100);
+    const left = (await journalled()).includes(o.runId);
+    console.log(
+      `SIGKILL after the terminal stored, before the journal discard: ${o.line}; ` +
+        `journal left behind: ${left ? 'yes' : 'no'} (waited ${waited * 100} ms more for its discard)`,
+    );
+    await cp.expectOneCompletedRun(o, 'discard');
+    expect(o.fromTurns).toEqual([]);
+    expect([...o.modelCalls.values()].every((n) => n === 1)).toBe(true);
+  }, 40_000);
 });

@@ -16,14 +16,14 @@ import type { Session } from '../../../src/index.js';
  * `journalTurn` write of turn `turn` is sent / just after it stored; `response-before` / `response-after`, the
  * same about the `journalResponse` write of turn `turn` (its model response, before its tools run);
  * `commit-before` / `commit-after`, just before the run's session commit (an append with a run id) is sent / just
- * after it stored.
+ * after it stored; `discard-before`, just before the run's journal is discarded (after its terminal is stored).
  */
 export type Fault =
   | {
       readonly at: 'stream' | 'journal-before' | 'journal-after' | 'response-before' | 'response-after';
       readonly turn: number;
     }
-  | { readonly at: 'commit-before' | 'commit-after'; readonly turn?: undefined };
+  | { readonly at: 'commit-before' | 'commit-after' | 'discard-before'; readonly turn?: undefined };
 
 /** Arms `faults` for the run `runId` in `dir`: the first for the claim running it, the next for the next claim. */
 export function armFault(dir: string, runId: string, ...faults: Fault[]): void {
@@ -77,6 +77,10 @@ export function faultySession(store: PostgresSessionStore, id: string, dir: stri
       if (tripFault(dir, runId, 'response-before', turn)) die(`before response ${runId} ${turn}`);
       await session.journalResponse(runId, turn, items, options);
       if (tripFault(dir, runId, 'response-after', turn)) die(`after response ${runId} ${turn}`);
+    },
+    discardJournal: async (runId) => {
+      if (tripFault(dir, runId, 'discard-before')) die(`before discard ${runId}`);
+      await session.discardJournal(runId);
     },
     append: async (items, options) => {
       // A queued run commits under `<runId>#<claim>` with `onWorkerLost: 'continue'`.
