@@ -14,7 +14,14 @@ import { CONTROL_POLL_MS, controlReader } from './control-reader.js';
 import { withScripts } from './scripts.js';
 import { checkJob, DEFAULT_PREFIX, DEFAULT_RETAIN_FINISHED_MS, jobOptions, type RunJobData } from './shared.js';
 import { QueueAuth, QueueAuthError, type QueueSecret } from './auth.js';
-import { EVENT_STORE_UNAVAILABLE_REASON, execute, newLocalRun, type LocalRun, type RunContext } from './worker-run.js';
+import {
+  discardJournal,
+  EVENT_STORE_UNAVAILABLE_REASON,
+  execute,
+  newLocalRun,
+  type LocalRun,
+  type RunContext,
+} from './worker-run.js';
 import { failLost, fenceLost, lostCallsNote } from './worker-lost.js';
 import { checkCount, checkMs, checkName } from './checks.js';
 
@@ -263,6 +270,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<QueueWor
         void control.read([data.runId]); // commands recorded while it was queued
         return execute(ctx, run, data, await signedItems(data, claim.slice(2)), 0, claim[1]!);
       }
+      if (claim[0] === 'ended') return discardEnded(data);
       if (claim[0] !== 'owned') return;
       const owner = claim[1]!;
       // Another worker runs it: wait while it lives (its lock may have lapsed in a Redis outage).
@@ -275,7 +283,7 @@ export async function startWorker(options: StartWorkerOptions): Promise<QueueWor
         if ((await gone()) && (await pause(lockDurationMs / 2), await gone())) break;
         await pause(Math.min(250, lockDurationMs));
       }
-      if ((await redis.hget(keys.run(data.runId), 'state')) !== 'running') return;
+      if ((await redis.hget(keys.run(data.runId), 'state')) !== 'running') return discardEnded(data);
       // Fenced first: after it, the lost claim's session commit either stored (the run completed) or never will.
       const commit = await fenceLost(ctx, data.runId, owner).catch(() => 'unreachable' as const);
       if (commit === 'unreachable') {
@@ -316,6 +324,15 @@ export async function startWorker(options: StartWorkerOptions): Promise<QueueWor
       }
       return failLost(ctx, data.runId, owner, commit);
     }
+  }
+
+  /**
+   * The job's run has its terminal: its journal (`'continue'`), if any, is done with. The worker that stored the
+   * terminal discards it just after; one killed in between left it behind, and the peer that takes its stalled
+   * job (or watched it end) discards it here. Idempotent; an error is ignored.
+   */
+  async function discardEnded(data: RunJobData): Promise<void> {
+    if (onWorkerLost === 'continue') await discardJournal(ctx, data.sessionId, data.runId);
   }
 
   /** True when the run's journal has a turn to go on from (a store without a journal: false). */

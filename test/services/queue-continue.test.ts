@@ -40,6 +40,17 @@ function executions(workers: readonly WorkerProcess[], runId: string): Map<strin
 
 const STEER = 'steered once';
 
+/**
+ * True once the journal of `runId` (thread `t`) is gone, waited for up to 5 s: the worker that stores a run's
+ * terminal discards its journal after the terminal stored (src/bullmq/worker-run.ts `finish`), so a reader of
+ * the terminal can be first.
+ */
+async function journalGone(store: PostgresSessionStore, runId: string): Promise<boolean> {
+  const journalled = () => store.session(`${P}/t`).journalledRuns();
+  for (let i = 0; i < 50 && (await journalled()).includes(runId); i++) await sleep(100);
+  return !(await journalled()).includes(runId);
+}
+
 /** A thread's history as words to compare: ids left out, the steering Item and the interrupted results too. */
 async function history(store: PostgresSessionStore, thread: string, interrupted: ReadonlySet<string>) {
   const items = (await store.session(`${P}/${thread}`).load()) as readonly Item[];
@@ -120,7 +131,7 @@ describe("queueRuns onWorkerLost 'continue'", () => {
     expect(steeredInHistory).toBe(1);
     expect(await history(store, 't', interrupted)).toEqual(await history(store, 'base', interrupted));
     // Its journal is gone with its terminal (never sealed: every claim committed under its own key).
-    expect(await store.session(`${P}/t`).journalledRuns()).not.toContain(runId);
+    expect(await journalGone(store, runId)).toBe(true);
   }, 60_000);
 
   it('two crashes in a row: the run continued after a SIGKILL in turn 3 is continued again after one in turn 6', async () => {
@@ -170,7 +181,7 @@ describe("queueRuns onWorkerLost 'continue'", () => {
     expect([...counts.values()].every((n) => n <= 1)).toBe(true);
     expect([...interrupted]).toEqual(['step-3', 'step-6']);
     expect(await history(store, 't', interrupted)).toEqual(await history(store, 'base', interrupted));
-    expect(await store.session(`${P}/t`).journalledRuns()).not.toContain(runId);
+    expect(await journalGone(store, runId)).toBe(true);
   }, 60_000);
 
   it('a SIGKILL between turns (just after a turn_completed) loses nothing: one terminal, the baseline history', async () => {
@@ -209,8 +220,11 @@ describe("queueRuns onWorkerLost 'continue'", () => {
     expect(gapless(events)).toBe(true);
     expect(resumed).toHaveLength(1);
     expect([...counts.values()].every((n) => n <= 1)).toBe(true);
-    // Killed between turns, or early in turn 4 before its call ran: at most turn 4's call is interrupted.
-    expect([...interrupted].every((id) => id === 'step-4')).toBe(true);
+    // Killed after turn 4's entry journalled turn 3: nothing interrupted, or turn 4's call if it had started. In
+    // the moment between turn_completed 3 and that write, turn 3's call (its result not journalled; the
+    // journal-before case of queue-continue-checkpoints.test.ts). At most one either way.
+    expect(interrupted.size).toBeLessThanOrEqual(1);
+    expect([...interrupted].every((id) => id === 'step-3' || id === 'step-4')).toBe(true);
     expect(await history(store, 't', interrupted)).toEqual(await history(store, 'base', interrupted));
   }, 60_000);
 
@@ -245,9 +259,7 @@ describe("queueRuns onWorkerLost 'continue'", () => {
     // Cancelled: the session stays as before the run, and the run's journal is discarded.
     expect(await store.session(`${P}/t`).load()).toEqual([]);
     // The discard of a cancelled run's journal follows its terminal event (src/engine/journal.ts `discard`: an
-    // async store's discard is not awaited before the terminal), so it is waited for here, up to 5 s.
-    const journalled = () => store.session(`${P}/t`).journalledRuns();
-    for (let i = 0; i < 50 && (await journalled()).includes(runId); i++) await sleep(100);
-    expect(await journalled()).not.toContain(runId);
+    // async store's discard is not awaited before the terminal).
+    expect(await journalGone(store, runId)).toBe(true);
   }, 60_000);
 });

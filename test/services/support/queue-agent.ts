@@ -4,8 +4,11 @@
  * - `!stream N D`: N text chunks `wK ` D ms apart, then the answer ends with the steering it saw;
  * - `!tool MS`: a `wait` tool call of MS ms (cancellable), then `done`;
  * - `!turns N MS`: N turns of `wait` MS ms each, then `done`;
- * - `!steps N MS`: as `!turns`, each call's id `step-K` (K: the tool results so far + 1), the same in every
- *   process, so the histories of two runs of it compare equal;
+ * - `!steps N MS [D]`: as `!turns`, each call's id `step-K` (K: the tool results so far + 1), the same in every
+ *   process, so the histories of two runs of it compare equal; with D, each turn's response is streamed first as
+ *   D text deltas `tK.J ` 20 ms apart (its text stays ''). Each call prints `model <runId> <turn>` (specs count
+ *   a turn's model calls); a `stream` fault armed for the run (./faults.ts) kills this process after the
+ *   second delta of its turn;
  * - `!backoff MS`: a retryable error asking to retry after MS ms, then `done`;
  * - `!hold`: one chunk, then a stream that never ends;
  * - `!approve`: a `guarded` tool call (it needs approval), then `done` with what the tool's result said;
@@ -24,6 +27,7 @@ import {
   type ModelProvider,
   type ModelRequest,
 } from '../../../src/index.js';
+import { die, tripFault } from './faults.js';
 
 const userTexts = (request: ModelRequest) =>
   request.items.flatMap((i) => (i.type === 'user' && !i.text.startsWith('!') ? [i.text] : []));
@@ -46,6 +50,31 @@ function toolResultsSinceDirective(request: ModelRequest): number {
 
 let calls = 0;
 const retried = new Set<string>();
+
+/** Where the worker process looks for armed faults (./faults.ts), set by it; none: no fault. */
+export const faults: { dir?: string } = {};
+
+/** The run and turn of the model call being made (the `beforeModelCall` hook sets it; one run at a time). */
+const current = { runId: '-', turn: 0 };
+
+/**
+ * A `!steps` turn's `response` (a tool call or the final answer), streamed first as `deltas` text deltas. A
+ * `stream` fault armed for the run's turn takes the stream after its second delta: this process dies 300 ms
+ * later (the deltas sent to Redis), the stream still open.
+ */
+function streamed(deltas: number, response: ModelEvent): Observable<ModelEvent> {
+  const { runId, turn } = current;
+  process.stdout.write(`model ${runId} ${turn}\n`);
+  const chunks = Array.from({ length: deltas }, (_, k) =>
+    timer(20).pipe(map((): ModelEvent => ({ type: 'text_delta', delta: `t${turn}.${k} ` }))),
+  );
+  const fault = defer(() => {
+    if (!tripFault(faults.dir, runId, 'stream', turn)) return concat(...chunks.slice(2), of(response));
+    setTimeout(() => die(`in the stream of ${runId} ${turn}`), 300);
+    return NEVER;
+  });
+  return deltas < 2 ? concat(...chunks, of(response)) : concat(...chunks.slice(0, 2), fault);
+}
 
 export const directiveModel: ModelProvider = {
   id: 'directive',
@@ -99,13 +128,13 @@ export const directiveModel: ModelProvider = {
           const turns = words[0] === '!tool' ? 1 : n(1, 2);
           const ms = words[0] === '!tool' ? n(1, 1000) : n(2, 100);
           const done = toolResultsSinceDirective(request);
-          if (done >= turns) return of(answer('done', request));
           const callId = words[0] === '!steps' ? `step-${done + 1}` : `call-${call}`;
           const toolCall = { callId, name: 'wait', arguments: JSON.stringify({ ms }) };
-          return of<ModelEvent>({
-            type: 'response',
-            response: { text: '', toolCalls: [toolCall], finishReason: 'tool_calls' },
-          });
+          const response: ModelEvent =
+            done >= turns
+              ? answer('done', request)
+              : { type: 'response', response: { text: '', toolCalls: [toolCall], finishReason: 'tool_calls' } };
+          return words[0] === '!steps' ? streamed(n(3, 0), response) : of(response);
         }
         case '!backoff': {
           // The first call of this directive fails retryably, asking for a retry after MS ms; the retry answers.
@@ -170,4 +199,10 @@ export const queueAgent = defineAgent({
   instructions: 'Follow the directive.',
   model: directiveModel,
   tools: [wait, guarded, deploy],
+  hooks: {
+    beforeModelCall: ({ runId, turn }) => {
+      current.runId = runId;
+      current.turn = turn;
+    },
+  },
 });

@@ -5,7 +5,8 @@
  * approval, `commitHook` to stop or die at a run's session commit: `stop-before` SIGSTOPs this process just
  * before the commit is sent, `kill-after` SIGKILLs it just after the commit stored, `connection-faults`: on a
  * thread named `lose` it rejects a run's first commit as a dropped connection does after it stored, on one named
- * `terminate` Postgres terminates the first commit's connection while it waits on a lock), prints
+ * `terminate` Postgres terminates the first commit's connection while it waits on a lock; `faultDir`: the folder
+ * of the faults armed per run, ./faults.ts, a SIGKILL at one checkpoint of a run), prints
  * `ready <workerId>` on stdout, a line per run note (`note claimed <runId> - <ms>`, `note ended <runId>
  * <stopReason> <ms>`, ms since the epoch), and on SIGTERM drains (`close()`) and exits 0. `journalStopTurn`: see
  * `journalled` below.
@@ -23,17 +24,20 @@ import {
   type JournalOptions,
 } from '../../../src/index.js';
 import { RUNS_CONTRACT_AGENT, runsContractAgent } from '../../../src/node/testing/index.js';
-import { queueAgent } from './queue-agent.js';
+import { faults, queueAgent } from './queue-agent.js';
+import { faultySession } from './faults.js';
 
 const settings = JSON.parse(process.argv[2] ?? '{}') as Omit<StartWorkerOptions, 'agents' | 'sessions'> & {
   pgSchema?: string;
   suspend?: boolean;
   commitHook?: 'stop-before' | 'kill-after' | 'connection-faults';
   journalStopTurn?: number;
+  faultDir?: string;
 };
 const pool = settings.pgSchema ? new pg.Pool({ max: 4 }) : undefined;
 const store = pool ? new PostgresSessionStore(pool, { schema: settings.pgSchema! }) : undefined;
-const { pgSchema: _schema, suspend, commitHook, journalStopTurn, ...options } = settings;
+const { pgSchema: _schema, suspend, commitHook, journalStopTurn, faultDir, ...options } = settings;
+faults.dir = faultDir;
 const answerLost = new Set<string>();
 
 /**
@@ -67,35 +71,40 @@ async function terminateDuring(sessionId: string, append: () => Promise<void>): 
   }
   return appended;
 }
-/** The store, with the deterministic fault at a run's commit (an append with a run id) when `commitHook` asks. */
+/**
+ * The store, with the deterministic fault at a run's commit (an append with a run id) when `commitHook` asks, or
+ * the faults armed in `faultDir`.
+ */
 const sessions: LocalRunsSessionStore | undefined =
-  store && commitHook
-    ? {
-        session(id) {
-          const session = store.session(id);
-          return Object.assign(Object.create(session) as PostgresSession, {
-            append: async (items: readonly Item[], opts?: AppendOptions) => {
-              if (opts?.runId === undefined) return session.append(items, opts);
-              process.stdout.write(`commit ${opts.runId}\n`);
-              if (commitHook === 'stop-before') process.kill(process.pid, 'SIGSTOP');
-              if (commitHook === 'connection-faults' && id.endsWith('/terminate') && !answerLost.has(opts.runId)) {
-                answerLost.add(opts.runId);
-                return terminateDuring(id, () => session.append(items, opts));
-              }
-              await session.append(items, opts);
-              process.stdout.write(`committed ${opts.runId}\n`);
-              if (commitHook === 'kill-after') process.kill(process.pid, 'SIGKILL');
-              if (commitHook === 'connection-faults' && id.endsWith('/lose') && !answerLost.has(opts.runId)) {
-                // Stored, then the answer is lost as when Postgres drops the connection (an admin shutdown).
-                answerLost.add(opts.runId);
-                const message = 'terminating connection due to administrator command (57P01)';
-                throw new SessionStorageError(id, '57P01', message);
-              }
-            },
-          });
-        },
-      }
-    : store;
+  store && faultDir !== undefined
+    ? { session: (id) => faultySession(store, id, faultDir) }
+    : store && commitHook
+      ? {
+          session(id) {
+            const session = store.session(id);
+            return Object.assign(Object.create(session) as PostgresSession, {
+              append: async (items: readonly Item[], opts?: AppendOptions) => {
+                if (opts?.runId === undefined) return session.append(items, opts);
+                process.stdout.write(`commit ${opts.runId}\n`);
+                if (commitHook === 'stop-before') process.kill(process.pid, 'SIGSTOP');
+                if (commitHook === 'connection-faults' && id.endsWith('/terminate') && !answerLost.has(opts.runId)) {
+                  answerLost.add(opts.runId);
+                  return terminateDuring(id, () => session.append(items, opts));
+                }
+                await session.append(items, opts);
+                process.stdout.write(`committed ${opts.runId}\n`);
+                if (commitHook === 'kill-after') process.kill(process.pid, 'SIGKILL');
+                if (commitHook === 'connection-faults' && id.endsWith('/lose') && !answerLost.has(opts.runId)) {
+                  // Stored, then the answer is lost as when Postgres drops the connection (an admin shutdown).
+                  answerLost.add(opts.runId);
+                  const message = 'terminating connection due to administrator command (57P01)';
+                  throw new SessionStorageError(id, '57P01', message);
+                }
+              },
+            });
+          },
+        }
+      : store;
 /**
  * `journalStopTurn` N: on a thread named `frozen`, the first claim SIGSTOPs this process just before it sends turn
  * N's journalled response (`journal-stop <runId> <turn> <claim>`); every journal write of that thread prints

@@ -37,6 +37,8 @@ type WorkerSettings = Partial<Omit<StartWorkerOptions, 'agents' | 'sessions'>> &
   suspend?: boolean;
   commitHook?: 'stop-before' | 'kill-after' | 'connection-faults';
   journalStopTurn?: number;
+  /** The folder of the faults armed per run (./faults.ts). */
+  faultDir?: string;
 };
 
 export interface QueueFixture {
