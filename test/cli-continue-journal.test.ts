@@ -79,6 +79,25 @@ describe('loopctl --continue and the stopped run’s journal', () => {
     expect(second.stderr).not.toContain('continued first');
   }, 60_000);
 
+  it('journal rows left under a run whose commit is stored are removed once, in words; the next --continue is clean', async () => {
+    const { dir, env, file, id } = await saved();
+    const db = new Database(file, { readonly: true });
+    const committed = (db.prepare('SELECT run_id FROM loopctl_runs WHERE session_id = ?').pluck().get(id) as string)!;
+    db.close();
+    putJournalRow(file, id, committed, JSON.stringify([{ type: 'user', id: 'u1', text: 'list the .txt files' }]));
+    const first = await cli(['--cwd', dir, '--continue', 'list the .txt files'], env);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stderr).toContain(
+      `[loopctl] the stopped run had completed (its commit is stored): its leftover journal was removed\n`,
+    );
+    expect(first.stderr).toContain('[loopctl] completed');
+    expect(journalRows(file)).toBe(0);
+    const second = await cli(['--cwd', dir, '--continue', 'list the .txt files'], env);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stderr).not.toContain('continued first');
+    expect(second.stderr).not.toContain('leftover journal');
+  }, 60_000);
+
   it('while another loopctl holds the conversation, --continue is refused without announcing a continue; the journal stays', async () => {
     const { dir, env, file, id } = await saved();
     const items = [{ type: 'user', id: 'u1', text: 'how many lines' }];

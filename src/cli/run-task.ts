@@ -1,4 +1,5 @@
 import {
+  isResumeError,
   isSessionSchemaError,
   isTerminalEvent,
   resumeRun,
@@ -73,7 +74,8 @@ export function runTask(agent: Agent, task: string, options: RunOptions, sinks: 
  * docs/cli.md "Saved conversations"), with the sinks of `runTask`; resolves with its terminal event, or
  * undefined when it cannot be continued (it was committed or discarded meanwhile: `why` says so). A
  * journal that cannot be read (`SessionSchemaError`: a corrupt row) is discarded, and `why` says so: the
- * conversation is as it was before that run, and the next `--continue` does not meet it again.
+ * conversation is as it was before that run, and the next `--continue` does not meet it again. Journal rows
+ * under a run whose commit is stored (`ResumeError` `committed`) are discarded too, and `why` says so.
  */
 export async function continueTask(
   agent: Agent,
@@ -89,19 +91,32 @@ export async function continueTask(
   } catch (error) {
     const message = String((error as Error | undefined)?.message ?? error);
     const discard = options.session?.discardJournal;
+    const discarded = (): Promise<boolean> =>
+      typeof discard !== 'function'
+        ? Promise.resolve(false)
+        : Promise.resolve()
+            .then(() => discard.call(options.session, runId))
+            .then(
+              () => true,
+              () => false,
+            );
     if (isSessionSchemaError(error) && typeof discard === 'function') {
       // A journal that cannot be read never will be: discarded, so the next --continue is clean.
-      const discarded = await Promise.resolve()
-        .then(() => discard.call(options.session, runId))
-        .then(
-          () => true,
-          () => false,
-        );
       why(
-        discarded
+        (await discarded())
           ? `the stopped run's journal could not be read (${message}) and was discarded; ` +
               'the conversation is as it was before that run'
           : `the stopped run's journal could not be read (${message}), nor discarded`,
+      );
+      return undefined;
+    }
+    if (isResumeError(error) && error.code === 'committed' && typeof discard === 'function') {
+      // Journal rows under a run whose commit is stored (the commit removes them: rows put back later) are
+      // never continued: removed (the history stays), else every --continue would meet them again.
+      why(
+        (await discarded())
+          ? 'the stopped run had completed (its commit is stored): its leftover journal was removed'
+          : 'the stopped run had completed (its commit is stored): its leftover journal could not be removed',
       );
       return undefined;
     }
