@@ -73,8 +73,9 @@ export function runTask(agent: Agent, task: string, options: RunOptions, sinks: 
  * Continues the run `runId` whose process was killed, from its last journalled turn (`resumeRun`,
  * docs/cli.md "Saved conversations"), with the sinks of `runTask`; resolves with its terminal event, or
  * undefined when it cannot be continued (it was committed or discarded meanwhile: `why` says so). A
- * journal that cannot be read (`SessionSchemaError`: a corrupt row) is discarded, and `why` says so: the
- * conversation is as it was before that run, and the next `--continue` does not meet it again. Journal rows
+ * journal that cannot be read (`SessionSchemaError`: a corrupt row; `ResumeError` `tampered`: a missing
+ * turn) is discarded, and `why` says so: the conversation is as it was before that run, and the next
+ * `--continue` does not meet it again. Journal rows
  * under a run whose commit is stored (`ResumeError` `committed`) are discarded too, and `why` says so.
  */
 export async function continueTask(
@@ -100,8 +101,10 @@ export async function continueTask(
               () => true,
               () => false,
             );
-    if (isSessionSchemaError(error) && typeof discard === 'function') {
-      // A journal that cannot be read never will be: discarded, so the next --continue is clean.
+    const unreadable = isSessionSchemaError(error) || (isResumeError(error) && error.code === 'tampered');
+    if (unreadable && typeof discard === 'function') {
+      // A journal that cannot be read (a corrupt row, a missing turn) never will be: discarded, so the next
+      // --continue is clean.
       why(
         (await discarded())
           ? `the stopped run's journal could not be read (${message}) and was discarded; ` +
