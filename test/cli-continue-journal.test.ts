@@ -94,6 +94,17 @@ describe('loopctl --continue and the stopped run’s journal', () => {
     expect(journalRows(file)).toBe(0);
   }, 60_000);
 
+  it('a stopped run id with control characters is shown escaped: nothing from the file reaches the terminal raw', async () => {
+    const { dir, env, file, id } = await saved();
+    putJournalRow(file, id, 'evil\u001b]0;PWNED\u0007\u001b[2J', '{oops');
+    const first = await cli(['--cwd', dir, '--continue', 'list the .txt files'], env);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stderr).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/);
+    expect(first.stderr).toContain('of run "evil\\x1b]0;PWNED\\x07\\x1b[2J"');
+    expect(first.stderr).toContain('and was discarded');
+    expect(journalRows(file)).toBe(0);
+  }, 60_000);
+
   it('journal rows left under a run whose commit is stored are removed once, in words; the next --continue is clean', async () => {
     const { dir, env, file, id } = await saved();
     const db = new Database(file, { readonly: true });

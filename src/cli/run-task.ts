@@ -14,6 +14,7 @@ import type { CliOptions } from './args.js';
 import { toJsonLine } from './json-line.js';
 import type { SelectedModel } from './model.js';
 import { TerminalRenderer, type Output } from './render.js';
+import { sanitizeLine } from './sanitize.js';
 import { cliDeadlines } from './run-options.js';
 import { exitCodeFor, type StopSignal } from './signals.js';
 
@@ -90,7 +91,8 @@ export async function continueTask(
   try {
     handle = await resumeRun(agent, runId, telemetry === undefined ? options : { ...options, telemetry });
   } catch (error) {
-    const message = String((error as Error | undefined)?.message ?? error);
+    // The message may quote the file (a run id, a row): escaped, so nothing from it reaches the terminal raw.
+    const message = sanitizeLine(String((error as Error | undefined)?.message ?? error));
     const discard = options.session?.discardJournal;
     const discarded = (): Promise<boolean> =>
       typeof discard !== 'function'
