@@ -76,8 +76,8 @@ export function runTask(agent: Agent, task: string, options: RunOptions, sinks: 
  * undefined when it cannot be continued (it was committed or discarded meanwhile: `why` says so). A
  * journal that cannot be read (`SessionSchemaError`: a corrupt row; `ResumeError` `tampered`: a missing
  * turn) is discarded, and `why` says so: the conversation is as it was before that run, and the next
- * `--continue` does not meet it again. Journal rows
- * under a run whose commit is stored (`ResumeError` `committed`) are discarded too, and `why` says so.
+ * `--continue` does not meet it again. Journal rows under a run whose commit is stored (`ResumeError`
+ * `committed`) are discarded too, and `why` says so. The error's message is escaped (`sanitizeLine`).
  */
 export async function continueTask(
   agent: Agent,
