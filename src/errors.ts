@@ -320,7 +320,8 @@ export type ResumeErrorCode =
  * (a call that awaited a decision is no longer pending, or its earlier decision is gone), `tampered`
  * (anything else changed). `unknown_call` also names a `suspended.decisions` entry for a call that was
  * not decided before the suspension. `resumeRun(agent, runId)` refused (docs/sessions.md, "Durable runs"):
- * `committed` (the run's commit is stored: nothing to continue), `not_journalled` (no journalled turn).
+ * `committed` (the run's commit is stored: nothing to continue), `not_journalled` (no journalled turn),
+ * `tampered` (a turn missing between journalled ones).
  * `ambiguous_call`: two pending calls have one decision key (`PendingCall.id`; only possible when call ids
  * contain `/`), so no decision could name one of them alone (`callId` set).
  */

@@ -40,12 +40,12 @@ async function saved(): Promise<{ dir: string; env: NodeJS.ProcessEnv; file: str
   return { dir, env, file, id };
 }
 
-function putJournalRow(file: string, id: string, runId: string, items: string): void {
+function putJournalRow(file: string, id: string, runId: string, items: string, turn = 1): void {
   const db = new Database(file);
   db.prepare('INSERT INTO loopctl_journal (session_id, run_id, turn, items, stored_at) VALUES (?,?,?,?,?)').run(
     id,
     runId,
-    1,
+    turn,
     items,
     Date.now(),
   );
@@ -77,6 +77,51 @@ describe('loopctl --continue and the stopped run’s journal', () => {
     expect(second.code, second.stderr).toBe(0);
     expect(second.stderr).not.toContain('journal could not be read');
     expect(second.stderr).not.toContain('continued first');
+  }, 60_000);
+
+  it('a journal with a missing turn is reported once in words, naming the gap, and discarded', async () => {
+    const { dir, env, file, id } = await saved();
+    putJournalRow(file, id, 'gap-run', JSON.stringify([{ type: 'user', id: 'u1', text: 'list the .txt files' }]));
+    putJournalRow(file, id, 'gap-run', JSON.stringify([{ type: 'user', id: 'u3', text: 'later' }]), 3);
+    const first = await cli(['--cwd', dir, '--continue', 'list the .txt files'], env);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stderr).toContain(
+      "the stopped run's journal could not be read (tampered: run gap-run's journal has turn 3 after turn 1 " +
+        '(turn 2 is missing)',
+    );
+    expect(first.stderr).toContain('and was discarded; the conversation is as it was before that run\n');
+    expect(first.stderr).not.toContain('continuing the stopped run');
+    expect(journalRows(file)).toBe(0);
+  }, 60_000);
+
+  it('a stopped run id with control characters is shown escaped: nothing from the file reaches the terminal raw', async () => {
+    const { dir, env, file, id } = await saved();
+    putJournalRow(file, id, 'evil\u001b]0;PWNED\u0007\u001b[2J', '{oops');
+    const first = await cli(['--cwd', dir, '--continue', 'list the .txt files'], env);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stderr).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/);
+    expect(first.stderr).toContain('of run "evil\\x1b]0;PWNED\\x07\\x1b[2J"');
+    expect(first.stderr).toContain('and was discarded');
+    expect(journalRows(file)).toBe(0);
+  }, 60_000);
+
+  it('journal rows left under a run whose commit is stored are removed once, in words; the next --continue is clean', async () => {
+    const { dir, env, file, id } = await saved();
+    const db = new Database(file, { readonly: true });
+    const committed = (db.prepare('SELECT run_id FROM loopctl_runs WHERE session_id = ?').pluck().get(id) as string)!;
+    db.close();
+    putJournalRow(file, id, committed, JSON.stringify([{ type: 'user', id: 'u1', text: 'list the .txt files' }]));
+    const first = await cli(['--cwd', dir, '--continue', 'list the .txt files'], env);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stderr).toContain(
+      `[loopctl] the stopped run had completed (its commit is stored): its leftover journal was removed\n`,
+    );
+    expect(first.stderr).toContain('[loopctl] completed');
+    expect(journalRows(file)).toBe(0);
+    const second = await cli(['--cwd', dir, '--continue', 'list the .txt files'], env);
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stderr).not.toContain('continued first');
+    expect(second.stderr).not.toContain('leftover journal');
   }, 60_000);
 
   it('while another loopctl holds the conversation, --continue is refused without announcing a continue; the journal stays', async () => {

@@ -141,6 +141,25 @@ describe('TerminalRenderer', () => {
     );
   });
 
+  it('the run after a continued one, on the same renderer, counts its own turns and tool calls alone', () => {
+    const out = fake(false);
+    const err = fake(false);
+    const r = new TerminalRenderer(out, err, () => 0);
+    r.on(ev({ type: 'run_started', turn: 0, runId: 'stopped' }));
+    r.on(ev({ type: 'run_resumed', turn: 0, runId: 'stopped', fromTurn: 1 }));
+    r.on(ev({ type: 'turn_started', turn: 2, runId: 'stopped' }));
+    r.on(ev({ type: 'tool_call_started', turn: 2, runId: 'stopped', callId: 'c0', name: 'list_dir', arguments: '{}' }));
+    r.on(ev({ type: 'tool_call_completed', turn: 2, runId: 'stopped', callId: 'c0', name: 'list_dir', result: 'a' }));
+    r.on(completed('Done.'));
+    err.text = '';
+    r.on(ev({ type: 'run_started', turn: 0, runId: 'task' }));
+    r.on(ev({ type: 'turn_started', turn: 1, runId: 'task' }));
+    r.on(started());
+    r.on(responded());
+    r.on(completed('There are 3 files.'));
+    expect(err.text).toBe('[loopctl] completed · 1 turn · 0 tool calls · usage 3 in + 2 out = 5 tokens\n');
+  });
+
   it('a tool line shows its arguments as "key: value" words, like the page, never as JSON text', () => {
     const out = fake(false);
     const err = fake(false);

@@ -171,4 +171,22 @@ describe('resumeRun: a run continued from its last journalled turn', () => {
     expect(badId).toMatchObject({ name: 'ConfigurationError', field: 'runId' });
     expect(inner.writes).toBe(1);
   });
+
+  it('a journal with a missing turn (1, then 3) is refused as tampered, naming the gap; nothing runs, nothing is dropped', async () => {
+    const inner = new MemorySession();
+    inner.journalTurn('run-7', 1, [{ type: 'user', id: 'u1', text: 'task' }]);
+    inner.journalTurn('run-7', 3, [{ type: 'assistant', id: 'a3', text: 'third', toolCalls: [] }]);
+    const { agentWith } = setup();
+    const refused = await resumeRun(agentWith(['never']), 'run-7', { session: handleOn(inner) }).catch(
+      (e: unknown) => e,
+    );
+    expect(refused).toBeInstanceOf(ResumeError);
+    expect((refused as ResumeError).code).toBe('tampered');
+    expect((refused as Error).message).toBe(
+      "tampered: run run-7's journal has turn 3 after turn 1 (turn 2 is missing): it cannot be continued as it is; " +
+        'discardJournal removes it',
+    );
+    expect(inner.readJournal('run-7').turns.map((t) => t.turn)).toEqual([1, 3]);
+    expect(inner.writes).toBe(0);
+  });
 });

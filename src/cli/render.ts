@@ -234,8 +234,13 @@ export class TerminalRenderer {
         break;
       // Shown through the events above: a turn's end, progress and a sub-run's own events add no line.
       // The answer's text is shown as it streams; its partial value adds nothing (`--json` has it).
-      case 'output_delta':
       case 'run_started':
+        // One renderer may show several runs (a stopped run continued, then the task): each counts its own.
+        this.#turns = 0;
+        this.#toolCalls = 0;
+        this.#resumedFrom = undefined;
+        break;
+      case 'output_delta':
       case 'turn_completed':
       case 'tool_call_progress':
       case 'subrun_event':

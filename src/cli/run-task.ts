@@ -1,4 +1,5 @@
 import {
+  isResumeError,
   isSessionSchemaError,
   isTerminalEvent,
   resumeRun,
@@ -13,6 +14,7 @@ import type { CliOptions } from './args.js';
 import { toJsonLine } from './json-line.js';
 import type { SelectedModel } from './model.js';
 import { TerminalRenderer, type Output } from './render.js';
+import { sanitizeLine } from './sanitize.js';
 import { cliDeadlines } from './run-options.js';
 import { exitCodeFor, type StopSignal } from './signals.js';
 
@@ -72,8 +74,10 @@ export function runTask(agent: Agent, task: string, options: RunOptions, sinks: 
  * Continues the run `runId` whose process was killed, from its last journalled turn (`resumeRun`,
  * docs/cli.md "Saved conversations"), with the sinks of `runTask`; resolves with its terminal event, or
  * undefined when it cannot be continued (it was committed or discarded meanwhile: `why` says so). A
- * journal that cannot be read (`SessionSchemaError`: a corrupt row) is discarded, and `why` says so: the
- * conversation is as it was before that run, and the next `--continue` does not meet it again.
+ * journal that cannot be read (`SessionSchemaError`: a corrupt row; `ResumeError` `tampered`: a missing
+ * turn) is discarded, and `why` says so: the conversation is as it was before that run, and the next
+ * `--continue` does not meet it again. Journal rows under a run whose commit is stored (`ResumeError`
+ * `committed`) are discarded too, and `why` says so. The error's message is escaped (`sanitizeLine`).
  */
 export async function continueTask(
   agent: Agent,
@@ -87,21 +91,37 @@ export async function continueTask(
   try {
     handle = await resumeRun(agent, runId, telemetry === undefined ? options : { ...options, telemetry });
   } catch (error) {
-    const message = String((error as Error | undefined)?.message ?? error);
+    // The message may quote the file (a run id, a row): escaped, so nothing from it reaches the terminal raw.
+    const message = sanitizeLine(String((error as Error | undefined)?.message ?? error));
     const discard = options.session?.discardJournal;
-    if (isSessionSchemaError(error) && typeof discard === 'function') {
-      // A journal that cannot be read never will be: discarded, so the next --continue is clean.
-      const discarded = await Promise.resolve()
-        .then(() => discard.call(options.session, runId))
-        .then(
-          () => true,
-          () => false,
-        );
+    const discarded = (): Promise<boolean> =>
+      typeof discard !== 'function'
+        ? Promise.resolve(false)
+        : Promise.resolve()
+            .then(() => discard.call(options.session, runId))
+            .then(
+              () => true,
+              () => false,
+            );
+    const unreadable = isSessionSchemaError(error) || (isResumeError(error) && error.code === 'tampered');
+    if (unreadable && typeof discard === 'function') {
+      // A journal that cannot be read (a corrupt row, a missing turn) never will be: discarded, so the next
+      // --continue is clean.
       why(
-        discarded
+        (await discarded())
           ? `the stopped run's journal could not be read (${message}) and was discarded; ` +
               'the conversation is as it was before that run'
           : `the stopped run's journal could not be read (${message}), nor discarded`,
+      );
+      return undefined;
+    }
+    if (isResumeError(error) && error.code === 'committed' && typeof discard === 'function') {
+      // Journal rows under a run whose commit is stored (the commit removes them: rows put back later) are
+      // never continued: removed (the history stays), else every --continue would meet them again.
+      why(
+        (await discarded())
+          ? 'the stopped run had completed (its commit is stored): its leftover journal was removed'
+          : 'the stopped run had completed (its commit is stored): its leftover journal could not be removed',
       );
       return undefined;
     }

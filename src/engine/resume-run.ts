@@ -27,7 +27,8 @@ import type { Agent, RunHandle, StartOptions } from './types.js';
  * Rejects with `ConfigurationError` for a bad `runId` (field `runId`) or a session without a journal (field
  * `options.session`), with {@link ResumeError} `committed` when the run's commit is stored (it completed;
  * nothing to continue) and `not_journalled` when it has no journalled turn (it never completed one, or was
- * cancelled or failed and discarded it: start it again from its input), and with the store's error when
+ * cancelled or failed and discarded it: start it again from its input), `tampered` when a turn is missing
+ * between journalled ones (turns 1 and 3: a row removed or put there), and with the store's error when
  * the journal cannot be read (`SessionSchemaError` `corrupt` for a row the store cannot read, naming the
  * run and the turn: `discardJournal` removes it). Nothing runs then.
  *
@@ -65,14 +66,22 @@ export async function resumeRun<C = unknown, O = unknown>(
   return startRun(agent, items, options, { continued });
 }
 
-/** The journal's turns 1…N without a gap (a turn after a gap is not continued from) and N; or the refusal. */
+/**
+ * The journal's turns 1…N and N; or the refusal. A turn after a gap (turns 1 and 3, no 2: a run journals its turns
+ * in order, so a row was removed or put there) is `tampered`: continuing from turn 1 would drop turn 3 unseen.
+ */
 function continuable(runId: string, journal: RunJournal | undefined): { turns: JournalTurn[]; fromTurn: number } {
   if (journal?.sealed === true) {
     throw new ResumeError('committed', `run ${runId} completed and committed: there is nothing to continue`);
   }
   const turns: JournalTurn[] = [];
   for (const turn of journal?.turns ?? []) {
-    if (turn.turn !== turns.length + 1) break;
+    if (turn.turn !== turns.length + 1) {
+      if (turns.length === 0) break; // no turn 1: nothing to continue from (below)
+      const gap = `turn ${turn.turn} after turn ${turns.length} (turn ${turns.length + 1} is missing)`;
+      const why = 'it cannot be continued as it is; discardJournal removes it';
+      throw new ResumeError('tampered', `run ${runId}'s journal has ${gap}: ${why}`);
+    }
     turns.push(turn);
   }
   // A run whose first turn's response was journalled (`journalResponse`) goes on from its tool calls.

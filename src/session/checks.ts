@@ -20,7 +20,7 @@ const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff
  */
 export function checkId(value: unknown, field: string): asserts value is string {
   if (typeof value !== 'string' || value.length === 0 || value.length > MAX_ID_LENGTH || UNSTORABLE.test(value)) {
-    const got = describeValue(value);
+    const got = gotText(value);
     const rule = `a non-empty string of at most ${MAX_ID_LENGTH} characters, well-formed Unicode without NUL`;
     throw new ConfigurationError(field, `must be ${rule} (got ${got})`);
   }
@@ -95,6 +95,20 @@ export function callStartPrefix(runId: string): string {
   return `call:[${JSON.stringify(runId)},`;
 }
 
+/** The most of a refused string a message quotes. */
+const QUOTED_CHARS = 60;
+
+/**
+ * What a refused argument was, for a `ConfigurationError`'s "(got …)": a string quoted and escaped (so `"1"` is
+ * told from `1`, and a NUL or a lone surrogate is shown, not written), cut after {@link QUOTED_CHARS} characters;
+ * anything else as {@link describeValue} gives it.
+ */
+function gotText(value: unknown): string {
+  if (typeof value !== 'string') return describeValue(value);
+  if (value.length <= QUOTED_CHARS) return `${JSON.stringify(value)}, a string`;
+  return `${JSON.stringify(value.slice(0, QUOTED_CHARS)).slice(0, -1)}…", a string of ${value.length} characters`;
+}
+
 /**
  * The writer's claim of a journal write (`JournalOptions.claim`), checked: undefined when absent; throws
  * `ConfigurationError` naming `field` unless a whole number ≥ 1.
@@ -102,7 +116,7 @@ export function callStartPrefix(runId: string): string {
 export function checkClaim(claim: unknown, field = 'options.claim'): number | undefined {
   if (claim === undefined) return undefined;
   if (typeof claim !== 'number' || !Number.isSafeInteger(claim) || claim < 1) {
-    throw new ConfigurationError(field, `must be a whole number ≥ 1 (got ${describeValue(claim)})`);
+    throw new ConfigurationError(field, `must be a whole number ≥ 1 (got ${gotText(claim)})`);
   }
   return claim;
 }
@@ -110,7 +124,8 @@ export function checkClaim(claim: unknown, field = 'options.claim'): number | un
 /** The checks of `Session.fenceJournal`'s arguments: `runId` a run id, `claim` a whole number ≥ 1; gives `claim`. */
 export function checkFenceJournal(runId: unknown, claim: unknown): number {
   checkId(runId, 'runId');
-  return checkClaim(claim ?? Number.NaN, 'claim')!;
+  if (claim === undefined) throw new ConfigurationError('claim', 'must be a whole number ≥ 1 (got undefined)');
+  return checkClaim(claim, 'claim')!;
 }
 
 /**
@@ -145,7 +160,7 @@ export function compareIds(a: string, b: string): number {
 /** Throws unless `turn` is a whole number ≥ 1 (a journalled turn's number); gives it back. */
 export function checkTurn(turn: unknown): number {
   if (typeof turn !== 'number' || !Number.isSafeInteger(turn) || turn < 1) {
-    throw new ConfigurationError('turn', `must be a whole number ≥ 1 (got ${describeValue(turn)})`);
+    throw new ConfigurationError('turn', `must be a whole number ≥ 1 (got ${gotText(turn)})`);
   }
   return turn;
 }
