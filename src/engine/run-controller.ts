@@ -37,6 +37,8 @@ import type { Agent, RunOptions } from './types.js';
 import { Waits } from './waits.js';
 
 const busy = new WeakMap<Session, object>();
+/** `nested` of a run none of whose sub-runs suspended (never written: `suspendNested` makes the run's own). */
+const NO_NESTED: ReadonlyMap<string, Suspended> = new Map();
 /**
  * A fresh id, flat: `crypto.randomUUID()` returns a string of ~20 concatenated pieces (≈ 490 B
  * of heap); reading one character makes V8 flatten it (≈ 60 B). A run keeps its ids as long as it
@@ -62,15 +64,17 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
   readonly scheduler: SchedulerLike;
   readonly hopScheduler: SchedulerLike;
   readonly waits = new Waits();
-  readonly approvals = new Approvals((call, reason) => emitCancelled(this, call, reason));
+  /** Made on first use: a run that never asks for an approval holds none (BENCHMARKS.md, memory). */
+  #approvals: Approvals | undefined;
+  #approvalsClosed = false;
   /** The approvals of live sub-runs (any depth) under this root run: its control reaches them. */
-  readonly #adopted = new Set<Approvals>();
+  #adopted: Set<Approvals> | undefined;
   readonly totals: RunTotals;
   readonly meter: BudgetMeter;
   readonly lease: SessionLease;
   readonly journal: RunJournalWriter;
   readonly calls = new RunningCalls();
-  readonly nested = new Map<string, Suspended>();
+  #nested: Map<string, Suspended> | undefined;
   #seq = 0;
   #stop: StopRequest | undefined;
   #decided = false;
@@ -111,6 +115,23 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
     const lost = (error: unknown): void => this.end({ kind: 'failed', stopReason: 'session_error', error });
     this.lease = new SessionLease(this.runId, DEFAULTS.session.leaseTtlMs, this.scheduler, lost);
     this.journal = new RunJournalWriter(opts.session, continued?.fromTurn, continued?.journalled);
+  }
+
+  /** The run's calls awaiting approval, made at the first use (closed already when the run has ended). */
+  get approvals(): Approvals {
+    if (this.#approvals === undefined) {
+      this.#approvals = new Approvals((call, reason) => emitCancelled(this, call, reason));
+      if (this.#approvalsClosed) this.#approvals.close();
+    }
+    return this.#approvals;
+  }
+
+  get nested(): ReadonlyMap<string, Suspended> {
+    return this.#nested ?? NO_NESTED;
+  }
+
+  suspendNested(callId: string, suspended: Suspended): void {
+    (this.#nested ??= new Map()).set(callId, suspended);
   }
 
   nextId(): string {
@@ -165,7 +186,7 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
   decide(callId: string, decision: ApprovalDecision): boolean {
     if (this.#decided) return false;
     if (this.approvals.decide(callId, decision)) return true;
-    for (const adopted of this.#adopted) if (adopted.decide(callId, decision)) return true;
+    for (const adopted of this.#adopted ?? []) if (adopted.decide(callId, decision)) return true;
     return false;
   }
 
@@ -173,7 +194,7 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
   cancelAwaitingApproval(callId: string, reason: unknown): boolean {
     if (this.#decided) return false;
     if (this.approvals.cancel(callId, reason)) return true;
-    for (const adopted of this.#adopted) if (adopted.cancel(callId, reason)) return true;
+    for (const adopted of this.#adopted ?? []) if (adopted.cancel(callId, reason)) return true;
     return false;
   }
 
@@ -181,8 +202,9 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
   adoptApprovals(approvals: Approvals): () => void {
     const up = this.internals.adoptApprovals;
     if (up !== undefined) return up(approvals);
-    this.#adopted.add(approvals);
-    return () => void this.#adopted.delete(approvals);
+    const adopted = (this.#adopted ??= new Set());
+    adopted.add(approvals);
+    return () => void adopted.delete(approvals);
   }
 
   /**
@@ -343,7 +365,9 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
     // (guarantee 5: one cancel, one cancelled run).
     if (outcome.kind === 'cancelled' && cancel?.isCancelled) cancel.reset();
     const onSettled = this.internals.onSettled;
-    this.approvals.close(); // nothing awaits a decision any more: a late approve() answers false
+    // Nothing awaits a decision any more: a late approve() answers false.
+    this.#approvalsClosed = true;
+    this.#approvals?.close();
     if (outcome.kind === 'completed') {
       this.mailbox.markDelivered(drained);
       onSettled?.({ items: scratch.items });

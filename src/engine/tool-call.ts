@@ -221,7 +221,7 @@ function parentRun(rc: RunContext<any>, call: ToolCall): ParentRun {
     inherited: { scheduler, idGenerator, random, telemetry },
     wrap: rc.internals.wrap,
     adoptApprovals: (approvals) => rc.adoptApprovals(approvals),
-    suspended: (suspended) => void rc.nested.set(call.callId, suspended),
+    suspended: (suspended) => rc.suspendNested(call.callId, suspended),
     resume: rc.internals.resume?.nested.get(call.callId),
     // Only the root's mode counts (a sub-run's own `approvals: 'suspend'` fails its own calls closed).
     rootSuspends:
