@@ -324,3 +324,53 @@ class Caught<T> extends Subscriber<T> {
     }
   }
 }
+
+/**
+ * `source.pipe(catchError(handle))`: on the source's error, `handle` makes the replacement, the source is torn
+ * down, then the replacement is subscribed in its place. A throwing `handle` errors the result.
+ */
+export function catchWith<T>(source: Observable<T>, handle: (err: unknown) => ObservableInput<T>): Observable<T> {
+  return new Observable<T>((out) => {
+    const catching = new Catching(out, handle);
+    out.add(catching);
+    source.subscribe(catching);
+  });
+}
+
+/** The source's subscriber of a {@link catchWith}. */
+class Catching<T> extends Subscriber<T> {
+  constructor(
+    private readonly out: Subscriber<T>,
+    private readonly handle: (err: unknown) => ObservableInput<T>,
+  ) {
+    super();
+  }
+
+  protected override _next(value: T): void {
+    try {
+      this.out.next(value);
+    } catch (err) {
+      this.out.error(err);
+    }
+  }
+
+  protected override _error(err: unknown): void {
+    let input: ObservableInput<T>;
+    try {
+      input = this.handle(err);
+    } catch (thrown) {
+      this.out.error(thrown);
+      return this.unsubscribe();
+    }
+    this.unsubscribe();
+    from(input).subscribe(this.out);
+  }
+
+  protected override _complete(): void {
+    try {
+      this.out.complete();
+    } finally {
+      this.unsubscribe();
+    }
+  }
+}
