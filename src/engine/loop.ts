@@ -11,7 +11,8 @@ import { SessionFailure } from './session-failure.js';
 import { resumeTurn$ } from './resume-turn.js';
 import { openSession$ } from './session-load.js';
 import type { Fact } from './totals.js';
-import { catchAs, concatEach, expandOn } from './sequence.js';
+import { catchAs, expandOn } from './loop-operators.js';
+import { concatEach } from './sequence.js';
 import { NEXT_TURN, turn$, type Turns } from './turn.js';
 
 const NO_HISTORY: readonly Item[] = Object.freeze([]);

@@ -4,9 +4,9 @@ import { Observable, Subscriber, from, type ObservableInput, type OperatorFuncti
  * The engine's sequencing, hand-written (BENCHMARKS.md, sections 5.1–5.2): `concat` and `concatMap` keep a
  * `mergeInternals` alive for as long as their last inner runs (three closures, two or three subscribers, a
  * buffer and a context, ≈ 1.2 KiB each), and an idle run sits inside several of them. These keep one subscriber
- * per live inner and one small object per level, with the same order of effects as RxJS's operators: an inner
- * that completes is torn down before the next one is subscribed; an error reaches the subscriber first, then
- * the inner is torn down; unsubscribing tears down whatever runs.
+ * per live inner and one small object per level, with the same order of effects as RxJS's operators (subscribes,
+ * values, errors, completions, teardowns: test/sequence-order-of-effects.test.ts): an error reaches the subscriber
+ * first, then the inner is torn down; unsubscribing tears down whatever runs.
  */
 
 /** A part of a {@link sequence}: an Observable, or a function that makes its input when its turn comes (`defer`). */
@@ -20,7 +20,7 @@ export function sequence<T>(...parts: readonly Part<T>[]): Observable<T> {
   return new Observable<T>((out) => {
     const seq = new Sequence(out, parts);
     out.add(seq); // before any part runs: a synchronous unsubscribe reaches the part that runs then
-    seq.advance();
+    seq.start();
   });
 }
 
@@ -28,11 +28,25 @@ export function sequence<T>(...parts: readonly Part<T>[]): Observable<T> {
 class Sequence<T> implements Unsubscribable, Done {
   #next = 0;
   #step: Forward<T> | undefined;
+  /** In the first pass (as `concat`'s `from(parts)` emits them), a part that completes while it is subscribed... */
+  #firstPass = false;
+  /** ...is torn down before the next one starts: `start` subscribes that one when its subscribe returned. */
+  #again = false;
 
   constructor(
     readonly out: Subscriber<T>,
     private readonly parts: readonly Part<T>[],
   ) {}
+
+  /** The first pass: parts that complete synchronously follow one another here, each torn down first. */
+  start(): void {
+    this.#firstPass = true;
+    do {
+      this.#again = false;
+      this.advance();
+    } while (this.#again);
+    this.#firstPass = false;
+  }
 
   /** Subscribes the next part, or completes. */
   advance(): void {
@@ -53,7 +67,9 @@ class Sequence<T> implements Unsubscribable, Done {
   }
 
   done(): void {
-    this.advance();
+    // After the first pass a part that completes starts the next at once (as `concat` subscribes a buffered one).
+    if (this.#firstPass) this.#again = true;
+    else this.advance();
   }
 
   unsubscribe(): void {
@@ -186,189 +202,6 @@ class Outer<T> extends Subscriber<T> {
   protected override _complete(): void {
     try {
       this.each.sourceComplete();
-    } finally {
-      this.unsubscribe();
-    }
-  }
-}
-
-/**
- * `first$.pipe(expand((v) => (v === again ? next() : EMPTY)), filter((v) => v !== again))`: emits the values other
- * than `again`; on `again`, subscribes `next()` at once, as `expand` does (while the inner that gave it still
- * runs), and expands its values the same way. Completes when `first$` and every inner completed.
- */
-export function expandOn<T, A>(first$: Observable<T | A>, again: A, next: () => Observable<T | A>): Observable<T> {
-  return new Observable<T>((out) => {
-    const loop = new Expand(out, again, next);
-    out.add(loop);
-    loop.subscribe(first$);
-  });
-}
-
-/** The state of one subscription to {@link expandOn}: the live inners (one, two while a turn hands over). */
-class Expand<T, A> implements Unsubscribable {
-  readonly #live: ExpandStep<T, A>[] = [];
-
-  constructor(
-    readonly out: Subscriber<T>,
-    private readonly again: A,
-    private readonly next: () => Observable<T | A>,
-  ) {}
-
-  subscribe(source: Observable<T | A>): void {
-    const step = new ExpandStep(this);
-    this.#live.push(step);
-    source.subscribe(step);
-  }
-
-  value(value: T | A): void {
-    const { out } = this;
-    if (out.closed) return;
-    if (value !== this.again) return out.next(value as T);
-    let next$: Observable<T | A>;
-    try {
-      next$ = this.next();
-    } catch (err) {
-      return out.error(err);
-    }
-    this.subscribe(next$);
-  }
-
-  done(step: ExpandStep<T, A>): void {
-    const live = this.#live;
-    const i = live.indexOf(step);
-    if (i !== -1) live.splice(i, 1);
-    if (live.length === 0 && !this.out.closed) this.out.complete();
-  }
-
-  unsubscribe(): void {
-    for (const step of this.#live.splice(0)) step.unsubscribe();
-  }
-}
-
-/** One inner of an {@link expandOn}. */
-class ExpandStep<T, A> extends Subscriber<T | A> {
-  constructor(private readonly loop: Expand<T, A>) {
-    super();
-  }
-
-  protected override _next(value: T | A): void {
-    try {
-      this.loop.value(value);
-    } catch (err) {
-      this.loop.out.error(err);
-    }
-  }
-
-  protected override _error(err: unknown): void {
-    try {
-      this.loop.out.error(err);
-    } finally {
-      this.unsubscribe();
-    }
-  }
-
-  protected override _complete(): void {
-    this.unsubscribe();
-    this.loop.done(this);
-  }
-}
-
-/**
- * `source.pipe(catchError((err) => of(handle(err))))`: on the source's error, `handle` makes the value, the source is
- * torn down, then the value is emitted and the result completes. A throwing `handle` errors the result.
- */
-export function catchAs<T>(source: Observable<T>, handle: (err: unknown) => T): Observable<T> {
-  return new Observable<T>((out) => {
-    const caught = new Caught(out, handle);
-    out.add(caught);
-    source.subscribe(caught);
-  });
-}
-
-/** The source's subscriber of a {@link catchAs}. */
-class Caught<T> extends Subscriber<T> {
-  constructor(
-    private readonly out: Subscriber<T>,
-    private readonly handle: (err: unknown) => T,
-  ) {
-    super();
-  }
-
-  protected override _next(value: T): void {
-    try {
-      this.out.next(value);
-    } catch (err) {
-      this.out.error(err);
-    }
-  }
-
-  protected override _error(err: unknown): void {
-    let value: T;
-    try {
-      value = this.handle(err);
-    } catch (thrown) {
-      this.out.error(thrown);
-      return this.unsubscribe();
-    }
-    this.unsubscribe();
-    this.out.next(value);
-    this.out.complete();
-  }
-
-  protected override _complete(): void {
-    try {
-      this.out.complete();
-    } finally {
-      this.unsubscribe();
-    }
-  }
-}
-
-/**
- * `source.pipe(catchError(handle))`: on the source's error, `handle` makes the replacement, the source is torn
- * down, then the replacement is subscribed in its place. A throwing `handle` errors the result.
- */
-export function catchWith<T>(source: Observable<T>, handle: (err: unknown) => ObservableInput<T>): Observable<T> {
-  return new Observable<T>((out) => {
-    const catching = new Catching(out, handle);
-    out.add(catching);
-    source.subscribe(catching);
-  });
-}
-
-/** The source's subscriber of a {@link catchWith}. */
-class Catching<T> extends Subscriber<T> {
-  constructor(
-    private readonly out: Subscriber<T>,
-    private readonly handle: (err: unknown) => ObservableInput<T>,
-  ) {
-    super();
-  }
-
-  protected override _next(value: T): void {
-    try {
-      this.out.next(value);
-    } catch (err) {
-      this.out.error(err);
-    }
-  }
-
-  protected override _error(err: unknown): void {
-    let input: ObservableInput<T>;
-    try {
-      input = this.handle(err);
-    } catch (thrown) {
-      this.out.error(thrown);
-      return this.unsubscribe();
-    }
-    this.unsubscribe();
-    from(input).subscribe(this.out);
-  }
-
-  protected override _complete(): void {
-    try {
-      this.out.complete();
     } finally {
       this.unsubscribe();
     }

@@ -1,6 +1,6 @@
 import { throwError } from 'rxjs';
 import { isInstance } from '../../describe.js';
-import { catchWith } from '../sequence.js';
+import { catchWith } from '../loop-operators.js';
 import { stageAt } from '../waits.js';
 import { StreamBroke, type RecoveryContext, type RecoveryOperator } from './types.js';
 
