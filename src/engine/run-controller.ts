@@ -1,4 +1,5 @@
 import {
+  Subscriber,
   Subscription,
   asapScheduler,
   asyncScheduler,
@@ -6,7 +7,6 @@ import {
   defer,
   type Observable,
   type SchedulerLike,
-  type Subscriber,
   type Unsubscribable,
 } from 'rxjs';
 import { CancelSignal } from '../cancel/cancel-signal.js';
@@ -273,16 +273,7 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
       this.emit({ type: 'run_resumed', fromTurn: continued.fromTurn });
       if (this.#decided) return;
     }
-    this.#body.add(
-      loop(this).subscribe({
-        next: (outcome) => this.end(outcome),
-        error: (error) => this.end({ kind: 'failed', stopReason: stopReasonOf(error), error }),
-        complete: () => {
-          const error = new Error('the run loop ended without an outcome');
-          this.end({ kind: 'failed', stopReason: 'internal_error', error });
-        },
-      }),
-    );
+    this.#body.add(loop(this).subscribe(new LoopEnd(this)));
   }
 
   /** The subscriber unsubscribed: the same cancel path, with nothing delivered. */
@@ -434,6 +425,46 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
         const failed = { type: 'run_failed', ...base, error, stopReason, partial } as const;
         return outcome.output === undefined ? failed : { ...failed, output: outcome.output };
       }
+    }
+  }
+}
+
+/**
+ * The controller's subscriber of its loop: the outcome, a failure, or an end without an outcome, each decides the
+ * run (`end`). One object, where an observer kept three closures and two wrappers for the whole run.
+ */
+class LoopEnd extends Subscriber<Outcome> {
+  constructor(private readonly rc: RunController<any>) {
+    super();
+  }
+
+  /** Ends the run; a throw is reported as unhandled, as an observer's would be (never back into the loop). */
+  #end(outcome: Outcome): void {
+    try {
+      this.rc.end(outcome);
+    } catch (err) {
+      reportUnhandled(err);
+    }
+  }
+
+  protected override _next(outcome: Outcome): void {
+    this.#end(outcome);
+  }
+
+  protected override _error(error: unknown): void {
+    try {
+      this.#end({ kind: 'failed', stopReason: stopReasonOf(error), error });
+    } finally {
+      this.unsubscribe();
+    }
+  }
+
+  protected override _complete(): void {
+    try {
+      const error = new Error('the run loop ended without an outcome');
+      this.#end({ kind: 'failed', stopReason: 'internal_error', error });
+    } finally {
+      this.unsubscribe();
     }
   }
 }
