@@ -37,6 +37,8 @@ import type { Agent, RunOptions } from './types.js';
 import { Waits } from './waits.js';
 
 const busy = new WeakMap<Session, object>();
+/** The journal writer of every run without a session that does not continue another: it never writes. */
+const NO_JOURNAL = new RunJournalWriter(undefined);
 /** `nested` of a run none of whose sub-runs suspended (never written: `suspendNested` makes the run's own). */
 const NO_NESTED: ReadonlyMap<string, Suspended> = new Map();
 /**
@@ -71,7 +73,8 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
   #adopted: Set<Approvals> | undefined;
   readonly totals: RunTotals;
   readonly meter: BudgetMeter;
-  readonly lease: SessionLease;
+  /** Made at the first use: only a run with a session takes a lease. */
+  #lease: SessionLease | undefined;
   readonly journal: RunJournalWriter;
   readonly calls = new RunningCalls();
   #nested: Map<string, Suspended> | undefined;
@@ -110,11 +113,11 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
       : continued?.pending === true
         ? RunTotals.resumed(input as readonly Item[], ZERO_USAGE) // as journalled: its open batch not paired
         : new RunTotals(initialItems(input, () => this.nextId()));
-    // A lost lease fails the run; once the outcome is decided (a completed run committing) it is
-    // left alone: "the commit cannot be cancelled".
-    const lost = (error: unknown): void => this.end({ kind: 'failed', stopReason: 'session_error', error });
-    this.lease = new SessionLease(this.runId, DEFAULTS.session.leaseTtlMs, this.scheduler, lost);
-    this.journal = new RunJournalWriter(opts.session, continued?.fromTurn, continued?.journalled);
+    // Without a session and not continued, the journal writer never writes: one shared writer serves every such run.
+    this.journal =
+      opts.session === undefined && continued === undefined
+        ? NO_JOURNAL
+        : new RunJournalWriter(opts.session, continued?.fromTurn, continued?.journalled);
   }
 
   /** The run's calls awaiting approval, made at the first use (closed already when the run has ended). */
@@ -132,6 +135,17 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
 
   suspendNested(callId: string, suspended: Suspended): void {
     (this.#nested ??= new Map()).set(callId, suspended);
+  }
+
+  /** The run's session lease (docs/sessions.md), made when a session's load first asks for it. */
+  get lease(): SessionLease {
+    // A lost lease fails the run; once the outcome is decided (a completed run committing) it is
+    // left alone: "the commit cannot be cancelled".
+    if (this.#lease === undefined) {
+      const lost = (error: unknown): void => this.end({ kind: 'failed', stopReason: 'session_error', error });
+      this.#lease = new SessionLease(this.runId, DEFAULTS.session.leaseTtlMs, this.scheduler, lost);
+    }
+    return this.#lease;
   }
 
   nextId(): string {
@@ -382,7 +396,7 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
       this.mailbox.release(this);
       if (session && busy.get(session) === this) busy.delete(session);
     }
-    this.lease.release(); // before the terminal event, so a run started from its handler can take it
+    this.#lease?.release(); // before the terminal event, so a run started from its handler can take it
     this.token.dispose();
     const terminal = this.#terminal(outcome, phase, undelivered);
     runEndedHooks(this, terminal, reportUnhandled);
