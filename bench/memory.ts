@@ -49,8 +49,8 @@ import {
 } from './lib/stats.js';
 
 const BATCH = 500;
-/** The targets (issue 17). */
-const TARGET = { streamRatio: 1.15, gateKiB: 8, cancelRatio: 1.1 };
+/** The targets (issue 17; the tool gate's as issue 33 restates it: ≤ 10 KiB, with the profile of what remains). */
+const TARGET = { streamRatio: 1.15, gateKiB: 10, cancelRatio: 1.1 };
 
 interface Measured {
   readonly label: string;

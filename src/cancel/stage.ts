@@ -4,6 +4,7 @@ import {
   from,
   type MonoTypeOperatorFunction,
   type ObservableInput,
+  type SchedulerAction,
   type SchedulerLike,
 } from 'rxjs';
 import { cancelMark, type CancelSignal } from './cancel-signal.js';
@@ -33,7 +34,9 @@ export function stage<T>(
       return;
     }
     subscriber.add(
-      scheduler.schedule(() => {
+      scheduler.schedule(function (this: SchedulerAction<unknown>) {
+        // Done once it ran: the subscriber keeps neither the action nor this closure while the stage's work runs.
+        subscriber.remove(this);
         if (mark.fired) {
           subscriber.complete();
           return;

@@ -34,7 +34,8 @@ export function verdictOf(decision: ApprovalDecision): Verdict {
  * ones answer false. Closed when the run ends: every later decision answers false.
  */
 export class Approvals {
-  readonly #entries = new Map<string, Entry>();
+  /** Made at the first `open`: a run that never asks for an approval holds none (BENCHMARKS.md, memory). */
+  #entries: Map<string, Entry> | undefined;
   readonly #deliverCancel: ((call: ToolCall, reason: unknown) => void) | undefined;
   #closed = false;
 
@@ -49,12 +50,12 @@ export class Approvals {
   /** Opens `call`'s wait (or, for a resumed run, records the decision it already has). */
   open(call: ToolCall, verdict?: Verdict): void {
     if (this.#closed) return;
-    this.#entries.set(call.callId, { call, verdict, listener: undefined });
+    (this.#entries ??= new Map()).set(call.callId, { call, verdict, listener: undefined });
   }
 
   /** True while `callId` awaits a decision. */
   isAwaiting(callId: string): boolean {
-    const entry = this.#entries.get(callId);
+    const entry = this.#entries?.get(callId);
     return entry !== undefined && entry.verdict === undefined;
   }
 
@@ -63,7 +64,7 @@ export class Approvals {
    * took effect), false for an unknown call, one settled already, or a run that has ended.
    */
   settle(callId: string, verdict: Verdict): boolean {
-    const entry = this.#entries.get(callId);
+    const entry = this.#entries?.get(callId);
     if (this.#closed || entry === undefined || entry.verdict !== undefined) return false;
     entry.verdict = verdict;
     const listener = entry.listener;
@@ -82,7 +83,7 @@ export class Approvals {
    * `tool_call_failed` is `ToolCallCancelledError`, `interrupted: true`). True if it was awaiting.
    */
   cancel(callId: string, reason: unknown): boolean {
-    const entry = this.#entries.get(callId);
+    const entry = this.#entries?.get(callId);
     if (this.#closed || entry === undefined || entry.verdict !== undefined) return false;
     const deliver = this.#deliverCancel;
     if (entry.listener !== undefined || deliver === undefined) {
@@ -97,7 +98,7 @@ export class Approvals {
   /** The verdict of `callId`, once: at once when it is settled already, else when it is. */
   verdict$(callId: string): Observable<Verdict> {
     return new Observable<Verdict>((subscriber) => {
-      const entry = this.#entries.get(callId);
+      const entry = this.#entries?.get(callId);
       if (entry === undefined) return subscriber.error(new Error(`no approval is open for call ${callId}`));
       const deliver = (verdict: Verdict): void => {
         subscriber.next(verdict);
@@ -114,6 +115,7 @@ export class Approvals {
   /** The calls still awaiting a decision, in the order they were opened. */
   awaiting(): ToolCall[] {
     const out: ToolCall[] = [];
+    if (this.#entries === undefined) return out;
     for (const entry of this.#entries.values()) if (entry.verdict === undefined) out.push(entry.call);
     return out;
   }
@@ -121,7 +123,7 @@ export class Approvals {
   /** The decisions given so far for calls that awaited one (approved or rejected only). */
   decisions(): Record<string, ApprovalDecision> {
     const out: Record<string, ApprovalDecision> = {};
-    for (const [callId, { verdict }] of this.#entries) {
+    for (const [callId, { verdict }] of this.#entries ?? []) {
       if (verdict?.kind === 'approved') out[callId] = { approve: true };
       else if (verdict?.kind === 'rejected') out[callId] = { approve: false, reason: verdict.reason };
     }
@@ -131,6 +133,6 @@ export class Approvals {
   /** The run ended: nothing awaits any more; every later decision answers false. */
   close(): void {
     this.#closed = true;
-    this.#entries.clear();
+    this.#entries?.clear();
   }
 }

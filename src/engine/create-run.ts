@@ -2,6 +2,7 @@ import { Observable } from 'rxjs';
 import { ConfigurationError } from '../errors.js';
 import type { RunEvent } from '../events.js';
 import type { Item } from '../items.js';
+import type { MailboxToken } from '../mailbox/mailbox.js';
 import type { RunInternals } from './internals.js';
 import { runLoop$ } from './loop.js';
 import { RunController } from './run-controller.js';
@@ -9,6 +10,9 @@ import { openTelemetry } from './telemetry-hooks.js';
 import type { Agent, RunOptions } from './types.js';
 import { validateRunArgs } from './validate.js';
 import { withFrontendTools } from '../tools/frontend-tool.js';
+
+/** `queuedBefore` of a run whose mailbox was empty when it started (never written). */
+const NOTHING_QUEUED: ReadonlySet<MailboxToken> = new Set();
 
 /**
  * Internal to the package (not exported): the one entry behind `run()`, `start()` and
@@ -46,7 +50,7 @@ export function createRun<C>(
     }
     // "Arrival order": what is queued now was queued before this run started (a push from a
     // run_started handler comes after). A busy mailbox fails the run before anything is drained.
-    const queuedBefore = new Set(rc.mailbox.peek());
+    const queuedBefore: ReadonlySet<MailboxToken> = rc.mailbox.size === 0 ? NOTHING_QUEUED : new Set(rc.mailbox.peek());
     const begin = (): void => rc.start((c) => runLoop$(c, queuedBefore));
     const wrap = own.wrap?.run;
     if (wrap !== undefined) wrap({ runId: rc.runId, agent: agent.name }, begin);

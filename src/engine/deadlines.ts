@@ -1,5 +1,6 @@
 import {
   Observable,
+  Subscriber,
   type MonoTypeOperatorFunction,
   type SchedulerAction,
   type SchedulerLike,
@@ -87,48 +88,99 @@ export function modelDeadlines<T>(
   const idleMs = stream ? optionalDeadline(deadlines?.idleMs) : undefined;
   const beforeFirst = firstEventMs === false ? undefined : (firstEventMs ?? idleMs); // the limit until the first event
   if (beforeFirst === undefined && idleMs === undefined && requestMs === undefined) return (source) => source;
+  const limits: Limits = { firstEventMs, idleMs, beforeFirst };
   return (source) =>
     new Observable<T>((subscriber) => {
-      let seen = false;
-      let lastAt = scheduler.now();
-      let silence: Subscription | undefined;
-      let dueAt = Infinity;
-      const limit = (): number | undefined => (seen ? idleMs : beforeFirst);
-      function check(this: SchedulerAction<unknown>): void {
-        const ms = limit();
-        if (ms === undefined) return;
-        const quiet = scheduler.now() - lastAt;
-        if (quiet >= ms)
-          subscriber.error(new TimeoutError(seen || firstEventMs === undefined ? 'idle' : 'first_event', ms));
-        else {
-          dueAt = scheduler.now() + ms - quiet;
-          this.schedule(undefined, ms - quiet);
-        }
-      }
-      const arm = (ms: number): void => {
-        silence?.unsubscribe();
-        dueAt = scheduler.now() + ms;
-        subscriber.add((silence = scheduler.schedule(check, ms)));
-      };
-      const first = limit();
-      if (first !== undefined) arm(first);
-      if (requestMs !== undefined) {
-        subscriber.add(scheduler.schedule(() => subscriber.error(new TimeoutError('request', requestMs)), requestMs));
-      }
-      subscriber.add(
-        source.subscribe({
-          next: (value) => {
-            lastAt = scheduler.now();
-            if (!seen) {
-              seen = true;
-              if (idleMs === undefined) silence?.unsubscribe();
-              else if (dueAt > lastAt + idleMs) arm(idleMs);
-            }
-            subscriber.next(value);
-          },
-          error: (err) => subscriber.error(err),
-          complete: () => subscriber.complete(),
-        }),
-      );
+      const d = new Deadline<T>(subscriber, scheduler, limits);
+      const first = d.limit();
+      if (first !== undefined) d.arm(first);
+      if (requestMs !== undefined) subscriber.add(scheduler.schedule(requestExpired, requestMs, { d, requestMs }));
+      subscriber.add(d);
+      source.subscribe(d);
     });
+}
+
+/** The limits of a stream's silence: `beforeFirst` until the first event, `idleMs` after it. */
+interface Limits {
+  readonly firstEventMs: number | false | undefined;
+  readonly idleMs: number | undefined;
+  readonly beforeFirst: number | undefined;
+}
+
+/**
+ * The source's subscriber of {@link modelDeadlines}: the last event's time and the one silence timer, in one
+ * object (the timers' work functions are shared, their state this subscriber).
+ */
+class Deadline<T> extends Subscriber<T> {
+  seen = false;
+  lastAt: number;
+  dueAt = Infinity;
+  #silence: Subscription | undefined;
+
+  constructor(
+    readonly out: Subscriber<T>,
+    readonly scheduler: SchedulerLike,
+    readonly limits: Limits,
+  ) {
+    super();
+    this.lastAt = scheduler.now();
+  }
+
+  limit(): number | undefined {
+    return this.seen ? this.limits.idleMs : this.limits.beforeFirst;
+  }
+
+  arm(ms: number): void {
+    this.#silence?.unsubscribe();
+    this.dueAt = this.scheduler.now() + ms;
+    this.out.add((this.#silence = this.scheduler.schedule(checkSilence, ms, this as Deadline<unknown>)));
+  }
+
+  protected override _next(value: T): void {
+    this.lastAt = this.scheduler.now();
+    if (!this.seen) {
+      this.seen = true;
+      const { idleMs } = this.limits;
+      if (idleMs === undefined) this.#silence?.unsubscribe();
+      else if (this.dueAt > this.lastAt + idleMs) this.arm(idleMs);
+    }
+    this.out.next(value);
+  }
+
+  protected override _error(err: unknown): void {
+    try {
+      this.out.error(err);
+    } finally {
+      this.unsubscribe();
+    }
+  }
+
+  protected override _complete(): void {
+    try {
+      this.out.complete();
+    } finally {
+      this.unsubscribe();
+    }
+  }
+}
+
+/** The silence timer: errors when the stream was quiet for its limit, else re-arms itself for the time left. */
+function checkSilence(this: SchedulerAction<Deadline<unknown>>, d?: Deadline<unknown>): void {
+  if (d === undefined) return;
+  const ms = d.limit();
+  if (ms === undefined) return;
+  const { scheduler } = d;
+  const quiet = scheduler.now() - d.lastAt;
+  if (quiet >= ms) {
+    const kind = d.seen || d.limits.firstEventMs === undefined ? 'idle' : 'first_event';
+    d.out.error(new TimeoutError(kind, ms));
+  } else {
+    d.dueAt = scheduler.now() + ms - quiet;
+    this.schedule(d, ms - quiet);
+  }
+}
+
+/** The whole-request timer. */
+function requestExpired(state?: { readonly d: Deadline<unknown>; readonly requestMs: number }): void {
+  if (state !== undefined) state.d.out.error(new TimeoutError('request', state.requestMs));
 }

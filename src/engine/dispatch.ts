@@ -11,6 +11,7 @@ import { journalledCall$, recordsStarts } from './journalled-call.js';
 import { resumedCall$ } from './resumed-call.js';
 import type { RunContext } from './run-context.js';
 import { notRun, stopsBeforeCall } from './stop.js';
+import { concatEach } from './sequence.js';
 import { toolCall$ } from './tool-call.js';
 import { errorResult, parseArguments } from './tool-result.js';
 
@@ -118,7 +119,7 @@ export function batch$(rc: RunContext<any>, runnables: readonly Runnable[]): Obs
     const calls$ = from(runnables);
     const run$ = parallel
       ? calls$.pipe(mergeMap(approved), mergeMap(start, parallel.maxConcurrency))
-      : calls$.pipe(concatMap((r) => approved(r).pipe(concatMap(start))));
+      : calls$.pipe(concatEach((r: Runnable) => (r.approval ? approved(r).pipe(concatEach(start)) : start(r))));
     run$.subscribe(subscriber);
   });
 }

@@ -1,4 +1,4 @@
-import { EMPTY, Observable, catchError, concatMap, defer, expand, filter, of } from 'rxjs';
+import { Observable, defer } from 'rxjs';
 import { isInstance } from '../describe.js';
 import type { Item } from '../items.js';
 import type { MailboxToken } from '../mailbox/mailbox.js';
@@ -11,13 +11,15 @@ import { SessionFailure } from './session-failure.js';
 import { resumeTurn$ } from './resume-turn.js';
 import { openSession$ } from './session-load.js';
 import type { Fact } from './totals.js';
-import { NEXT_TURN, turn$, type Decision, type Turns } from './turn.js';
+import { catchAs, expandOn } from './loop-operators.js';
+import { concatEach } from './sequence.js';
+import { NEXT_TURN, turn$, type Turns } from './turn.js';
 
 const NO_HISTORY: readonly Item[] = Object.freeze([]);
 
 /**
- * The run loop: open the session (its lease, then its load: checkpoint 12: session load), then
- * turns, one after another (`expand` over each turn's decision), until one decides how the run
+ * The run loop: open the session (its lease, then its load: checkpoint 12: session load), then turns, one
+ * after another (an `expand` over each turn's decision, hand-written: sequence.ts), until one decides how the run
  * ends. Emits that outcome; a failure of any stage becomes a failed outcome (the usage of failed
  * attempts it billed included; a session's failure with the stop reason it gave).
  */
@@ -26,7 +28,7 @@ export function runLoop$(rc: RunContext<any>, queuedBefore: ReadonlySet<MailboxT
   const models = new ModelCalls(rc, outputContext(rc));
   const { session } = rc.opts;
   const { resume } = rc.internals;
-  const turns$ = (history: readonly Item[]): Observable<Decision> => {
+  const turns$ = (history: readonly Item[]): Observable<Outcome> => {
     // A resumed run goes on in its suspended turn; its input was repaired by the run that suspended.
     // A continued run (`resumeRun()`) goes on after its last journalled turn, its input as journalled.
     const goesOn = resume !== undefined || rc.internals.continued !== undefined;
@@ -38,22 +40,19 @@ export function runLoop$(rc: RunContext<any>, queuedBefore: ReadonlySet<MailboxT
       : rc.internals.continued?.pending === true
         ? continuedTurn$(turns)
         : turn$(turns, rc.turn + 1);
-    return first$.pipe(expand((d: Decision) => (d === NEXT_TURN ? turn$(turns, rc.turn + 1) : EMPTY)));
+    return expandOn<Outcome, typeof NEXT_TURN>(first$, NEXT_TURN, () => turn$(turns, rc.turn + 1));
   };
   // Without a session nothing is loaded: the turns start at once, with no operator kept alive between
   // (a concatMap over one value holds ≈ 1.6 KiB for the whole run: BENCHMARKS.md, memory).
-  const decisions$ = session ? openSession$(rc, session).pipe(concatMap(turns$)) : defer(() => turns$(NO_HISTORY));
-  return decisions$.pipe(
-    filter((d): d is Outcome => d !== NEXT_TURN),
-    catchError((error: unknown) => {
-      const billed = models.takeBilled();
-      if (isInstance(error, SessionFailure)) {
-        const failure = error as SessionFailure;
-        return of<Outcome>({ kind: 'failed', stopReason: failure.stopReason, error: failure.error, billed });
-      }
-      return of<Outcome>({ kind: 'failed', stopReason: stopReasonOf(error), error, billed });
-    }),
-  );
+  const outcomes$ = session ? openSession$(rc, session).pipe(concatEach(turns$)) : defer(() => turns$(NO_HISTORY));
+  return catchAs(outcomes$, (error: unknown): Outcome => {
+    const billed = models.takeBilled();
+    if (isInstance(error, SessionFailure)) {
+      const failure = error as SessionFailure;
+      return { kind: 'failed', stopReason: failure.stopReason, error: failure.error, billed };
+    }
+    return { kind: 'failed', stopReason: stopReasonOf(error), error, billed };
+  });
 }
 
 /**

@@ -29,7 +29,7 @@ export class ModelCalls {
   readonly #primary: ModelProvider;
   readonly #chain: (provider: ModelProvider, whenOpen: WhenOpen) => Attempts;
   /** The chains of models a `prepareRequest` hook chose (docs/long-runs.md, "Request shaping"), made once each. */
-  readonly #shaped = new Map<ModelProvider, Attempts>();
+  #shaped: Map<ModelProvider, Attempts> | undefined;
 
   /**
    * `ctx`: where the calls' events go and where they wait (default: the run itself); a compaction's calls give
@@ -67,8 +67,9 @@ export class ModelCalls {
   call(request: Omit<ModelRequest, 'stream'>, model?: ModelProvider): Observable<ModelResponse> {
     const call = { request, attempts: 0, rescued: false, ledger: this.ledger };
     if (model === undefined || model === this.#primary) return this.#attempts(call, FIRST_ATTEMPT);
-    let attempts = this.#shaped.get(model);
-    if (attempts === undefined) this.#shaped.set(model, (attempts = this.#chain(model, 'ignore')));
+    const shaped = (this.#shaped ??= new Map());
+    let attempts = shaped.get(model);
+    if (attempts === undefined) shaped.set(model, (attempts = this.#chain(model, 'ignore')));
     return attempts(call, FIRST_ATTEMPT);
   }
 

@@ -93,7 +93,9 @@ export interface RunContext<C = unknown> {
    * The suspensions of this batch's sub-runs (an agent used as a tool whose sub-run suspended for approval, the
    * root in suspend mode), by the call's id: the run suspends once its batch is over ("Nested approvals").
    */
-  readonly nested: Map<string, Suspended>;
+  readonly nested: ReadonlyMap<string, Suspended>;
+  /** Records the suspension of the sub-run of call `callId` (see {@link nested}). */
+  suspendNested(callId: string, suspended: Suspended): void;
   /** A fresh Item id from the run's id source. */
   nextId(): string;
   /** Stamps and delivers one event; `fact` rides with it into the totals and never reaches a subscriber. */

@@ -1,4 +1,5 @@
 import {
+  Subscriber,
   Subscription,
   asapScheduler,
   asyncScheduler,
@@ -6,7 +7,6 @@ import {
   defer,
   type Observable,
   type SchedulerLike,
-  type Subscriber,
   type Unsubscribable,
 } from 'rxjs';
 import { CancelSignal } from '../cancel/cancel-signal.js';
@@ -37,6 +37,10 @@ import type { Agent, RunOptions } from './types.js';
 import { Waits } from './waits.js';
 
 const busy = new WeakMap<Session, object>();
+/** The journal writer of every run without a session that does not continue another: it never writes. */
+const NO_JOURNAL = new RunJournalWriter(undefined);
+/** `nested` of a run none of whose sub-runs suspended (never written: `suspendNested` makes the run's own). */
+const NO_NESTED: ReadonlyMap<string, Suspended> = new Map();
 /**
  * A fresh id, flat: `crypto.randomUUID()` returns a string of ~20 concatenated pieces (≈ 490 B
  * of heap); reading one character makes V8 flatten it (≈ 60 B). A run keeps its ids as long as it
@@ -62,15 +66,18 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
   readonly scheduler: SchedulerLike;
   readonly hopScheduler: SchedulerLike;
   readonly waits = new Waits();
-  readonly approvals = new Approvals((call, reason) => emitCancelled(this, call, reason));
+  /** Made on first use: a run that never asks for an approval holds none (BENCHMARKS.md, memory). */
+  #approvals: Approvals | undefined;
+  #approvalsClosed = false;
   /** The approvals of live sub-runs (any depth) under this root run: its control reaches them. */
-  readonly #adopted = new Set<Approvals>();
+  #adopted: Set<Approvals> | undefined;
   readonly totals: RunTotals;
   readonly meter: BudgetMeter;
-  readonly lease: SessionLease;
+  /** Made at the first use: only a run with a session takes a lease. */
+  #lease: SessionLease | undefined;
   readonly journal: RunJournalWriter;
   readonly calls = new RunningCalls();
-  readonly nested = new Map<string, Suspended>();
+  #nested: Map<string, Suspended> | undefined;
   #seq = 0;
   #stop: StopRequest | undefined;
   #decided = false;
@@ -106,11 +113,39 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
       : continued?.pending === true
         ? RunTotals.resumed(input as readonly Item[], ZERO_USAGE) // as journalled: its open batch not paired
         : new RunTotals(initialItems(input, () => this.nextId()));
+    // Without a session and not continued, the journal writer never writes: one shared writer serves every such run.
+    this.journal =
+      opts.session === undefined && continued === undefined
+        ? NO_JOURNAL
+        : new RunJournalWriter(opts.session, continued?.fromTurn, continued?.journalled);
+  }
+
+  /** The run's calls awaiting approval, made at the first use (closed already when the run has ended). */
+  get approvals(): Approvals {
+    if (this.#approvals === undefined) {
+      this.#approvals = new Approvals((call, reason) => emitCancelled(this, call, reason));
+      if (this.#approvalsClosed) this.#approvals.close();
+    }
+    return this.#approvals;
+  }
+
+  get nested(): ReadonlyMap<string, Suspended> {
+    return this.#nested ?? NO_NESTED;
+  }
+
+  suspendNested(callId: string, suspended: Suspended): void {
+    (this.#nested ??= new Map()).set(callId, suspended);
+  }
+
+  /** The run's session lease (docs/sessions.md), made when a session's load first asks for it. */
+  get lease(): SessionLease {
     // A lost lease fails the run; once the outcome is decided (a completed run committing) it is
     // left alone: "the commit cannot be cancelled".
-    const lost = (error: unknown): void => this.end({ kind: 'failed', stopReason: 'session_error', error });
-    this.lease = new SessionLease(this.runId, DEFAULTS.session.leaseTtlMs, this.scheduler, lost);
-    this.journal = new RunJournalWriter(opts.session, continued?.fromTurn, continued?.journalled);
+    if (this.#lease === undefined) {
+      const lost = (error: unknown): void => this.end({ kind: 'failed', stopReason: 'session_error', error });
+      this.#lease = new SessionLease(this.runId, DEFAULTS.session.leaseTtlMs, this.scheduler, lost);
+    }
+    return this.#lease;
   }
 
   nextId(): string {
@@ -165,7 +200,7 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
   decide(callId: string, decision: ApprovalDecision): boolean {
     if (this.#decided) return false;
     if (this.approvals.decide(callId, decision)) return true;
-    for (const adopted of this.#adopted) if (adopted.decide(callId, decision)) return true;
+    for (const adopted of this.#adopted ?? []) if (adopted.decide(callId, decision)) return true;
     return false;
   }
 
@@ -173,7 +208,7 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
   cancelAwaitingApproval(callId: string, reason: unknown): boolean {
     if (this.#decided) return false;
     if (this.approvals.cancel(callId, reason)) return true;
-    for (const adopted of this.#adopted) if (adopted.cancel(callId, reason)) return true;
+    for (const adopted of this.#adopted ?? []) if (adopted.cancel(callId, reason)) return true;
     return false;
   }
 
@@ -181,8 +216,9 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
   adoptApprovals(approvals: Approvals): () => void {
     const up = this.internals.adoptApprovals;
     if (up !== undefined) return up(approvals);
-    this.#adopted.add(approvals);
-    return () => void this.#adopted.delete(approvals);
+    const adopted = (this.#adopted ??= new Set());
+    adopted.add(approvals);
+    return () => void adopted.delete(approvals);
   }
 
   /**
@@ -251,16 +287,7 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
       this.emit({ type: 'run_resumed', fromTurn: continued.fromTurn });
       if (this.#decided) return;
     }
-    this.#body.add(
-      loop(this).subscribe({
-        next: (outcome) => this.end(outcome),
-        error: (error) => this.end({ kind: 'failed', stopReason: stopReasonOf(error), error }),
-        complete: () => {
-          const error = new Error('the run loop ended without an outcome');
-          this.end({ kind: 'failed', stopReason: 'internal_error', error });
-        },
-      }),
-    );
+    this.#body.add(loop(this).subscribe(new LoopEnd(this)));
   }
 
   /** The subscriber unsubscribed: the same cancel path, with nothing delivered. */
@@ -343,7 +370,9 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
     // (guarantee 5: one cancel, one cancelled run).
     if (outcome.kind === 'cancelled' && cancel?.isCancelled) cancel.reset();
     const onSettled = this.internals.onSettled;
-    this.approvals.close(); // nothing awaits a decision any more: a late approve() answers false
+    // Nothing awaits a decision any more: a late approve() answers false.
+    this.#approvalsClosed = true;
+    this.#approvals?.close();
     if (outcome.kind === 'completed') {
       this.mailbox.markDelivered(drained);
       onSettled?.({ items: scratch.items });
@@ -367,7 +396,7 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
       this.mailbox.release(this);
       if (session && busy.get(session) === this) busy.delete(session);
     }
-    this.lease.release(); // before the terminal event, so a run started from its handler can take it
+    this.#lease?.release(); // before the terminal event, so a run started from its handler can take it
     this.token.dispose();
     const terminal = this.#terminal(outcome, phase, undelivered);
     runEndedHooks(this, terminal, reportUnhandled);
@@ -410,6 +439,46 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
         const failed = { type: 'run_failed', ...base, error, stopReason, partial } as const;
         return outcome.output === undefined ? failed : { ...failed, output: outcome.output };
       }
+    }
+  }
+}
+
+/**
+ * The controller's subscriber of its loop: the outcome, a failure, or an end without an outcome, each decides the
+ * run (`end`). One object, where an observer kept three closures and two wrappers for the whole run.
+ */
+class LoopEnd extends Subscriber<Outcome> {
+  constructor(private readonly rc: RunController<any>) {
+    super();
+  }
+
+  /** Ends the run; a throw is reported as unhandled, as an observer's would be (never back into the loop). */
+  #end(outcome: Outcome): void {
+    try {
+      this.rc.end(outcome);
+    } catch (err) {
+      reportUnhandled(err);
+    }
+  }
+
+  protected override _next(outcome: Outcome): void {
+    this.#end(outcome);
+  }
+
+  protected override _error(error: unknown): void {
+    try {
+      this.#end({ kind: 'failed', stopReason: stopReasonOf(error), error });
+    } finally {
+      this.unsubscribe();
+    }
+  }
+
+  protected override _complete(): void {
+    try {
+      const error = new Error('the run loop ended without an outcome');
+      this.#end({ kind: 'failed', stopReason: 'internal_error', error });
+    } finally {
+      this.unsubscribe();
     }
   }
 }

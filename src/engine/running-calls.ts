@@ -9,19 +9,21 @@ export type CallCanceller = (reason: unknown) => boolean;
  * synchronously, so its `tool_call_failed` is delivered before `cancelToolCall()` returns.
  */
 export class RunningCalls {
-  readonly #calls = new Map<string, CallCanceller>();
+  /** Made when the first call starts: a run idle before its tools holds none. */
+  #calls: Map<string, CallCanceller> | undefined;
 
   /** Registers a running call; the returned function removes it (idempotent, only this registration). */
   add(callId: string, cancel: CallCanceller): () => void {
-    this.#calls.set(callId, cancel);
+    const calls = (this.#calls ??= new Map());
+    calls.set(callId, cancel);
     return () => {
-      if (this.#calls.get(callId) === cancel) this.#calls.delete(callId);
+      if (calls.get(callId) === cancel) calls.delete(callId);
     };
   }
 
   /** Cancels the running call `callId` with `reason`; false when none with that id runs. */
   cancel(callId: string, reason: unknown): boolean {
-    const cancel = this.#calls.get(callId);
+    const cancel = this.#calls?.get(callId);
     return cancel !== undefined && cancel(reason);
   }
 }

@@ -1,4 +1,4 @@
-import { Observable, defer, throwError, timeout, type Subscription, type Unsubscribable } from 'rxjs';
+import { Observable, Subscriber, defer, throwError, timeout, type Unsubscribable } from 'rxjs';
 import { describeValue } from '../describe.js';
 import { TimeoutError, ToolCallCancelledError, ToolExecutionError, serializeError } from '../errors.js';
 import type { RunEvent } from '../events.js';
@@ -114,71 +114,111 @@ export function toolCall$(
     // Added before the tool runs: a tool that cancels its own run synchronously (ctx.cancel inside
     // execute) still gets its signal aborted before the run's terminal.
     subscriber.add(ctx);
-    let tool$: Subscription | undefined;
-    let cancelled = false;
-    const settle = (item: ToolResultItem, error: unknown, interrupted = false): void => {
-      ctx.settled = true;
-      running.unsubscribe(); // the call is over: a cancel from here on is seen where the batch now waits
-      leave();
-      const { callId, name } = call;
-      const fact = { result: item };
-      const failed = item.isError ? serializeError(error) : undefined;
-      // interrupted is set only by a per-call cancel: its outcome is typed 'cancelled'.
-      if (failed) {
-        const event = { type: 'tool_call_failed', callId, name, error: failed, interrupted } as const;
-        rc.emit(interrupted ? { ...event, outcome: 'cancelled' } : event, fact);
-      } else rc.emit({ type: 'tool_call_completed', callId, name, output: item.output }, fact);
-      if (subscriber.closed) return;
-      if (!hasHooks(rc, 'afterToolCall')) return subscriber.complete();
-      subscriber.add(
-        callHooks$(rc, 'afterToolCall', { call, result: item }).subscribe({
-          error: (err) => subscriber.error(err),
-          complete: () => subscriber.complete(),
-        }),
-      );
-    };
+    const run = new CallRun(rc, call, tool, subscriber, ctx, running);
     // Per-call cancel (docs/run-control.md): the call is settled as cancelled at once, its tool abandoned
     // (signal aborted, Observable unsubscribed, a sub-run cancelled on its own token with `reason`), so its
     // tool_call_failed is out before cancelToolCall() returns, whatever the tool does with its signal.
-    const leave = rc.calls.add(call.callId, (reason) => {
-      if (ctx.settled) return false;
-      cancelled = true;
-      const error = new ToolCallCancelledError(call.name, call.callId, reason);
-      markCallCancelled(ctx, reason);
-      ctx.abort(error);
-      tool$?.unsubscribe();
-      settle({ ...errorResult(call.callId, error.message), interrupted: true }, error, true);
-      return true;
-    });
-    subscriber.add(leave);
+    subscriber.add((run.leave = rc.calls.add(call.callId, (reason) => run.cancel(reason))));
     rc.emit({ type: 'tool_call_started', callId: call.callId, name: call.name, arguments: call.arguments });
     // A cancel of the run, or of this call, in its handler: the tool never runs.
-    if (subscriber.closed || cancelled) return;
-    tool$ = value$(rc, call, tool, args, ctx).subscribe({
-      next: (value) => {
-        const text = outputText(value);
-        const { callId } = call;
-        if (text.ok) return settle({ type: 'tool_result', callId, output: text.text, isError: false }, undefined);
-        // Never "[object Object]" or a function's source: the model is told why there is no result.
-        const why = `the result of tool ${tool.name} cannot be sent to the model: ${text.reason}`;
-        const error = new ToolExecutionError(tool.name, call.callId, why);
-        settle(errorResult(call.callId, why), error);
-      },
-      error: (err) => settle(errorResult(call.callId, describeValue(err, 'thrown value')), err),
-      // Only a sub-run that suspended ends without a value: the call stays open, its run suspends after the batch.
-      complete: () => {
-        if (ctx.settled || !rc.nested.has(call.callId)) return;
-        ctx.settled = true;
-        running.unsubscribe();
-        leave();
-        subscriber.complete();
-      },
-    });
-    if (cancelled)
-      tool$.unsubscribe(); // cancelled while it was being subscribed
-    else subscriber.add(tool$);
+    if (subscriber.closed || run.cancelled) return;
+    value$(rc, call, tool, args, ctx).subscribe(run);
+    run.subscribed = true;
+    if (run.cancelled)
+      run.unsubscribe(); // cancelled while it was being subscribed
+    else subscriber.add(run);
   });
 }
+
+/** One running call: the subscriber of its tool's value, and how it settles (one object for the call's state). */
+class CallRun extends Subscriber<unknown> {
+  cancelled = false;
+  /** The tool's value was subscribed (a cancel while subscribing unsubscribes it afterwards). */
+  subscribed = false;
+  leave: () => void = noop;
+
+  constructor(
+    private readonly rc: RunContext<any>,
+    private readonly call: ToolCall,
+    private readonly tool: Tool,
+    private readonly out: Subscriber<never>,
+    private readonly ctx: CallContext,
+    private readonly running: Unsubscribable,
+  ) {
+    super();
+  }
+
+  protected override _next(value: unknown): void {
+    const { call, tool } = this;
+    const text = outputText(value);
+    const { callId } = call;
+    if (text.ok) return this.settle({ type: 'tool_result', callId, output: text.text, isError: false }, undefined);
+    // Never "[object Object]" or a function's source: the model is told why there is no result.
+    const why = `the result of tool ${tool.name} cannot be sent to the model: ${text.reason}`;
+    const error = new ToolExecutionError(tool.name, call.callId, why);
+    this.settle(errorResult(call.callId, why), error);
+  }
+
+  protected override _error(err: unknown): void {
+    try {
+      this.settle(errorResult(this.call.callId, describeValue(err, 'thrown value')), err);
+    } finally {
+      this.unsubscribe();
+    }
+  }
+
+  // Only a sub-run that suspended ends without a value: the call stays open, its run suspends after the batch.
+  protected override _complete(): void {
+    try {
+      const { ctx } = this;
+      if (ctx.settled || !this.rc.nested.has(this.call.callId)) return;
+      ctx.settled = true;
+      this.running.unsubscribe();
+      this.leave();
+      this.out.complete();
+    } finally {
+      this.unsubscribe();
+    }
+  }
+
+  /** `RunControl.cancelToolCall()` on this call; false once it settled. */
+  cancel(reason: unknown): boolean {
+    const { ctx, call } = this;
+    if (ctx.settled) return false;
+    this.cancelled = true;
+    const error = new ToolCallCancelledError(call.name, call.callId, reason);
+    markCallCancelled(ctx, reason);
+    ctx.abort(error);
+    if (this.subscribed) this.unsubscribe();
+    this.settle({ ...errorResult(call.callId, error.message), interrupted: true }, error, true);
+    return true;
+  }
+
+  settle(item: ToolResultItem, error: unknown, interrupted = false): void {
+    const { rc, call, out } = this;
+    this.ctx.settled = true;
+    this.running.unsubscribe(); // the call is over: a cancel from here on is seen where the batch now waits
+    this.leave();
+    const { callId, name } = call;
+    const fact = { result: item };
+    const failed = item.isError ? serializeError(error) : undefined;
+    // interrupted is set only by a per-call cancel: its outcome is typed 'cancelled'.
+    if (failed) {
+      const event = { type: 'tool_call_failed', callId, name, error: failed, interrupted } as const;
+      rc.emit(interrupted ? { ...event, outcome: 'cancelled' } : event, fact);
+    } else rc.emit({ type: 'tool_call_completed', callId, name, output: item.output }, fact);
+    if (out.closed) return;
+    if (!hasHooks(rc, 'afterToolCall')) return out.complete();
+    out.add(
+      callHooks$(rc, 'afterToolCall', { call, result: item }).subscribe({
+        error: (err) => out.error(err),
+        complete: () => out.complete(),
+      }),
+    );
+  }
+}
+
+function noop(): void {}
 
 /** What the tool gives: its one result value, under its deadline, inside the run's tool wrapper. */
 function value$(rc: RunContext<any>, call: ToolCall, tool: Tool, args: unknown, ctx: CallContext): Observable<unknown> {
@@ -221,7 +261,7 @@ function parentRun(rc: RunContext<any>, call: ToolCall): ParentRun {
     inherited: { scheduler, idGenerator, random, telemetry },
     wrap: rc.internals.wrap,
     adoptApprovals: (approvals) => rc.adoptApprovals(approvals),
-    suspended: (suspended) => void rc.nested.set(call.callId, suspended),
+    suspended: (suspended) => rc.suspendNested(call.callId, suspended),
     resume: rc.internals.resume?.nested.get(call.callId),
     // Only the root's mode counts (a sub-run's own `approvals: 'suspend'` fails its own calls closed).
     rootSuspends:

@@ -6,7 +6,6 @@ import {
   defer,
   from,
   map,
-  of,
   throwError,
   type Observable,
   type ObservableInput,
@@ -35,6 +34,7 @@ import { nestedSuspension, suspendOrRun$ } from './suspend.js';
 import type { Outcome, RunContext } from './run-context.js';
 import { budgetEnd, stoppedOutcome } from './stop.js';
 import type { Fact } from './totals.js';
+import { concatEach, sequence } from './sequence.js';
 import { stageAt, waitingAt } from './waits.js';
 
 /** What a turn decides when it is over: another turn, or how the run ends. */
@@ -75,21 +75,21 @@ export function turn$(turns: Turns, n: number): Observable<Decision> {
   const { rc } = turns;
   let stopped = false;
   let drainedFrom = 0;
-  const body$ = concat(
+  const body$ = sequence<ModelResponse | Ended>(
     callHooks$(rc, 'turnStarted'),
-    defer(() => {
+    () => {
       drainedFrom = rc.totals.scratch.items.length;
       return drain$(rc, n === 1 ? turns.queuedBefore : NONE);
-    }),
+    },
     // The input guardrails check the input and the turn's steering beside (or before) the request, the output ones
     // the answer (docs/guardrails.md).
-    defer(() => {
+    () => {
       const ended = (o: Outcome) => new Ended(o);
       const answer$ = () => guardAnswer$(rc, model$(turns), (r) => (r instanceof Ended ? undefined : r), ended);
       return guardInput$(rc, inputSubject(rc, n, drainedFrom), answer$, ended);
-    }),
-  ).pipe(concatMap((r) => (r instanceof Ended ? [r.outcome] : respond$(turns, n, r))));
-  return concat(
+    },
+  ).pipe(concatEach((r): ObservableInput<Decision> => (r instanceof Ended ? [r.outcome] : respond$(turns, n, r))));
+  return sequence<Decision>(
     stageAt(rc, 'turn_entry', (): ObservableInput<Decision> => {
       // A graceful stop ends the run at the turn entry: no turn starts (docs/run-control.md, "Stop").
       if (rc.stopping !== undefined) {
@@ -111,7 +111,7 @@ export function turn$(turns: Turns, n: number): Observable<Decision> {
       if (!rc.journal.journalsBefore(n)) return started();
       return concat(rc.journal.write$(rc.runId, n - 1, rc.totals.scratch.items), defer(started));
     }),
-    defer(() => (stopped ? EMPTY : body$)),
+    () => (stopped ? EMPTY : body$),
   );
 }
 
@@ -263,13 +263,13 @@ export function batchThenNext$(
   finishReason: ModelResponse['finishReason'],
 ): Observable<Decision> {
   const { rc } = turns;
-  return concat(
-    prepared$.pipe(concatMap((runnables) => suspendOrRun$(rc, turns.history, runnables, finishReason))),
-    defer(() => {
+  return sequence<Decision>(
+    prepared$.pipe(concatEach((runnables) => suspendOrRun$(rc, turns.history, runnables, finishReason))),
+    () => {
       // A sub-run of the batch suspended: so does this run ("Nested approvals").
       const nested = nestedSuspension(rc, turns.history, finishReason);
-      return nested !== undefined ? of(nested) : afterBatch$(rc, n);
-    }),
+      return nested !== undefined ? [nested] : afterBatch$(rc, n);
+    },
   );
 }
 

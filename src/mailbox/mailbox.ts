@@ -50,10 +50,13 @@ interface Entry {
  */
 export class Mailbox {
   readonly #idGenerator: () => string;
-  /** Queued and held tokens only: a delivered or removed token is dropped from here (and is then unknown). */
-  readonly #entries = new WeakMap<MailboxToken, Entry>();
+  /**
+   * Queued and held tokens only: a delivered or removed token is dropped from here (and is then unknown). This and
+   * the other collections below are made on first use: a run's own mailbox that is never pushed to holds none.
+   */
+  #entries: WeakMap<MailboxToken, Entry> | undefined;
   /** Queued tokens only, by id (`removeById`); of two queued tokens with one id, the one queued last. */
-  readonly #queuedById = new Map<string, Entry>();
+  #queuedById: Map<string, Entry> | undefined;
   #head: Entry | null = null;
   #tail: Entry | null = null;
   #size = 0;
@@ -61,24 +64,30 @@ export class Mailbox {
    * Ids of given-back tokens the user withdrew: that run's `partial` still holds them, and
    * must not commit them (docs/steering.md, "commitPartial and withdrawals").
    */
-  readonly #withdrawn = new Set<string>();
-  readonly #pushed = new Subject<MailboxToken>();
-  readonly #withdrawn$ = new Subject<MailboxToken>();
+  #withdrawn: Set<string> | undefined;
+  #pushed: Subject<MailboxToken> | undefined;
+  #pushedView: Observable<MailboxToken> | undefined;
+  #withdrawn$: Subject<MailboxToken> | undefined;
+  #withdrawnView: Observable<MailboxToken> | undefined;
   #owner: object | undefined;
 
   /**
    * Hot stream of every pushed token, emitted after it is queued; no replay,
-   * never completes.
+   * never completes. The same Observable on every read.
    */
-  readonly pushed$: Observable<MailboxToken> = this.#pushed.asObservable();
+  get pushed$(): Observable<MailboxToken> {
+    return (this.#pushedView ??= (this.#pushed = new Subject<MailboxToken>()).asObservable());
+  }
 
   /**
    * Hot stream of every token withdrawn by `remove()` or `removeById()` (each
    * emitted once, after it left the queue, so it is never delivered); no
    * replay, never completes. A token a run took, or that was delivered, is
-   * never emitted: such a `remove()` says false.
+   * never emitted: such a `remove()` says false. The same Observable on every read.
    */
-  readonly withdrawn$: Observable<MailboxToken> = this.#withdrawn$.asObservable();
+  get withdrawn$(): Observable<MailboxToken> {
+    return (this.#withdrawnView ??= (this.#withdrawn$ = new Subject<MailboxToken>()).asObservable());
+  }
 
   /** @throws {TypeError} if `options` is not an object or `idGenerator` is not a function. */
   constructor(options?: MailboxOptions) {
@@ -116,9 +125,9 @@ export class Mailbox {
     }
     const token: MailboxToken = Object.freeze({ id, content });
     const entry: Entry = { token, state: 'queued', givenBack: false, prev: null, next: null };
-    this.#entries.set(token, entry);
+    (this.#entries ??= new WeakMap()).set(token, entry);
     this.#append(entry);
-    this.#pushed.next(token);
+    this.#pushed?.next(token);
     return token;
   }
 
@@ -128,12 +137,12 @@ export class Mailbox {
    * if already removed, or if the token is not from this mailbox. O(1).
    */
   remove(token: MailboxToken): boolean {
-    const entry = this.#entries.get(token);
+    const entry = this.#entries?.get(token);
     if (entry === undefined || entry.state !== 'queued') return false;
     this.#unlink(entry);
-    this.#entries.delete(token);
-    if (entry.givenBack) this.#withdrawn.add(token.id);
-    this.#withdrawn$.next(token);
+    this.#entries!.delete(token);
+    if (entry.givenBack) (this.#withdrawn ??= new Set()).add(token.id);
+    this.#withdrawn$?.next(token);
     return true;
   }
 
@@ -145,7 +154,7 @@ export class Mailbox {
    * that repeats), only the one queued last is found by id. O(1).
    */
   removeById(id: string): boolean {
-    const entry = this.#queuedById.get(id);
+    const entry = this.#queuedById?.get(id);
     return entry !== undefined && this.remove(entry.token);
   }
 
@@ -165,7 +174,7 @@ export class Mailbox {
     let e = this.#head;
     this.#head = this.#tail = null;
     this.#size = 0;
-    this.#queuedById.clear();
+    this.#queuedById?.clear();
     while (e !== null) {
       const next = e.next;
       e.state = 'held';
@@ -197,12 +206,14 @@ export class Mailbox {
 
   /** @internal `commitPartial` use. True when a given-back token with this id was withdrawn by `remove()`. */
   wasWithdrawn(id: string): boolean {
-    return this.#withdrawn.has(id);
+    return this.#withdrawn?.has(id) ?? false;
   }
 
   /** @internal `commitPartial` use. Forgets withdrawals once the partial that held them is written. */
   forgetWithdrawn(ids: Iterable<string>): void {
-    for (const id of ids) this.#withdrawn.delete(id);
+    const withdrawn = this.#withdrawn;
+    if (withdrawn === undefined) return;
+    for (const id of ids) withdrawn.delete(id);
   }
 
   /**
@@ -215,7 +226,7 @@ export class Mailbox {
     let last: Entry | null = null;
     let count = 0;
     for (const token of tokens) {
-      const entry = this.#entries.get(token);
+      const entry = this.#entries?.get(token);
       if (entry === undefined || entry.state !== 'held') continue;
       entry.state = 'queued';
       entry.givenBack = true;
@@ -237,8 +248,10 @@ export class Mailbox {
 
   /** @internal engine use. Marks `held` tokens `delivered` (they are forgotten); others are ignored. */
   markDelivered(tokens: readonly MailboxToken[]): void {
+    const entries = this.#entries;
+    if (entries === undefined) return;
     for (const token of tokens) {
-      if (this.#entries.get(token)?.state === 'held') this.#entries.delete(token);
+      if (entries.get(token)?.state === 'held') entries.delete(token);
     }
   }
 
@@ -270,12 +283,13 @@ export class Mailbox {
 
   /** Indexes a token that becomes queued by its id (for `removeById`). */
   #index(entry: Entry): void {
-    this.#queuedById.set(entry.token.id, entry);
+    (this.#queuedById ??= new Map()).set(entry.token.id, entry);
   }
 
   /** Every token leaving the queue other than through `take()` goes through here. */
   #unlink(entry: Entry): void {
-    if (this.#queuedById.get(entry.token.id) === entry) this.#queuedById.delete(entry.token.id);
+    const byId = this.#queuedById;
+    if (byId !== undefined && byId.get(entry.token.id) === entry) byId.delete(entry.token.id);
     if (entry.prev !== null) entry.prev.next = entry.next;
     else this.#head = entry.next;
     if (entry.next !== null) entry.next.prev = entry.prev;

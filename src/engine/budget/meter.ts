@@ -37,7 +37,7 @@ export class BudgetMeter {
   #complete = true;
   /** The model of the attempt in flight (`model_request_started.model`), and the same per sub-run path. */
   #model = '';
-  readonly #subModels = new Map<string, string>();
+  #subModels: Map<string, string> | undefined; // made at a sub-run's first request
   /** The raw estimate of the request sent last, for the calibration; 0 when none was made. */
   #raw = 0;
 
@@ -78,10 +78,10 @@ export class BudgetMeter {
       case 'subrun_event': {
         const key = draft.path.join('\u0000');
         const inner = draft.event;
-        if (inner.type === 'model_request_started') this.#subModels.set(key, inner.model);
+        if (inner.type === 'model_request_started') (this.#subModels ??= new Map()).set(key, inner.model);
         else if (inner.type === 'model_response_completed')
-          this.#price(this.#subModels.get(key) ?? '', inner.usage.reported ? inner.usage : undefined);
-        else if (isTerminalEvent(inner)) this.#subModels.delete(key);
+          this.#price(this.#subModels?.get(key) ?? '', inner.usage.reported ? inner.usage : undefined);
+        else if (isTerminalEvent(inner)) this.#subModels?.delete(key);
         return;
       }
       default:

@@ -1,14 +1,21 @@
-import { Observable } from 'rxjs';
+import { Observable, Subscriber } from 'rxjs';
 import { isInstance } from '../../describe.js';
 import { ModelOutputError, isModelCallError, isModelOutputError, serializeError } from '../../errors.js';
 import type { ModelRequestStarted, RunEventDraft } from '../../events.js';
 import { ZERO_USAGE, addUsage } from '../../items.js';
-import type { ModelProvider, ModelResponse } from '../../model/types.js';
+import type { ModelEvent, ModelProvider, ModelResponse } from '../../model/types.js';
 import { attemptDeadlines, modelDeadlines } from '../deadlines.js';
 import { partialValue } from '../output.js';
 import type { RunWrap } from '../internals.js';
 import type { Deadlines } from '../types.js';
-import { StreamBroke, billedFact, type AttemptCause, type Attempts, type RecoveryContext } from './types.js';
+import {
+  StreamBroke,
+  billedFact,
+  type AttemptCause,
+  type Attempts,
+  type ModelCall,
+  type RecoveryContext,
+} from './types.js';
 
 /** How a run's attempts are made: its deadlines, its `stream` override and context propagation. */
 export interface AttemptOptions {
@@ -42,16 +49,6 @@ export function requestAttempts(ctx: RecoveryContext, provider: ModelProvider, o
       const attempt = ++call.attempts;
       ctx.emit(startedDraft(provider.id, attempt, stream, why), billedFact(call));
       if (subscriber.closed || ctx.token.isCancelled) return;
-      let response: ModelResponse | undefined;
-      let started = false;
-      let sawText = false;
-      let text = ''; // the attempt's text so far, for output_delta
-      const delta = (piece: string, fact?: typeof WHOLE): void => {
-        ctx.emit({ type: 'text_delta', delta: piece }, fact);
-        if (!options.structured) return;
-        text += piece;
-        ctx.emit({ type: 'output_delta', value: partialValue(text) });
-      };
       // The defaults are per attempt: a rescue is not streamed, so it gets the request deadline.
       const limits = attemptDeadlines(options.deadlines, stream);
       const request = Object.assign({}, call.request, { stream, timeoutMs: limits.requestMs });
@@ -59,36 +56,79 @@ export function requestAttempts(ctx: RecoveryContext, provider: ModelProvider, o
         provider
           .call(request)
           .pipe(modelDeadlines(limits, ctx.scheduler, stream))
-          .subscribe({
-            next: (event) => {
-              if (!started && stream) subscriber.add(ctx.waits.enter('model_stream'));
-              started = true;
-              if (event.type === 'text_delta') {
-                sawText = true;
-                delta(event.delta);
-              } else if (event.type === 'response') response = event.response;
-            },
-            error: (err) => {
-              if (response) call.ledger.billed = addUsage(call.ledger.billed ?? ZERO_USAGE, response.usage);
-              // A stream that broke after its first event (seen here, or as the adapter marked it) may be
-              // rescued; unusable output is not a broken stream, so a ModelOutputError never is. The
-              // error is a foreign value: classified totally (a revoked Proxy has no readable prototype).
-              const afterStart = started || (isModelCallError(err) && err.streamStarted);
-              subscriber.error(stream && afterStart && !isModelOutputError(err) ? new StreamBroke(err) : err);
-            },
-            complete: () => {
-              if (!response) {
-                const message = `${provider.id} ended its response without a result`;
-                return subscriber.error(new ModelOutputError(message, { code: 'no_result' }));
-              }
-              if (!sawText && response.text !== '') delta(response.text, WHOLE);
-              subscriber.next(response);
-              subscriber.complete();
-            },
-          });
+          .subscribe(new Attempt(subscriber, ctx, call, provider.id, stream, options.structured === true));
       const wrap = options.wrap;
       subscriber.add(wrap !== undefined ? wrap({ model: provider.id, attempt, stream, request }, send) : send());
     });
+}
+
+/**
+ * The subscriber of one attempt's provider events: the answer's text so far and its response, in one object
+ * (an observer's closures and wrappers stayed alive as long as the stream did).
+ */
+class Attempt extends Subscriber<ModelEvent> {
+  #response: ModelResponse | undefined;
+  #started = false;
+  #sawText = false;
+  /** The attempt's text so far, for output_delta. */
+  #text = '';
+
+  constructor(
+    private readonly out: Subscriber<ModelResponse>,
+    private readonly ctx: RecoveryContext,
+    private readonly call: ModelCall,
+    private readonly model: string,
+    private readonly stream: boolean,
+    private readonly structured: boolean,
+  ) {
+    super();
+  }
+
+  #delta(piece: string, fact?: typeof WHOLE): void {
+    this.ctx.emit({ type: 'text_delta', delta: piece }, fact);
+    if (!this.structured) return;
+    this.#text += piece;
+    this.ctx.emit({ type: 'output_delta', value: partialValue(this.#text) });
+  }
+
+  protected override _next(event: ModelEvent): void {
+    if (!this.#started && this.stream) this.out.add(this.ctx.waits.enter('model_stream'));
+    this.#started = true;
+    if (event.type === 'text_delta') {
+      this.#sawText = true;
+      this.#delta(event.delta);
+    } else if (event.type === 'response') this.#response = event.response;
+  }
+
+  protected override _error(err: unknown): void {
+    try {
+      const response = this.#response;
+      const { ledger } = this.call;
+      if (response) ledger.billed = addUsage(ledger.billed ?? ZERO_USAGE, response.usage);
+      // A stream that broke after its first event (seen here, or as the adapter marked it) may be
+      // rescued; unusable output is not a broken stream, so a ModelOutputError never is. The
+      // error is a foreign value: classified totally (a revoked Proxy has no readable prototype).
+      const afterStart = this.#started || (isModelCallError(err) && err.streamStarted);
+      this.out.error(this.stream && afterStart && !isModelOutputError(err) ? new StreamBroke(err) : err);
+    } finally {
+      this.unsubscribe();
+    }
+  }
+
+  protected override _complete(): void {
+    try {
+      const response = this.#response;
+      if (!response) {
+        const message = `${this.model} ended its response without a result`;
+        return this.out.error(new ModelOutputError(message, { code: 'no_result' }));
+      }
+      if (!this.#sawText && response.text !== '') this.#delta(response.text, WHOLE);
+      this.out.next(response);
+      this.out.complete();
+    } finally {
+      this.unsubscribe();
+    }
+  }
 }
 
 function startedDraft(model: string, attempt: number, stream: boolean, why: AttemptCause): RunEventDraft {

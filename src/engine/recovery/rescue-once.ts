@@ -1,5 +1,6 @@
-import { catchError, throwError } from 'rxjs';
+import { throwError } from 'rxjs';
 import { isInstance } from '../../describe.js';
+import { catchWith } from '../loop-operators.js';
 import { stageAt } from '../waits.js';
 import { StreamBroke, type RecoveryContext, type RecoveryOperator } from './types.js';
 
@@ -12,13 +13,11 @@ import { StreamBroke, type RecoveryContext, type RecoveryOperator } from './type
  */
 export function rescueOnce(ctx: RecoveryContext): RecoveryOperator {
   return (attempts) => (call, why) =>
-    attempts(call, why).pipe(
-      catchError((err: unknown) => {
-        if (!isInstance(err, StreamBroke)) return throwError(() => err); // a foreign value: checked totally
-        const broke = err as StreamBroke;
-        if (call.rescued) return throwError(() => broke.error);
-        call.rescued = true;
-        return stageAt(ctx, 'rescue', () => attempts(call, { cause: 'rescue', error: broke.error }));
-      }),
-    );
+    catchWith(attempts(call, why), (err: unknown) => {
+      if (!isInstance(err, StreamBroke)) return throwError(() => err); // a foreign value: checked totally
+      const broke = err as StreamBroke;
+      if (call.rescued) return throwError(() => broke.error);
+      call.rescued = true;
+      return stageAt(ctx, 'rescue', () => attempts(call, { cause: 'rescue', error: broke.error }));
+    });
 }

@@ -1,4 +1,14 @@
-import { NEVER, Observable, concatMap, race, take, throwError, timer, type MonoTypeOperatorFunction } from 'rxjs';
+import {
+  NEVER,
+  Observable,
+  Subscriber,
+  concatMap,
+  race,
+  take,
+  throwError,
+  timer,
+  type MonoTypeOperatorFunction,
+} from 'rxjs';
 import { stage } from '../../cancel/stage.js';
 import type { ModelResponse } from '../../model/types.js';
 import { stageAt, waitingAt } from '../waits.js';
@@ -62,26 +72,57 @@ export function fedTo(
 ): MonoTypeOperatorFunction<ModelResponse> {
   return (source) =>
     new Observable<ModelResponse>((subscriber) => {
-      let settled = false;
-      const report = (err: unknown): Observable<never> => {
-        settled = true;
-        if (isModelFailure(unwrap(err))) breaker.failure(ctx.scheduler.now());
-        else if (probe) breaker.release();
-        return throwError(() => err);
-      };
-      subscriber.add(() => {
-        if (!settled && probe) breaker.release();
-      });
-      subscriber.add(
-        source.subscribe({
-          next: (value) => subscriber.next(value),
-          error: (err) => void stage(ctx.token, () => report(err), ctx.hopScheduler).subscribe(subscriber),
-          complete: () => {
-            settled = true;
-            breaker.success();
-            subscriber.complete();
-          },
-        }),
-      );
+      const fed = new Fed(subscriber, ctx, breaker, probe);
+      if (probe) {
+        subscriber.add(() => {
+          if (!fed.settled) breaker.release();
+        });
+      }
+      subscriber.add(fed);
+      source.subscribe(fed);
     });
+}
+
+/** The attempt's subscriber of {@link fedTo}: one object, where an observer took three closures and two wrappers. */
+class Fed extends Subscriber<ModelResponse> {
+  settled = false;
+
+  constructor(
+    private readonly out: Subscriber<ModelResponse>,
+    private readonly ctx: RecoveryContext,
+    private readonly breaker: CircuitBreaker,
+    private readonly probe: boolean,
+  ) {
+    super();
+  }
+
+  protected override _next(value: ModelResponse): void {
+    this.out.next(value);
+  }
+
+  protected override _error(err: unknown): void {
+    const { ctx } = this;
+    try {
+      stage(ctx.token, () => this.#report(err), ctx.hopScheduler).subscribe(this.out);
+    } finally {
+      this.unsubscribe();
+    }
+  }
+
+  protected override _complete(): void {
+    try {
+      this.settled = true;
+      this.breaker.success();
+      this.out.complete();
+    } finally {
+      this.unsubscribe();
+    }
+  }
+
+  #report(err: unknown): Observable<never> {
+    this.settled = true;
+    if (isModelFailure(unwrap(err))) this.breaker.failure(this.ctx.scheduler.now());
+    else if (this.probe) this.breaker.release();
+    return throwError(() => err);
+  }
 }

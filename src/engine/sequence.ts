@@ -1,0 +1,209 @@
+import { Observable, Subscriber, from, type ObservableInput, type OperatorFunction, type Unsubscribable } from 'rxjs';
+
+/**
+ * The engine's sequencing, hand-written (BENCHMARKS.md, sections 5.1–5.2): `concat` and `concatMap` keep a
+ * `mergeInternals` alive for as long as their last inner runs (three closures, two or three subscribers, a
+ * buffer and a context, ≈ 1.2 KiB each), and an idle run sits inside several of them. These keep one subscriber
+ * per live inner and one small object per level, with the same order of effects as RxJS's operators (subscribes,
+ * values, errors, completions, teardowns: test/sequence-order-of-effects.test.ts): an error reaches the subscriber
+ * first, then the inner is torn down; unsubscribing tears down whatever runs.
+ */
+
+/** A part of a {@link sequence}: an Observable, or a function that makes its input when its turn comes (`defer`). */
+export type Part<T> = Observable<T> | (() => ObservableInput<T>);
+
+/**
+ * `concat(...)` with each part subscribed when the previous one completed (a function part is called then, as
+ * `defer` would: a throw errors the result). Emits every part's values in order; errors with the first error.
+ */
+export function sequence<T>(...parts: readonly Part<T>[]): Observable<T> {
+  return new Observable<T>((out) => {
+    const seq = new Sequence(out, parts);
+    out.add(seq); // before any part runs: a synchronous unsubscribe reaches the part that runs then
+    seq.start();
+  });
+}
+
+/** The state of one subscription to a {@link sequence}. */
+class Sequence<T> implements Unsubscribable, Done {
+  #next = 0;
+  #step: Forward<T> | undefined;
+  /** In the first pass (as `concat`'s `from(parts)` emits them), a part that completes while it is subscribed... */
+  #firstPass = false;
+  /** ...is torn down before the next one starts: `start` subscribes that one when its subscribe returned. */
+  #again = false;
+
+  constructor(
+    readonly out: Subscriber<T>,
+    private readonly parts: readonly Part<T>[],
+  ) {}
+
+  /** The first pass: parts that complete synchronously follow one another here, each torn down first. */
+  start(): void {
+    this.#firstPass = true;
+    do {
+      this.#again = false;
+      this.advance();
+    } while (this.#again);
+    this.#firstPass = false;
+  }
+
+  /** Subscribes the next part, or completes. */
+  advance(): void {
+    const { out, parts } = this;
+    this.#step = undefined;
+    if (out.closed) return;
+    if (this.#next === parts.length) return out.complete();
+    const part = parts[this.#next++]!;
+    let input: ObservableInput<T>;
+    if (typeof part === 'function') {
+      try {
+        input = part();
+      } catch (err) {
+        return out.error(err);
+      }
+    } else input = part;
+    from(input).subscribe((this.#step = new Forward(out, this)));
+  }
+
+  done(): void {
+    // After the first pass a part that completes starts the next at once (as `concat` subscribes a buffered one).
+    if (this.#firstPass) this.#again = true;
+    else this.advance();
+  }
+
+  unsubscribe(): void {
+    this.#step?.unsubscribe();
+  }
+}
+
+/** What a {@link Forward} tells when its source completed (after tearing the source down). */
+interface Done {
+  done(): void;
+}
+
+/** An inner subscriber: values and the error go on to `out`; its completion goes to `owner`. */
+class Forward<T> extends Subscriber<T> {
+  constructor(
+    private readonly out: Subscriber<T>,
+    private readonly owner: Done,
+  ) {
+    super();
+  }
+
+  protected override _next(value: T): void {
+    try {
+      this.out.next(value);
+    } catch (err) {
+      this.out.error(err);
+    }
+  }
+
+  protected override _error(err: unknown): void {
+    try {
+      this.out.error(err);
+    } finally {
+      this.unsubscribe();
+    }
+  }
+
+  protected override _complete(): void {
+    this.unsubscribe();
+    this.owner.done();
+  }
+}
+
+/**
+ * `concatMap(project)`: each source value's projection runs after the previous one completed (values that
+ * arrive meanwhile wait in a buffer, made when the first one has to wait). Completes when the source and the
+ * last projection did; a throwing `project` errors the result.
+ */
+export function concatEach<T, R>(project: (value: T) => ObservableInput<R>): OperatorFunction<T, R> {
+  return (source) =>
+    new Observable<R>((out) => {
+      const each = new ConcatEach(out, project);
+      out.add(each);
+      source.subscribe(each.outer);
+    });
+}
+
+/** The state of one subscription to {@link concatEach}: the source's subscriber and the projection that runs. */
+class ConcatEach<T, R> implements Unsubscribable, Done {
+  readonly outer: Outer<T>;
+  #inner: Forward<R> | undefined;
+  #waiting: T[] | undefined;
+  #complete = false;
+
+  constructor(
+    readonly out: Subscriber<R>,
+    private readonly project: (value: T) => ObservableInput<R>,
+  ) {
+    this.outer = new Outer(this);
+  }
+
+  push(value: T): void {
+    if (this.out.closed) return;
+    if (this.#inner !== undefined) (this.#waiting ??= []).push(value);
+    else this.#run(value);
+  }
+
+  sourceComplete(): void {
+    this.#complete = true;
+    if (this.#inner === undefined) this.out.complete();
+  }
+
+  done(): void {
+    this.#inner = undefined;
+    if (this.out.closed) return;
+    const waiting = this.#waiting;
+    if (waiting !== undefined && waiting.length > 0) return this.#run(waiting.shift() as T);
+    if (this.#complete) this.out.complete();
+  }
+
+  #run(value: T): void {
+    const { out } = this;
+    let input: ObservableInput<R>;
+    try {
+      input = this.project(value);
+    } catch (err) {
+      return out.error(err);
+    }
+    from(input).subscribe((this.#inner = new Forward(out, this)));
+  }
+
+  unsubscribe(): void {
+    this.outer.unsubscribe();
+    this.#inner?.unsubscribe();
+  }
+}
+
+/** The source's subscriber of a {@link concatEach}. */
+class Outer<T> extends Subscriber<T> {
+  constructor(private readonly each: ConcatEach<T, any>) {
+    super();
+  }
+
+  protected override _next(value: T): void {
+    try {
+      this.each.push(value);
+    } catch (err) {
+      this.each.out.error(err);
+    }
+  }
+
+  protected override _error(err: unknown): void {
+    try {
+      this.each.out.error(err);
+    } finally {
+      this.unsubscribe();
+    }
+  }
+
+  protected override _complete(): void {
+    try {
+      this.each.sourceComplete();
+    } finally {
+      this.unsubscribe();
+    }
+  }
+}

@@ -1,0 +1,192 @@
+import { EMPTY, Observable, Subject, catchError, concat, concatMap, defer, expand, filter, of, throwError } from 'rxjs';
+import { describe, expect, it } from 'vitest';
+import { catchAs, catchWith, expandOn } from '../src/engine/loop-operators.js';
+import { concatEach, sequence } from '../src/engine/sequence.js';
+
+/** An Observable that logs its subscribe, values, end and teardown, then emits `values` and ends as told. */
+function logged<T>(log: string[], name: string, values: readonly T[], end: 'complete' | 'error' | 'open' = 'complete') {
+  return new Observable<T>((subscriber) => {
+    log.push(`${name} subscribed`);
+    for (const v of values) subscriber.next(v);
+    if (end === 'complete') subscriber.complete();
+    else if (end === 'error') subscriber.error(new Error(`${name} failed`));
+    return () => log.push(`${name} torn down`);
+  });
+}
+
+/** Subscribes `source$`, logging what it emits, then returns the log (and unsubscribes when `cut` is set). */
+function run<T>(log: string[], source$: Observable<T>, cut = false): string[] {
+  const sub = source$.subscribe({
+    next: (v) => log.push(`next ${String(v)}`),
+    error: (e: Error) => log.push(`error ${e.message}`),
+    complete: () => log.push('complete'),
+  });
+  if (cut) {
+    log.push('unsubscribe');
+    sub.unsubscribe();
+  }
+  return log;
+}
+
+describe("the engine's hand-written sequencing has RxJS's order of effects", () => {
+  it('sequence: each part subscribed after the previous one was torn down, a function part when its turn comes', () => {
+    const make = (log: string[]) => [
+      logged(log, 'a', [1, 2]),
+      () => {
+        log.push('b made');
+        return logged(log, 'b', [3]);
+      },
+      logged(log, 'c', [4]),
+    ];
+    const mine: string[] = [];
+    const theirs: string[] = [];
+    const [a1, b1, c1] = make(mine);
+    run(mine, sequence(a1!, b1!, c1!));
+    const [a2, b2, c2] = make(theirs);
+    run(theirs, concat(a2 as Observable<number>, defer(b2 as () => Observable<number>), c2 as Observable<number>));
+    expect(mine).toEqual(theirs);
+    expect(mine).toEqual([
+      'a subscribed',
+      'next 1',
+      'next 2',
+      'a torn down',
+      'b made',
+      'b subscribed',
+      'next 3',
+      'b torn down',
+      'c subscribed',
+      'next 4',
+      'c torn down',
+      'complete',
+    ]);
+  });
+
+  it('sequence: an error reaches the subscriber before the failing part is torn down; later parts never start', () => {
+    const mine: string[] = [];
+    const theirs: string[] = [];
+    run(mine, sequence(logged(mine, 'a', [1], 'error'), logged(mine, 'b', [2])));
+    run(theirs, concat(logged(theirs, 'a', [1], 'error'), logged(theirs, 'b', [2])));
+    expect(mine).toEqual(theirs);
+    expect(mine).toEqual(['a subscribed', 'next 1', 'error a failed', 'a torn down']);
+  });
+
+  it('sequence: unsubscribing tears down the part that runs, and no further part starts', () => {
+    const mine: string[] = [];
+    const theirs: string[] = [];
+    run(mine, sequence(logged(mine, 'a', [1], 'open'), logged(mine, 'b', [2])), true);
+    run(theirs, concat(logged(theirs, 'a', [1], 'open'), logged(theirs, 'b', [2])), true);
+    expect(mine).toEqual(theirs);
+    expect(mine).toEqual(['a subscribed', 'next 1', 'unsubscribe', 'a torn down']);
+  });
+
+  it('concatEach: values that arrive while a projection runs wait for it, in order; completes after the last', () => {
+    const make = (log: string[]) => {
+      const source = new Subject<number>();
+      const gates = [new Subject<void>(), new Subject<void>(), new Subject<void>()];
+      const project = (v: number) =>
+        new Observable<string>((s) => {
+          log.push(`p${v} subscribed`);
+          s.next(`v${v}`);
+          const sub = gates[v]!.subscribe(() => s.complete());
+          return () => {
+            sub.unsubscribe();
+            log.push(`p${v} torn down`);
+          };
+        });
+      return { source, gates, project };
+    };
+    const drive = (log: string[], op: (p: (v: number) => Observable<string>) => any) => {
+      const { source, gates, project } = make(log);
+      run(log, source.pipe(op(project)));
+      source.next(0);
+      source.next(1);
+      source.next(2);
+      source.complete();
+      log.push('source done');
+      for (const g of gates) g.next();
+      return log;
+    };
+    const mine = drive([], (p) => concatEach(p));
+    const theirs = drive([], (p) => concatMap(p));
+    expect(mine).toEqual(theirs);
+    expect(mine).toEqual([
+      'p0 subscribed',
+      'next v0',
+      'source done',
+      'p0 torn down',
+      'p1 subscribed',
+      'next v1',
+      'p1 torn down',
+      'p2 subscribed',
+      'next v2',
+      'p2 torn down',
+      'complete',
+    ]);
+  });
+
+  it('expandOn: the next turn is subscribed as soon as the previous one asks for it, before that one ends', () => {
+    const AGAIN = 'again' as const;
+    const make = (log: string[]) => {
+      let n = 0;
+      return () => {
+        const i = ++n;
+        return logged<string>(log, `turn ${i}`, i < 3 ? [AGAIN] : ['done']);
+      };
+    };
+    const mine: string[] = [];
+    const nextMine = make(mine);
+    run(mine, expandOn<string, typeof AGAIN>(nextMine(), AGAIN, nextMine));
+    const theirs: string[] = [];
+    const nextTheirs = make(theirs);
+    run(
+      theirs,
+      nextTheirs().pipe(
+        expand((d) => (d === AGAIN ? nextTheirs() : EMPTY)),
+        filter((d) => d !== AGAIN),
+      ),
+    );
+    expect(mine).toEqual(theirs);
+    expect(mine).toEqual([
+      'turn 1 subscribed',
+      'turn 2 subscribed',
+      'turn 3 subscribed',
+      'next done',
+      'turn 3 torn down',
+      'turn 2 torn down',
+      'complete',
+      'turn 1 torn down',
+    ]);
+  });
+
+  it('catchAs and catchWith: the handler runs, the source is torn down, then the replacement is delivered', () => {
+    const mine: string[] = [];
+    const theirs: string[] = [];
+    const handled = (log: string[]) => (e: unknown) => {
+      log.push(`handled ${(e as Error).message}`);
+      return 'failed';
+    };
+    run(mine, catchAs(logged<string>(mine, 'a', ['x'], 'error'), handled(mine)));
+    run(theirs, logged<string>(theirs, 'a', ['x'], 'error').pipe(catchError((e) => of(handled(theirs)(e)))));
+    expect(mine).toEqual(theirs);
+    expect(mine).toEqual(['a subscribed', 'next x', 'handled a failed', 'a torn down', 'next failed', 'complete']);
+
+    const mine2: string[] = [];
+    const theirs2: string[] = [];
+    const replace = (log: string[]) => (e: unknown) => {
+      log.push(`handled ${(e as Error).message}`);
+      return (e as Error).message === 'a failed' ? logged(log, 'b', ['y']) : throwError(() => e);
+    };
+    run(mine2, catchWith(logged<string>(mine2, 'a', [], 'error'), replace(mine2)));
+    run(theirs2, logged<string>(theirs2, 'a', [], 'error').pipe(catchError(replace(theirs2))));
+    expect(mine2).toEqual(theirs2);
+    expect(mine2).toEqual([
+      'a subscribed',
+      'handled a failed',
+      'a torn down',
+      'b subscribed',
+      'next y',
+      'complete',
+      'b torn down',
+    ]);
+  });
+});
