@@ -104,6 +104,13 @@ const specs = hermeticSpecs();
 export const ISOLATED_SPECS = specs.filter((file) => matches(file, NEEDS_ITS_OWN_PROCESS));
 /** The `processes` project's specs: they start child processes, and need their own process for nothing else. */
 export const PROCESS_SPECS = specs.filter((file) => !ISOLATED_SPECS.includes(file) && matches(file, STARTS_PROCESSES));
+/**
+ * The property sweeps: `unit` specs that import fast-check (hundreds to thousands of random runs each, about half of
+ * the `unit` project's time). `npm run test:fast` (`--mode fast`) leaves them out; `npm test` runs them.
+ */
+export const PROPERTY_SPECS = specs.filter(
+  (file) => !ISOLATED_SPECS.includes(file) && !PROCESS_SPECS.includes(file) && matches(file, [/from 'fast-check'/]),
+);
 
 /**
  * `npm test`'s vitest part: every hermetic spec (no network beyond 127.0.0.1 servers a spec starts, no services),
@@ -123,27 +130,36 @@ export const PROCESS_SPECS = specs.filter((file) => !ISOLATED_SPECS.includes(fil
  * listeners, fake timers) restores it in its after hooks or a `finally`. Four workers on 2 cores: many specs spend
  * much of their time waiting on a child process or a socket.
  */
-export default tierConfig({
-  maxWorkers: 4,
-  projects: [
-    // 60 s bounds: a child process's start-up (node, tsx, npm) and a forced full GC are CPU work that a loaded
-    // 2-core machine stretches many times over; bounds for a hang, not speed checks.
-    {
-      extends: true,
-      test: { name: 'processes', include: PROCESS_SPECS, isolate: false, testTimeout: 60_000, hookTimeout: 60_000 },
-    },
-    {
-      extends: true,
-      test: { name: 'isolated', include: ISOLATED_SPECS, isolate: true, testTimeout: 60_000, hookTimeout: 60_000 },
-    },
-    {
-      extends: true,
-      test: {
-        name: 'unit',
-        include: ['test/**/*.test.ts', 'marbles/**/*.test.ts'],
-        exclude: ['**/node_modules/**', `${SERVICES_DIR}/**`, ...ISOLATED_SPECS, ...PROCESS_SPECS],
-        isolate: false,
+export default defineConfig(({ mode }) =>
+  tierConfig({
+    maxWorkers: 4,
+    projects: [
+      // 60 s bounds: a child process's start-up (node, tsx, npm) and a forced full GC are CPU work that a loaded
+      // 2-core machine stretches many times over; bounds for a hang, not speed checks.
+      {
+        extends: true,
+        test: { name: 'processes', include: PROCESS_SPECS, isolate: false, testTimeout: 60_000, hookTimeout: 60_000 },
       },
-    },
-  ],
-});
+      {
+        extends: true,
+        test: { name: 'isolated', include: ISOLATED_SPECS, isolate: true, testTimeout: 60_000, hookTimeout: 60_000 },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['test/**/*.test.ts', 'marbles/**/*.test.ts'],
+          exclude: [
+            '**/node_modules/**',
+            `${SERVICES_DIR}/**`,
+            ...ISOLATED_SPECS,
+            ...PROCESS_SPECS,
+            // `npm run test:fast`: virtual-time, marble and in-process specs without the property sweeps.
+            ...(mode === 'fast' ? PROPERTY_SPECS : []),
+          ],
+          isolate: false,
+        },
+      },
+    ],
+  }),
+);
