@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { defineConfig, type TestProjectInlineConfiguration, type ViteUserConfig } from 'vitest/config';
+import { LongestFirst } from './test/support/longest-first.js';
 
 const src = (file: string) => fileURLToPath(new URL(`./src/${file}`, import.meta.url));
 const root = fileURLToPath(new URL('.', import.meta.url));
@@ -54,6 +55,8 @@ export function tierConfig(test: {
       testTimeout: 20_000,
       hookTimeout: 20_000,
       execArgv: ['--expose-gc'],
+      // The known-long spec files first (test/support/longest-first.ts), so the workers finish together.
+      sequence: { sequencer: LongestFirst },
       reporters: report ? ['default', 'json'] : ['default'],
       outputFile: report ? { json: report } : undefined,
     },
@@ -68,64 +71,95 @@ function hermeticSpecs(): string[] {
 }
 
 /**
- * The rule of the `isolated` project, by what a spec imports or measures (so a new spec falls on the right side
- * without a list):
+ * The rule of the `processes` project, by what a spec imports (so a new spec falls on the right side without a
+ * list): it starts child processes, as it imports `node:child_process`, `cli-helpers` (the built CLI),
+ * `mcp-everything-scenario` (the MCP server over stdio or HTTP) or `spawnPeer` (session peers).
+ */
+const STARTS_PROCESSES = [
+  /from 'node:child_process'/,
+  /from '[./]+\/(cli-helpers|mcp-everything-scenario)\.js'/,
+  /import \{[^}]*\bspawnPeer\b[^}]*\} from/,
+];
+
+/**
+ * The rule of the `isolated` project, by what a spec measures or changes (it wins over {@link STARTS_PROCESSES}):
  *
- * - it starts child processes: it imports `node:child_process`, `cli-helpers` (the built CLI),
- *   `mcp-everything-scenario` (the MCP server over stdio or HTTP) or `spawnPeer` (session peers);
- * - or it measures the whole process, which other spec files in a shared worker would disturb: forced garbage
+ * - it measures the whole process, which other spec files in a shared worker would disturb: forced garbage
  *   collection (`gc`, heap sizes), active handles (`getActiveResourcesInfo`: timers, sockets) or the process's own
  *   listeners (`process.listenerCount`);
  * - or it changes what a module is for the whole process: `vi.mock` (a module already loaded in a shared worker
  *   stays loaded) or `loadTokenizer` (once loaded, every OpenAI-family estimate in that process counts with it).
  */
 const NEEDS_ITS_OWN_PROCESS = [
-  /from 'node:child_process'/,
-  /from '[./]+\/(cli-helpers|mcp-everything-scenario)\.js'/,
-  /import \{[^}]*\bspawnPeer\b[^}]*\} from/,
   /\(globalThis as \{ gc\?|memoryUsage\(|getActiveResourcesInfo\(|process\.listenerCount\(/,
   /\bvi\.mock\(|\bloadTokenizer\(/,
 ];
-const needsItsOwnProcess = (file: string): boolean => {
+const matches = (file: string, markers: RegExp[]): boolean => {
   const text = readFileSync(`${root}${file}`, 'utf8');
-  return NEEDS_ITS_OWN_PROCESS.some((marker) => marker.test(text));
+  return markers.some((marker) => marker.test(text));
 };
 
 const specs = hermeticSpecs();
 /** The `isolated` project's specs: a fresh worker per file, as every spec had before the split. */
-export const ISOLATED_SPECS = specs.filter(needsItsOwnProcess);
+export const ISOLATED_SPECS = specs.filter((file) => matches(file, NEEDS_ITS_OWN_PROCESS));
+/** The `processes` project's specs: they start child processes, and need their own process for nothing else. */
+export const PROCESS_SPECS = specs.filter((file) => !ISOLATED_SPECS.includes(file) && matches(file, STARTS_PROCESSES));
+/**
+ * The property sweeps: `unit` specs that import fast-check (hundreds to thousands of random runs each, about half of
+ * the `unit` project's time). `npm run test:fast` (`--mode fast`) leaves them out; `npm test` runs them.
+ */
+export const PROPERTY_SPECS = specs.filter(
+  (file) => !ISOLATED_SPECS.includes(file) && !PROCESS_SPECS.includes(file) && matches(file, [/from 'fast-check'/]),
+);
 
 /**
  * `npm test`'s vitest part: every hermetic spec (no network beyond 127.0.0.1 servers a spec starts, no services),
- * in two projects that run at the same time in one pool:
+ * in three projects that run at the same time in one pool, the known-long files first (`LongestFirst`):
  *
- * - `isolated` (see {@link NEEDS_ITS_OWN_PROCESS}): the specs that start child processes (the CLI, npm, MCP
- *   servers, shells, session peers) or measure the whole process, each file in a fresh worker. Queued first (vitest
- *   runs projects in name order): they take longest, and mostly wait on their children, beside the unit specs.
+ * - `processes` (see {@link STARTS_PROCESSES}): the specs that start child processes (the CLI, npm, MCP servers,
+ *   shells, session peers). They take longest, and mostly wait on their children, beside the other specs. Their
+ *   files share workers (`isolate: false`): a child process is a process of its own already, and a worker that
+ *   starts afresh for each file imports vitest, the setup file and the sources again each time.
+ * - `isolated` (see {@link NEEDS_ITS_OWN_PROCESS}): the specs that measure the whole process (heap, handles,
+ *   listeners) or change a module for it, each file in a fresh worker.
  * - `unit`: everything else (virtual time, marbles, in-process servers on 127.0.0.1); `npm run test:fast`. Its
  *   files share workers (`isolate: false`): a worker imports the sources once instead of once per file, which was
- *   most of the suite's CPU time. A spec that changes process-wide state (rxjs `config`, OpenTelemetry globals,
- *   process listeners) restores it in its after hooks.
+ *   most of the suite's CPU time.
  *
- * Four workers on 2 cores: many specs spend much of their time waiting on a child process or a socket.
+ * A spec in a shared worker that changes process-wide state (rxjs `config`, OpenTelemetry globals, process
+ * listeners, fake timers) restores it in its after hooks or a `finally`. Four workers on 2 cores: many specs spend
+ * much of their time waiting on a child process or a socket.
  */
-export default tierConfig({
-  maxWorkers: 4,
-  projects: [
-    // 60 s bounds: a child process's start-up (node, tsx, npm) and a forced full GC are CPU work that a loaded
-    // 2-core machine stretches many times over; bounds for a hang, not speed checks.
-    {
-      extends: true,
-      test: { name: 'isolated', include: ISOLATED_SPECS, isolate: true, testTimeout: 60_000, hookTimeout: 60_000 },
-    },
-    {
-      extends: true,
-      test: {
-        name: 'unit',
-        include: ['test/**/*.test.ts', 'marbles/**/*.test.ts'],
-        exclude: ['**/node_modules/**', `${SERVICES_DIR}/**`, ...ISOLATED_SPECS],
-        isolate: false,
+export default defineConfig(({ mode }) =>
+  tierConfig({
+    maxWorkers: 4,
+    projects: [
+      // 60 s bounds: a child process's start-up (node, tsx, npm) and a forced full GC are CPU work that a loaded
+      // 2-core machine stretches many times over; bounds for a hang, not speed checks.
+      {
+        extends: true,
+        test: { name: 'processes', include: PROCESS_SPECS, isolate: false, testTimeout: 60_000, hookTimeout: 60_000 },
       },
-    },
-  ],
-});
+      {
+        extends: true,
+        test: { name: 'isolated', include: ISOLATED_SPECS, isolate: true, testTimeout: 60_000, hookTimeout: 60_000 },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['test/**/*.test.ts', 'marbles/**/*.test.ts'],
+          exclude: [
+            '**/node_modules/**',
+            `${SERVICES_DIR}/**`,
+            ...ISOLATED_SPECS,
+            ...PROCESS_SPECS,
+            // `npm run test:fast`: virtual-time, marble and in-process specs without the property sweeps.
+            ...(mode === 'fast' ? PROPERTY_SPECS : []),
+          ],
+          isolate: false,
+        },
+      },
+    ],
+  }),
+);
