@@ -42,22 +42,30 @@ const answerLost = new Set<string>();
 
 /**
  * Runs `append` while Postgres terminates its connection (`pg_terminate_backend`): another connection holds the
- * session's row uncommitted, so the append waits on it; its backend is terminated while it waits, then the row
- * is let go. The append fails as a dropped connection does, having stored nothing.
+ * session's row (inserted or locked) uncommitted, so the append waits on it; its backend (found by the schema it
+ * names: pg_stat_activity keeps a query's first 1 024 bytes, and the append names its items table past them) is
+ * terminated while it waits, then the row is let go. The append fails as a dropped connection does, having stored
+ * nothing.
  */
 async function terminateDuring(sessionId: string, append: () => Promise<void>): Promise<void> {
   const locker = new pg.Client();
   await locker.connect();
   const table = `"${settings.pgSchema}".loopctl_sessions`;
   await locker.query('BEGIN');
-  await locker.query(`INSERT INTO ${table} (id, items, created_at, updated_at) VALUES ($1, 0, 0, 0)`, [sessionId]);
+  // Holds the session's row whether it exists yet or not (a journalling run's claim fence may have made it).
+  await locker.query(
+    `INSERT INTO ${table} (id, items, created_at, updated_at) VALUES ($1, 0, 0, 0)
+     ON CONFLICT (id) DO UPDATE SET updated_at = ${table}.updated_at`,
+    [sessionId],
+  );
   const appended = append();
   appended.catch(() => undefined);
   try {
     for (let i = 0; i < 200; i++) {
       const { rows } = await locker.query(
         `SELECT pg_terminate_backend(pid) AS t FROM pg_stat_activity
-         WHERE wait_event_type = 'Lock' AND query LIKE '%loopctl_items%' AND pid <> pg_backend_pid()`,
+         WHERE wait_event_type = 'Lock' AND query LIKE '%' || $1 || '.loopctl_%' AND pid <> pg_backend_pid()`,
+        [`"${settings.pgSchema}"`],
       );
       if (rows.length > 0) {
         process.stdout.write(`terminated ${sessionId}\n`);
