@@ -4,8 +4,11 @@ import { SERVICES_DIR, tierConfig } from './vitest.config.js';
  * The services specs that run one at a time, after the others (their own group): each bounds what it
  * measures by a clock that a second spec's CPU load would stretch, or is that load itself.
  *
- * - `queue-*`: BullMQ workers (child processes under tsx) hold their jobs' locks for `lockDurationMs: 2000`; a
- *   worker starved of CPU for longer loses its lock and a peer takes the job (fault specs count exactly that).
+ * - the `queue-*` fault specs: they kill, freeze or cut off BullMQ workers (child processes under tsx) that hold
+ *   their jobs' locks for `lockDurationMs: 2000`, and count what a peer does once a lock lapses; a worker starved of
+ *   CPU for longer would lose its lock on its own and change those counts. The queue specs that kill no worker and
+ *   count no lost one (approvals, cancel, guarantees, protocol, resume, threads, trace, trust, the CLI's) run with the
+ *   others. `queue-redis-restart` stops its own Redis under live runs: alone too.
  * - `session-kill`: kills tens of session peer processes with SIGKILL mid-commit (most of the tier's CPU).
  * - `cli-sessions`: a second loopctl must start while the first one's answer (1.5 s a word) is still streaming.
  * - `cli-confinement-race`: a rename race run for a fixed number of rounds against a writer process.
@@ -13,8 +16,21 @@ import { SERVICES_DIR, tierConfig } from './vitest.config.js';
  *   time, and a cut proxy in front of Redis that the page must notice within seconds.
  */
 export const SERVICES_ALONE = [
-  `${SERVICES_DIR}/queue-*.test.ts`,
-  `${SERVICES_DIR}/queue-continue-fenced.test.ts`,
+  ...[
+    'commit-outcome',
+    'continue',
+    'continue-checkpoints',
+    'continue-fenced',
+    'continue-steering-crashes',
+    'control',
+    'faults',
+    'fencing',
+    'frozen-worker',
+    'partition',
+    'redis-restart',
+    'runs-contract',
+    'steering',
+  ].map((name) => `${SERVICES_DIR}/queue-${name}.test.ts`),
   `${SERVICES_DIR}/session-kill.test.ts`,
   `${SERVICES_DIR}/cli-sessions.test.ts`,
   `${SERVICES_DIR}/cli-confinement-race.test.ts`,
@@ -26,13 +42,13 @@ export const SERVICES_ALONE = [
  * 127.0.0.1:6379), a browser or many processes. A missing service fails its spec with a one-line cause; nothing
  * here is skipped. Two projects, one after the other (`sequence.groupOrder`):
  *
- * - `services`: two files at a time. They mostly wait on their children, on Chromium or on a service, and share
+ * - `services`: three files at a time. They mostly wait on their children, on Chromium or on a service, and share
  *   no state: each has its own Postgres schema, data folder, temp folders and browser profile, and no bound a
  *   slower machine would miss.
  * - `services-alone`: {@link SERVICES_ALONE}, one file at a time, with the machine to themselves.
  */
 export default tierConfig({
-  maxWorkers: 2,
+  maxWorkers: 3,
   projects: [
     {
       extends: true,
@@ -40,7 +56,7 @@ export default tierConfig({
         name: 'services',
         include: [`${SERVICES_DIR}/**/*.test.ts`],
         exclude: ['**/node_modules/**', ...SERVICES_ALONE],
-        maxWorkers: 2,
+        maxWorkers: 3,
         sequence: { groupOrder: 0 },
       },
     },

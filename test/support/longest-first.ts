@@ -24,7 +24,6 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * `VITEST_JSON_REPORT=report.json npm test`).
  */
 export const KNOWN_LONG: Readonly<Record<string, number>> = {
-  'test/package-consumers.test.ts': 38, // npm pack and install, tsc, node: one test, one after the other
   'test/runs-soak-threads.test.ts': 29, // 20 000 HTTP runs in the worker itself
   'test/cli-openai.test.ts': 25,
   'test/cli-offline.test.ts': 23,

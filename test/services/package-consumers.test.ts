@@ -11,9 +11,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { ensureBuilt } from './cli-helpers.js';
+import { ensureBuilt } from '../cli-helpers.js';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
+const root = fileURLToPath(new URL('../..', import.meta.url));
 const exec = promisify(execFile);
 
 /** npm settings a child keeps from `npm test`'s environment: where the cache and config are. */
@@ -173,12 +173,12 @@ describe('CommonJS and ESM consumers of the packed package (Node >= 20.19, requi
         same: boolean;
       }[];
       const sources = [
-        await import('../src/index.js'),
-        await import('../src/testing/index.js'),
-        await import('../src/node/index.js'),
-        await import('../src/node/testing/index.js'),
-        await import('../src/postgres/index.js'),
-        await import('../src/operators/index.js'),
+        await import('../../src/index.js'),
+        await import('../../src/testing/index.js'),
+        await import('../../src/node/index.js'),
+        await import('../../src/node/testing/index.js'),
+        await import('../../src/postgres/index.js'),
+        await import('../../src/operators/index.js'),
       ];
       expect(required).toEqual(
         DIST_FILES.map((file, i) => ({
