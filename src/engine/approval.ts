@@ -1,4 +1,4 @@
-import { EMPTY, Observable, concat, concatMap, defer, from, of } from 'rxjs';
+import { EMPTY, Observable, concat, concatMap, defer, from, of, type Subscription } from 'rxjs';
 import { stage } from '../cancel/stage.js';
 import type { Verdict } from '../control/approvals.js';
 import { describeValue, isThenable } from '../describe.js';
@@ -132,12 +132,19 @@ export function approval$(rc: RunContext<any>, r: Runnable): Observable<Runnable
     subscriber.add(rc.waits.enter('approval'));
     const { callId } = r.call;
     const ms = approvalDeadline(rc.opts.deadlines);
+    let deadline: Subscription | undefined;
     if (ms !== undefined) {
       const expire = (): void => void rc.approvals.settle(callId, { kind: 'expired', ms });
-      subscriber.add(rc.scheduler.schedule(expire, ms));
+      deadline = rc.scheduler.schedule(expire, ms);
+      subscriber.add(deadline);
     }
     const decided$ = rc.approvals.verdict$(callId).pipe(
       concatMap((verdict) => {
+        // The deadline is moot once a verdict is in: cleared now, not in the teardown that follows this wait's
+        // completion. A per-call cancel given before the wait began completes it synchronously, and when it was
+        // the batch's last call that completion ends the run: its timer must be gone before the terminal
+        // (guarantee 11: nothing of the run left when its terminal event is out).
+        deadline?.unsubscribe();
         if (verdict.kind === 'cancelled') {
           if (!verdict.delivered) emitCancelled(rc, r.call, verdict.reason);
           return EMPTY;
