@@ -7,26 +7,33 @@ import { Observable, Subscriber, from, type ObservableInput, type Unsubscribable
  */
 
 /**
- * `first$.pipe(expand((v) => (v === again ? next() : EMPTY)), filter((v) => v !== again))`: emits the values other
- * than `again`; on `again`, subscribes `next()` at once, as `expand` does (while the inner that gave it still
- * runs), and expands its values the same way. Completes when `first$` and every inner completed.
+ * `first$.pipe(expand((v) => (v === again ? next(arg) : EMPTY)), filter((v) => v !== again))`: emits the values
+ * other than `again`; on `again`, subscribes `next(arg)` at once, as `expand` does (while the inner that gave it
+ * still runs), and expands its values the same way. Completes when `first$` and every inner completed. `arg` lets a
+ * shared function serve as `next` (no closure kept alive per subscription).
  */
-export function expandOn<T, A>(first$: Observable<T | A>, again: A, next: () => Observable<T | A>): Observable<T> {
+export function expandOn<T, A, X = undefined>(
+  first$: Observable<T | A>,
+  again: A,
+  next: (arg: X) => Observable<T | A>,
+  arg?: X,
+): Observable<T> {
   return new Observable<T>((out) => {
-    const loop = new Expand(out, again, next);
+    const loop = new Expand(out, again, next, arg as X);
     out.add(loop);
     loop.subscribe(first$);
   });
 }
 
 /** The state of one subscription to {@link expandOn}: the live inners (one, two while a turn hands over). */
-class Expand<T, A> implements Unsubscribable {
-  readonly #live: ExpandStep<T, A>[] = [];
+class Expand<T, A, X> implements Unsubscribable {
+  readonly #live: ExpandStep<T, A, X>[] = [];
 
   constructor(
     readonly out: Subscriber<T>,
     private readonly again: A,
-    private readonly next: () => Observable<T | A>,
+    private readonly next: (arg: X) => Observable<T | A>,
+    private readonly arg: X,
   ) {}
 
   subscribe(source: Observable<T | A>): void {
@@ -41,14 +48,14 @@ class Expand<T, A> implements Unsubscribable {
     if (value !== this.again) return out.next(value as T);
     let next$: Observable<T | A>;
     try {
-      next$ = this.next();
+      next$ = this.next(this.arg);
     } catch (err) {
       return out.error(err);
     }
     this.subscribe(next$);
   }
 
-  done(step: ExpandStep<T, A>): void {
+  done(step: ExpandStep<T, A, X>): void {
     const live = this.#live;
     const i = live.indexOf(step);
     if (i !== -1) live.splice(i, 1);
@@ -61,8 +68,8 @@ class Expand<T, A> implements Unsubscribable {
 }
 
 /** One inner of an {@link expandOn}. */
-class ExpandStep<T, A> extends Subscriber<T | A> {
-  constructor(private readonly loop: Expand<T, A>) {
+class ExpandStep<T, A, X> extends Subscriber<T | A> {
+  constructor(private readonly loop: Expand<T, A, X>) {
     super();
   }
 
@@ -89,12 +96,17 @@ class ExpandStep<T, A> extends Subscriber<T | A> {
 }
 
 /**
- * `source.pipe(catchError((err) => of(handle(err))))`: on the source's error, `handle` makes the value, the source is
- * torn down, then the value is emitted and the result completes. A throwing `handle` errors the result.
+ * `source.pipe(catchError((err) => of(handle(err, arg))))`: on the source's error, `handle` makes the value, the
+ * source is torn down, then the value is emitted and the result completes. A throwing `handle` errors the result.
+ * `arg` lets a shared function serve as `handle` (no closure kept alive per subscription).
  */
-export function catchAs<T>(source: Observable<T>, handle: (err: unknown) => T): Observable<T> {
+export function catchAs<T, X = undefined>(
+  source: Observable<T>,
+  handle: (err: unknown, arg: X) => T,
+  arg?: X,
+): Observable<T> {
   return new Observable<T>((out) => {
-    const caught = new Caught(out, handle);
+    const caught = new Caught(out, handle, arg as X);
     out.add(caught);
     source.subscribe(caught);
     caught.subscribed();
@@ -102,14 +114,15 @@ export function catchAs<T>(source: Observable<T>, handle: (err: unknown) => T): 
 }
 
 /** The source's subscriber of a {@link catchAs}. */
-class Caught<T> extends Subscriber<T> {
+class Caught<T, X> extends Subscriber<T> {
   #subscribed = false;
   /** An error while the source was being subscribed: delivered once its subscribe returned (as `catchError`). */
   #late: { readonly value: T } | undefined;
 
   constructor(
     private readonly out: Subscriber<T>,
-    private readonly handle: (err: unknown) => T,
+    private readonly handle: (err: unknown, arg: X) => T,
+    private readonly arg: X,
   ) {
     super();
   }
@@ -125,7 +138,7 @@ class Caught<T> extends Subscriber<T> {
   protected override _error(err: unknown): void {
     let value: T;
     try {
-      value = this.handle(err);
+      value = this.handle(err, this.arg);
     } catch (thrown) {
       this.out.error(thrown);
       return this.unsubscribe();

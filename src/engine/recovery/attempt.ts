@@ -15,6 +15,7 @@ import {
   type Attempts,
   type ModelCall,
   type RecoveryContext,
+  type RunModelCall,
 } from './types.js';
 
 /** How a run's attempts are made: its deadlines, its `stream` override and context propagation. */
@@ -42,24 +43,40 @@ const WHOLE = Object.freeze({ whole: true as const });
  * billed: its usage goes to the call's ledger.
  */
 export function requestAttempts(ctx: RecoveryContext, provider: ModelProvider, options: AttemptOptions): Attempts {
-  const streamed = options.stream ?? provider.stream ?? true;
-  return (call, why) =>
-    new Observable<ModelResponse>((subscriber) => {
-      const stream = why.cause === 'rescue' ? false : streamed;
-      const attempt = ++call.attempts;
-      ctx.emit(startedDraft(provider.id, attempt, stream, why), billedFact(call));
-      if (subscriber.closed || ctx.token.isCancelled) return;
-      // The defaults are per attempt: a rescue is not streamed, so it gets the request deadline.
-      const limits = attemptDeadlines(options.deadlines, stream);
-      const request = Object.assign({}, call.request, { stream, timeoutMs: limits.requestMs });
-      const send = () =>
-        provider
-          .call(request)
-          .pipe(modelDeadlines(limits, ctx.scheduler, stream))
-          .subscribe(new Attempt(subscriber, ctx, call, provider.id, stream, options.structured === true));
-      const wrap = options.wrap;
-      subscriber.add(wrap !== undefined ? wrap({ model: provider.id, attempt, stream, request }, send) : send());
-    });
+  return (call, why) => attempt$(ctx, provider, options, call, why);
+}
+
+/**
+ * {@link requestAttempts} in the chain an agent shares between its runs (model-call.ts): the run's context and
+ * options are the call's own.
+ */
+export function runAttempts(provider: ModelProvider): Attempts<RunModelCall> {
+  return (call, why) => attempt$(call.ctx, provider, call, call, why);
+}
+
+function attempt$(
+  ctx: RecoveryContext,
+  provider: ModelProvider,
+  options: AttemptOptions,
+  call: ModelCall,
+  why: AttemptCause,
+): Observable<ModelResponse> {
+  return new Observable<ModelResponse>((subscriber) => {
+    const stream = why.cause === 'rescue' ? false : (options.stream ?? provider.stream ?? true);
+    const attempt = ++call.attempts;
+    ctx.emit(startedDraft(provider.id, attempt, stream, why), billedFact(call));
+    if (subscriber.closed || ctx.token.isCancelled) return;
+    // The defaults are per attempt: a rescue is not streamed, so it gets the request deadline.
+    const limits = attemptDeadlines(options.deadlines, stream);
+    const request = Object.assign({}, call.request, { stream, timeoutMs: limits.requestMs });
+    const send = () =>
+      provider
+        .call(request)
+        .pipe(modelDeadlines(limits, ctx.scheduler, stream))
+        .subscribe(new Attempt(subscriber, ctx, call, provider.id, stream, options.structured === true));
+    const wrap = options.wrap;
+    subscriber.add(wrap !== undefined ? wrap({ model: provider.id, attempt, stream, request }, send) : send());
+  });
 }
 
 /**

@@ -1,7 +1,7 @@
 import { catchError, throwError } from 'rxjs';
 import { describeValue, isInstance } from '../../describe.js';
 import { CircuitOpen } from './stream-gate.js';
-import { isModelFailure, type Attempts, type RecoveryOperator } from './types.js';
+import { isModelFailure, type Attempts, type ModelCall, type RecoveryOperator } from './types.js';
 
 /**
  * "Fallback behind a breaker": the model call goes to the fallback when the primary's attempts
@@ -12,7 +12,11 @@ import { isModelFailure, type Attempts, type RecoveryOperator } from './types.js
  * has its own retries and its own rescue. A cancel never reaches here (guarantee 4: cancelled is
  * not failed), nor does any other error: it passes on.
  */
-export function fallbackWithBreaker(from: string, to: string, fallback: Attempts): RecoveryOperator {
+export function fallbackWithBreaker<M extends ModelCall>(
+  from: string,
+  to: string,
+  fallback: Attempts<M>,
+): RecoveryOperator<M> {
   return (primary) => (call, why) =>
     primary(call, why).pipe(
       catchError((err: unknown) => {

@@ -14,7 +14,15 @@ import type { ModelResponse } from '../../model/types.js';
 import { stageAt, waitingAt } from '../waits.js';
 import { unwrap } from './attempt.js';
 import type { CircuitBreaker } from './breaker.js';
-import { isModelFailure, type Attempts, type RecoveryContext, type RecoveryOperator } from './types.js';
+import {
+  isModelFailure,
+  type AttemptCause,
+  type Attempts,
+  type ModelCall,
+  type RecoveryContext,
+  type RecoveryOperator,
+  type RunModelCall,
+} from './types.js';
 
 /**
  * What an attempt does when its provider's breaker is open: `wait` at the stream gate (an agent with
@@ -36,20 +44,32 @@ export class CircuitOpen {}
  * cancel. The attempt's outcome is reported to the breaker (see {@link fedTo}).
  */
 export function streamGate(ctx: RecoveryContext, breaker: CircuitBreaker, whenOpen: WhenOpen): RecoveryOperator {
-  return (attempts) => {
-    const gated: Attempts = (call, why) =>
-      stageAt(ctx, 'model_request', () => {
-        if (why.announce !== undefined) ctx.emit(why.announce);
-        let probe = false;
-        if (whenOpen !== 'ignore') {
-          if (breaker.allow(ctx.scheduler.now())) probe = breaker.state === 'half_open';
-          else if (whenOpen === 'refuse') return throwError(() => new CircuitOpen());
-          else return gate$(ctx, breaker).pipe(concatMap(() => gated(call, why)));
-        }
-        return attempts(call, why).pipe(fedTo(ctx, breaker, probe));
-      });
-    return gated;
-  };
+  return (attempts) => (call, why) => gated$(ctx, breaker, whenOpen, attempts, call, why);
+}
+
+/** {@link streamGate} in the chain an agent shares between its runs (model-call.ts): the run is the call's. */
+export function streamGateInRun(breaker: CircuitBreaker, whenOpen: WhenOpen): RecoveryOperator<RunModelCall> {
+  return (attempts) => (call, why) => gated$(call.ctx, breaker, whenOpen, attempts, call, why);
+}
+
+function gated$<M extends ModelCall>(
+  ctx: RecoveryContext,
+  breaker: CircuitBreaker,
+  whenOpen: WhenOpen,
+  attempts: Attempts<M>,
+  call: M,
+  why: AttemptCause,
+): Observable<ModelResponse> {
+  return stageAt(ctx, 'model_request', () => {
+    if (why.announce !== undefined) ctx.emit(why.announce);
+    let probe = false;
+    if (whenOpen !== 'ignore') {
+      if (breaker.allow(ctx.scheduler.now())) probe = breaker.state === 'half_open';
+      else if (whenOpen === 'refuse') return throwError(() => new CircuitOpen());
+      else return gate$(ctx, breaker).pipe(concatMap(() => gated$(ctx, breaker, whenOpen, attempts, call, why)));
+    }
+    return attempts(call, why).pipe(fedTo(ctx, breaker, probe));
+  });
 }
 
 /** Waits at `stream_gate` until `breaker` may change its answer (cool-down over, or a probe settled). */

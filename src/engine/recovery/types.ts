@@ -5,6 +5,8 @@ import type { Usage } from '../../items.js';
 import type { ModelRequest, ModelResponse } from '../../model/types.js';
 import type { Fact } from '../totals.js';
 import type { StageContext } from '../waits.js';
+import type { AttemptOptions } from './attempt.js';
+import type { RetryPolicy } from './backoff.js';
 
 /**
  * What the recovery operators need from a run (docs/recovery.md): its stages (token, hops,
@@ -30,6 +32,19 @@ export interface ModelCall {
   readonly ledger: Ledger;
 }
 
+/**
+ * A model call that carries the run it is made for: its context and its options. The chain of recovery operators
+ * an agent builds once (model-call.ts) takes them from each call, so no run holds a chain of its own.
+ */
+export interface RunModelCall extends ModelCall, AttemptOptions {
+  /** Where the call's events go and where it waits (the run, or a context of the run: model-call.ts). */
+  readonly ctx: RecoveryContext;
+  /** The run's `retry` option, defaults filled in. */
+  readonly policy: RetryPolicy;
+  /** The jitter's source of randomness (the run's `random` option, or `Math.random`). */
+  readonly random: () => number;
+}
+
 /** Why an attempt is made: nothing for the first of a model call, else the recovery step and its error. */
 export interface AttemptCause {
   readonly cause?: 'retry' | 'rescue' | 'fallback';
@@ -46,10 +61,10 @@ export const FIRST_ATTEMPT: AttemptCause = Object.freeze({});
  * operator's whole sequence of them, and emits the response as its one value. Events go through
  * the run's `emit`; an error is the model call's failure.
  */
-export type Attempts = (call: ModelCall, why: AttemptCause) => Observable<ModelResponse>;
+export type Attempts<M extends ModelCall = ModelCall> = (call: M, why: AttemptCause) => Observable<ModelResponse>;
 
 /** A recovery step: attempts made from attempts (retry-transient, rescue-once, the stream gate, the fallback). */
-export type RecoveryOperator = (attempts: Attempts) => Attempts;
+export type RecoveryOperator<M extends ModelCall = ModelCall> = (attempts: Attempts<M>) => Attempts<M>;
 
 /** The fact that reports the billed usage not yet reported, taking it from the ledger. */
 export function billedFact(call: ModelCall): Fact | undefined {
