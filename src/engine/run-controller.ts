@@ -72,7 +72,12 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
   /** The approvals of live sub-runs (any depth) under this root run: its control reaches them. */
   #adopted: Set<Approvals> | undefined;
   readonly totals: RunTotals;
-  readonly meter: BudgetMeter;
+  /**
+   * Made with the run when it has a `budget`, else on first use (an estimate: compaction, request shaping): until
+   * then it would observe nothing that counts, having no prices to apply and no estimate to calibrate
+   * (BENCHMARKS.md, memory).
+   */
+  #meter: BudgetMeter | undefined;
   /** Made at the first use: only a run with a session takes a lease. */
   #lease: SessionLease | undefined;
   readonly journal: RunJournalWriter;
@@ -104,7 +109,7 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
     this.hopScheduler = opts.scheduler ?? asapScheduler;
     this.token = internals.token ?? opts.cancel?.child() ?? new CancelSignal();
     this.mailbox = opts.mailbox ?? new Mailbox({ idGenerator: () => this.#ids('item') });
-    this.meter = new BudgetMeter(opts.budget, agent.contextWindow);
+    if (opts.budget !== undefined) this.#meter = new BudgetMeter(opts.budget, agent.contextWindow);
     const { resume } = internals;
     // A resumed run goes on from the suspended run's Items as they are (its open batch included).
     // A continued run with a journalled response goes on with that response's batch open (resumeRun's Items).
@@ -229,7 +234,7 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
   emit(draft: RunEventDraft, fact?: Fact): void {
     if (this.#ended) return;
     this.totals.fold(draft, fact);
-    this.meter.observe(draft, fact);
+    this.#meter?.observe(draft, fact);
     if (this.#decided) return;
     // A literal then Object.assign keeps one hidden-class path; `{ ...draft, … }` costs ~2 µs an event on Node 20.
     const { runId, totals } = this;
@@ -238,7 +243,7 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
     const tap = this.#tap;
     if (tap !== undefined) tap.event(event, fact === undefined ? undefined : (fact.item ?? fact.result));
     this.subscriber.next(event);
-    if (this.meter.cancels) this.#cancelAtLimit();
+    if (this.#meter?.cancels === true) this.#cancelAtLimit();
   }
 
   /** `budget.onLimit: 'cancel'`: a limit the reported usage reached cancels the run at once (docs/long-runs.md). */
@@ -246,6 +251,11 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
     if (this.#decided) return;
     const figures = this.meter.reached(this.totals.usage);
     if (figures !== undefined) this.token.cancel(budgetReason(figures));
+  }
+
+  /** The run's token accounting and budget (see {@link RunContext.meter}). */
+  get meter(): BudgetMeter {
+    return (this.#meter ??= new BudgetMeter(this.opts.budget, this.agent.contextWindow));
   }
 
   /** Starts the run: links cancel sources, emits `run_started`, then subscribes the loop, which emits the outcome. */
@@ -410,7 +420,7 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
   #terminal(outcome: Outcome, phase: CancelPhase, undelivered: Undelivered[]): TerminalEvent {
     const { usage, scratch } = this.totals;
     const { runId } = this;
-    const cost = this.meter.cost();
+    const cost = this.#meter?.cost();
     const at = this.scheduler.now();
     const base = { runId, seq: this.#seq, turn: this.totals.turn, at, undelivered, usage, ...(cost ? { cost } : {}) };
     switch (outcome.kind) {

@@ -18,6 +18,7 @@ import { guardAnswer$ } from '../guardrails/output.js';
 import { ZERO_USAGE, addUsage, type AssistantItem, type Item, type ToolCall, type UserItem } from '../items.js';
 import type { MailboxToken } from '../mailbox/mailbox.js';
 import type { ModelProvider, ModelRequest, ModelResponse } from '../model/types.js';
+import { limitsOf } from './budget/meter.js';
 import { compact$, compactIfDue$, compactionOf } from './compaction/compact.js';
 import { isContextLengthError } from './compaction/context-length.js';
 import type { Compaction } from './compaction/policy.js';
@@ -97,7 +98,7 @@ export function turn$(turns: Turns, n: number): Observable<Decision> {
         return [stoppedOutcome(rc)];
       }
       // A budget limit the responses reached ends the run here too, before the turn starts (docs/long-runs.md).
-      const reached = rc.meter.limited ? rc.meter.reached(rc.totals.usage) : undefined;
+      const reached = limitsOf(rc)?.reached(rc.totals.usage);
       if (reached !== undefined) {
         stopped = true;
         return budgetEnd(rc, reached);
@@ -182,11 +183,11 @@ function send$(
   request: ModelRequest,
   model: ModelProvider | undefined,
 ): Observable<ModelResponse | Ended> {
-  const { meter } = turns.rc;
-  if (meter.limited || model !== undefined) {
+  const limits = limitsOf(turns.rc);
+  if (limits !== undefined || model !== undefined) {
     const to = model ?? turns.rc.agent.model;
-    const estimate = meter.estimate(request, to); // kept for the calibration against the response's usage
-    const over = meter.limited ? meter.wouldPass(turns.rc.totals.usage, estimate.inputTokens, to.id) : undefined;
+    const estimate = turns.rc.meter.estimate(request, to); // kept for the calibration against the response's usage
+    const over = limits?.wouldPass(turns.rc.totals.usage, estimate.inputTokens, to.id);
     if (over !== undefined) return from(budgetEnd(turns.rc, over).map((outcome) => new Ended(outcome)));
   }
   const call$ = turns.models.call(request, model);

@@ -140,6 +140,19 @@ export class BudgetMeter {
   }
 }
 
+/**
+ * The run's meter when its `budget` option has a limit, else undefined, without making the meter of a run that has
+ * no `budget` (its controller makes it on first use: BENCHMARKS.md, memory).
+ */
+export function limitsOf(rc: {
+  readonly opts: { readonly budget?: Budget | undefined };
+  readonly meter: BudgetMeter;
+}): BudgetMeter | undefined {
+  if (rc.opts.budget === undefined) return undefined;
+  const { meter } = rc;
+  return meter.limited ? meter : undefined;
+}
+
 /** What `usage` costs at `price` (per million tokens): cached input at the cache prices (default: `input`). */
 export function costOf(price: ModelPrice, usage: TokenCounts | Usage): number {
   const read = usage.cacheReadTokens ?? 0;
