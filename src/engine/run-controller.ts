@@ -81,7 +81,8 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
   /** Made at the first use: only a run with a session takes a lease. */
   #lease: SessionLease | undefined;
   readonly journal: RunJournalWriter;
-  readonly calls = new RunningCalls();
+  /** Made at the first tool call (or `cancelToolCall`): a run that calls no tool holds none. */
+  #calls: RunningCalls | undefined;
   #nested: Map<string, Suspended> | undefined;
   #seq = 0;
   #stop: StopRequest | undefined;
@@ -91,7 +92,11 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
   #busyError: ConcurrentRunError | undefined;
   /** The `telemetry` option's tap, read at `start` (createRun opens it after the controller is made). */
   #tap: RunTap | undefined;
-  readonly #body = new Subscription();
+  /**
+   * The loop's subscriber, once the loop's subscribe returned (a run that ended while its loop was being subscribed
+   * unsubscribes it then, as a Subscription closed before would have done when it was added).
+   */
+  #body: LoopEnd | undefined;
   readonly #links = new Subscription();
   readonly #ids: (kind: 'run' | 'item') => string;
 
@@ -198,7 +203,7 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
    */
   cancelToolCall(callId: string, reason: unknown): boolean {
     if (this.#decided) return false;
-    return this.calls.cancel(callId, reason) || this.cancelAwaitingApproval(callId, reason);
+    return this.#calls?.cancel(callId, reason) === true || this.cancelAwaitingApproval(callId, reason);
   }
 
   /** `RunControl.approve()` / `reject()` on this run or one of its sub-runs ("Approvals", docs/run-control.md). */
@@ -253,6 +258,11 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
     if (figures !== undefined) this.token.cancel(budgetReason(figures));
   }
 
+  /** The tool calls that execute now (see {@link RunContext.calls}). */
+  get calls(): RunningCalls {
+    return (this.#calls ??= new RunningCalls());
+  }
+
   /** The run's token accounting and budget (see {@link RunContext.meter}). */
   get meter(): BudgetMeter {
     return (this.#meter ??= new BudgetMeter(this.opts.budget, this.agent.contextWindow));
@@ -297,7 +307,10 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
       this.emit({ type: 'run_resumed', fromTurn: continued.fromTurn });
       if (this.#decided) return;
     }
-    this.#body.add(loop(this).subscribe(new LoopEnd(this)));
+    const body = new LoopEnd(this);
+    loop(this).subscribe(body);
+    this.#body = body;
+    if (this.#decided) body.unsubscribe();
   }
 
   /** The subscriber unsubscribed: the same cancel path, with nothing delivered. */
@@ -317,7 +330,7 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
     if (outcome.kind === 'failed' && outcome.billed !== undefined) {
       this.totals.usage = addUsage(this.totals.usage, outcome.billed);
     }
-    this.#body.unsubscribe(); // guarantee 11: cleanup starts inner to outer (tools' signals, model requests)
+    this.#body?.unsubscribe(); // guarantee 11: cleanup starts inner to outer (tools' signals, model requests)
     const { session } = this.opts;
     if (outcome.kind !== 'completed' || !session) return this.#settle(outcome, phase);
     this.#commit(session, outcome);
