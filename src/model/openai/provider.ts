@@ -159,18 +159,37 @@ class StreamCall<C> extends BridgeCall implements ChunkSink<C> {
     super(subscriber, toModelCallError);
   }
 
-  /** Sends the request a microtask after the subscription (nothing for one closed at once), reads it, settles. */
+  /**
+   * Sends the request a microtask after the subscription (nothing for one closed at once), reads it and settles:
+   * the response, or the error. One async frame for the whole request.
+   */
   async run(): Promise<void> {
     await undefined;
     if (this.closed) return;
-    let response: ModelResponse | undefined;
     try {
-      response = await this.#read();
+      const response = await this.send({ signal: this.signal, maxRetries: 0, timeout: this.timeout }).asResponse();
+      const contentType = response.headers.get('content-type');
+      if (contentType !== null && !isEventStream(contentType)) {
+        return this.respond(await wholeBodyResponse(response, contentType, this.json));
+      }
+      if (this.closed) return void response.body?.cancel().catch(ignore);
+      if (!response.body) {
+        throw new ModelCallError(`the server answered HTTP ${response.status} with no body`, {
+          status: response.status,
+          code: 'invalid_response',
+          retryable: false,
+        });
+      }
+      const reader = (this.#reader = response.body.getReader());
+      const state = (this.#state = new this.reducer());
+      const outcome = await new EventStreamReader<C>(this, response.headers).read(reader);
+      if (this.closed || outcome.end === 'stopped') return;
+      // The answer was complete before the connection went: accept it rather than pay for a rescue.
+      if (outcome.end === 'cut' && !(state.complete?.() && isConnectionFailure(outcome.error))) throw outcome.error;
+      this.respond(read(() => state.finish(), 'malformed_chunk'));
     } catch (error) {
       this.fail(error);
-      return;
     }
-    this.respond(response);
   }
 
   /** One chunk of the body: its deltas through the reducer. @returns false once closed. */
@@ -191,30 +210,6 @@ class StreamCall<C> extends BridgeCall implements ChunkSink<C> {
     const reader = this.#reader;
     this.#reader = undefined;
     if (reader) void reader.cancel().catch(ignore);
-  }
-
-  async #read(): Promise<ModelResponse | undefined> {
-    const response = await this.send({ signal: this.signal, maxRetries: 0, timeout: this.timeout }).asResponse();
-    const contentType = response.headers.get('content-type');
-    if (contentType !== null && !isEventStream(contentType)) return wholeBodyResponse(response, contentType, this.json);
-    if (this.closed) {
-      void response.body?.cancel().catch(ignore);
-      return undefined;
-    }
-    if (!response.body) {
-      throw new ModelCallError(`the server answered HTTP ${response.status} with no body`, {
-        status: response.status,
-        code: 'invalid_response',
-        retryable: false,
-      });
-    }
-    const reader = (this.#reader = response.body.getReader());
-    const state = (this.#state = new this.reducer());
-    const outcome = await new EventStreamReader<C>(this, response.headers).read(reader);
-    if (this.closed || outcome.end === 'stopped') return undefined;
-    // The answer was complete before the connection went: accept it rather than pay for a rescue.
-    if (outcome.end === 'cut' && !(state.complete?.() && isConnectionFailure(outcome.error))) throw outcome.error;
-    return read(() => state.finish(), 'malformed_chunk');
   }
 }
 
