@@ -88,16 +88,32 @@ export class EventStreamReader<C> {
           return { end: 'cut', error };
         }
         if (read.done) break;
-        this.#feed(this.#decode(read.value));
-        if (this.#stopped) return STOPPED;
+        if (!this.push(read.value)) return STOPPED;
       }
       settled = true;
-      const rest = this.#decoder?.decode() ?? '';
-      if (rest !== '') this.#feed(rest);
-      return this.#stopped ? STOPPED : ENDED;
+      return this.end() ? ENDED : STOPPED;
     } finally {
       if (!settled) reader.cancel().catch(ignore);
     }
+  }
+
+  /**
+   * Parses one read of the body, handing over every event it completes. @returns false once the sink stopped (read
+   * no more). @throws as {@link read}.
+   */
+  push(bytes: Uint8Array): boolean {
+    this.#feed(this.#decode(bytes));
+    return !this.#stopped;
+  }
+
+  /**
+   * The body ended: parses what the decoder still held. @returns false when the sink stopped. @throws as
+   * {@link read}.
+   */
+  end(): boolean {
+    const rest = this.#decoder?.decode() ?? '';
+    if (rest !== '') this.#feed(rest);
+    return !this.#stopped;
   }
 
   /** The text of one read; a code point cut at its end is carried over to the next (by a decoder made for it). */

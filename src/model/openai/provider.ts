@@ -166,6 +166,8 @@ class StreamCall<C> extends BridgeCall implements ChunkSink<C> {
   async run(): Promise<void> {
     await undefined;
     if (this.closed) return;
+    let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+    let settled = false; // the body ended or failed: nothing to cancel
     try {
       const response = await this.send({ signal: this.signal, maxRetries: 0, timeout: this.timeout }).asResponse();
       const contentType = response.headers.get('content-type');
@@ -180,14 +182,35 @@ class StreamCall<C> extends BridgeCall implements ChunkSink<C> {
           retryable: false,
         });
       }
-      const reader = (this.#reader = response.body.getReader());
+      reader = this.#reader = response.body.getReader();
       const state = (this.#state = new this.reducer());
-      const outcome = await new EventStreamReader<C>(this, response.headers).read(reader);
-      if (this.closed || outcome.end === 'stopped') return;
-      // The answer was complete before the connection went: accept it rather than pay for a rescue.
-      if (outcome.end === 'cut' && !(state.complete?.() && isConnectionFailure(outcome.error))) throw outcome.error;
+      const events = new EventStreamReader<C>(this, response.headers);
+      // EventStreamReader.read's loop, in this frame: an idle request holds one async frame, not two.
+      for (;;) {
+        let next: ReadableStreamReadResult<Uint8Array>;
+        try {
+          next = await reader.read();
+        } catch (error) {
+          settled = true;
+          if (this.closed) return;
+          // The answer was complete before the connection went: accept it rather than pay for a rescue.
+          if (!(state.complete?.() && isConnectionFailure(error))) throw error;
+          break;
+        }
+        if (next.done) {
+          settled = true;
+          if (!events.end()) return;
+          break;
+        }
+        if (!events.push(next.value)) {
+          void reader.cancel().catch(ignore); // the subscriber left while we emitted
+          return;
+        }
+      }
+      if (this.closed) return;
       this.respond(read(() => state.finish(), 'malformed_chunk'));
     } catch (error) {
+      if (reader && !settled) void reader.cancel().catch(ignore); // released before the error is delivered
       this.fail(error);
     }
   }
