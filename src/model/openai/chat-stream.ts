@@ -82,11 +82,16 @@ export class ChatStreamAccumulator {
   private text = '';
   private refusal = '';
   private reasoning = '';
-  private readonly calls = new Map<number, PendingCall>();
+  /** The tool calls by index, made at the first one (a text answer never needs it). */
+  #calls: Map<number, PendingCall> | undefined;
   private lastIndex = -1;
   private finishReason: string | undefined;
   private usage: TokenCounts | undefined;
   private chunks = 0;
+
+  private get calls(): Map<number, PendingCall> {
+    return (this.#calls ??= new Map());
+  }
 
   /**
    * Reads one chunk. @returns the deltas it carries, in wire order.

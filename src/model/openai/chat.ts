@@ -58,7 +58,7 @@ export function openaiChat(options: OpenAIChatOptions): ModelProvider {
             { ...body(request), stream: true, stream_options: { include_usage: true } } as StreamingParams,
             sdk,
           ),
-        () => new ChatStreamAccumulator(),
+        ChatStreamAccumulator,
         CHAT_COMPLETION_BODY,
       );
     }

@@ -1,4 +1,3 @@
-import { createParser } from 'eventsource-parser';
 import { APIError } from 'openai';
 
 /** How {@link readEventStream} ended when it did not throw. */
@@ -13,22 +12,207 @@ export type EventStreamEnd =
    */
   | { readonly end: 'cut'; readonly error: unknown };
 
+/** Where an {@link EventStreamReader} hands each parsed payload; returns false to stop reading. */
+export interface ChunkSink<C> {
+  chunk(chunk: C): boolean;
+}
+
+const ENDED: EventStreamEnd = { end: 'ended' };
+const STOPPED: EventStreamEnd = { end: 'stopped' };
+const LF = 10;
+const BOM = 0xfeff;
 const STREAM: TextDecodeOptions = { stream: true };
+/**
+ * Decodes the reads that end on a whole code point (a decoder keeps no state between calls without `stream`). The BOM
+ * is dropped by {@link EventStreamReader} itself, at the start of the body only.
+ */
+const WHOLE = new TextDecoder('utf-8', { ignoreBOM: true });
 const ignore = (): undefined => undefined;
 
 /**
- * Reads an OpenAI event stream (`text/event-stream` body of a streamed Chat Completions or Responses request) with
- * `eventsource-parser`, in place of the SDK's own reader: each read of the body is decoded (UTF-8; a code point split
- * across reads is carried over) and fed to the parser in one call, and every complete event of that read is handed to
- * `onChunk` synchronously, in wire order, before the next read. One read of many events costs one `await`.
+ * The state of reading one OpenAI event stream (`text/event-stream` body of a streamed Chat Completions or Responses
+ * request), in place of the SDK's own reader, as one object: the line not yet ended, the `data` of the event so far,
+ * and a UTF-8 decoder made only once a read ends inside a code point (until then each read is decoded whole by a
+ * shared decoder). {@link read} drives it: each read of the body is decoded and parsed in one call, and every complete
+ * event of that read is handed to `sink.chunk` synchronously, in wire order, before the next read. One read of many
+ * events costs one `await`.
  *
- * Per event, as the `openai` SDK's `Stream` does (6.x, `fromSSEResponse`): the `data` is parsed as JSON and handed over
- * whatever its `event:` name; `data: [DONE]` ends the content, and the events after it are ignored (the body is still
- * read to its end so the connection can be reused); a payload holding a truthy `error` throws an `APIError` without
- * status (`error` as its body, `headers` as its headers). Events without data and comments are skipped; an event cut
- * off by the end of the body (no blank line after it) is dropped.
+ * Lines end with LF, CR or CRLF; a leading BOM is dropped; `data` lines of one event are joined with LF (a `data` line
+ * without a colon adds an empty line); other fields (`event`, `id`, `retry`), comments and unknown fields are skipped,
+ * as `eventsource-parser` reads them. Per event, as the `openai` SDK's `Stream` does (6.x, `fromSSEResponse`): the
+ * `data` is parsed as JSON and handed over whatever its `event:` name; `data: [DONE]` ends the content, and the events
+ * after it are ignored (the body is still read to its end so the connection can be reused); a payload holding a truthy
+ * `error` throws an `APIError` without status (`error` as its body, `headers` as its headers). Events without data are
+ * skipped; an event cut off by the end of the body (no blank line after it) is dropped.
  *
  * A malformed event after good ones in the same read: the good ones are handed over first, then it throws.
+ */
+export class EventStreamReader<C> {
+  /** The start of a line not yet ended by the reads so far. */
+  #pending = '';
+  /** The `data` of the current event, its lines joined with LF. */
+  #data = '';
+  /** How many `data` lines the current event has. */
+  #lines = 0;
+  #first = true;
+  /** `data: [DONE]` seen, or the sink returned false: later events are not handed over. */
+  #done = false;
+  #stopped = false;
+  #decoder: TextDecoder | undefined;
+
+  /**
+   * @param sink receives each parsed payload.
+   * @param headers the response headers, for the `APIError` of an in-stream error.
+   */
+  constructor(
+    private readonly sink: ChunkSink<C>,
+    private readonly headers: Headers,
+  ) {}
+
+  /**
+   * Reads `reader` to its end. @returns how it ended ({@link EventStreamEnd}; a read error is returned, not thrown).
+   * The reader is cancelled on return unless the body ended or failed; cancelling it from outside while a read is
+   * pending ends the stream as `ended`.
+   * @throws SyntaxError when a `data` payload is not JSON; `APIError` for a payload with an `error`; whatever
+   *   `sink.chunk` throws. No later event is handed over after a throw.
+   */
+  async read(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<EventStreamEnd> {
+    let settled = false; // the body ended or failed: nothing to cancel
+    try {
+      for (;;) {
+        let read: ReadableStreamReadResult<Uint8Array>;
+        try {
+          read = await reader.read();
+        } catch (error) {
+          settled = true;
+          return { end: 'cut', error };
+        }
+        if (read.done) break;
+        if (!this.push(read.value)) return STOPPED;
+      }
+      settled = true;
+      return this.end() ? ENDED : STOPPED;
+    } finally {
+      if (!settled) reader.cancel().catch(ignore);
+    }
+  }
+
+  /**
+   * Parses one read of the body, handing over every event it completes. @returns false once the sink stopped (read
+   * no more). @throws as {@link read}.
+   */
+  push(bytes: Uint8Array): boolean {
+    this.#feed(this.#decode(bytes));
+    return !this.#stopped;
+  }
+
+  /**
+   * The body ended: parses what the decoder still held. @returns false when the sink stopped. @throws as
+   * {@link read}.
+   */
+  end(): boolean {
+    const rest = this.#decoder?.decode() ?? '';
+    if (rest !== '') this.#feed(rest);
+    return !this.#stopped;
+  }
+
+  /** The text of one read; a code point cut at its end is carried over to the next (by a decoder made for it). */
+  #decode(bytes: Uint8Array): string {
+    if (this.#decoder === undefined) {
+      if (!endsInsideCodePoint(bytes)) return WHOLE.decode(bytes);
+      this.#decoder = new TextDecoder('utf-8', { ignoreBOM: true });
+    }
+    return this.#decoder.decode(bytes, STREAM);
+  }
+
+  /** Parses the text of one read, dispatching each event a blank line ends. */
+  #feed(text: string): void {
+    if (this.#first && text !== '') {
+      this.#first = false;
+      if (text.charCodeAt(0) === BOM) text = text.slice(1);
+    }
+    if (this.#pending !== '') {
+      if (text.indexOf('\n') === -1 && text.indexOf('\r') === -1) {
+        this.#pending += text; // still no line end
+        return;
+      }
+      text = this.#pending + text;
+      this.#pending = '';
+    }
+    let start = 0;
+    if (text.indexOf('\r') === -1) {
+      for (let lf = text.indexOf('\n'); lf !== -1; lf = text.indexOf('\n', start)) {
+        this.#line(text, start, lf);
+        start = lf + 1;
+        if (this.#stopped) return;
+      }
+    } else {
+      for (;;) {
+        const cr = text.indexOf('\r', start);
+        const lf = text.indexOf('\n', start);
+        const end = cr === -1 ? lf : lf === -1 || cr < lf ? cr : lf;
+        // None, or a CR last in the read, which may be the first half of a CRLF: wait for the next read.
+        if (end === -1 || (end === cr && cr === text.length - 1)) break;
+        this.#line(text, start, end);
+        start = end + 1;
+        if (end === cr && text.charCodeAt(start) === LF) start++;
+        if (this.#stopped) return;
+      }
+    }
+    if (start < text.length) this.#pending = text.slice(start);
+  }
+
+  /** One line, `text` from `start` to `end` (excluded). */
+  #line(text: string, start: number, end: number): void {
+    if (start === end) {
+      if (this.#lines > 0) {
+        const data = this.#data;
+        this.#data = '';
+        this.#lines = 0;
+        this.#event(data);
+      }
+      return;
+    }
+    let value: string;
+    if (end - start === 4 && text.startsWith('data', start)) {
+      value = '';
+    } else if (text.startsWith('data:', start)) {
+      value = text.slice(text.charCodeAt(start + 5) === 32 ? start + 6 : start + 5, end);
+    } else {
+      return; // another field, a comment
+    }
+    this.#data = this.#lines === 0 ? value : `${this.#data}\n${value}`;
+    this.#lines++;
+  }
+
+  /** One event's `data`. */
+  #event(data: string): void {
+    if (this.#done || this.#stopped) return;
+    if (data.startsWith('[DONE]')) {
+      this.#done = true;
+      return;
+    }
+    const chunk = JSON.parse(data) as C & { error?: unknown };
+    if (chunk && chunk.error) throw new APIError(undefined, chunk.error as object, undefined, this.headers);
+    if (!this.sink.chunk(chunk)) this.#stopped = true;
+  }
+}
+
+/** True when `bytes` ends with the start of a UTF-8 sequence whose remaining bytes are in the next read. */
+function endsInsideCodePoint(bytes: Uint8Array): boolean {
+  const n = bytes.length;
+  for (let back = 1; back <= 4 && back <= n; back++) {
+    const b = bytes[n - back]!;
+    if ((b & 0xc0) === 0x80) continue; // a continuation byte: look further back
+    const need = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+    return need > back;
+  }
+  return false;
+}
+
+/**
+ * Reads an OpenAI event stream with an {@link EventStreamReader}, handing each payload to `onChunk` (see there for
+ * the rules).
  *
  * @param reader a reader of the response body (`body.getReader()`); cancelled on return unless the body ended or
  *   failed. Cancelling it from outside while a read is pending ends the stream as `ended`.
@@ -38,46 +222,10 @@ const ignore = (): undefined => undefined;
  * @throws SyntaxError when a `data` payload is not JSON; `APIError` for a payload with an `error`; whatever
  *   `onChunk` throws. No later event is handed over after a throw.
  */
-export async function readEventStream<C>(
+export function readEventStream<C>(
   reader: ReadableStreamDefaultReader<Uint8Array>,
   headers: Headers,
   onChunk: (chunk: C) => boolean,
 ): Promise<EventStreamEnd> {
-  const decoder = new TextDecoder();
-  let done = false; // `data: [DONE]` seen
-  let stopped = false;
-  const parser = createParser({
-    onEvent(message) {
-      if (done || stopped) return;
-      const data = message.data;
-      if (data.startsWith('[DONE]')) {
-        done = true;
-        return;
-      }
-      const chunk = JSON.parse(data) as C & { error?: unknown };
-      if (chunk && chunk.error) throw new APIError(undefined, chunk.error as object, undefined, headers);
-      if (!onChunk(chunk)) stopped = true;
-    },
-  });
-  let settled = false; // the body ended or failed: nothing to cancel
-  try {
-    for (;;) {
-      let read: ReadableStreamReadResult<Uint8Array>;
-      try {
-        read = await reader.read();
-      } catch (error) {
-        settled = true;
-        return { end: 'cut', error };
-      }
-      if (read.done) break;
-      parser.feed(decoder.decode(read.value, STREAM));
-      if (stopped) return { end: 'stopped' };
-    }
-    settled = true;
-    const rest = decoder.decode();
-    if (rest !== '') parser.feed(rest);
-    return stopped ? { end: 'stopped' } : { end: 'ended' };
-  } finally {
-    if (!settled) reader.cancel().catch(ignore);
-  }
+  return new EventStreamReader<C>({ chunk: onChunk }, headers).read(reader);
 }

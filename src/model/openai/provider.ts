@@ -1,11 +1,11 @@
 import { checkDurationMs, sdkTimeoutMs } from '../../duration.js';
 import OpenAI, { APIError } from 'openai';
-import { Observable } from 'rxjs';
+import { Observable, type Subscriber } from 'rxjs';
 import { ConfigurationError, ModelCallError, ModelOutputError } from '../../errors.js';
-import { sdkBridge, type BridgeContext } from '../sdk-bridge.js';
+import { BridgeCall, sdkBridge, type BridgeContext } from '../sdk-bridge.js';
 import type { ModelEvent, ModelRequest, ModelResponse } from '../types.js';
 import { isConnectionFailure, toModelCallError } from './errors.js';
-import { readEventStream } from './event-stream.js';
+import { EventStreamReader, type ChunkSink } from './event-stream.js';
 import type { StructuredOutputsMode } from './structured.js';
 import { isEventStream, wholeBodyResponse, type JsonAnswer } from './whole-body.js';
 
@@ -109,9 +109,9 @@ export interface StreamingSdkCall {
  * A cold Observable over one streamed SDK call. Each subscription creates its
  * OWN `AbortController` (the SDK never removes the listener it adds to the
  * signal: docs/recovery.md), calls `send({ signal, maxRetries: 0, timeout })`,
- * takes the raw response (`asResponse()`), reads its body with
- * {@link readEventStream} (`eventsource-parser`: one read, many events, each
- * pushed synchronously through the reducer), emits the reducer's deltas, then
+ * takes the raw response (`asResponse()`), reads its body with an
+ * {@link EventStreamReader} (one read, many events, each pushed synchronously
+ * through a `new reducer()`), emits the reducer's deltas, then
  * one `response`, then completes. Unsubscribing aborts the controller (the
  * socket closes) and cancels the body reader; nothing is emitted after it and
  * the abort error is swallowed. Failures error with `ModelCallError`
@@ -130,44 +130,113 @@ export interface StreamingSdkCall {
 export function streamCall<C>(
   timeout: number,
   send: (options: SdkRequestOptions) => StreamingSdkCall,
-  reducer: () => StreamReducer<C>,
+  reducer: new () => StreamReducer<C>,
   json: JsonAnswer,
 ): Observable<ModelEvent> {
-  return bridge(timeout, async (ctx, options) => {
-    const response = await send(options).asResponse();
-    const contentType = response.headers.get('content-type');
-    if (contentType !== null && !isEventStream(contentType)) return wholeBodyResponse(response, contentType, json);
-    if (ctx.closed) {
-      void response.body?.cancel().catch(() => undefined);
-      return undefined;
-    }
-    if (!response.body) {
-      throw new ModelCallError(`the server answered HTTP ${response.status} with no body`, {
-        status: response.status,
-        code: 'invalid_response',
-        retryable: false,
-      });
-    }
-    const reader = response.body.getReader();
-    ctx.release = () => void reader.cancel().catch(() => undefined);
-    const state = reducer();
-    const outcome = await readEventStream<C>(reader, response.headers, (chunk) => {
-      let events: readonly ModelEvent[];
-      try {
-        events = state.push(chunk);
-      } catch (err) {
-        throw typed(err, 'malformed_chunk');
-      }
-      ctx.started = true;
-      for (let i = 0; i < events.length; i++) if (!ctx.emit(events[i]!)) return false;
-      return true;
-    });
-    if (ctx.closed || outcome.end === 'stopped') return undefined;
-    // The answer was complete before the connection went: accept it rather than pay for a rescue.
-    if (outcome.end === 'cut' && !(state.complete?.() && isConnectionFailure(outcome.error))) throw outcome.error;
-    return read(() => state.finish(), 'malformed_chunk');
+  return new Observable<ModelEvent>((subscriber) => {
+    const call = new StreamCall<C>(subscriber, timeout, send, reducer, json);
+    void call.run();
+    return call;
   });
 }
+
+/**
+ * One subscription of {@link streamCall}, as one object: the bridge's context and controller
+ * ({@link BridgeCall}), the request's parameters, the body reader and the chunk reducer; the event stream's
+ * parser state is its {@link EventStreamReader}, made once the body is there.
+ */
+class StreamCall<C> extends BridgeCall implements ChunkSink<C> {
+  #reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+  #state: StreamReducer<C> | undefined;
+
+  constructor(
+    subscriber: Subscriber<ModelEvent>,
+    private readonly timeout: number,
+    private readonly send: (options: SdkRequestOptions) => StreamingSdkCall,
+    private readonly reducer: new () => StreamReducer<C>,
+    private readonly json: JsonAnswer,
+  ) {
+    super(subscriber, toModelCallError);
+  }
+
+  /**
+   * Sends the request a microtask after the subscription (nothing for one closed at once), reads it and settles:
+   * the response, or the error. One async frame for the whole request.
+   */
+  async run(): Promise<void> {
+    await undefined;
+    if (this.closed) return;
+    let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+    let settled = false; // the body ended or failed: nothing to cancel
+    try {
+      const response = await this.send({ signal: this.signal, maxRetries: 0, timeout: this.timeout }).asResponse();
+      const contentType = response.headers.get('content-type');
+      if (contentType !== null && !isEventStream(contentType)) {
+        return this.respond(await wholeBodyResponse(response, contentType, this.json));
+      }
+      if (this.closed) return void response.body?.cancel().catch(ignore);
+      if (!response.body) {
+        throw new ModelCallError(`the server answered HTTP ${response.status} with no body`, {
+          status: response.status,
+          code: 'invalid_response',
+          retryable: false,
+        });
+      }
+      reader = this.#reader = response.body.getReader();
+      const state = (this.#state = new this.reducer());
+      const events = new EventStreamReader<C>(this, response.headers);
+      // EventStreamReader.read's loop, in this frame: an idle request holds one async frame, not two.
+      for (;;) {
+        let next: ReadableStreamReadResult<Uint8Array>;
+        try {
+          next = await reader.read();
+        } catch (error) {
+          settled = true;
+          if (this.closed) return;
+          // The answer was complete before the connection went: accept it rather than pay for a rescue.
+          if (!(state.complete?.() && isConnectionFailure(error))) throw error;
+          break;
+        }
+        if (next.done) {
+          settled = true;
+          if (!events.end()) return;
+          break;
+        }
+        if (!events.push(next.value)) {
+          void reader.cancel().catch(ignore); // the subscriber left while we emitted
+          return;
+        }
+      }
+      if (this.closed) return;
+      this.respond(read(() => state.finish(), 'malformed_chunk'));
+    } catch (error) {
+      if (reader && !settled) void reader.cancel().catch(ignore); // released before the error is delivered
+      this.fail(error);
+    }
+  }
+
+  /** One chunk of the body: its deltas through the reducer. @returns false once closed. */
+  chunk(chunk: C): boolean {
+    let events: readonly ModelEvent[];
+    try {
+      events = this.#state!.push(chunk);
+    } catch (err) {
+      throw typed(err, 'malformed_chunk');
+    }
+    this.started = true;
+    for (let i = 0; i < events.length; i++) if (!this.emit(events[i]!)) return false;
+    return true;
+  }
+
+  override unsubscribe(): void {
+    super.unsubscribe();
+    const reader = this.#reader;
+    this.#reader = undefined;
+    if (reader) void reader.cancel().catch(ignore);
+  }
+}
+
+const ignore = (): undefined => undefined;
 
 /**
  * Runs a reducer step on wire data. Its typed errors pass; anything else (a

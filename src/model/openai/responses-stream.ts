@@ -45,9 +45,14 @@ export class ResponsesStreamAccumulator {
   private text = '';
   private refusal = '';
   private reasoning = '';
-  private readonly calls = new Map<string, PendingCall>();
+  /** The function calls by item id, made at the first one (a text answer never needs it). */
+  #calls: Map<string, PendingCall> | undefined;
   private final: ResponsesResponse | undefined;
   private events = 0;
+
+  private get calls(): Map<string, PendingCall> {
+    return (this.#calls ??= new Map());
+  }
 
   /**
    * Reads one event. @returns the deltas it carries. @throws APIError on `error` / `response.failed`;

@@ -60,7 +60,7 @@ export function openaiResponses(options: OpenAIResponsesOptions): ModelProvider 
       return streamCall<ResponsesStreamEvent>(
         timeout,
         (sdk) => client().responses.create({ ...body(request), stream: true } as StreamingParams, sdk),
-        () => new ResponsesStreamAccumulator(),
+        ResponsesStreamAccumulator,
         RESPONSE_BODY,
       );
     }
