@@ -1,3 +1,4 @@
+import { createParser, type EventSourceParser } from 'eventsource-parser';
 import { APIError } from 'openai';
 
 /** How {@link readEventStream} ended when it did not throw. */
@@ -19,7 +20,6 @@ export interface ChunkSink<C> {
 
 const ENDED: EventStreamEnd = { end: 'ended' };
 const STOPPED: EventStreamEnd = { end: 'stopped' };
-const LF = 10;
 const BOM = 0xfeff;
 const STREAM: TextDecodeOptions = { stream: true };
 /**
@@ -31,29 +31,25 @@ const ignore = (): undefined => undefined;
 
 /**
  * The state of reading one OpenAI event stream (`text/event-stream` body of a streamed Chat Completions or Responses
- * request), in place of the SDK's own reader, as one object: the line not yet ended, the `data` of the event so far,
+ * request), in place of the SDK's own reader, as one object: `eventsource-parser`'s parser (made at the first text),
  * and a UTF-8 decoder made only once a read ends inside a code point (until then each read is decoded whole by a
  * shared decoder). {@link read} drives it: each read of the body is decoded and parsed in one call, and every complete
  * event of that read is handed to `sink.chunk` synchronously, in wire order, before the next read. One read of many
  * events costs one `await`.
  *
- * Lines end with LF, CR or CRLF; a leading BOM is dropped; `data` lines of one event are joined with LF (a `data` line
- * without a colon adds an empty line); other fields (`event`, `id`, `retry`), comments and unknown fields are skipped,
- * as `eventsource-parser` reads them. Per event, as the `openai` SDK's `Stream` does (6.x, `fromSSEResponse`): the
- * `data` is parsed as JSON and handed over whatever its `event:` name; `data: [DONE]` ends the content, and the events
- * after it are ignored (the body is still read to its end so the connection can be reused); a payload holding a truthy
- * `error` throws an `APIError` without status (`error` as its body, `headers` as its headers). Events without data are
- * skipped; an event cut off by the end of the body (no blank line after it) is dropped.
+ * The lines, fields and events are `eventsource-parser`'s (lines end with LF, CR or CRLF; `data` lines of one event
+ * are joined with LF); a leading BOM is dropped. Per event, as the `openai` SDK's `Stream` does (6.x,
+ * `fromSSEResponse`): the `data` is parsed as JSON and handed over whatever its `event:` name; `data: [DONE]` ends the
+ * content, and the events after it are ignored (the body is still read to its end so the connection can be reused); a
+ * payload holding a truthy `error` throws an `APIError` without status (`error` as its body, `headers` as its
+ * headers). Events without data are skipped; an event cut off by the end of the body (no blank line after it) is
+ * dropped.
  *
  * A malformed event after good ones in the same read: the good ones are handed over first, then it throws.
  */
 export class EventStreamReader<C> {
-  /** The start of a line not yet ended by the reads so far. */
-  #pending = '';
-  /** The `data` of the current event, its lines joined with LF. */
-  #data = '';
-  /** How many `data` lines the current event has. */
-  #lines = 0;
+  /** The parser of the event stream, made at the first text ({@link #feed}). */
+  #parser: EventSourceParser | undefined;
   #first = true;
   /** `data: [DONE]` seen, or the sink returned false: later events are not handed over. */
   #done = false;
@@ -125,64 +121,16 @@ export class EventStreamReader<C> {
     return this.#decoder.decode(bytes, STREAM);
   }
 
-  /** Parses the text of one read, dispatching each event a blank line ends. */
+  /**
+   * Hands the text of one read to the event stream's parser (`eventsource-parser`), made at the first text: a request
+   * that has received nothing holds none of its state.
+   */
   #feed(text: string): void {
     if (this.#first && text !== '') {
       this.#first = false;
       if (text.charCodeAt(0) === BOM) text = text.slice(1);
     }
-    if (this.#pending !== '') {
-      if (text.indexOf('\n') === -1 && text.indexOf('\r') === -1) {
-        this.#pending += text; // still no line end
-        return;
-      }
-      text = this.#pending + text;
-      this.#pending = '';
-    }
-    let start = 0;
-    if (text.indexOf('\r') === -1) {
-      for (let lf = text.indexOf('\n'); lf !== -1; lf = text.indexOf('\n', start)) {
-        this.#line(text, start, lf);
-        start = lf + 1;
-        if (this.#stopped) return;
-      }
-    } else {
-      for (;;) {
-        const cr = text.indexOf('\r', start);
-        const lf = text.indexOf('\n', start);
-        const end = cr === -1 ? lf : lf === -1 || cr < lf ? cr : lf;
-        // None, or a CR last in the read, which may be the first half of a CRLF: wait for the next read.
-        if (end === -1 || (end === cr && cr === text.length - 1)) break;
-        this.#line(text, start, end);
-        start = end + 1;
-        if (end === cr && text.charCodeAt(start) === LF) start++;
-        if (this.#stopped) return;
-      }
-    }
-    if (start < text.length) this.#pending = text.slice(start);
-  }
-
-  /** One line, `text` from `start` to `end` (excluded). */
-  #line(text: string, start: number, end: number): void {
-    if (start === end) {
-      if (this.#lines > 0) {
-        const data = this.#data;
-        this.#data = '';
-        this.#lines = 0;
-        this.#event(data);
-      }
-      return;
-    }
-    let value: string;
-    if (end - start === 4 && text.startsWith('data', start)) {
-      value = '';
-    } else if (text.startsWith('data:', start)) {
-      value = text.slice(text.charCodeAt(start + 5) === 32 ? start + 6 : start + 5, end);
-    } else {
-      return; // another field, a comment
-    }
-    this.#data = this.#lines === 0 ? value : `${this.#data}\n${value}`;
-    this.#lines++;
+    (this.#parser ??= createParser({ onEvent: (message) => this.#event(message.data) })).feed(text);
   }
 
   /** One event's `data`. */
