@@ -15,7 +15,7 @@
  *    (the run's final frame may repeat the whole text, so several stamps). The status line must be
  *    `HTTP/1.1 200`; the stream ends when the server closes the connection (`Connection: close`).
  *  - `http`: `node:http`'s client (llhttp, chunked decoding, a readable stream per response, UTF-8 decoding)
- *    and a scan of the decoded text per frame: 1.6–1.9 times the CPU per event of `net` (BENCHMARKS.md 7).
+ *    and a scan of the decoded text per frame: 1.6–2.1 times the CPU per event of `net` (BENCHMARKS.md 7).
  * Both take the arrival time (`Date.now()`) once per read (a `data` event, or `onread`'s callback), before
  * scanning it.
  */

@@ -7,9 +7,11 @@
  * JSON, same cadence, each frame encoded once and written to every reader of its run) in the same process.
  * Per round and server:
  *  - CPU per SSE event: this process's CPU time (user + system) from the first reader's request to the last
- *    stream's end, divided by the SSE frames the readers received;
+ *    stream's end, divided by the SSE frames the readers received; and its streaming part, from the release
+ *    of the deltas (every reader attached) to the end;
  *  - lag behind schedule: every delta carries the time it was due (`@<epoch ms>`, run start + i × 100 ms);
- *    a reader's arrival time minus that, p50 and p99 over every delta every reader received.
+ *    a reader's arrival time minus that, p50 and p99 over every delta every reader received; the producers'
+ *    own lateness (max) and the server's busy time per delta ({@link FanoutServer.late}, `busy`);
  *  - the readers' CPU per event: the readers' process's CPU time over the same span, divided by the frames.
  * The readers (bench/http-fanout-clients.ts) are raw `node:net` sockets that scan the bytes once (`net`, the
  * default), or `node:http`'s client (`http`); BENCH_FANOUT_READERS=net,http measures both, in the same rounds.
@@ -209,6 +211,8 @@ async function bareServer(producer: Producer): Promise<FanoutServer> {
 
 interface Round {
   readonly cpuPerEvent: number;
+  /** The part of it spent once every reader was attached (the deltas and the end), per event. */
+  readonly streamCpuPerEvent: number;
   /** The readers' process's CPU per event. */
   readonly readerCpuPerEvent: number;
   readonly p50: number;
@@ -242,14 +246,17 @@ async function round(clients: Clients, make: () => Promise<FanoutServer>, reader
   clients.send({ urls: server.urls, n: CLIENTS, reader });
   await attached;
   const done = fromClients<{ frames: number; lags: number[]; cpu: number }>(clients, 'done');
+  const cpu1 = process.cpuUsage();
   server.release();
   const { frames, lags, cpu: readerCpu } = await done;
   const cpu = cpuSince(cpu0);
+  const streamCpu = cpuSince(cpu1);
   await server.close();
   if (frames !== CLIENTS * FRAMES) throw new Error(`expected ${CLIENTS * FRAMES} frames, got ${frames}`);
   if (lags.length !== CLIENTS * DELTAS) throw new Error(`expected ${CLIENTS * DELTAS} deltas, got ${lags.length}`);
   return {
     cpuPerEvent: cpu / frames,
+    streamCpuPerEvent: streamCpu / frames,
     readerCpuPerEvent: readerCpu / frames,
     p50: quantile(lags, 0.5),
     p99: quantile(lags, 0.99),
@@ -314,6 +321,7 @@ export async function fanout(): Promise<void> {
         [
           'server',
           'CPU µs / event',
+          'streaming µs / event',
           'lag p50 ms',
           'lag p99 ms',
           'emitted late, max ms',
@@ -323,6 +331,7 @@ export async function fanout(): Promise<void> {
         ...variants.map((v, i) => [
           v.name,
           stat(of_(i, 'cpuPerEvent'), 2),
+          stat(of_(i, 'streamCpuPerEvent'), 2),
           stat(of_(i, 'p50'), 0),
           stat(of_(i, 'p99'), 0),
           stat(of_(i, 'lateMax'), 0),
@@ -335,6 +344,7 @@ export async function fanout(): Promise<void> {
           .map(({ v, i }) => [
             `${v.name} / bare (round by round)`,
             `${stat(ratio(i, 'cpuPerEvent'), 2)}×`,
+            `${stat(ratio(i, 'streamCpuPerEvent'), 2)}×`,
             '',
             `${stat(ratio(i, 'p99'), 2)}×`,
             '',
