@@ -8,7 +8,7 @@
  * Per round and server:
  *  - CPU per SSE event: this process's CPU time (user + system) from the first reader's request to the last
  *    stream's end, divided by the SSE frames the readers received; and its streaming part, from the release
- *    of the deltas (every reader attached) to the end;
+ *    of the deltas (every reader attached) to the end, with the garbage collections in it (number, ms);
  *  - lag behind schedule: every delta carries the time it was due (`@<epoch ms>`, run start + i × 100 ms);
  *    a reader's arrival time minus that, p50 and p99 over every delta every reader received; the producers'
  *    own lateness (max) and the server's busy time per delta ({@link FanoutServer.late}, `busy`);
@@ -21,6 +21,7 @@
  */
 import { fork } from 'node:child_process';
 import os from 'node:os';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -213,6 +214,9 @@ interface Round {
   readonly cpuPerEvent: number;
   /** The part of it spent once every reader was attached (the deltas and the end), per event. */
   readonly streamCpuPerEvent: number;
+  /** Garbage collections in that part (`PerformanceObserver` `gc` entries): their number and summed ms. */
+  readonly gcs: number;
+  readonly gcMs: number;
   /** The readers' process's CPU per event. */
   readonly readerCpuPerEvent: number;
   readonly p50: number;
@@ -247,8 +251,14 @@ async function round(clients: Clients, make: () => Promise<FanoutServer>, reader
   await attached;
   const done = fromClients<{ frames: number; lags: number[]; cpu: number }>(clients, 'done');
   const cpu1 = process.cpuUsage();
+  const gcs: number[] = [];
+  const gcObserver = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) gcs.push(entry.duration);
+  });
+  gcObserver.observe({ entryTypes: ['gc'] });
   server.release();
   const { frames, lags, cpu: readerCpu } = await done;
+  gcObserver.disconnect();
   const cpu = cpuSince(cpu0);
   const streamCpu = cpuSince(cpu1);
   await server.close();
@@ -257,6 +267,8 @@ async function round(clients: Clients, make: () => Promise<FanoutServer>, reader
   return {
     cpuPerEvent: cpu / frames,
     streamCpuPerEvent: streamCpu / frames,
+    gcMs: gcs.reduce((a, b) => a + b, 0),
+    gcs: gcs.length,
     readerCpuPerEvent: readerCpu / frames,
     p50: quantile(lags, 0.5),
     p99: quantile(lags, 0.99),
@@ -322,6 +334,8 @@ export async function fanout(): Promise<void> {
           'server',
           'CPU µs / event',
           'streaming µs / event',
+          'GCs',
+          'GC ms',
           'lag p50 ms',
           'lag p99 ms',
           'emitted late, max ms',
@@ -332,6 +346,8 @@ export async function fanout(): Promise<void> {
           v.name,
           stat(of_(i, 'cpuPerEvent'), 2),
           stat(of_(i, 'streamCpuPerEvent'), 2),
+          stat(of_(i, 'gcs'), 0),
+          stat(of_(i, 'gcMs'), 0),
           stat(of_(i, 'p50'), 0),
           stat(of_(i, 'p99'), 0),
           stat(of_(i, 'lateMax'), 0),
@@ -345,6 +361,8 @@ export async function fanout(): Promise<void> {
             `${v.name} / bare (round by round)`,
             `${stat(ratio(i, 'cpuPerEvent'), 2)}×`,
             `${stat(ratio(i, 'streamCpuPerEvent'), 2)}×`,
+            '',
+            '',
             '',
             `${stat(ratio(i, 'p99'), 2)}×`,
             '',
