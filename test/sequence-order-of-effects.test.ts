@@ -1,7 +1,41 @@
-import { EMPTY, Observable, Subject, catchError, concat, concatMap, defer, expand, filter, of, throwError } from 'rxjs';
+import {
+  EMPTY,
+  Observable,
+  Subject,
+  type ObservableInput,
+  type Subscriber,
+  catchError,
+  from,
+  concat,
+  concatMap,
+  defer,
+  expand,
+  filter,
+  of,
+  throwError,
+} from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { catchAs, catchWith, expandOn } from '../src/engine/loop-operators.js';
-import { concatEach, sequence } from '../src/engine/sequence.js';
+import { EachInTurn, concatEach, sequence } from '../src/engine/sequence.js';
+
+/** An {@link EachInTurn} whose projection is a function (the engine's are methods of the state object). */
+class Each<T, R> extends EachInTurn<T, R> {
+  constructor(
+    out: Subscriber<R>,
+    items: readonly T[],
+    private readonly fn: (item: T) => ObservableInput<R>,
+  ) {
+    super(out, items);
+  }
+
+  protected project(item: T): ObservableInput<R> {
+    return this.fn(item);
+  }
+}
+
+function eachInTurn<T, R>(items: readonly T[], fn: (item: T) => ObservableInput<R>): Observable<R> {
+  return new Observable<R>((out) => new Each(out, items, fn).start());
+}
 
 /** An Observable that logs its subscribe, values, end and teardown, then emits `values` and ends as told. */
 function logged<T>(log: string[], name: string, values: readonly T[], end: 'complete' | 'error' | 'open' = 'complete') {
@@ -188,5 +222,105 @@ describe("the engine's hand-written sequencing has RxJS's order of effects", () 
       'complete',
       'b torn down',
     ]);
+  });
+
+  it('EachInTurn: each item projected when the previous projection completed, synchronous ones first returning', () => {
+    const drive = (log: string[], each: (p: (v: number) => Observable<string>) => Observable<string>) => {
+      const gates = [new Subject<void>(), new Subject<void>(), new Subject<void>(), new Subject<void>()];
+      const project = (v: number) =>
+        new Observable<string>((s) => {
+          log.push(`p${v} subscribed`);
+          s.next(`v${v}`);
+          // Even items complete while they are subscribed, odd ones when their gate opens.
+          if (v % 2 === 0) s.complete();
+          const sub = gates[v]!.subscribe(() => s.complete());
+          log.push(`p${v} subscribe returned`);
+          return () => {
+            sub.unsubscribe();
+            log.push(`p${v} torn down`);
+          };
+        });
+      run(log, each(project));
+      log.push('subscribed');
+      for (const g of gates) g.next();
+      return log;
+    };
+    const items = [0, 2, 1, 3];
+    const mine = drive([], (p) => eachInTurn(items, p));
+    const theirs = drive([], (p) => from(items).pipe(concatMap(p)));
+    expect(mine).toEqual(theirs);
+    expect(mine).toEqual([
+      'p0 subscribed',
+      'next v0',
+      'p0 subscribe returned',
+      'p0 torn down',
+      'p2 subscribed',
+      'next v2',
+      'p2 subscribe returned',
+      'p2 torn down',
+      'p1 subscribed',
+      'next v1',
+      'p1 subscribe returned',
+      'subscribed',
+      'p1 torn down',
+      'p3 subscribed',
+      'next v3',
+      'p3 subscribe returned',
+      'p3 torn down',
+      'complete',
+    ]);
+  });
+
+  it('EachInTurn: an error reaches the subscriber before its projection is torn down; no later item is projected', () => {
+    const mine: string[] = [];
+    const theirs: string[] = [];
+    const fails = (log: string[]) => (v: number) => logged(log, `p${v}`, [v], v === 1 ? 'error' : 'complete');
+    run(mine, eachInTurn([0, 1, 2], fails(mine)));
+    run(theirs, from([0, 1, 2]).pipe(concatMap(fails(theirs))));
+    expect(mine).toEqual(theirs);
+    expect(mine).toEqual([
+      'p0 subscribed',
+      'next 0',
+      'p0 torn down',
+      'p1 subscribed',
+      'next 1',
+      'error p1 failed',
+      'p1 torn down',
+    ]);
+  });
+
+  it('EachInTurn: unsubscribing tears down the projection that runs; no later item is projected', () => {
+    const mine: string[] = [];
+    const theirs: string[] = [];
+    const open = (log: string[]) => (v: number) => logged(log, `p${v}`, [v], v === 1 ? 'open' : 'complete');
+    run(mine, eachInTurn([0, 1, 2], open(mine)), true);
+    run(theirs, from([0, 1, 2]).pipe(concatMap(open(theirs))), true);
+    expect(mine).toEqual(theirs);
+    expect(mine).toEqual([
+      'p0 subscribed',
+      'next 0',
+      'p0 torn down',
+      'p1 subscribed',
+      'next 1',
+      'unsubscribe',
+      'p1 torn down',
+    ]);
+  });
+
+  it('EachInTurn: no items completes at once; a throwing projection errors the result', () => {
+    const mine: string[] = [];
+    const theirs: string[] = [];
+    run(
+      mine,
+      eachInTurn<number, number>([], (v) => of(v)),
+    );
+    run(theirs, from([] as number[]).pipe(concatMap((v) => of(v))));
+    const boom = (): Observable<number> => {
+      throw new Error('project failed');
+    };
+    run(mine, eachInTurn([0], boom));
+    run(theirs, from([0]).pipe(concatMap(boom)));
+    expect(mine).toEqual(theirs);
+    expect(mine).toEqual(['complete', 'error project failed']);
   });
 });

@@ -78,12 +78,12 @@ class Sequence<T> implements Unsubscribable, Done {
 }
 
 /** What a {@link Forward} tells when its source completed (after tearing the source down). */
-interface Done {
+export interface Done {
   done(): void;
 }
 
 /** An inner subscriber: values and the error go on to `out`; its completion goes to `owner`. */
-class Forward<T> extends Subscriber<T> {
+export class Forward<T> extends Subscriber<T> {
   constructor(
     private readonly out: Subscriber<T>,
     private readonly owner: Done,
@@ -205,5 +205,61 @@ class Outer<T> extends Subscriber<T> {
     } finally {
       this.unsubscribe();
     }
+  }
+}
+
+/**
+ * `from(items).pipe(concatEach((item) => this.project(item)))` as one object, for a state object that is its own
+ * projection (a sequential batch: dispatch.ts): no `concatEach` level, no source subscriber, no buffer. Each item's
+ * projection is subscribed when the previous one completed (one that completes while it is subscribed first returns
+ * from its subscribe, as `from` then pushes the next); an error reaches `out` before the failing projection is torn
+ * down; unsubscribing `out` tears down the projection that runs. Call {@link start} once, in `out`'s subscribe.
+ */
+export abstract class EachInTurn<T, R> implements Unsubscribable, Done {
+  #next = 0;
+  #inner: Forward<R> | undefined;
+  /** In the first pass (as `from(items)` emits them): a projection done while subscribed lets the pass go on. */
+  #firstPass = false;
+
+  constructor(
+    protected readonly out: Subscriber<R>,
+    protected readonly items: readonly T[],
+  ) {}
+
+  /** What `item` becomes when its turn comes; a throw errors `out`. */
+  protected abstract project(item: T): ObservableInput<R>;
+
+  start(): void {
+    const { out, items } = this;
+    out.add(this);
+    this.#firstPass = true;
+    while (!out.closed && this.#inner === undefined && this.#next < items.length) this.#run();
+    this.#firstPass = false;
+    if (this.#inner === undefined && this.#next === items.length) out.complete();
+  }
+
+  #run(): void {
+    const { out } = this;
+    let input: ObservableInput<R>;
+    try {
+      input = this.project(this.items[this.#next++]!);
+    } catch (err) {
+      return out.error(err);
+    }
+    from(input).subscribe((this.#inner = new Forward(out, this)));
+  }
+
+  /** The projection that ran completed (its Forward tore it down): the next one, or `out` completes. */
+  done(): void {
+    this.#inner = undefined;
+    if (this.#firstPass) return;
+    const { out } = this;
+    if (out.closed) return;
+    if (this.#next < this.items.length) this.#run();
+    else out.complete();
+  }
+
+  unsubscribe(): void {
+    this.#inner?.unsubscribe();
   }
 }
