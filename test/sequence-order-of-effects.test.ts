@@ -16,7 +16,7 @@ import {
 } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { catchAs, catchWith, expandOn } from '../src/engine/loop-operators.js';
-import { EachInTurn, concatEach, sequence } from '../src/engine/sequence.js';
+import { EachInTurn, EachThen, concatEach, sequence } from '../src/engine/sequence.js';
 
 /** An {@link EachInTurn} whose projection is a function (the engine's are methods of the state object). */
 class Each<T, R> extends EachInTurn<T, R> {
@@ -35,6 +35,33 @@ class Each<T, R> extends EachInTurn<T, R> {
 
 function eachInTurn<T, R>(items: readonly T[], fn: (item: T) => ObservableInput<R>): Observable<R> {
   return new Observable<R>((out) => new Each(out, items, fn).start());
+}
+
+/** An {@link EachThen} whose projection and last part are functions (the engine's are methods). */
+class Then<T, R> extends EachThen<T, R> {
+  constructor(
+    out: Subscriber<R>,
+    private readonly fn: (value: T) => ObservableInput<R>,
+    private readonly last: () => ObservableInput<R>,
+  ) {
+    super(out);
+  }
+
+  protected project(value: T): ObservableInput<R> {
+    return this.fn(value);
+  }
+
+  protected then(): ObservableInput<R> {
+    return this.last();
+  }
+}
+
+function eachThen<T, R>(
+  source: Observable<T>,
+  fn: (value: T) => ObservableInput<R>,
+  last: () => ObservableInput<R>,
+): Observable<R> {
+  return new Observable<R>((out) => new Then(out, fn, last).subscribeTo(source));
 }
 
 /** An Observable that logs its subscribe, values, end and teardown, then emits `values` and ends as told. */
@@ -322,5 +349,147 @@ describe("the engine's hand-written sequencing has RxJS's order of effects", () 
     run(theirs, from([0]).pipe(concatMap(boom)));
     expect(mine).toEqual(theirs);
     expect(mine).toEqual(['complete', 'error project failed']);
+  });
+
+  it('EachThen: the projections in turn, the source torn down, then the last part; as concat over concatMap', () => {
+    let sourceLast = false;
+    const drive = (
+      log: string[],
+      compose: (
+        source: Observable<number>,
+        p: (v: number) => Observable<string>,
+        last: () => Observable<string>,
+      ) => Observable<string>,
+    ) => {
+      const source = new Subject<number>();
+      const gate = new Subject<void>();
+      const source$ = new Observable<number>((s) => {
+        log.push('source subscribed');
+        const sub = source.subscribe(s);
+        return () => {
+          sub.unsubscribe();
+          log.push('source torn down');
+        };
+      });
+      const project = (v: number) =>
+        new Observable<string>((s) => {
+          log.push(`p${v} subscribed`);
+          s.next(`v${v}`);
+          const sub = gate.subscribe(() => s.complete());
+          return () => {
+            sub.unsubscribe();
+            log.push(`p${v} torn down`);
+          };
+        });
+      const last = () => {
+        log.push('last made');
+        return logged(log, 'last', ['end']);
+      };
+      run(log, compose(source$, project, last));
+      source.next(1);
+      source.next(2);
+      gate.next();
+      if (sourceLast) gate.next();
+      source.complete();
+      log.push('source done');
+      if (!sourceLast) gate.next();
+      return log;
+    };
+    const mine = drive([], (s, p, last) => eachThen(s, p, last));
+    const theirs = drive([], (s, p, last) => concat(s.pipe(concatMap(p)), defer(last)));
+    expect(mine).toEqual(theirs);
+    // The source completing after the last projection: it is torn down before the last part is made.
+    sourceLast = true;
+    const mine2 = drive([], (s, p, last) => eachThen(s, p, last));
+    const theirs2 = drive([], (s, p, last) => concat(s.pipe(concatMap(p)), defer(last)));
+    expect(mine2).toEqual(theirs2);
+    expect(mine2.slice(-8)).toEqual([
+      'p2 torn down',
+      'source torn down',
+      'last made',
+      'last subscribed',
+      'next end',
+      'complete',
+      'last torn down',
+      'source done',
+    ]);
+    sourceLast = false;
+    expect(mine).toEqual([
+      'source subscribed',
+      'p1 subscribed',
+      'next v1',
+      'p1 torn down',
+      'p2 subscribed',
+      'next v2',
+      'source torn down',
+      'source done',
+      'p2 torn down',
+      'last made',
+      'last subscribed',
+      'next end',
+      'complete',
+      'last torn down',
+    ]);
+  });
+
+  it('EachThen: a source done before its projection ends is torn down at once, then the last part after it', () => {
+    const mine: string[] = [];
+    const theirs: string[] = [];
+    const last = (log: string[]) => () => logged<number | string>(log, 'last', ['end']);
+    const project = (log: string[]) => (v: number) => logged<number | string>(log, `p${v}`, [v * 10]);
+    run(mine, eachThen(logged(mine, 'source', [1, 2]), project(mine), last(mine)));
+    run(theirs, concat(logged(theirs, 'source', [1, 2]).pipe(concatMap(project(theirs))), defer(last(theirs))));
+    expect(mine).toEqual(theirs);
+    expect(mine).toEqual([
+      'source subscribed',
+      'p1 subscribed',
+      'next 10',
+      'p1 torn down',
+      'p2 subscribed',
+      'next 20',
+      'p2 torn down',
+      'source torn down',
+      'last subscribed',
+      'next end',
+      'last torn down',
+      'complete',
+    ]);
+  });
+
+  it('EachThen: an error of a projection reaches the subscriber first; unsubscribing tears down what runs', () => {
+    const mine: string[] = [];
+    const theirs: string[] = [];
+    const last = (log: string[]) => () => logged<number | string>(log, 'last', ['end']);
+    const fails = (log: string[]) => (v: number) => logged<number | string>(log, `p${v}`, [v], 'error');
+    run(mine, eachThen(logged(mine, 'source', [1, 2], 'open'), fails(mine), last(mine)));
+    run(theirs, concat(logged(theirs, 'source', [1, 2], 'open').pipe(concatMap(fails(theirs))), defer(last(theirs))));
+    expect(mine).toEqual(theirs);
+    expect(mine).toEqual([
+      'source subscribed',
+      'p1 subscribed',
+      'next 1',
+      'error p1 failed',
+      'p1 torn down',
+      'source torn down',
+    ]);
+
+    const mine2: string[] = [];
+    const theirs2: string[] = [];
+    const open = (log: string[]) => (v: number) => logged<number | string>(log, `p${v}`, [v], 'open');
+    run(mine2, eachThen(logged(mine2, 'source', [1], 'open'), open(mine2), last(mine2)), true);
+    run(
+      theirs2,
+      concat(logged(theirs2, 'source', [1], 'open').pipe(concatMap(open(theirs2))), defer(last(theirs2))),
+      true,
+    );
+    expect(mine2).toEqual(theirs2);
+    expect(mine2).toEqual([
+      'source subscribed',
+      'p1 subscribed',
+      'next 1',
+      'unsubscribe',
+      'source torn down',
+      'p1 torn down',
+    ]);
   });
 });

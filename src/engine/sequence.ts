@@ -119,26 +119,36 @@ export class Forward<T> extends Subscriber<T> {
  * last projection did; a throwing `project` errors the result.
  */
 export function concatEach<T, R>(project: (value: T) => ObservableInput<R>): OperatorFunction<T, R> {
-  return (source) =>
-    new Observable<R>((out) => {
-      const each = new ConcatEach(out, project);
-      out.add(each);
-      source.subscribe(each.outer);
-    });
+  return (source) => new Observable<R>((out) => new ConcatEach(out, project).subscribeTo(source));
 }
 
-/** The state of one subscription to {@link concatEach}: the source's subscriber and the projection that runs. */
-class ConcatEach<T, R> implements Unsubscribable, Done {
+/**
+ * The state of one subscription to a {@link concatEach}: the source's subscriber and the projection that runs.
+ * `project` (and `finish`, what happens once the source and its last projection completed) are methods, so that a
+ * state object can be its own projection ({@link EachThen}).
+ */
+export abstract class EachOf<T, R> implements Unsubscribable, Done {
   readonly outer: Outer<T>;
   #inner: Forward<R> | undefined;
   #waiting: T[] | undefined;
   #complete = false;
 
-  constructor(
-    readonly out: Subscriber<R>,
-    private readonly project: (value: T) => ObservableInput<R>,
-  ) {
+  constructor(readonly out: Subscriber<R>) {
     this.outer = new Outer(this);
+  }
+
+  /** What a source value becomes when its turn comes; a throw errors `out`. */
+  protected abstract project(value: T): ObservableInput<R>;
+
+  /** The source and its last projection completed: `out` completes. */
+  protected finish(): void {
+    this.out.complete();
+  }
+
+  /** Subscribes the source (once, in `out`'s subscribe). */
+  subscribeTo(source: Observable<T>): void {
+    this.out.add(this);
+    source.subscribe(this.outer);
   }
 
   push(value: T): void {
@@ -149,7 +159,7 @@ class ConcatEach<T, R> implements Unsubscribable, Done {
 
   sourceComplete(): void {
     this.#complete = true;
-    if (this.#inner === undefined) this.out.complete();
+    if (this.#inner === undefined) this.finish();
   }
 
   done(): void {
@@ -157,7 +167,7 @@ class ConcatEach<T, R> implements Unsubscribable, Done {
     if (this.out.closed) return;
     const waiting = this.#waiting;
     if (waiting !== undefined && waiting.length > 0) return this.#run(waiting.shift() as T);
-    if (this.#complete) this.out.complete();
+    if (this.#complete) this.finish();
   }
 
   #run(value: T): void {
@@ -177,9 +187,91 @@ class ConcatEach<T, R> implements Unsubscribable, Done {
   }
 }
 
+/** {@link concatEach}'s state: the projection a function. */
+class ConcatEach<T, R> extends EachOf<T, R> {
+  constructor(
+    out: Subscriber<R>,
+    private readonly fn: (value: T) => ObservableInput<R>,
+  ) {
+    super(out);
+  }
+
+  protected project(value: T): ObservableInput<R> {
+    return this.fn(value);
+  }
+}
+
+/**
+ * `concat(source.pipe(concatEach((v) => this.project(v))), defer(() => this.then()))` as one object (a turn's batch
+ * then its end: turn.ts), instead of a {@link sequence} over a {@link concatEach}: one level, no parts array, no
+ * closures. The same order of effects (test/sequence-order-of-effects.test.ts): `then` runs once the source and its
+ * last projection completed, after the source's subscribe returned when they completed while it was subscribed (as
+ * `concat`'s first pass); unsubscribing tears down the source, then the projection, then `then`'s input.
+ */
+export abstract class EachThen<T, R> extends EachOf<T, R> {
+  #then: Forward<R> | undefined;
+  /** In the first pass (while the source is subscribed): what completes waits until its subscribe returned. */
+  #firstPass = false;
+  #again = false;
+
+  /** What follows the source's projections; a throw errors `out`. */
+  protected abstract then(): ObservableInput<R>;
+
+  override subscribeTo(source: Observable<T>): void {
+    this.out.add(this);
+    this.#firstPass = true;
+    source.subscribe(this.outer);
+    if (this.#again) {
+      this.#again = false;
+      this.#runThen();
+    }
+    this.#firstPass = false;
+    if (this.#again && !this.out.closed) this.out.complete(); // `then`'s input completed while subscribed
+  }
+
+  protected override finish(): void {
+    this.outer.unsubscribe(); // the source is torn down before `then` starts (as `sequence` tears a part down)
+    if (this.#firstPass) this.#again = true;
+    else this.#runThen();
+  }
+
+  #runThen(): void {
+    const { out } = this;
+    if (out.closed) return;
+    let input: ObservableInput<R>;
+    try {
+      input = this.then();
+    } catch (err) {
+      return out.error(err);
+    }
+    from(input).subscribe((this.#then = new Forward(out, new ThenDone(this))));
+  }
+
+  /** `then`'s input completed (its Forward tore it down). */
+  thenDone(): void {
+    this.#then = undefined;
+    if (this.#firstPass) this.#again = true;
+    else if (!this.out.closed) this.out.complete();
+  }
+
+  override unsubscribe(): void {
+    super.unsubscribe();
+    this.#then?.unsubscribe();
+  }
+}
+
+/** The owner of an {@link EachThen}'s last part. */
+class ThenDone implements Done {
+  constructor(private readonly owner: EachThen<any, any>) {}
+
+  done(): void {
+    this.owner.thenDone();
+  }
+}
+
 /** The source's subscriber of a {@link concatEach}. */
 class Outer<T> extends Subscriber<T> {
-  constructor(private readonly each: ConcatEach<T, any>) {
+  constructor(private readonly each: EachOf<T, any>) {
     super();
   }
 

@@ -7,8 +7,9 @@ import {
   from,
   map,
   throwError,
-  type Observable,
+  Observable,
   type ObservableInput,
+  type Subscriber,
 } from 'rxjs';
 import { stage } from '../cancel/stage.js';
 import { MaxTurnsError, OutputValidationError } from '../errors.js';
@@ -34,7 +35,7 @@ import { nestedSuspension, suspendOrRun$ } from './suspend.js';
 import type { Outcome, RunContext } from './run-context.js';
 import { budgetEnd, stoppedOutcome } from './stop.js';
 import type { Fact } from './totals.js';
-import { concatEach, sequence } from './sequence.js';
+import { EachThen, concatEach, sequence } from './sequence.js';
 import { stageAt, waitingAt } from './waits.js';
 
 /** What a turn decides when it is over: another turn, or how the run ends. */
@@ -262,15 +263,34 @@ export function batchThenNext$(
   prepared$: Observable<readonly Runnable[]>,
   finishReason: ModelResponse['finishReason'],
 ): Observable<Decision> {
-  const { rc } = turns;
-  return sequence<Decision>(
-    prepared$.pipe(concatEach((runnables) => suspendOrRun$(rc, turns.history, runnables, finishReason))),
-    () => {
-      // A sub-run of the batch suspended: so does this run ("Nested approvals").
-      const nested = nestedSuspension(rc, turns.history, finishReason);
-      return nested !== undefined ? [nested] : afterBatch$(rc, n);
-    },
-  );
+  return new Observable<Decision>((out) => new BatchThenNext(out, turns, n, finishReason).subscribeTo(prepared$));
+}
+
+/**
+ * {@link batchThenNext$}'s state, one object (BENCHMARKS.md, section 6.1): the prepared batch's run (or suspension)
+ * and what follows it, as `sequence(prepared$.pipe(concatEach(suspendOrRun$)), () => ...)` would do them.
+ */
+class BatchThenNext extends EachThen<readonly Runnable[], Decision> {
+  constructor(
+    out: Subscriber<Decision>,
+    private readonly turns: Turns,
+    private readonly n: number,
+    private readonly finishReason: ModelResponse['finishReason'],
+  ) {
+    super(out);
+  }
+
+  protected project(runnables: readonly Runnable[]): Observable<Decision> {
+    const { turns } = this;
+    return suspendOrRun$(turns.rc, turns.history, runnables, this.finishReason);
+  }
+
+  protected then(): ObservableInput<Decision> {
+    const { rc, history } = this.turns;
+    // A sub-run of the batch suspended: so does this run ("Nested approvals").
+    const nested = nestedSuspension(rc, history, this.finishReason);
+    return nested !== undefined ? [nested] : afterBatch$(rc, this.n);
+  }
 }
 
 /** A batch is over: `turn_completed`, then the next turn, or `max_turns` when this was the last one allowed. */
