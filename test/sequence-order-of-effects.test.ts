@@ -16,7 +16,7 @@ import {
 } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { catchAs, catchWith, expandOn } from '../src/engine/loop-operators.js';
-import { EachInTurn, EachThen, concatEach, sequence } from '../src/engine/sequence.js';
+import { EachInTurn, EachThen, FirstThenEach, concatEach, sequence } from '../src/engine/sequence.js';
 
 /** An {@link EachInTurn} whose projection is a function (the engine's are methods of the state object). */
 class Each<T, R> extends EachInTurn<T, R> {
@@ -62,6 +62,50 @@ function eachThen<T, R>(
   last: () => ObservableInput<R>,
 ): Observable<R> {
   return new Observable<R>((out) => new Then(out, fn, last).subscribeTo(source));
+}
+
+/** A {@link FirstThenEach} whose parts and projection are functions (the engine's are methods). */
+class FirstThen<T, R> extends FirstThenEach<T, R> {
+  constructor(
+    out: Subscriber<R>,
+    private readonly head: () => ObservableInput<R>,
+    private readonly body: () => Observable<T> | undefined,
+    private readonly fn: (value: T) => ObservableInput<R>,
+  ) {
+    super(out);
+  }
+
+  protected first(): ObservableInput<R> {
+    return this.head();
+  }
+
+  protected source(): Observable<T> | undefined {
+    return this.body();
+  }
+
+  protected project(value: T): ObservableInput<R> {
+    return this.fn(value);
+  }
+}
+
+function firstThenEach<T, R>(
+  head: () => ObservableInput<R>,
+  body: () => Observable<T> | undefined,
+  fn: (value: T) => ObservableInput<R>,
+): Observable<R> {
+  return new Observable<R>((out) => new FirstThen(out, head, body, fn).start());
+}
+
+/** What {@link FirstThenEach} replaces: `sequence(first, () => source.pipe(concatEach(project)))`, with RxJS. */
+function theirFirstThenEach<T, R>(
+  head: () => ObservableInput<R>,
+  body: () => Observable<T> | undefined,
+  fn: (value: T) => ObservableInput<R>,
+): Observable<R> {
+  return concat(
+    defer(head),
+    defer(() => body()?.pipe(concatMap(fn)) ?? EMPTY),
+  );
 }
 
 /** An Observable that logs its subscribe, values, end and teardown, then emits `values` and ends as told. */
@@ -491,5 +535,108 @@ describe("the engine's hand-written sequencing has RxJS's order of effects", () 
       'source torn down',
       'p1 torn down',
     ]);
+  });
+
+  it('FirstThenEach: the first part, torn down, then the source with each value projected in turn', () => {
+    const drive = (log: string[], compose: typeof firstThenEach<number, string>, sync: boolean) => {
+      const gate = new Subject<void>();
+      const head = () => logged(log, 'first', ['entered'], sync ? 'complete' : 'open');
+      const firstGate = new Subject<void>();
+      const head$ = () =>
+        sync
+          ? head()
+          : new Observable<string>((s) => {
+              log.push('first subscribed');
+              const sub = firstGate.subscribe(() => s.complete());
+              return () => {
+                sub.unsubscribe();
+                log.push('first torn down');
+              };
+            });
+      const project = (v: number) =>
+        new Observable<string>((s) => {
+          log.push(`p${v} subscribed`);
+          s.next(`v${v}`);
+          const sub = gate.subscribe(() => s.complete());
+          return () => {
+            sub.unsubscribe();
+            log.push(`p${v} torn down`);
+          };
+        });
+      run(
+        log,
+        compose(head$, () => logged(log, 'source', [1, 2]), project),
+      );
+      log.push('subscribed');
+      firstGate.next();
+      gate.next();
+      gate.next();
+      return log;
+    };
+    for (const sync of [true, false]) {
+      const mine = drive([], firstThenEach, sync);
+      const theirs = drive([], theirFirstThenEach, sync);
+      expect(mine).toEqual(theirs);
+    }
+    expect(drive([], firstThenEach, false)).toEqual([
+      'first subscribed',
+      'subscribed',
+      'first torn down',
+      'source subscribed',
+      'p1 subscribed',
+      'next v1',
+      'source torn down',
+      'p1 torn down',
+      'p2 subscribed',
+      'next v2',
+      'p2 torn down',
+      'complete',
+    ]);
+  });
+
+  it('FirstThenEach: no source completes after the first part; errors and unsubscribing as sequence', () => {
+    const cases: [string, (log: string[]) => Parameters<typeof firstThenEach<number, number>>, boolean][] = [
+      ['no source', (log) => [() => logged(log, 'first', [0]), () => undefined, (v) => of(v)], false],
+      [
+        'first fails',
+        (log) => [() => logged(log, 'first', [0], 'error'), () => logged(log, 's', [1]), (v) => of(v)],
+        false,
+      ],
+      [
+        'source fails',
+        (log) => [() => logged(log, 'first', [0]), () => logged(log, 's', [1], 'error'), (v) => of(v)],
+        false,
+      ],
+      [
+        'projection fails',
+        (log) => [
+          () => logged(log, 'first', [0]),
+          () => logged(log, 's', [1, 2]),
+          (v) => logged(log, `p${v}`, [v], 'error'),
+        ],
+        false,
+      ],
+      [
+        'cut in the first',
+        (log) => [() => logged(log, 'first', [0], 'open'), () => logged(log, 's', [1]), (v) => of(v)],
+        true,
+      ],
+      [
+        'cut in a projection',
+        (log) => [
+          () => logged(log, 'first', [0]),
+          () => logged(log, 's', [1], 'open'),
+          (v) => logged(log, `p${v}`, [v], 'open'),
+        ],
+        true,
+      ],
+    ];
+    for (const [name, make, cut] of cases) {
+      const mine = [name];
+      const theirs = [name];
+      run(mine, firstThenEach(...make(mine)), cut);
+      run(theirs, theirFirstThenEach(...make(theirs)), cut);
+      expect(mine).toEqual(theirs);
+    }
   });
 });

@@ -260,6 +260,88 @@ export abstract class EachThen<T, R> extends EachOf<T, R> {
   }
 }
 
+/**
+ * `sequence(first, () => source().pipe(concatEach((v) => this.project(v))))` as one object (a turn: its entry stage,
+ * then its body and the projection of each response: turn.ts), instead of a {@link sequence} over a
+ * {@link concatEach}: one level, no parts array, no closures. `source()` undefined is an empty part. The same order
+ * of effects (test/sequence-order-of-effects.test.ts): each part torn down before the next starts (in the first
+ * pass, once its subscribe returned); the source torn down once it and its last projection completed, then the
+ * result completes; unsubscribing tears down the part that runs (the source, then the projection).
+ */
+export abstract class FirstThenEach<T, R> extends EachOf<T, R> {
+  /** The next part: 0 `first`, 1 the source, 2 none (the result completes). */
+  #part = 0;
+  #first: Forward<R> | undefined;
+  /** In the first pass, a part that completes while it is subscribed: the next starts once its subscribe returned. */
+  #firstPass = false;
+  #again = false;
+
+  /** The first part. */
+  protected abstract first(): ObservableInput<R>;
+
+  /** The source whose values are projected, made when `first` completed; undefined: none (an empty part). */
+  protected abstract source(): Observable<T> | undefined;
+
+  /** Starts the first part (once, in `out`'s subscribe). */
+  start(): void {
+    this.out.add(this); // before any part runs: a synchronous unsubscribe reaches the part that runs then
+    this.#firstPass = true;
+    do {
+      this.#again = false;
+      this.#advance();
+    } while (this.#again);
+    this.#firstPass = false;
+  }
+
+  #advance(): void {
+    const { out } = this;
+    if (out.closed) return;
+    const part = this.#part++;
+    if (part === 2) return out.complete();
+    let input: ObservableInput<R> | Observable<T> | undefined;
+    try {
+      input = part === 0 ? this.first() : this.source();
+    } catch (err) {
+      return out.error(err);
+    }
+    if (part === 0)
+      return void from(input as ObservableInput<R>).subscribe((this.#first = new Forward(out, new FirstDone(this))));
+    if (input === undefined) return this.#partDone();
+    (input as Observable<T>).subscribe(this.outer);
+  }
+
+  /** The first part completed (its Forward tore it down). */
+  firstDone(): void {
+    this.#first = undefined;
+    this.#partDone();
+  }
+
+  #partDone(): void {
+    if (this.#firstPass) this.#again = true;
+    else this.#advance();
+  }
+
+  /** The source and its last projection completed: the source is torn down, then the result completes. */
+  protected override finish(): void {
+    this.outer.unsubscribe();
+    this.#partDone();
+  }
+
+  override unsubscribe(): void {
+    this.#first?.unsubscribe();
+    super.unsubscribe();
+  }
+}
+
+/** The owner of a {@link FirstThenEach}'s first part. */
+class FirstDone implements Done {
+  constructor(private readonly owner: FirstThenEach<any, any>) {}
+
+  done(): void {
+    this.owner.firstDone();
+  }
+}
+
 /** The owner of an {@link EachThen}'s last part. */
 class ThenDone implements Done {
   constructor(private readonly owner: EachThen<any, any>) {}
