@@ -9,7 +9,7 @@ import { guardTool$ } from '../guardrails/tool.js';
 import { optionalDeadline } from './deadlines.js';
 import { callHooks$, hasHooks } from './hooks.js';
 import type { RunContext } from './run-context.js';
-import { markCallCancelled } from './running-calls.js';
+import { markCallCancelled, type CancellableCall } from './running-calls.js';
 import { subAgentOf, type ParentRun } from './sub-agents.js';
 import { errorResult, outputText, toolResult$ } from './tool-result.js';
 
@@ -34,6 +34,8 @@ class CallContext implements ToolContext, Unsubscribable {
   declare readonly resumed?: { readonly suspensionId: string };
   readonly attempt: number;
   settled = false;
+  /** The call as the run's running calls hold it, once registered: it leaves them when torn down unsettled. */
+  registered: CancellableCall | undefined;
   #controller: AbortController | undefined;
   #reason: unknown = NOT_ABORTED;
   #report: ((progress: unknown) => void) | undefined;
@@ -83,6 +85,7 @@ class CallContext implements ToolContext, Unsubscribable {
     if (this.settled) return;
     this.settled = true;
     this.abort(this.rc.token.isCancelled ? this.rc.token.reason : ABANDONED);
+    if (this.registered !== undefined) this.rc.calls.remove(this.callId, this.registered);
   }
 }
 
@@ -117,8 +120,9 @@ export function toolCall$(
     const run = new CallRun(rc, call, tool, subscriber, ctx, running);
     // Per-call cancel (docs/run-control.md): the call is settled as cancelled at once, its tool abandoned
     // (signal aborted, Observable unsubscribed, a sub-run cancelled on its own token with `reason`), so its
-    // tool_call_failed is out before cancelToolCall() returns, whatever the tool does with its signal.
-    subscriber.add((run.leave = rc.calls.add(call.callId, (reason) => run.cancel(reason))));
+    // tool_call_failed is out before cancelToolCall() returns, whatever the tool does with its signal. The call
+    // leaves when it settles, or when torn down unsettled, just after its signal aborted (`CallContext`).
+    rc.calls.add(call.callId, (ctx.registered = run));
     rc.emit({ type: 'tool_call_started', callId: call.callId, name: call.name, arguments: call.arguments });
     // A cancel of the run, or of this call, in its handler: the tool never runs.
     if (subscriber.closed || run.cancelled) return;
@@ -131,11 +135,10 @@ export function toolCall$(
 }
 
 /** One running call: the subscriber of its tool's value, and how it settles (one object for the call's state). */
-class CallRun extends Subscriber<unknown> {
+class CallRun extends Subscriber<unknown> implements CancellableCall {
   cancelled = false;
   /** The tool's value was subscribed (a cancel while subscribing unsubscribes it afterwards). */
   subscribed = false;
-  leave: () => void = noop;
 
   constructor(
     private readonly rc: RunContext<any>,
@@ -174,7 +177,7 @@ class CallRun extends Subscriber<unknown> {
       if (ctx.settled || !this.rc.nested.has(this.call.callId)) return;
       ctx.settled = true;
       this.running.unsubscribe();
-      this.leave();
+      this.rc.calls.remove(this.call.callId, this);
       this.out.complete();
     } finally {
       this.unsubscribe();
@@ -198,7 +201,7 @@ class CallRun extends Subscriber<unknown> {
     const { rc, call, out } = this;
     this.ctx.settled = true;
     this.running.unsubscribe(); // the call is over: a cancel from here on is seen where the batch now waits
-    this.leave();
+    this.rc.calls.remove(call.callId, this);
     const { callId, name } = call;
     const fact = { result: item };
     const failed = item.isError ? serializeError(error) : undefined;
@@ -217,8 +220,6 @@ class CallRun extends Subscriber<unknown> {
     );
   }
 }
-
-function noop(): void {}
 
 /** What the tool gives: its one result value, under its deadline, inside the run's tool wrapper. */
 function value$(rc: RunContext<any>, call: ToolCall, tool: Tool, args: unknown, ctx: CallContext): Observable<unknown> {
