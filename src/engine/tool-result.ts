@@ -49,20 +49,20 @@ class LastValue<T> extends Subscriber<T> {
     }
   }
 
-  #empty(): Error {
-    const { name } = this;
-    return new ToolExecutionError(name, this.callId, `tool ${name} returned an empty Observable`);
-  }
-
   protected override _complete(): void {
     try {
-      if (!this.#seen) return this.out.error(this.#empty());
+      if (!this.#seen) return this.out.error(emptyResultError(this.name, this.callId));
       this.out.next(this.#value as T);
       this.out.complete();
     } finally {
       this.unsubscribe();
     }
   }
+}
+
+/** The tool error of an Observable tool that completed without a value. */
+export function emptyResultError(name: string, callId: string): ToolExecutionError {
+  return new ToolExecutionError(name, callId, `tool ${name} returned an empty Observable`);
 }
 
 /**
