@@ -1,4 +1,4 @@
-import { EMPTY, Observable, concat, concatMap, defer, from, mergeMap, of } from 'rxjs';
+import { EMPTY, Observable, type Subscriber, concat, concatMap, defer, from, mergeMap, of } from 'rxjs';
 import { stage } from '../cancel/stage.js';
 import { describeValue, readProp } from '../describe.js';
 import { HookError, UnknownToolError, serializeError } from '../errors.js';
@@ -11,8 +11,9 @@ import { journalledCall$, recordsStarts } from './journalled-call.js';
 import { resumedCall$ } from './resumed-call.js';
 import type { RunContext } from './run-context.js';
 import { notRun, stopsBeforeCall } from './stop.js';
-import { concatEach } from './sequence.js';
+import { EachInTurn, concatEach } from './sequence.js';
 import { toolCall$ } from './tool-call.js';
+import type { Wait } from './waits.js';
 import { errorResult, parseArguments } from './tool-result.js';
 
 const tools = new WeakMap<readonly Tool[], ReadonlyMap<string, Tool>>();
@@ -91,37 +92,75 @@ export function prepare$(rc: RunContext<any>, calls: readonly ToolCall[]): Obser
 export function batch$(rc: RunContext<any>, runnables: readonly Runnable[]): Observable<never> {
   if (runnables.length === 0) return EMPTY;
   const parallel = rc.agent.parallelToolCalls;
+  if (!parallel) return new Observable<never>((out) => new SequentialBatch(rc, runnables, out).start());
   return new Observable<never>((subscriber) => {
-    const boundary = rc.waits.enter(parallel ? 'wave_boundary' : 'between_tools');
+    const boundary = rc.waits.enter('wave_boundary');
     subscriber.add(boundary);
     let queued = runnables.length;
     const dequeue = (): void => {
       if (--queued === 0) boundary.unsubscribe();
     };
-    const start = (r: Runnable): Observable<never> =>
-      stage(
-        rc.token,
-        () => {
-          dequeue();
-          // A graceful stop at tool_call_end: no further call starts; each is paired "not run" ("Stop").
-          if (stopsBeforeCall(rc)) return notRun(rc, r.call);
-          // A call of a suspended batch: its start is recorded first ("Exactly once across resumes").
-          if (r.resumed !== undefined) return resumedCall$(rc, { ...r, resumed: r.resumed });
-          // A journalling run records each start, so that a continue does not run it twice ("No tool runs twice").
-          if (recordsStarts(rc)) return journalledCall$(rc, r);
-          return toolCall$(rc, r.call, r.tool, r.args);
-        },
-        rc.hopScheduler,
-      );
+    const start = (r: Runnable): Observable<never> => stage(rc.token, () => begin(rc, r, dequeue), rc.hopScheduler);
     // A call not approved leaves the queue when its tool_call_failed is out.
     const approved = (r: Runnable): Observable<Runnable> =>
       r.approval ? approval$(rc, r).pipe(tapEnd(r, dequeue)) : of(r);
-    const calls$ = from(runnables);
-    const run$ = parallel
-      ? calls$.pipe(mergeMap(approved), mergeMap(start, parallel.maxConcurrency))
-      : calls$.pipe(concatEach((r: Runnable) => (r.approval ? approved(r).pipe(concatEach(start)) : start(r))));
-    run$.subscribe(subscriber);
+    from(runnables).pipe(mergeMap(approved), mergeMap(start, parallel.maxConcurrency)).subscribe(subscriber);
   });
+}
+
+/** A call's start, one hop after its turn came (a stage): it leaves the queue, then runs (or is paired "not run"). */
+function begin(rc: RunContext<any>, r: Runnable, dequeue: () => void): Observable<never> {
+  dequeue();
+  // A graceful stop at tool_call_end: no further call starts; each is paired "not run" ("Stop").
+  if (stopsBeforeCall(rc)) return notRun(rc, r.call);
+  // A call of a suspended batch: its start is recorded first ("Exactly once across resumes").
+  if (r.resumed !== undefined) return resumedCall$(rc, { ...r, resumed: r.resumed });
+  // A journalling run records each start, so that a continue does not run it twice ("No tool runs twice").
+  if (recordsStarts(rc)) return journalledCall$(rc, r);
+  return toolCall$(rc, r.call, r.tool, r.args);
+}
+
+/**
+ * A sequential batch, hand-written (BENCHMARKS.md, section 6.1): `from(runnables).pipe(concatEach(project))` with
+ * the batch's boundary wait, its queue count and the calls' starts as fields of one object ({@link EachInTurn})
+ * instead of closures, a `concatEach` level and two Observables; one {@link Forward} per live call.
+ */
+class SequentialBatch extends EachInTurn<Runnable, never> {
+  readonly #boundary: Wait;
+  /** The calls not started yet (a call leaves the queue at its start, or when it is not approved). */
+  #queued: number;
+
+  constructor(
+    private readonly rc: RunContext<any>,
+    runnables: readonly Runnable[],
+    out: Subscriber<never>,
+  ) {
+    super(out, runnables);
+    this.#queued = runnables.length;
+    this.#boundary = rc.waits.enter('between_tools');
+  }
+
+  override start(): void {
+    this.out.add(this.#boundary);
+    super.start();
+  }
+
+  /** A call: after its approval, if it awaits one; then its start, one hop later (a stage). */
+  protected project(r: Runnable): Observable<never> {
+    if (!r.approval) return this.#start(r);
+    return approval$(this.rc, r).pipe(
+      tapEnd(r, () => this.#dequeue()),
+      concatEach((a: Runnable) => this.#start(a)),
+    );
+  }
+
+  #start(r: Runnable): Observable<never> {
+    return stage(this.rc.token, () => begin(this.rc, r, () => this.#dequeue()), this.rc.hopScheduler);
+  }
+
+  #dequeue(): void {
+    if (--this.#queued === 0) this.#boundary.unsubscribe();
+  }
 }
 
 /** Calls `onRefused` when the approval wait completed without approving `r` (it emitted nothing). */

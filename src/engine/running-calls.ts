@@ -1,7 +1,9 @@
 import type { ToolContext } from '../tools/tool.js';
 
-/** How one running call is cancelled on its own: settles it as cancelled at once; false if it had settled. */
-export type CallCanceller = (reason: unknown) => boolean;
+/** A running call as the run reaches it: `cancel` settles it as cancelled at once; false if it had settled. */
+export interface CancellableCall {
+  cancel(reason: unknown): boolean;
+}
 
 /**
  * The tool calls of a run that execute now, by call id (docs/run-control.md, "Per-call cancel"). A call
@@ -10,21 +12,23 @@ export type CallCanceller = (reason: unknown) => boolean;
  */
 export class RunningCalls {
   /** Made when the first call starts: a run idle before its tools holds none. */
-  #calls: Map<string, CallCanceller> | undefined;
+  #calls: Map<string, CancellableCall> | undefined;
 
-  /** Registers a running call; the returned function removes it (idempotent, only this registration). */
-  add(callId: string, cancel: CallCanceller): () => void {
-    const calls = (this.#calls ??= new Map());
-    calls.set(callId, cancel);
-    return () => {
-      if (calls.get(callId) === cancel) calls.delete(callId);
-    };
+  /** Registers a running call (the call's own state object: no closure per call). */
+  add(callId: string, call: CancellableCall): void {
+    (this.#calls ??= new Map()).set(callId, call);
+  }
+
+  /** Removes `call`'s registration under `callId` (idempotent; only this registration). */
+  remove(callId: string, call: CancellableCall): void {
+    const calls = this.#calls;
+    if (calls?.get(callId) === call) calls.delete(callId);
   }
 
   /** Cancels the running call `callId` with `reason`; false when none with that id runs. */
   cancel(callId: string, reason: unknown): boolean {
-    const cancel = this.#calls?.get(callId);
-    return cancel !== undefined && cancel(reason);
+    const call = this.#calls?.get(callId);
+    return call !== undefined && call.cancel(reason);
   }
 }
 

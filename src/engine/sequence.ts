@@ -78,12 +78,12 @@ class Sequence<T> implements Unsubscribable, Done {
 }
 
 /** What a {@link Forward} tells when its source completed (after tearing the source down). */
-interface Done {
+export interface Done {
   done(): void;
 }
 
 /** An inner subscriber: values and the error go on to `out`; its completion goes to `owner`. */
-class Forward<T> extends Subscriber<T> {
+export class Forward<T> extends Subscriber<T> {
   constructor(
     private readonly out: Subscriber<T>,
     private readonly owner: Done,
@@ -119,26 +119,36 @@ class Forward<T> extends Subscriber<T> {
  * last projection did; a throwing `project` errors the result.
  */
 export function concatEach<T, R>(project: (value: T) => ObservableInput<R>): OperatorFunction<T, R> {
-  return (source) =>
-    new Observable<R>((out) => {
-      const each = new ConcatEach(out, project);
-      out.add(each);
-      source.subscribe(each.outer);
-    });
+  return (source) => new Observable<R>((out) => new ConcatEach(out, project).subscribeTo(source));
 }
 
-/** The state of one subscription to {@link concatEach}: the source's subscriber and the projection that runs. */
-class ConcatEach<T, R> implements Unsubscribable, Done {
+/**
+ * The state of one subscription to a {@link concatEach}: the source's subscriber and the projection that runs.
+ * `project` (and `finish`, what happens once the source and its last projection completed) are methods, so that a
+ * state object can be its own projection ({@link EachThen}).
+ */
+export abstract class EachOf<T, R> implements Unsubscribable, Done {
   readonly outer: Outer<T>;
   #inner: Forward<R> | undefined;
   #waiting: T[] | undefined;
   #complete = false;
 
-  constructor(
-    readonly out: Subscriber<R>,
-    private readonly project: (value: T) => ObservableInput<R>,
-  ) {
+  constructor(readonly out: Subscriber<R>) {
     this.outer = new Outer(this);
+  }
+
+  /** What a source value becomes when its turn comes; a throw errors `out`. */
+  protected abstract project(value: T): ObservableInput<R>;
+
+  /** The source and its last projection completed: `out` completes. */
+  protected finish(): void {
+    this.out.complete();
+  }
+
+  /** Subscribes the source (once, in `out`'s subscribe). */
+  subscribeTo(source: Observable<T>): void {
+    this.out.add(this);
+    source.subscribe(this.outer);
   }
 
   push(value: T): void {
@@ -149,7 +159,7 @@ class ConcatEach<T, R> implements Unsubscribable, Done {
 
   sourceComplete(): void {
     this.#complete = true;
-    if (this.#inner === undefined) this.out.complete();
+    if (this.#inner === undefined) this.finish();
   }
 
   done(): void {
@@ -157,7 +167,7 @@ class ConcatEach<T, R> implements Unsubscribable, Done {
     if (this.out.closed) return;
     const waiting = this.#waiting;
     if (waiting !== undefined && waiting.length > 0) return this.#run(waiting.shift() as T);
-    if (this.#complete) this.out.complete();
+    if (this.#complete) this.finish();
   }
 
   #run(value: T): void {
@@ -177,9 +187,173 @@ class ConcatEach<T, R> implements Unsubscribable, Done {
   }
 }
 
+/** {@link concatEach}'s state: the projection a function. */
+class ConcatEach<T, R> extends EachOf<T, R> {
+  constructor(
+    out: Subscriber<R>,
+    private readonly fn: (value: T) => ObservableInput<R>,
+  ) {
+    super(out);
+  }
+
+  protected project(value: T): ObservableInput<R> {
+    return this.fn(value);
+  }
+}
+
+/**
+ * `concat(source.pipe(concatEach((v) => this.project(v))), defer(() => this.then()))` as one object (a turn's batch
+ * then its end: turn.ts), instead of a {@link sequence} over a {@link concatEach}: one level, no parts array, no
+ * closures. The same order of effects (test/sequence-order-of-effects.test.ts): `then` runs once the source and its
+ * last projection completed, after the source's subscribe returned when they completed while it was subscribed (as
+ * `concat`'s first pass); unsubscribing tears down the source, then the projection, then `then`'s input.
+ */
+export abstract class EachThen<T, R> extends EachOf<T, R> {
+  #then: Forward<R> | undefined;
+  /** In the first pass (while the source is subscribed): what completes waits until its subscribe returned. */
+  #firstPass = false;
+  #again = false;
+
+  /** What follows the source's projections; a throw errors `out`. */
+  protected abstract then(): ObservableInput<R>;
+
+  override subscribeTo(source: Observable<T>): void {
+    this.out.add(this);
+    this.#firstPass = true;
+    source.subscribe(this.outer);
+    if (this.#again) {
+      this.#again = false;
+      this.#runThen();
+    }
+    this.#firstPass = false;
+    if (this.#again && !this.out.closed) this.out.complete(); // `then`'s input completed while subscribed
+  }
+
+  protected override finish(): void {
+    this.outer.unsubscribe(); // the source is torn down before `then` starts (as `sequence` tears a part down)
+    if (this.#firstPass) this.#again = true;
+    else this.#runThen();
+  }
+
+  #runThen(): void {
+    const { out } = this;
+    if (out.closed) return;
+    let input: ObservableInput<R>;
+    try {
+      input = this.then();
+    } catch (err) {
+      return out.error(err);
+    }
+    from(input).subscribe((this.#then = new Forward(out, new ThenDone(this))));
+  }
+
+  /** `then`'s input completed (its Forward tore it down). */
+  thenDone(): void {
+    this.#then = undefined;
+    if (this.#firstPass) this.#again = true;
+    else if (!this.out.closed) this.out.complete();
+  }
+
+  override unsubscribe(): void {
+    super.unsubscribe();
+    this.#then?.unsubscribe();
+  }
+}
+
+/**
+ * `sequence(first, () => source().pipe(concatEach((v) => this.project(v))))` as one object (a turn: its entry stage,
+ * then its body and the projection of each response: turn.ts), instead of a {@link sequence} over a
+ * {@link concatEach}: one level, no parts array, no closures. `source()` undefined is an empty part. The same order
+ * of effects (test/sequence-order-of-effects.test.ts): each part torn down before the next starts (in the first
+ * pass, once its subscribe returned); the source torn down once it and its last projection completed, then the
+ * result completes; unsubscribing tears down the part that runs (the source, then the projection).
+ */
+export abstract class FirstThenEach<T, R> extends EachOf<T, R> {
+  /** The next part: 0 `first`, 1 the source, 2 none (the result completes). */
+  #part = 0;
+  #first: Forward<R> | undefined;
+  /** In the first pass, a part that completes while it is subscribed: the next starts once its subscribe returned. */
+  #firstPass = false;
+  #again = false;
+
+  /** The first part. */
+  protected abstract first(): ObservableInput<R>;
+
+  /** The source whose values are projected, made when `first` completed; undefined: none (an empty part). */
+  protected abstract source(): Observable<T> | undefined;
+
+  /** Starts the first part (once, in `out`'s subscribe). */
+  start(): void {
+    this.out.add(this); // before any part runs: a synchronous unsubscribe reaches the part that runs then
+    this.#firstPass = true;
+    do {
+      this.#again = false;
+      this.#advance();
+    } while (this.#again);
+    this.#firstPass = false;
+  }
+
+  #advance(): void {
+    const { out } = this;
+    if (out.closed) return;
+    const part = this.#part++;
+    if (part === 2) return out.complete();
+    let input: ObservableInput<R> | Observable<T> | undefined;
+    try {
+      input = part === 0 ? this.first() : this.source();
+    } catch (err) {
+      return out.error(err);
+    }
+    if (part === 0)
+      return void from(input as ObservableInput<R>).subscribe((this.#first = new Forward(out, new FirstDone(this))));
+    if (input === undefined) return this.#partDone();
+    (input as Observable<T>).subscribe(this.outer);
+  }
+
+  /** The first part completed (its Forward tore it down). */
+  firstDone(): void {
+    this.#first = undefined;
+    this.#partDone();
+  }
+
+  #partDone(): void {
+    if (this.#firstPass) this.#again = true;
+    else this.#advance();
+  }
+
+  /** The source and its last projection completed: the source is torn down, then the result completes. */
+  protected override finish(): void {
+    this.outer.unsubscribe();
+    this.#partDone();
+  }
+
+  override unsubscribe(): void {
+    this.#first?.unsubscribe();
+    super.unsubscribe();
+  }
+}
+
+/** The owner of a {@link FirstThenEach}'s first part. */
+class FirstDone implements Done {
+  constructor(private readonly owner: FirstThenEach<any, any>) {}
+
+  done(): void {
+    this.owner.firstDone();
+  }
+}
+
+/** The owner of an {@link EachThen}'s last part. */
+class ThenDone implements Done {
+  constructor(private readonly owner: EachThen<any, any>) {}
+
+  done(): void {
+    this.owner.thenDone();
+  }
+}
+
 /** The source's subscriber of a {@link concatEach}. */
 class Outer<T> extends Subscriber<T> {
-  constructor(private readonly each: ConcatEach<T, any>) {
+  constructor(private readonly each: EachOf<T, any>) {
     super();
   }
 
@@ -205,5 +379,61 @@ class Outer<T> extends Subscriber<T> {
     } finally {
       this.unsubscribe();
     }
+  }
+}
+
+/**
+ * `from(items).pipe(concatEach((item) => this.project(item)))` as one object, for a state object that is its own
+ * projection (a sequential batch: dispatch.ts): no `concatEach` level, no source subscriber, no buffer. Each item's
+ * projection is subscribed when the previous one completed (one that completes while it is subscribed first returns
+ * from its subscribe, as `from` then pushes the next); an error reaches `out` before the failing projection is torn
+ * down; unsubscribing `out` tears down the projection that runs. Call {@link start} once, in `out`'s subscribe.
+ */
+export abstract class EachInTurn<T, R> implements Unsubscribable, Done {
+  #next = 0;
+  #inner: Forward<R> | undefined;
+  /** In the first pass (as `from(items)` emits them): a projection done while subscribed lets the pass go on. */
+  #firstPass = false;
+
+  constructor(
+    protected readonly out: Subscriber<R>,
+    protected readonly items: readonly T[],
+  ) {}
+
+  /** What `item` becomes when its turn comes; a throw errors `out`. */
+  protected abstract project(item: T): ObservableInput<R>;
+
+  start(): void {
+    const { out, items } = this;
+    out.add(this);
+    this.#firstPass = true;
+    while (!out.closed && this.#inner === undefined && this.#next < items.length) this.#run();
+    this.#firstPass = false;
+    if (this.#inner === undefined && this.#next === items.length) out.complete();
+  }
+
+  #run(): void {
+    const { out } = this;
+    let input: ObservableInput<R>;
+    try {
+      input = this.project(this.items[this.#next++]!);
+    } catch (err) {
+      return out.error(err);
+    }
+    from(input).subscribe((this.#inner = new Forward(out, this)));
+  }
+
+  /** The projection that ran completed (its Forward tore it down): the next one, or `out` completes. */
+  done(): void {
+    this.#inner = undefined;
+    if (this.#firstPass) return;
+    const { out } = this;
+    if (out.closed) return;
+    if (this.#next < this.items.length) this.#run();
+    else out.complete();
+  }
+
+  unsubscribe(): void {
+    this.#inner?.unsubscribe();
   }
 }

@@ -1,17 +1,17 @@
 import { Observable, Subscriber, defer, throwError, timeout, type Unsubscribable } from 'rxjs';
-import { describeValue } from '../describe.js';
+import { describeValue, isObservableTotal } from '../describe.js';
 import { TimeoutError, ToolCallCancelledError, ToolExecutionError, serializeError } from '../errors.js';
 import type { RunEvent } from '../events.js';
 import type { ToolCall, ToolResultItem } from '../items.js';
 import { bindMcpWrap } from '../tools/call-wrap.js';
-import type { Tool, ToolContext } from '../tools/tool.js';
+import type { Tool, ToolContext, ToolReturn } from '../tools/tool.js';
 import { guardTool$ } from '../guardrails/tool.js';
 import { optionalDeadline } from './deadlines.js';
 import { callHooks$, hasHooks } from './hooks.js';
 import type { RunContext } from './run-context.js';
-import { markCallCancelled } from './running-calls.js';
+import { markCallCancelled, type CancellableCall } from './running-calls.js';
 import { subAgentOf, type ParentRun } from './sub-agents.js';
-import { errorResult, outputText, toolResult$ } from './tool-result.js';
+import { emptyResultError, errorResult, outputText, toolResult$ } from './tool-result.js';
 
 /** Why a tool's signal aborts when the run drops it without a cancel (it never does today; kept for safety). */
 const ABANDONED = Object.freeze({ type: 'abandoned' as const });
@@ -34,6 +34,8 @@ class CallContext implements ToolContext, Unsubscribable {
   declare readonly resumed?: { readonly suspensionId: string };
   readonly attempt: number;
   settled = false;
+  /** The call as the run's running calls hold it, once registered: it leaves them when torn down unsettled. */
+  registered: CancellableCall | undefined;
   #controller: AbortController | undefined;
   #reason: unknown = NOT_ABORTED;
   #report: ((progress: unknown) => void) | undefined;
@@ -83,6 +85,7 @@ class CallContext implements ToolContext, Unsubscribable {
     if (this.settled) return;
     this.settled = true;
     this.abort(this.rc.token.isCancelled ? this.rc.token.reason : ABANDONED);
+    if (this.registered !== undefined) this.rc.calls.remove(this.callId, this.registered);
   }
 }
 
@@ -117,12 +120,13 @@ export function toolCall$(
     const run = new CallRun(rc, call, tool, subscriber, ctx, running);
     // Per-call cancel (docs/run-control.md): the call is settled as cancelled at once, its tool abandoned
     // (signal aborted, Observable unsubscribed, a sub-run cancelled on its own token with `reason`), so its
-    // tool_call_failed is out before cancelToolCall() returns, whatever the tool does with its signal.
-    subscriber.add((run.leave = rc.calls.add(call.callId, (reason) => run.cancel(reason))));
+    // tool_call_failed is out before cancelToolCall() returns, whatever the tool does with its signal. The call
+    // leaves when it settles, or when torn down unsettled, just after its signal aborted (`CallContext`).
+    rc.calls.add(call.callId, (ctx.registered = run));
     rc.emit({ type: 'tool_call_started', callId: call.callId, name: call.name, arguments: call.arguments });
     // A cancel of the run, or of this call, in its handler: the tool never runs.
     if (subscriber.closed || run.cancelled) return;
-    value$(rc, call, tool, args, ctx).subscribe(run);
+    runTool(rc, call, tool, args, ctx, run);
     run.subscribed = true;
     if (run.cancelled)
       run.unsubscribe(); // cancelled while it was being subscribed
@@ -131,11 +135,10 @@ export function toolCall$(
 }
 
 /** One running call: the subscriber of its tool's value, and how it settles (one object for the call's state). */
-class CallRun extends Subscriber<unknown> {
+class CallRun extends Subscriber<unknown> implements CancellableCall {
   cancelled = false;
   /** The tool's value was subscribed (a cancel while subscribing unsubscribes it afterwards). */
   subscribed = false;
-  leave: () => void = noop;
 
   constructor(
     private readonly rc: RunContext<any>,
@@ -148,7 +151,18 @@ class CallRun extends Subscriber<unknown> {
     super();
   }
 
+  /** Set when `run` subscribes a plain tool's Observable itself: its last value is the result (`toolResult$`). */
+  takesLast = false;
+  #seen = false;
+  #last: unknown;
+
   protected override _next(value: unknown): void {
+    if (!this.takesLast) return this.#result(value);
+    this.#seen = true;
+    this.#last = value;
+  }
+
+  #result(value: unknown): void {
     const { call, tool } = this;
     const text = outputText(value);
     const { callId } = call;
@@ -169,12 +183,19 @@ class CallRun extends Subscriber<unknown> {
 
   // Only a sub-run that suspended ends without a value: the call stays open, its run suspends after the batch.
   protected override _complete(): void {
+    if (this.takesLast) {
+      // As `toolResult$`'s last value: the result, then the completion below; none, a tool error.
+      if (!this.#seen) return this._error(emptyResultError(this.tool.name, this.call.callId));
+      const last = this.#last;
+      this.#last = undefined;
+      this.#result(last);
+    }
     try {
       const { ctx } = this;
       if (ctx.settled || !this.rc.nested.has(this.call.callId)) return;
       ctx.settled = true;
       this.running.unsubscribe();
-      this.leave();
+      this.rc.calls.remove(this.call.callId, this);
       this.out.complete();
     } finally {
       this.unsubscribe();
@@ -198,7 +219,7 @@ class CallRun extends Subscriber<unknown> {
     const { rc, call, out } = this;
     this.ctx.settled = true;
     this.running.unsubscribe(); // the call is over: a cancel from here on is seen where the batch now waits
-    this.leave();
+    this.rc.calls.remove(call.callId, this);
     const { callId, name } = call;
     const fact = { result: item };
     const failed = item.isError ? serializeError(error) : undefined;
@@ -218,7 +239,28 @@ class CallRun extends Subscriber<unknown> {
   }
 }
 
-function noop(): void {}
+/**
+ * Subscribes `run` to what the tool gives ({@link value$}). A plain call (no sub-agent, no tool wrapper, no deadline,
+ * no tool guardrails) runs the tool here, as `value$`'s `defer` would, and `run` takes an Observable's last value
+ * itself (as `toolResult$` does, without its subscriber: BENCHMARKS.md, section 6.1).
+ */
+function runTool(rc: RunContext<any>, call: ToolCall, tool: Tool, args: unknown, ctx: CallContext, run: CallRun): void {
+  const guarded = (rc.agent.guardrails?.tool?.length ?? 0) > 0;
+  const timed = (tool.timeoutMs ?? optionalDeadline(rc.opts.deadlines?.toolMs)) !== undefined;
+  if (guarded || timed || subAgentOf(tool) !== undefined || rc.internals.wrap?.tool !== undefined) {
+    value$(rc, call, tool, args, ctx).subscribe(run);
+    return;
+  }
+  let ret: ToolReturn<unknown>;
+  try {
+    ret = tool.execute(args, ctx);
+  } catch (err) {
+    return run.error(err);
+  }
+  if (!isObservableTotal(ret)) return void toolResult$(tool.name, call.callId, ret).subscribe(run);
+  run.takesLast = true;
+  ret.subscribe(run);
+}
 
 /** What the tool gives: its one result value, under its deadline, inside the run's tool wrapper. */
 function value$(rc: RunContext<any>, call: ToolCall, tool: Tool, args: unknown, ctx: CallContext): Observable<unknown> {

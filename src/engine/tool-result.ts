@@ -7,21 +7,20 @@ import { isZodSchema, type Tool, type ToolReturn } from '../tools/tool.js';
 
 /** A tool's return as an Observable of its result: the last value; an empty Observable is a tool error. */
 export function toolResult$(name: string, callId: string, ret: ToolReturn<unknown>): Observable<unknown> {
-  if (isObservableTotal(ret)) {
-    return lastValue$(ret, () => new ToolExecutionError(name, callId, `tool ${name} returned an empty Observable`));
-  }
+  if (isObservableTotal(ret)) return lastValue$(ret, name, callId);
   if (isThenable(ret)) return from(ret);
   return from([ret]); // not of(): it would probe the value as a scheduler
 }
 
 /**
- * The source's last value, emitted when it completes; `empty()` as the error when it completes
- * without one; its error as it is. One subscriber: `last()` with `catchError` keeps four alive (and
- * a buffer) for as long as a tool waits, ≈ 2 KiB per idle run, and an observer object three closures
- * and two wrappers more (BENCHMARKS.md, memory).
+ * The source's last value, emitted when it completes; a {@link ToolExecutionError} ("tool `name` returned an empty
+ * Observable") as the error when it completes without one; its error as it is. One subscriber: `last()` with
+ * `catchError` keeps four alive (and a buffer) for as long as a tool waits, ≈ 2 KiB per idle run, and an observer
+ * object three closures and two wrappers more; the tool's name and call id are its fields, not a closure's
+ * (BENCHMARKS.md, memory).
  */
-function lastValue$<T>(source: Observable<T>, empty: () => Error): Observable<T> {
-  return new Observable<T>((subscriber) => source.subscribe(new LastValue(subscriber, empty)));
+function lastValue$<T>(source: Observable<T>, name: string, callId: string): Observable<T> {
+  return new Observable<T>((subscriber) => source.subscribe(new LastValue(subscriber, name, callId)));
 }
 
 /** The source's subscriber of {@link lastValue$}. */
@@ -31,7 +30,8 @@ class LastValue<T> extends Subscriber<T> {
 
   constructor(
     private readonly out: Subscriber<T>,
-    private readonly empty: () => Error,
+    private readonly name: string,
+    private readonly callId: string,
   ) {
     super();
   }
@@ -51,13 +51,18 @@ class LastValue<T> extends Subscriber<T> {
 
   protected override _complete(): void {
     try {
-      if (!this.#seen) return this.out.error(this.empty());
+      if (!this.#seen) return this.out.error(emptyResultError(this.name, this.callId));
       this.out.next(this.#value as T);
       this.out.complete();
     } finally {
       this.unsubscribe();
     }
   }
+}
+
+/** The tool error of an Observable tool that completed without a value. */
+export function emptyResultError(name: string, callId: string): ToolExecutionError {
+  return new ToolExecutionError(name, callId, `tool ${name} returned an empty Observable`);
 }
 
 /**

@@ -7,8 +7,9 @@ import {
   from,
   map,
   throwError,
-  type Observable,
+  Observable,
   type ObservableInput,
+  type Subscriber,
 } from 'rxjs';
 import { stage } from '../cancel/stage.js';
 import { MaxTurnsError, OutputValidationError } from '../errors.js';
@@ -35,7 +36,7 @@ import { nestedSuspension, suspendOrRun$ } from './suspend.js';
 import type { Outcome, RunContext } from './run-context.js';
 import { budgetEnd, stoppedOutcome } from './stop.js';
 import type { Fact } from './totals.js';
-import { concatEach, sequence } from './sequence.js';
+import { EachThen, FirstThenEach, sequence } from './sequence.js';
 import { stageAt, waitingAt } from './waits.js';
 
 /** What a turn decides when it is over: another turn, or how the run ends. */
@@ -73,47 +74,84 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
  * response: its tools (dispatch.ts) or the final-answer check. Emits the turn's decision.
  */
 export function turn$(turns: Turns, n: number): Observable<Decision> {
-  const { rc } = turns;
-  let stopped = false;
-  let drainedFrom = 0;
-  const body$ = sequence<ModelResponse | Ended>(
-    callHooks$(rc, 'turnStarted'),
-    () => {
-      drainedFrom = rc.totals.scratch.items.length;
-      return drain$(rc, n === 1 ? turns.queuedBefore : NONE);
-    },
-    // The input guardrails check the input and the turn's steering beside (or before) the request, the output ones
-    // the answer (docs/guardrails.md).
-    () => {
-      const ended = (o: Outcome) => new Ended(o);
-      const answer$ = () => guardAnswer$(rc, model$(turns), (r) => (r instanceof Ended ? undefined : r), ended);
-      return guardInput$(rc, inputSubject(rc, n, drainedFrom), answer$, ended);
-    },
-  ).pipe(concatEach((r): ObservableInput<Decision> => (r instanceof Ended ? [r.outcome] : respond$(turns, n, r))));
-  return sequence<Decision>(
-    stageAt(rc, 'turn_entry', (): ObservableInput<Decision> => {
-      // A graceful stop ends the run at the turn entry: no turn starts (docs/run-control.md, "Stop").
-      if (rc.stopping !== undefined) {
-        stopped = true;
-        return [stoppedOutcome(rc)];
-      }
-      // A budget limit the responses reached ends the run here too, before the turn starts (docs/long-runs.md).
-      const reached = limitsOf(rc)?.reached(rc.totals.usage);
-      if (reached !== undefined) {
-        stopped = true;
-        return budgetEnd(rc, reached);
-      }
-      const started = (): Decision[] => {
-        rc.emit(TURN_STARTED, n === 1 ? turns.firstTurn : undefined);
-        return [];
-      };
-      // The previous turn is journalled first, in this wait: a cancel during the write leaves the turn before as
-      // the last journalled one (docs/sessions.md, "Durable runs"). A synchronous store adds no hop.
-      if (!rc.journal.journalsBefore(n)) return started();
-      return concat(rc.journal.write$(rc.runId, n - 1, rc.totals.scratch.items), defer(started));
-    }),
-    () => (stopped ? EMPTY : body$),
-  );
+  return new Observable<Decision>((out) => new Turn(out, turns, n).start());
+}
+
+/**
+ * A turn's state, one object (BENCHMARKS.md, section 6.1): what `sequence(stageAt('turn_entry', ...), () => body$)`
+ * with `body$ = sequence(hooks, drain, model).pipe(concatEach(respond$))` did, with their order of effects
+ * ({@link FirstThenEach}), as fields instead of two sequencing levels, their parts arrays, closures and Observables.
+ */
+class Turn extends FirstThenEach<ModelResponse | Ended, Decision> {
+  /** The entry ended the run (a graceful stop, a budget reached): no body. */
+  #stopped = false;
+
+  constructor(
+    out: Subscriber<Decision>,
+    private readonly turns: Turns,
+    private readonly n: number,
+  ) {
+    super(out);
+  }
+
+  protected first(): Observable<Decision> {
+    return stageAt(this.turns.rc, 'turn_entry', () => this.#enter());
+  }
+
+  protected source(): Observable<ModelResponse | Ended> | undefined {
+    return this.#stopped ? undefined : this.#body$();
+  }
+
+  /** The turn entry, after its hop: a graceful stop or a budget reached ends the run here, else `turn_started`. */
+  #enter(): ObservableInput<Decision> {
+    const { turns, n } = this;
+    const { rc } = turns;
+    // A graceful stop ends the run at the turn entry: no turn starts (docs/run-control.md, "Stop").
+    if (rc.stopping !== undefined) {
+      this.#stopped = true;
+      return [stoppedOutcome(rc)];
+    }
+    // A budget limit the responses reached ends the run here too, before the turn starts (docs/long-runs.md).
+    const reached = limitsOf(rc)?.reached(rc.totals.usage);
+    if (reached !== undefined) {
+      this.#stopped = true;
+      return budgetEnd(rc, reached);
+    }
+    const started = (): Decision[] => {
+      rc.emit(TURN_STARTED, n === 1 ? turns.firstTurn : undefined);
+      return [];
+    };
+    // The previous turn is journalled first, in this wait: a cancel during the write leaves the turn before as
+    // the last journalled one (docs/sessions.md, "Durable runs"). A synchronous store adds no hop.
+    if (!rc.journal.journalsBefore(n)) return started();
+    return concat(rc.journal.write$(rc.runId, n - 1, rc.totals.scratch.items), defer(started));
+  }
+
+  /** The turn's body: the `turnStarted` hooks, the drain, then the request under the guardrails. */
+  #body$(): Observable<ModelResponse | Ended> {
+    const { turns, n } = this;
+    const { rc } = turns;
+    let drainedFrom = 0;
+    return sequence<ModelResponse | Ended>(
+      callHooks$(rc, 'turnStarted'),
+      () => {
+        drainedFrom = rc.totals.scratch.items.length;
+        return drain$(rc, n === 1 ? turns.queuedBefore : NONE);
+      },
+      // The input guardrails check the input and the turn's steering beside (or before) the request, the output
+      // ones the answer (docs/guardrails.md).
+      () => {
+        const ended = (o: Outcome) => new Ended(o);
+        const answer$ = () => guardAnswer$(rc, model$(turns), (r) => (r instanceof Ended ? undefined : r), ended);
+        return guardInput$(rc, inputSubject(rc, n, drainedFrom), answer$, ended);
+      },
+    );
+  }
+
+  /** A value of the body: how the run ends (a budget's check before the request), or the response. */
+  protected project(r: ModelResponse | Ended): ObservableInput<Decision> {
+    return r instanceof Ended ? [r.outcome] : respond$(this.turns, this.n, r);
+  }
 }
 
 /** How a run ends instead of a model call (a budget's check before it): never a foreign value, unlike a response. */
@@ -263,15 +301,34 @@ export function batchThenNext$(
   prepared$: Observable<readonly Runnable[]>,
   finishReason: ModelResponse['finishReason'],
 ): Observable<Decision> {
-  const { rc } = turns;
-  return sequence<Decision>(
-    prepared$.pipe(concatEach((runnables) => suspendOrRun$(rc, turns.history, runnables, finishReason))),
-    () => {
-      // A sub-run of the batch suspended: so does this run ("Nested approvals").
-      const nested = nestedSuspension(rc, turns.history, finishReason);
-      return nested !== undefined ? [nested] : afterBatch$(rc, n);
-    },
-  );
+  return new Observable<Decision>((out) => new BatchThenNext(out, turns, n, finishReason).subscribeTo(prepared$));
+}
+
+/**
+ * {@link batchThenNext$}'s state, one object (BENCHMARKS.md, section 6.1): the prepared batch's run (or suspension)
+ * and what follows it, as `sequence(prepared$.pipe(concatEach(suspendOrRun$)), () => ...)` would do them.
+ */
+class BatchThenNext extends EachThen<readonly Runnable[], Decision> {
+  constructor(
+    out: Subscriber<Decision>,
+    private readonly turns: Turns,
+    private readonly n: number,
+    private readonly finishReason: ModelResponse['finishReason'],
+  ) {
+    super(out);
+  }
+
+  protected project(runnables: readonly Runnable[]): Observable<Decision> {
+    const { turns } = this;
+    return suspendOrRun$(turns.rc, turns.history, runnables, this.finishReason);
+  }
+
+  protected then(): ObservableInput<Decision> {
+    const { rc, history } = this.turns;
+    // A sub-run of the batch suspended: so does this run ("Nested approvals").
+    const nested = nestedSuspension(rc, history, this.finishReason);
+    return nested !== undefined ? [nested] : afterBatch$(rc, this.n);
+  }
 }
 
 /** A batch is over: `turn_completed`, then the next turn, or `max_turns` when this was the last one allowed. */
