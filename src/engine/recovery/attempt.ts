@@ -6,26 +6,18 @@ import { ZERO_USAGE, addUsage } from '../../items.js';
 import type { ModelEvent, ModelProvider, ModelResponse } from '../../model/types.js';
 import { attemptDeadlines, modelDeadlines } from '../deadlines.js';
 import { partialValue } from '../output.js';
-import type { RunWrap } from '../internals.js';
-import type { Deadlines } from '../types.js';
 import {
   StreamBroke,
   billedFact,
   type AttemptCause,
+  type AttemptOptions,
   type Attempts,
   type ModelCall,
   type RecoveryContext,
   type RunModelCall,
 } from './types.js';
 
-/** How a run's attempts are made: its deadlines, its `stream` override and context propagation. */
-export interface AttemptOptions {
-  readonly deadlines: Deadlines | undefined;
-  readonly stream: boolean | undefined;
-  readonly wrap: RunWrap['model'] | undefined;
-  /** The agent has an `output` schema: every `text_delta` is followed by an `output_delta`. */
-  readonly structured?: boolean;
-}
+export type { AttemptOptions } from './types.js';
 
 const WHOLE = Object.freeze({ whole: true as const });
 

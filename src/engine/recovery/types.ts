@@ -5,7 +5,8 @@ import type { Usage } from '../../items.js';
 import type { ModelRequest, ModelResponse } from '../../model/types.js';
 import type { Fact } from '../totals.js';
 import type { StageContext } from '../waits.js';
-import type { AttemptOptions } from './attempt.js';
+import type { RunWrap } from '../internals.js';
+import type { Deadlines } from '../types.js';
 import type { RetryPolicy } from './backoff.js';
 
 /**
@@ -30,6 +31,15 @@ export interface ModelCall {
   /** "Rescue once": whether the current provider's broken stream was already rescued in this call. */
   rescued: boolean;
   readonly ledger: Ledger;
+}
+
+/** How a run's attempts are made: its deadlines, its `stream` override and context propagation. */
+export interface AttemptOptions {
+  readonly deadlines: Deadlines | undefined;
+  readonly stream: boolean | undefined;
+  readonly wrap: RunWrap['model'] | undefined;
+  /** The agent has an `output` schema: every `text_delta` is followed by an `output_delta`. */
+  readonly structured?: boolean;
 }
 
 /**
