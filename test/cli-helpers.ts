@@ -21,9 +21,10 @@ import { promisify } from 'node:util';
 import { repoRoot } from './support/openai-server.js';
 
 export { repoRoot };
-/** The compiled bin. */
-export const BIN = path.join(repoRoot, 'dist/cli/main.js');
+/** The built bin as the package ships it: `dist/bin/loopctl.js`, the compiled CLI bundled by scripts/bundle-bin.mjs. */
+export const BIN = path.join(repoRoot, 'dist/bin/loopctl.js');
 const TSC = path.join(repoRoot, 'node_modules/typescript/bin/tsc');
+const BUNDLE_BIN = path.join(repoRoot, 'scripts/bundle-bin.mjs');
 /**
  * The build lock of this checkout (named after its folder): it guards this `dist/`, so builds of other checkouts on
  * the same machine (worktrees) never wait on it.
@@ -38,8 +39,8 @@ export const WEB_INDEX = path.join(repoRoot, 'dist/web/index.html');
 
 /**
  * Builds `dist/` the way `npm run build` does (`tsc -b --noCheck`: emit only, and a no-op when up to date, as
- * it is after `npm run build`; `npm test`'s own tsc checks the types),
- * one test process at a time (a mkdir lock), so parallel test files never
+ * it is after `npm run build`; `npm test`'s own tsc checks the types; then the bin's bundle, unless it is newer than
+ * what tsc emitted), one test process at a time (a mkdir lock), so parallel test files never
  * write `dist/` together. With `web`, also the web app (`vite build` into
  * `dist/web`) when it is missing or older than a file of `src/web`, the Vite
  * config or the lockfile.
@@ -63,6 +64,7 @@ export async function ensureBuilt(options: { web?: boolean } = {}): Promise<void
   }
   try {
     await promisify(execFile)(process.execPath, [TSC, '-b', 'tsconfig.build.json', '--noCheck'], { cwd: repoRoot });
+    await promisify(execFile)(process.execPath, [BUNDLE_BIN, '--if-stale'], { cwd: repoRoot });
     if (options.web && webIsStale()) await promisify(execFile)(process.execPath, [VITE, 'build'], { cwd: repoRoot });
   } finally {
     rmdirSync(LOCK);
@@ -161,7 +163,7 @@ export function spawnCli(command: string, args: readonly string[], options: Spaw
   return { child, stdout: () => out, stderr: () => err, send, done };
 }
 
-/** Runs the built bin (`node dist/cli/main.js …`) in `cwd`; `stdin: 'pipe'` lets the test type lines with `send`. */
+/** Runs the built bin (`node dist/bin/loopctl.js …`) in `cwd`; `stdin: 'pipe'` lets the test type lines with `send`. */
 export function runBin(
   args: readonly string[],
   cwd: string,

@@ -157,15 +157,16 @@ describe('the offline model through the built bin', () => {
   ] as const)(
     '%s while the CLI is still loading: "cancelled before the run started", exit %i',
     async (signal, exitCode) => {
-      // A loader hook holds the import of the CLI (dist/cli/app.js, about half a second of loading)
-      // until the test says go: the signal lands after the bin trapped it and before the run exists.
+      // A loader hook holds the import of the CLI (the bin's chunk dist/bin/app-<hash>.js, which the bin imports
+      // once it has trapped the stops) until the test says go: the signal lands after the bin trapped it and before
+      // the run exists.
       const dir = tempFolder({
         'hooks.mjs': `import { existsSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 const here = (name) => fileURLToPath(new URL(name, import.meta.url));
 export async function load(url, context, next) {
-  if (url.endsWith('/dist/cli/app.js')) {
+  if (/\\/dist\\/bin\\/app-\\w+\\.js$/.test(url)) {
     writeFileSync(here('loading'), '');
     while (!existsSync(here('go'))) await sleep(10);
   }

@@ -2,10 +2,11 @@
 /**
  * The `loopctl` bin: `loopctl [options] "task"`, or `loopctl [--interactive]`
  * for the prompt loop (see `loopctl --help` and
- * ./app.ts). Runs from the build (`dist/cli/main.js`), without tsx.
+ * ./app.ts). Runs from the build without tsx: the package's bin is this module bundled
+ * (`dist/bin/loopctl.js`, scripts/bundle-bin.mjs), its compiled form `dist/cli/main.js`.
  *
- * Stops are trapped first, before the rest of the CLI loads (about half a
- * second): a Ctrl-C then is reported as cancelling the run before it started.
+ * Stops are trapped first, before the rest of the CLI loads (a few tenths of
+ * a second): a Ctrl-C then is reported as cancelling the run before it started.
  * A closed stdout or stderr (EPIPE, e.g. `loopctl … | head -1`) is the stop
  * 'SIGPIPE': the run is cancelled quietly (nothing more is written) and the
  * exit code is 141, as for a program killed by SIGPIPE.

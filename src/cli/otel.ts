@@ -12,6 +12,9 @@ export const OTEL_PACKAGES: readonly string[] = [
   '@opentelemetry/resources@2.12.1',
 ];
 
+/** The specifier of loopctl's OpenTelemetry adapter, as `--otel` asks {@link LoadModule} for it. */
+const OWN_ADAPTER = '../otel/index.js';
+
 /** How `--otel` loads a module (`import()`; a test gives its own). */
 export type LoadModule = (specifier: string) => Promise<unknown>;
 
@@ -51,7 +54,9 @@ export interface CliTelemetryIO {
  *   and naming `OTEL_TRACES_EXPORTER` for a value it does not know.
  */
 export async function startCliTelemetry(version: string, io: CliTelemetryIO): Promise<CliTelemetry> {
-  const { env, stderr, load = (s) => import(s) } = io;
+  // loopctl's own adapter by a literal import(), which a bundle of the CLI (dist/bin) takes in, so that it shares the
+  // engine's classes; the OpenTelemetry packages by name, from the user's node_modules.
+  const { env, stderr, load = (s) => (s === OWN_ADAPTER ? import('../otel/index.js') : import(s)) } = io;
   const exporters = tracesExporters(env);
   const otlp = exporters.has('otlp');
   let sdk: Sdk, exporter: Exporter | undefined, resources: Resources, otel: Otel;
@@ -59,7 +64,7 @@ export async function startCliTelemetry(version: string, io: CliTelemetryIO): Pr
     [sdk, resources, otel, exporter] = (await Promise.all([
       load('@opentelemetry/sdk-trace-base'),
       load('@opentelemetry/resources'),
-      load('../otel/index.js'), // loads @opentelemetry/api
+      load(OWN_ADAPTER), // loads @opentelemetry/api
       otlp ? load('@opentelemetry/exporter-trace-otlp-http') : undefined,
     ])) as [Sdk, Resources, Otel, Exporter | undefined];
   } catch (error) {

@@ -1,9 +1,9 @@
-import { Client, type ClientOptions } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport, type StdioServerParameters } from '@modelcontextprotocol/sdk/client/stdio.js';
-import {
-  StreamableHTTPClientTransport,
-  type StreamableHTTPClientTransportOptions,
-} from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+// The SDK's client and transports (with the JSON Schema validator they load, Ajv) are imported when a connect helper
+// is called, not with `loopctl/node`: most programs (the CLI among them) never connect to an MCP server, and loading
+// them costs a quarter of a second of CPU at each start.
+import type { Client, ClientOptions } from '@modelcontextprotocol/sdk/client/index.js';
+import type { StdioServerParameters } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { StreamableHTTPClientTransportOptions } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 
 /** The identity a loopctl MCP client announces (`initialize`'s `clientInfo`). */
@@ -24,6 +24,7 @@ const DEFAULT_INFO: McpClientInfo = { name: 'loopctl', version: '0.1.0' };
 
 /** Connects a new SDK `Client` over `transport`; on failure closes the transport and rethrows. */
 async function connect(transport: Transport, options: McpConnectOptions): Promise<Client> {
+  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
   const client = new Client({ ...(options.clientInfo ?? DEFAULT_INFO) }, options.clientOptions);
   try {
     await client.connect(transport);
@@ -56,7 +57,8 @@ export interface StdioServerOptions extends McpConnectOptions {
  * const client = await connectStdio({ command: 'npx', args: ['-y', '@modelcontextprotocol/server-everything'] });
  * const tools = await mcpTools(client);
  */
-export function connectStdio(options: StdioServerOptions): Promise<Client> {
+export async function connectStdio(options: StdioServerOptions): Promise<Client> {
+  const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
   const transport = new StdioClientTransport({
     command: options.command,
     args: [...(options.args ?? [])],
@@ -83,6 +85,7 @@ export interface StreamableHttpOptions extends McpConnectOptions {
  * @example
  * const client = await connectStreamableHttp('http://127.0.0.1:3001/mcp');
  */
-export function connectStreamableHttp(url: string | URL, options: StreamableHttpOptions = {}): Promise<Client> {
+export async function connectStreamableHttp(url: string | URL, options: StreamableHttpOptions = {}): Promise<Client> {
+  const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
   return connect(new StreamableHTTPClientTransport(new URL(url), options.transport), options);
 }

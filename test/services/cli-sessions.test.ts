@@ -359,7 +359,7 @@ describe('without better-sqlite3', () => {
       symlinkSync(path.join(repoRoot, 'node_modules', name), path.join(root, 'node_modules', name));
     }
     const { dir, data, env } = setup();
-    const bin = path.join(root, 'dist/cli/main.js');
+    const bin = path.join(root, 'dist/bin/loopctl.js');
     const run = await spawnCli(process.execPath, [bin, 'how many lines in a.txt'], { cwd: dir, env }).done;
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toBe('(offline model)\na.txt has 3 lines.\n');
