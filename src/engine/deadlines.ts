@@ -7,6 +7,7 @@ import {
   type Subscription,
 } from 'rxjs';
 import { DEFAULTS } from '../defaults.js';
+import { Relay } from './relay.js';
 import { TimeoutError } from '../errors.js';
 import type { Deadlines } from './types.js';
 
@@ -111,18 +112,18 @@ interface Limits {
  * The source's subscriber of {@link modelDeadlines}: the last event's time and the one silence timer, in one
  * object (the timers' work functions are shared, their state this subscriber).
  */
-class Deadline<T> extends Subscriber<T> {
+class Deadline<T> extends Relay<T> {
   seen = false;
   lastAt: number;
   dueAt = Infinity;
   #silence: Subscription | undefined;
 
   constructor(
-    readonly out: Subscriber<T>,
+    out: Subscriber<T>,
     readonly scheduler: SchedulerLike,
     readonly limits: Limits,
   ) {
-    super();
+    super(out);
     this.lastAt = scheduler.now();
   }
 
@@ -145,22 +146,6 @@ class Deadline<T> extends Subscriber<T> {
       else if (this.dueAt > this.lastAt + idleMs) this.arm(idleMs);
     }
     this.out.next(value);
-  }
-
-  protected override _error(err: unknown): void {
-    try {
-      this.out.error(err);
-    } finally {
-      this.unsubscribe();
-    }
-  }
-
-  protected override _complete(): void {
-    try {
-      this.out.complete();
-    } finally {
-      this.unsubscribe();
-    }
   }
 }
 

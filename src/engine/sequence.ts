@@ -1,4 +1,5 @@
 import { Observable, Subscriber, from, type ObservableInput, type OperatorFunction, type Unsubscribable } from 'rxjs';
+import { Relay } from './relay.js';
 
 /**
  * The engine's sequencing, hand-written (BENCHMARKS.md, sections 5.1–5.2): `concat` and `concatMap` keep a
@@ -83,12 +84,12 @@ export interface Done {
 }
 
 /** An inner subscriber: values and the error go on to `out`; its completion goes to `owner`. */
-export class Forward<T> extends Subscriber<T> {
+export class Forward<T> extends Relay<T> {
   constructor(
-    private readonly out: Subscriber<T>,
+    out: Subscriber<T>,
     private readonly owner: Done,
   ) {
-    super();
+    super(out);
   }
 
   protected override _next(value: T): void {
@@ -96,14 +97,6 @@ export class Forward<T> extends Subscriber<T> {
       this.out.next(value);
     } catch (err) {
       this.out.error(err);
-    }
-  }
-
-  protected override _error(err: unknown): void {
-    try {
-      this.out.error(err);
-    } finally {
-      this.unsubscribe();
     }
   }
 

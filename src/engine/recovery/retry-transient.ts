@@ -1,6 +1,7 @@
 import { Observable, Subscriber, throwError, timer } from 'rxjs';
 import { ModelCallError, isModelCallError, serializeError } from '../../errors.js';
 import type { ModelResponse } from '../../model/types.js';
+import { Relay } from '../relay.js';
 import { stageAt } from '../waits.js';
 import { backoffDelay, retryAfterTooLong, type RetryPolicy } from './backoff.js';
 import {
@@ -57,14 +58,14 @@ function retried$<M extends ModelCall>(
  * down), whose first value tears it down and starts the next attempt (a new `Retrying` carrying the state on),
  * whose completion without a value completes the result, whose error is the result's error.
  */
-class Retrying<M extends ModelCall> extends Subscriber<ModelResponse> {
+class Retrying<M extends ModelCall> extends Relay<ModelResponse> {
   /** The attempt's subscribe returned (`retry`'s `innerSub` is set). */
   #subscribed = false;
   /** The notifier asked for the next attempt while this one was being subscribed. */
   #again = false;
 
   constructor(
-    private readonly out: Subscriber<ModelResponse>,
+    out: Subscriber<ModelResponse>,
     private readonly ctx: RecoveryContext,
     private readonly policy: RetryPolicy,
     private readonly random: () => number,
@@ -73,7 +74,7 @@ class Retrying<M extends ModelCall> extends Subscriber<ModelResponse> {
     private why: AttemptCause,
     private retried: number,
   ) {
-    super();
+    super(out);
     out.add(this);
   }
 
@@ -102,14 +103,6 @@ class Retrying<M extends ModelCall> extends Subscriber<ModelResponse> {
       else out.error(err);
     } catch (thrown) {
       out.error(thrown);
-    } finally {
-      this.unsubscribe();
-    }
-  }
-
-  protected override _complete(): void {
-    try {
-      this.out.complete();
     } finally {
       this.unsubscribe();
     }
@@ -147,12 +140,12 @@ class Retrying<M extends ModelCall> extends Subscriber<ModelResponse> {
 }
 
 /** The subscriber of a backoff's notifier (`retry`'s `notifierSubscriber`): added to the result's subscriber. */
-class Backoff extends Subscriber<unknown> {
+class Backoff extends Relay<unknown, ModelResponse> {
   constructor(
-    private readonly out: Subscriber<ModelResponse>,
+    out: Subscriber<ModelResponse>,
     private readonly attempt: Retrying<any>,
   ) {
-    super();
+    super(out);
     out.add(this);
   }
 
@@ -162,22 +155,6 @@ class Backoff extends Subscriber<unknown> {
       this.attempt.retry();
     } catch (err) {
       this.out.error(err);
-    }
-  }
-
-  protected override _error(err: unknown): void {
-    try {
-      this.out.error(err);
-    } finally {
-      this.unsubscribe();
-    }
-  }
-
-  protected override _complete(): void {
-    try {
-      this.out.complete();
-    } finally {
-      this.unsubscribe();
     }
   }
 }
