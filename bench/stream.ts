@@ -7,6 +7,8 @@
  *  - `run`: `run()` of an agent on that provider (SDK request + adapter + engine);
  *  - `fetch`: the reference floor — a minimal `fetch` + SSE split on blank lines + `JSON.parse` of each `data:`
  *    line, text appended (what the transport and the JSON alone cost; no event stream parser, no checks);
+ *  - `socket`: the transport floor below any HTTP client — the same request written by hand on a raw `node:net`
+ *    socket, its bytes read and dropped (no HTTP parser, no text, no JSON): what waking up for each read costs;
  *  - `engine`: `run()` on a synthetic provider that emits the same number of
  *    text deltas synchronously (no I/O, no SDK): the engine's own cost per event.
  * Same server, same process, variants alternated (order rotated each round).
@@ -22,6 +24,7 @@
  * (default `chat,responses`). With BENCH_BASELINE_DIR, `adapter (<name>)`, `run (<name>)` and `engine (<name>)`
  * measure the baseline build in the same rounds (`<name>`: BENCH_BASELINE_NAME, default `pre-reshape`).
  */
+import { connect } from 'node:net';
 import OpenAI from 'openai';
 import { Observable } from 'rxjs';
 import type { ModelEvent, ModelProvider } from '../src/index.js';
@@ -39,7 +42,7 @@ type Api = 'chat' | 'responses';
 const APIS = (process.env['BENCH_STREAM_APIS'] ?? 'chat,responses').split(',') as Api[];
 for (const api of APIS) if (api !== 'chat' && api !== 'responses') throw new Error(`BENCH_STREAM_APIS: unknown ${api}`);
 
-type Own = 'fetch' | 'sdk' | 'adapter' | 'run' | 'engine';
+type Own = 'fetch' | 'socket' | 'sdk' | 'adapter' | 'run' | 'engine';
 /** A variant: one of ours, or `<adapter|run|engine> (<baseline name>)` for the baseline build. */
 type Variant = Own | `${'adapter' | 'run' | 'engine'} (${string})`;
 const BASE = baseline?.name;
@@ -48,6 +51,7 @@ const VARIANTS: readonly Variant[] = [
   'adapter',
   'run',
   'fetch',
+  'socket',
   'engine',
   ...(BASE ? ([`adapter (${BASE})`, `run (${BASE})`, `engine (${BASE})`] as const) : []),
 ];
@@ -127,6 +131,31 @@ export async function main(): Promise<void> {
     return n;
   }
 
+  /**
+   * The transport floor: the request written by hand on a fresh `node:net` socket (`connection: close`), every read
+   * dropped. Resolves with CHUNKS (it parses nothing, so it cannot count deltas) once the server closes.
+   */
+  function socketFloor(api: Api, model: string): Promise<number> {
+    const url = new URL(`${server.baseURL}/${api === 'chat' ? 'chat/completions' : 'responses'}`);
+    const body = JSON.stringify(
+      api === 'chat'
+        ? { model, messages: [{ role: 'user', content: 'hi' }], stream: true }
+        : { model, input: 'hi', stream: true },
+    );
+    return new Promise((resolve, reject) => {
+      const socket = connect(Number(url.port), url.hostname, () =>
+        socket.write(
+          `POST ${url.pathname} HTTP/1.1\r\nhost: ${url.host}\r\ncontent-type: application/json\r\n` +
+            `authorization: Bearer k\r\nconnection: close\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+        ),
+      );
+      let bytes = 0;
+      socket.on('data', (b: Buffer) => void (bytes += b.length));
+      socket.on('error', reject);
+      socket.on('close', () => (bytes > 0 ? resolve(CHUNKS) : reject(new Error('socket floor: no bytes read'))));
+    });
+  }
+
   /** The bare SDK, iterated as its README shows. */
   async function sdk(api: Api, model: string): Promise<number> {
     let _text = ''; // the answer, built as an app would (the work counts; the text is not read)
@@ -188,6 +217,8 @@ export async function main(): Promise<void> {
     switch (variant) {
       case 'fetch':
         return floor(api, model);
+      case 'socket':
+        return socketFloor(api, model);
       case 'sdk':
         return sdk(api, model);
       case 'adapter':
@@ -283,6 +314,7 @@ export async function main(): Promise<void> {
         `engine +${fmt(runUs - adapterUs, 2)} µs per chunk ` +
         `(engine alone, no I/O: ${fmt(median(cpu.get('engine')!), 2)} µs per event); ` +
         `fetch floor ${fmt(median(cpu.get('fetch')!), 2)} µs; ` +
+        `socket floor ${fmt(median(cpu.get('socket')!), 2)} µs (${medianRange(ratios.get('socket')!, 3)}× the SDK); ` +
         `run/SDK ${medianRange(ratios.get('run')!, 3)}× ` +
         `(target ≤ ${target}×: ${runRatio <= target ? 'met' : 'NOT met'})` +
         (BASE ? `; run/run (${BASE}) ${medianRange(overBase, 3)}×` : ''),
