@@ -124,6 +124,25 @@ describe('readEventStream: one read, many events', () => {
     expect(b.handed).toEqual([{ t: 'naïve ☕' }, { type: 'response.output_text.delta', delta: 'x' }]);
   });
 
+  it('a BOM and code points of 2, 3 and 4 bytes split at every byte, in two or three reads, are decoded whole', async () => {
+    const text = 'é€😀';
+    const bytes = new Uint8Array([0xef, 0xbb, 0xbf, ...encoder.encode(`data:${JSON.stringify({ t: text })}\n\n`)]);
+    let splits = 0;
+    for (let i = 1; i < bytes.length; i++) {
+      for (let j = i; j < bytes.length; j++) {
+        const b = body(
+          j === i ? [bytes.slice(0, i), bytes.slice(i)] : [bytes.slice(0, i), bytes.slice(i, j), bytes.slice(j)],
+        );
+        expect(await b.read()).toEqual({ end: 'ended' });
+        expect(b.handed, `reads cut at ${i} and ${j}`).toEqual([{ t: text }]);
+        splits++;
+      }
+    }
+    checked.push(
+      `a BOM, then 2-, 3- and 4-byte code points: ${splits} ways to cut the body into reads, each decoded whole`,
+    );
+  });
+
   it('data: [DONE] ends the content; the rest of the body is still read to its end', async () => {
     const b = body([frame({ n: 1 }) + SSE_DONE + frame({ n: 2 }), frame({ n: 3 })]);
     expect(await b.read()).toEqual({ end: 'ended' });
