@@ -33,6 +33,8 @@ type Outcome =
   | { readonly kind: 'tool'; readonly afterMs: number }
   | { readonly kind: 'fail'; readonly afterMs: number; readonly retryAfterMs?: number }
   | { readonly kind: 'broke'; readonly afterMs: number }
+  /** A whole response, then a retryable failure: the attempt was billed. */
+  | { readonly kind: 'billed'; readonly afterMs: number }
   | { readonly kind: 'silent' };
 
 /** How a run ends if its plan has not ended it first. */
@@ -44,6 +46,8 @@ interface Plan {
   readonly maxRetries: number;
   readonly initialDelayMs: number;
   readonly jitter: number;
+  /** The run's `budget.maxTotalTokens`, when it has one. */
+  readonly maxTotalTokens: number | undefined;
   readonly end: End;
 }
 
@@ -72,7 +76,10 @@ const outcome: fc.Arbitrary<Outcome> = fc.oneof(
     weight: 4,
   },
   {
-    arbitrary: fc.record({ kind: fc.constant('broke' as const), afterMs: fc.integer({ min: 0, max: 300 }) }),
+    arbitrary: fc.record({
+      kind: fc.constantFrom('broke' as const, 'billed' as const),
+      afterMs: fc.integer({ min: 0, max: 300 }),
+    }),
     weight: 2,
   },
   { arbitrary: fc.constant({ kind: 'silent' as const }), weight: 1 },
@@ -92,6 +99,7 @@ const plan: fc.Arbitrary<Plan> = fc.record({
   maxRetries: fc.integer({ min: 0, max: 3 }),
   initialDelayMs: fc.integer({ min: 1, max: 800 }),
   jitter: fc.double({ min: 0, max: 1, noNaN: true }),
+  maxTotalTokens: fc.option(fc.integer({ min: 1, max: 200 }), { nil: undefined }),
   end,
 });
 
@@ -145,6 +153,10 @@ function plannedModel(plans: readonly Plan[], scheduler: VirtualTimeScheduler) {
               usage: { inputTokens: 10 * (k + 1), outputTokens: tokens, totalTokens: 10 * (k + 1) + tokens },
             },
           });
+          if (step.kind === 'billed') {
+            subscriber.error(new ModelCallError(`run-${k} lost ${n}`, { retryable: true }));
+            return;
+          }
           subscriber.complete();
         }, step.afterMs);
       });
@@ -167,8 +179,8 @@ const agentOn = (model: ModelProvider): Agent =>
 function seen(e: RunEvent, at: number): string {
   const fields: Record<string, unknown> = e as unknown as Record<string, unknown>;
   const parts = [`${at}`, e.type];
-  for (const key of ['attempt', 'delayMs', 'cause', 'phase', 'stopReason', 'delta', 'model']) {
-    if (fields[key] !== undefined) parts.push(`${key}=${String(fields[key])}`);
+  for (const key of ['attempt', 'delayMs', 'cause', 'phase', 'stopReason', 'delta', 'model', 'budget']) {
+    if (fields[key] !== undefined) parts.push(`${key}=${JSON.stringify(fields[key])}`);
   }
   const error = fields['error'] as { message?: string } | undefined;
   if (error?.message !== undefined) parts.push(`error=${error.message}`);
@@ -198,6 +210,7 @@ function runAll(agent: Agent, plans: readonly Plan[], which: readonly number[], 
         retry: { maxRetries: p.maxRetries, initialDelayMs: p.initialDelayMs, maxRetryAfterMs: MAX_RETRY_AFTER_MS },
         deadlines: { firstEventMs: FIRST_EVENT_MS, ...(p.end.by === 'runMs' ? { runMs: p.end.atMs } : {}) },
         cancel,
+        ...(p.maxTotalTokens !== undefined ? { budget: { maxTotalTokens: p.maxTotalTokens } } : {}),
       }).subscribe({
         next: (e) => trace.push(seen(e, scheduler.now() - startedAt)),
         error: (err: unknown) => trace.push(`error ${String(err)}`),
@@ -242,6 +255,7 @@ describe('the recovery chain an agent shares between its runs', () => {
           expect(concurrent.traces.get(k), `run-${k} together vs alone`).toEqual(solo.traces.get(k));
           for (const line of solo.traces.get(k)!) {
             kinds.add(line.split(' ')[1]!);
+            for (const [, what] of line.matchAll(/ ((?:cause|phase|stopReason)="\w+")/g)) kinds.add(what!);
             if (process.env.DBG) console.log(line);
           }
         }
