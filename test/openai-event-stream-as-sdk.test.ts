@@ -2,9 +2,10 @@
  * The OpenAI adapters read a streamed body with their own EventStreamReader (eventsource-parser) instead of the
  * `openai` SDK's `Stream` (docs/recovery.md, "openai's stream reader is not used"), and keep what the SDK's reader
  * did per event. A property against the SDK itself: random event-stream bodies (a BOM or not; `data:` with and
- * without its space, JSON split over several `data` lines, `[DONE]`, malformed JSON, `event:` names, comments, `id:`
- * lines, blank lines; LF, CR and CRLF line ends mixed) cut into random reads (inside code points and between a CR
- * and its LF too) must hand over the same payloads, in the same order, and fail where the SDK fails. The one
+ * without its space, JSON split over several `data` lines, `[DONE]`, malformed JSON, an in-stream `error`, `event:`
+ * names, comments, `id:` lines, blank lines; LF, CR and CRLF line ends mixed) cut into random reads (inside code
+ * points and between a CR and its LF too) must hand over the same payloads, in the same order, and fail where the
+ * SDK fails. The one
  * difference loopctl chose is left out of the bodies: an event with an `event:` name and no `data` is skipped, where
  * the SDK parses its empty data and throws (test/openai-sse-one-read.test.ts pins it).
  */
@@ -28,7 +29,10 @@ const line: fc.Arbitrary<Line> = fc.oneof(
     space: fc.boolean(),
     value: fc.oneof(
       { arbitrary: fc.constantFrom('{"n":1}', '{"t":"é€😀"}', '"s"', '[1,2]'), weight: 8 },
-      { arbitrary: fc.constantFrom('[DONE]', '{"a":', '1}', '{not json', ''), weight: 1 },
+      {
+        arbitrary: fc.constantFrom('[DONE]', '{"a":', '1}', '{not json', '', '{"error":{"message":"busy"}}'),
+        weight: 1,
+      },
     ),
   }),
   fc.record({ field: fc.constant('event' as const), space: fc.boolean(), value: fc.constantFrom('x', 'error', '') }),
