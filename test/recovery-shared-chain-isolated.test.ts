@@ -46,6 +46,9 @@ interface Plan {
   readonly maxRetries: number;
   readonly initialDelayMs: number;
   readonly jitter: number;
+  /** The run's `deadlines.firstEventMs` and `retry.maxRetryAfterMs`: a retry-after above it fails at once. */
+  readonly firstEventMs: number;
+  readonly maxRetryAfterMs: number;
   /** The run's `budget.maxTotalTokens`, when it has one. */
   readonly maxTotalTokens: number | undefined;
   readonly end: End;
@@ -99,13 +102,11 @@ const plan: fc.Arbitrary<Plan> = fc.record({
   maxRetries: fc.integer({ min: 0, max: 3 }),
   initialDelayMs: fc.integer({ min: 1, max: 800 }),
   jitter: fc.double({ min: 0, max: 1, noNaN: true }),
+  firstEventMs: fc.integer({ min: 100, max: 400 }),
+  maxRetryAfterMs: fc.integer({ min: 200, max: 1_500 }),
   maxTotalTokens: fc.option(fc.integer({ min: 1, max: 200 }), { nil: undefined }),
   end,
 });
-
-const FIRST_EVENT_MS = 250;
-/** A retry-after above this fails the call at once ("retry-after"): some plans hit it. */
-const MAX_RETRY_AFTER_MS = 1_000;
 
 /**
  * One model for all the runs: the run is named by its input (`run-<k>`), and each request of run k takes the next
@@ -207,8 +208,8 @@ function runAll(agent: Agent, plans: readonly Plan[], which: readonly number[], 
       const sub: Subscription = run(agent, `run-${k}`, {
         scheduler,
         random: () => p.jitter,
-        retry: { maxRetries: p.maxRetries, initialDelayMs: p.initialDelayMs, maxRetryAfterMs: MAX_RETRY_AFTER_MS },
-        deadlines: { firstEventMs: FIRST_EVENT_MS, ...(p.end.by === 'runMs' ? { runMs: p.end.atMs } : {}) },
+        retry: { maxRetries: p.maxRetries, initialDelayMs: p.initialDelayMs, maxRetryAfterMs: p.maxRetryAfterMs },
+        deadlines: { firstEventMs: p.firstEventMs, ...(p.end.by === 'runMs' ? { runMs: p.end.atMs } : {}) },
         cancel,
         ...(p.maxTotalTokens !== undefined ? { budget: { maxTotalTokens: p.maxTotalTokens } } : {}),
       }).subscribe({
