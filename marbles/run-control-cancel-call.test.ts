@@ -223,3 +223,63 @@ describe('marbles: cancel a call from the handler of its tool_call_started', () 
     });
   });
 });
+
+describe('marbles: cancel a call from the handler of the progress its tool reports while it starts', () => {
+  /** Tools that report progress, then answer, all before `execute` (or the Observable's subscribe) returns. */
+  const answers: Record<string, (report: (p: unknown) => void) => unknown> = {
+    'a plain value': (report) => {
+      report('half');
+      return 'A';
+    },
+    'an Observable that emits and completes': (report) =>
+      new Observable<string>((s) => {
+        report('half');
+        s.next('A');
+        s.complete();
+      }),
+    'an Observable that errors': (report) =>
+      new Observable<string>((s) => {
+        report('half');
+        s.error(new Error('broken'));
+      }),
+  };
+  for (const [kind, answer] of Object.entries(answers)) {
+    it(`${kind}: the call settles once, interrupted; its answer after the cancel is ignored`, () => {
+      ts.run(() => {
+        const a = tool({
+          name: 'a',
+          description: 'a',
+          parameters: z.object({}),
+          execute: (_args, ctx) => answer(ctx.reportProgress) as string,
+        });
+        const model = scriptedModel([
+          { toolCalls: [{ name: 'a', callId: 'a' }], delayMs: 1 },
+          { text: 'done', delayMs: 1 },
+        ]);
+        const agent = defineAgent({ name: 'calls', instructions: '', model, tools: [a] });
+        const control = new RunControl();
+        const took: boolean[] = [];
+        const { log, events } = observe(run(agent, 'go', { control }), (e) => {
+          if (e.type === 'tool_call_progress') took.push(control.cancelToolCall('a', 'enough'));
+        });
+        ts.flush();
+        expect(took).toEqual([true]);
+        expect(log.filter((line) => /tool_call|turn_completed/.test(line))).toEqual([
+          '1 tool_call_started:a',
+          '1 tool_call_progress:a',
+          '1 tool_call_failed:a',
+          '1 turn_completed',
+          '2 turn_completed',
+        ]);
+        expect(events.find((e) => e.type === 'tool_call_failed')).toMatchObject({
+          interrupted: true,
+          outcome: 'cancelled',
+        });
+        const results = model.requests[1]!.items.filter((i) => i.type === 'tool_result');
+        expect(results).toHaveLength(1);
+        expect(results[0]).toMatchObject({ callId: 'a', isError: true });
+        expect(events.at(-1)?.type).toBe('run_completed');
+      });
+    });
+  }
+});

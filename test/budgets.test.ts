@@ -11,6 +11,7 @@ import {
   ConfigurationError,
   MemorySession,
   defineAgent,
+  resume,
   run,
   start,
   tool,
@@ -184,6 +185,31 @@ describe('cost from the price table', () => {
     // parent: 1000 in at 1 + the default 10 in / 5 out of its last answer; child: 1000 in at 3
     expect(end.cost!.amount).toBeCloseTo((1_000 * 1 + 10 * 1 + 5 * 2 + 1_000 * 3) / 1e6, 12);
     expect(end.usage.inputTokens).toBe(2_010);
+  });
+
+  it('a resumed run prices its own responses only: the usage its suspension carried makes the cost incomplete', async () => {
+    const gated = tool({
+      name: 'gated',
+      description: 'g',
+      parameters: z.object({}),
+      needsApproval: true,
+      execute: () => 'done',
+    });
+    const model = scriptedModel(
+      [
+        { toolCalls: [{ name: 'gated', callId: 'g1' }], usage: usage(1_000, 0) },
+        { text: 'done', usage: usage(10, 5) },
+      ],
+      { id: 'openai:gpt-test' },
+    );
+    const agent = defineAgent({ name: 'a', instructions: '', model, tools: [gated] });
+    const suspended = (await start(agent, 'go', { approvals: 'suspend' }).result).suspended!;
+    expect(suspended.usage.totalTokens).toBe(1_000);
+    const resumed = resume(agent, suspended, { g1: { approve: true } }, { budget: { prices } });
+    const end = terminal(await collectEvents(resumed.events$)) as RunCompleted;
+    expect(end.usage.totalTokens).toBe(1_015); // the chain's usage, the suspension's included
+    // Only the resumed response is priced (10 in at 1, 5 out at 2): the suspension keeps no cost, so it is no total.
+    expect(end.cost).toEqual({ amount: (10 * 1 + 5 * 2) / 1e6, complete: false });
   });
 
   it('without prices there is no cost field', async () => {

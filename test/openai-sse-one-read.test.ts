@@ -124,6 +124,25 @@ describe('readEventStream: one read, many events', () => {
     expect(b.handed).toEqual([{ t: 'naïve ☕' }, { type: 'response.output_text.delta', delta: 'x' }]);
   });
 
+  it('a BOM and code points of 2, 3 and 4 bytes split at every byte, in two or three reads, are decoded whole', async () => {
+    const text = 'é€😀';
+    const bytes = new Uint8Array([0xef, 0xbb, 0xbf, ...encoder.encode(`data:${JSON.stringify({ t: text })}\n\n`)]);
+    let splits = 0;
+    for (let i = 1; i < bytes.length; i++) {
+      for (let j = i; j < bytes.length; j++) {
+        const b = body(
+          j === i ? [bytes.slice(0, i), bytes.slice(i)] : [bytes.slice(0, i), bytes.slice(i, j), bytes.slice(j)],
+        );
+        expect(await b.read()).toEqual({ end: 'ended' });
+        expect(b.handed, `reads cut at ${i} and ${j}`).toEqual([{ t: text }]);
+        splits++;
+      }
+    }
+    checked.push(
+      `a BOM, then 2-, 3- and 4-byte code points: ${splits} ways to cut the body into reads, each decoded whole`,
+    );
+  });
+
   it('data: [DONE] ends the content; the rest of the body is still read to its end', async () => {
     const b = body([frame({ n: 1 }) + SSE_DONE + frame({ n: 2 }), frame({ n: 3 })]);
     expect(await b.read()).toEqual({ end: 'ended' });
@@ -145,6 +164,21 @@ describe('readEventStream: one read, many events', () => {
     expect(await b.read()).toEqual({ end: 'cut', error: terminated });
     expect(b.handed).toEqual([{ n: 1 }, { n: 2 }]);
     checked.push('the connection cut after two events: both handed over, then { end: "cut", error }');
+  });
+
+  it('CR line ends: an event whose blank line is the last CR of the body is handed over, as the SDK hands it over', async () => {
+    const b = body([frame({ n: 1 }).replaceAll('\n', '\r') + 'data: {"n":2}\r', '\r']);
+    expect(await b.read()).toEqual({ end: 'ended' });
+    expect(b.handed).toEqual([{ n: 1 }, { n: 2 }]);
+    // A CR at the end of a read is still a line end when an LF or another line follows in the next one.
+    const split = body(['data: {"n":1}\r', '\n\r', '\ndata:{"n":2}\r\r', '\ndata: {"n":3}\n\n']);
+    expect(await split.read()).toEqual({ end: 'ended' });
+    expect(split.handed).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
+    // A last line ended by a CR but no blank line after it is still an event cut off by the end: dropped.
+    const cut = body([frame({ n: 1 }) + 'data: {"n":2}\r']);
+    expect(await cut.read()).toEqual({ end: 'ended' });
+    expect(cut.handed).toEqual([{ n: 1 }]);
+    checked.push("CR line ends, the body ending on the blank line's CR: the last event handed over, not dropped");
   });
 
   it('an event cut off by the end of the body (no blank line after it) is dropped, as the SDK drops it', async () => {
@@ -194,5 +228,31 @@ describe('through the adapters: a malformed frame after good ones in one write',
     checked.push(
       'openaiResponses: two deltas, then a delta that is a number, in one write: two deltas, malformed_chunk',
     );
+  });
+});
+
+describe('through the adapters: CR line ends', () => {
+  let server: OpenAIServer;
+  beforeAll(async () => void (server = await startOpenAIServer()));
+  afterAll(() => server.close());
+  const request: ModelRequest = {
+    instructions: '',
+    items: [{ type: 'user', id: 'u', text: 'hi' }],
+    tools: [],
+    stream: true,
+  };
+
+  it('Chat Completions with CR line ends and no [DONE]: the finish_reason chunk at the very end is the answer', async () => {
+    const cr = (payload: unknown) => sseData(payload).replaceAll('\n', '\r');
+    server.enqueue({
+      sse: [cr(chatChunk({ role: 'assistant', content: 'ok' })), cr(chatChunk({}, { finishReason: 'stop' }))],
+    });
+    const { events, error, completed } = await collect<ModelEvent>(
+      openaiChat({ model: 'm', apiKey: 'k', baseURL: server.baseURL }).call(request),
+    );
+    expect(error).toBeUndefined();
+    expect(completed).toBe(true);
+    expect(events.at(-1)).toMatchObject({ type: 'response', response: { text: 'ok', finishReason: 'stop' } });
+    checked.push('openaiChat: CR line ends, the finish chunk last in the body: a response, not stream_truncated');
   });
 });

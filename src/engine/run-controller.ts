@@ -123,6 +123,7 @@ export class RunController<C = unknown> implements RunContext<C>, ControlledRun,
       : continued?.pending === true
         ? RunTotals.resumed(input as readonly Item[], ZERO_USAGE) // as journalled: its open batch not paired
         : new RunTotals(initialItems(input, () => this.nextId()));
+    if (resume) this.#meter?.carried(resume.suspended.usage);
     // Without a session and not continued, the journal writer never writes: one shared writer serves every such run.
     this.journal =
       opts.session === undefined && continued === undefined

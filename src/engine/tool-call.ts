@@ -217,6 +217,9 @@ class CallRun extends Subscriber<unknown> implements CancellableCall {
 
   settle(item: ToolResultItem, error: unknown, interrupted = false): void {
     const { rc, call, out } = this;
+    // A call settles once: what its tool gives after it settled (a per-call cancel made while the tool was being
+    // subscribed, e.g. from a handler of the progress it reported then) is ignored, as a late result is.
+    if (this.ctx.settled) return;
     this.ctx.settled = true;
     this.running.unsubscribe(); // the call is over: a cancel from here on is seen where the batch now waits
     this.rc.calls.remove(call.callId, this);

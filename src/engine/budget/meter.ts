@@ -50,6 +50,14 @@ export class BudgetMeter {
     this.cancels = this.limited && b.onLimit === 'cancel';
   }
 
+  /**
+   * A resumed run's usage from before its suspension (docs/long-runs.md, "Budgets"): no response of this run priced
+   * it and the suspension keeps no cost, so the cost is incomplete once it holds any.
+   */
+  carried(usage: Usage): void {
+    if (usage.totalTokens > 0 || !usage.reported) this.#complete = false;
+  }
+
   /** The run's cost so far, when the budget has prices; undefined otherwise. */
   cost(): Cost | undefined {
     return this.budget?.prices === undefined ? undefined : { amount: this.#amount, complete: this.#complete };

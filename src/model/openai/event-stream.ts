@@ -21,6 +21,7 @@ export interface ChunkSink<C> {
 const ENDED: EventStreamEnd = { end: 'ended' };
 const STOPPED: EventStreamEnd = { end: 'stopped' };
 const BOM = 0xfeff;
+const CR = 0x0d;
 const STREAM: TextDecodeOptions = { stream: true };
 /**
  * Decodes the reads that end on a whole code point (a decoder keeps no state between calls without `stream`). The BOM
@@ -38,12 +39,12 @@ const ignore = (): undefined => undefined;
  * events costs one `await`.
  *
  * The lines, fields and events are `eventsource-parser`'s (lines end with LF, CR or CRLF; `data` lines of one event
- * are joined with LF); a leading BOM is dropped. Per event, as the `openai` SDK's `Stream` does (6.x,
- * `fromSSEResponse`): the `data` is parsed as JSON and handed over whatever its `event:` name; `data: [DONE]` ends the
- * content, and the events after it are ignored (the body is still read to its end so the connection can be reused); a
- * payload holding a truthy `error` throws an `APIError` without status (`error` as its body, `headers` as its
- * headers). Events without data are skipped; an event cut off by the end of the body (no blank line after it) is
- * dropped.
+ * are joined with LF; a CR that ends the body ends its line); a leading BOM is dropped. Per event, as the `openai`
+ * SDK's `Stream` does (6.x, `fromSSEResponse`): the `data` is parsed as JSON and handed over whatever its `event:`
+ * name; `data: [DONE]` ends the content, and the events after it are ignored (the body is still read to its end so
+ * the connection can be reused); a payload holding a truthy `error` throws an `APIError` without status (`error` as its
+ * body, `headers` as its headers). Events without data are skipped; an event cut off by the end of the body (no blank
+ * line after it) is dropped.
  *
  * A malformed event after good ones in the same read: the good ones are handed over first, then it throws.
  */
@@ -54,6 +55,8 @@ export class EventStreamReader<C> {
   /** `data: [DONE]` seen, or the sink returned false: later events are not handed over. */
   #done = false;
   #stopped = false;
+  /** The text so far ends with a CR: a line end, unless an LF follows (the parser waits for the next text to see). */
+  #cr = false;
   #decoder: TextDecoder | undefined;
 
   /**
@@ -103,12 +106,14 @@ export class EventStreamReader<C> {
   }
 
   /**
-   * The body ended: parses what the decoder still held. @returns false when the sink stopped. @throws as
-   * {@link read}.
+   * The body ended: parses what the decoder still held, and ends a last line whose CR the parser held back (no LF can
+   * follow it now), so an event whose blank line is the body's last CR is handed over, as the SDK hands it over.
+   * @returns false when the sink stopped. @throws as {@link read}.
    */
   end(): boolean {
     const rest = this.#decoder?.decode() ?? '';
     if (rest !== '') this.#feed(rest);
+    if (this.#cr) this.#feed('\n'); // CR LF is one line end: the held-back CR ends its line, nothing more
     return !this.#stopped;
   }
 
@@ -130,6 +135,7 @@ export class EventStreamReader<C> {
       this.#first = false;
       if (text.charCodeAt(0) === BOM) text = text.slice(1);
     }
+    if (text !== '') this.#cr = text.charCodeAt(text.length - 1) === CR;
     (this.#parser ??= createParser({ onEvent: (message) => this.#event(message.data) })).feed(text);
   }
 
