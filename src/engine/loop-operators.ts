@@ -3,7 +3,7 @@ import { Observable, Subscriber, from, type ObservableInput, type Unsubscribable
 /**
  * The run loop's operators, hand-written as those of sequence.ts are (BENCHMARKS.md, section 6.1): the turn loop's
  * `expand` and its failure catches, one subscriber object each, with RxJS's order of effects
- * (test/sequence-order-of-effects.test.ts).
+ * (test/sequence-order-of-effects.test.ts) except where {@link expandOn} says.
  */
 
 /**
@@ -11,6 +11,10 @@ import { Observable, Subscriber, from, type ObservableInput, type Unsubscribable
  * other than `again`; on `again`, subscribes `next(arg)` at once, as `expand` does (while the inner that gave it
  * still runs), and expands its values the same way. Completes when `first$` and every inner completed. `arg` lets a
  * shared function serve as `next` (no closure kept alive per subscription).
+ *
+ * One order differs from `expand`'s: when the last live inner completes asynchronously, it is torn down before the
+ * result completes (RxJS's `expand` completes the result first, then tears the inner down). The run loop ends on the
+ * outcome value emitted before either, so no run event moves.
  */
 export function expandOn<T, A, X = undefined>(
   first$: Observable<T | A>,
