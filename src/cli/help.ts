@@ -23,7 +23,7 @@ export const ENVIRONMENT: Readonly<Record<string, string>> = {
     'API key of the OpenAI-compatible server; the default --provider when neither of the above is ' +
     'set (--api-key wins)',
   OPENAI_BASE_URL: 'its endpoint, an http(s) URL (--base-url wins)',
-  LOOPCTL_OFFLINE_DELAY_MS: 'pause between two words of the offline model, in ms (default 15)',
+  LOOPCTL_OFFLINE_DELAY_MS: 'pause between two words of the offline model, in ms from 0 to 60000 (default 15)',
   LOOPCTL_DATA_DIR:
     'absolute path of the folder of sessions.db, the saved conversations ' +
     '(default $XDG_DATA_HOME/loopctl, else ~/.local/share/loopctl)',
