@@ -123,7 +123,10 @@ export function helpText(options: OptionDefinitions): string {
     'the lines of a file, finds a pattern and summarises a file into a new one.',
     '',
     'Options:',
-    ...optionRows(options).map(([flag, what]) => `  ${pad(flag, width)}${wrap(what)}`),
+    // An option as wide as the column or wider (`--context-window <n>`) has its meaning on the next line.
+    ...optionRows(options).map(([flag, what]) =>
+      flag.length < width ? `  ${pad(flag, width)}${wrap(what)}` : `  ${flag}\n${' '.repeat(width + 2)}${wrap(what)}`,
+    ),
     '',
     'Defaults:',
     ...defaultRows().map(([what, value]) => `  ${what.replace(/`/g, '')}: ${value}`),
