@@ -240,7 +240,7 @@ describe('which conversation a command continues', () => {
     console.log(`a folder named sessions.db: ${String(error)}`);
     expect(error).toBeInstanceOf(StoreError);
     expect((error as Error).message).toBe(
-      `${file}: the saved conversations cannot be opened: unable to open database file (SQLITE_CANTOPEN)`,
+      `${file}: the database cannot be opened: unable to open database file (SQLITE_CANTOPEN); run with --no-save`,
     );
     expect((error as Error).cause).toMatchObject({ code: 'SQLITE_CANTOPEN' });
     expect(statSync(file).isDirectory()).toBe(true);

@@ -311,3 +311,31 @@ describe('a write that fails stores nothing: SessionStorageError, the history in
     expect({ name: err['name'], code: err['code'] }).toEqual({ name: 'SessionStorageError', code: 'closed' });
   });
 });
+
+describe('a path SQLite cannot open is a SessionStorageError naming the file', () => {
+  it('a missing folder, or a folder where the file should be: SQLITE_CANTOPEN, nothing created', () => {
+    const dir = dirs.make();
+    const cases: [string, string][] = [
+      [path.join(dir, 'no', 'such', 'sessions.db'), 'Cannot open database because the directory does not exist'],
+      [dir, 'unable to open database file'],
+    ];
+    for (const [file, why] of cases) {
+      let error: unknown;
+      try {
+        new SqliteSessionStore(file);
+      } catch (e) {
+        error = e;
+      }
+      console.log(`new SqliteSessionStore(${file}) threw ${String(error)}`);
+      const e = error as Record<string, unknown>;
+      expect({ name: e['name'], code: e['code'], sessionId: e['sessionId'], message: e['message'] }).toEqual({
+        name: 'SessionStorageError',
+        code: 'SQLITE_CANTOPEN',
+        sessionId: undefined,
+        message: `${file}: the database cannot be opened: ${why} (SQLITE_CANTOPEN)`,
+      });
+      expect((error as Error).cause).toBeInstanceOf(Error);
+    }
+    expect(existsSync(path.join(dir, 'no'))).toBe(false);
+  });
+});
