@@ -109,6 +109,24 @@ describe('a file the store cannot use is a SessionSchemaError, and the file is l
     expect((await openError(file))['problem']).toBe('corrupt');
     expect(existsSync(file)).toBe(true);
   });
+
+  it('a version table set back to 0 beside the tables is corrupt, not a file to migrate from scratch', async () => {
+    const file = await fileWithHistory();
+    const db = new Database(file);
+    db.exec('UPDATE loopctl_schema SET version = 0');
+    db.close();
+    const before = readFileSync(file);
+    const error = await openError(file);
+    console.log(`version 0: ${JSON.stringify(error)}`);
+    expect(error).toEqual({
+      name: 'SessionSchemaError',
+      problem: 'corrupt',
+      expectedVersion: SQLITE_SCHEMA_VERSION,
+      foundVersion: undefined,
+      location: file,
+    });
+    expect(readFileSync(file).equals(before)).toBe(true);
+  });
 });
 
 describe('schema versions', () => {
