@@ -40,7 +40,7 @@ export const ENVIRONMENT: Readonly<Record<string, string>> = {
 /** The exit codes, in the order the help and docs/cli.md list them. */
 export const EXIT_CODES: readonly (readonly [number, string])[] = [
   [0, 'the run completed (with piped tasks: the last one did)'],
-  [1, 'the run failed (model error, turn limit, …), or sessions.db is unusable'],
+  [1, 'the run failed (model error, turn limit, …), sessions.db is unusable, or the output could not be written'],
   [2, 'bad options or configuration, no task, package not installed, port in use'],
   [130, 'cancelled by Ctrl-C (SIGINT)'],
   [141, 'the output was closed (e.g. piped into head)'],
@@ -132,7 +132,7 @@ export function helpText(options: OptionDefinitions): string {
     ...defaultRows().map(([what, value]) => `  ${what.replace(/`/g, '')}: ${value}`),
     '',
     'Exit codes:',
-    ...EXIT_CODES.map(([code, what]) => `  ${pad(String(code), 5)}${what}`),
+    ...EXIT_CODES.map(([code, what]) => `  ${pad(String(code), 5)}${wrapText(what, 73).join(`\n${' '.repeat(7)}`)}`),
     '',
     'Environment:',
     ...Object.entries(ENVIRONMENT).flatMap(([name, what]) => [
