@@ -10,7 +10,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HELP, OPTIONS, parseCli, UsageError } from '../src/cli/args.js';
 import { defaultsTable, ENVIRONMENT, exitCodeTable, SUBCOMMANDS } from '../src/cli/help.js';
-import { OPTION_HELP, optionsTable } from '../src/cli/option-help.js';
+import { OPTION_HELP, optionRows, optionsTable } from '../src/cli/option-help.js';
 import { DEFAULTS } from '../src/defaults.js';
 import { EMPTY } from 'rxjs';
 import { cliAgent } from '../src/cli/agent.js';
@@ -384,6 +384,25 @@ describe('--help', () => {
     for (const code of ['0', '1', '2', '130', '141', '143']) expect(HELP).toMatch(new RegExp(`^  ${code} +\\S`, 'm'));
     for (const name of Object.keys(ENVIRONMENT)) expect(HELP).toMatch(new RegExp(`^  ${name}$`, 'm'));
     expect(HELP.split('\n').filter((l) => l.length > 80)).toEqual([]);
+  });
+});
+
+describe('--help keeps each option apart from its meaning', () => {
+  it('an option too long for the column has its meaning on the next line, aligned with the others', () => {
+    const lines = HELP.split('\n');
+    const rows = optionRows(OPTIONS);
+    for (const [flag, meaning] of rows) {
+      // The flag's line: `--all`'s, not `--allow-shell`'s; a flag run into its meaning (`<n>the`) has none.
+      const at = lines.findIndex((l) => l.startsWith(`  ${flag}`) && /^( |$)/.test(l.slice(2 + flag.length)));
+      expect(at, `${flag} followed by a space or the end of its line`).toBeGreaterThan(0);
+      const rest = lines[at]!.slice(2 + flag.length);
+      const first = rest === '' ? lines[at + 1]! : lines[at]!;
+      expect(first.slice(22), flag).toBe(first.slice(22).trimStart());
+      expect(meaning.startsWith(first.slice(22).split(' ')[0]!), flag).toBe(true);
+    }
+    const long = rows.filter(([flag]) => flag.length >= 20).map(([flag]) => flag);
+    console.log(`options past the column: ${long.join(', ')}`);
+    expect(long).toContain('--context-window <n>');
   });
 });
 

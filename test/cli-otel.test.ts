@@ -175,6 +175,47 @@ describe('loopctl --otel', () => {
     );
   });
 
+  it('an OTLP endpoint variable that is not an http(s) URL: exit 2 naming the variable, nothing run', async () => {
+    const cases: [Record<string, string>, string][] = [
+      [
+        { OTEL_EXPORTER_OTLP_ENDPOINT: 'notaurl' },
+        'OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL (got "notaurl")',
+      ],
+      [
+        { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'collector:4318' },
+        'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT must be an http(s) URL (got "collector:4318")',
+      ],
+    ];
+    for (const [env, line] of cases) {
+      const out = { text: '', isTTY: false, write: (t: string) => void (out.text += t) };
+      const err = { text: '', isTTY: false, write: (t: string) => void (err.text += t) };
+      const exit = (code: number): never => {
+        throw new Error(`exit ${code}`);
+      };
+      const code = await main(['--otel', '--cwd', dir, 'list the .md files'], env, { stdout: out, stderr: err, exit });
+      console.log(`${JSON.stringify(env)}: exit ${code}, ${err.text.split('\n')[0]}`);
+      expect(code).toBe(2);
+      expect(err.text).toBe(`loopctl: ${line}\nTry 'loopctl --help'.\n`);
+      expect(out.text).toBe('');
+    }
+  });
+
+  it('the OTLP endpoint is not checked when nothing is sent to it (OTEL_TRACES_EXPORTER=console)', async () => {
+    const out = { text: '', isTTY: false, write: (t: string) => void (out.text += t) };
+    const err = { text: '', isTTY: false, write: (t: string) => void (err.text += t) };
+    const exit = (code: number): never => {
+      throw new Error(`exit ${code}`);
+    };
+    const env = {
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'notaurl',
+      OTEL_TRACES_EXPORTER: 'console',
+      LOOPCTL_OFFLINE_DELAY_MS: '0',
+    };
+    const argv = ['--otel', '--no-save', '--cwd', dir, 'list the .md files'];
+    expect(await main(argv, env, { stdout: out, stderr: err, exit })).toBe(0);
+    expect(err.text).toContain('[span] invoke_agent loopctl');
+  });
+
   it('without the SDK installed: exit 2, naming the npm install command', async () => {
     const out = { text: '', isTTY: false, write: (t: string) => void (out.text += t) };
     const err = { text: '', isTTY: false, write: (t: string) => void (err.text += t) };

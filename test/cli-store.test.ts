@@ -4,7 +4,7 @@
  * the lease that keeps two loopctl processes off one conversation, and how `sessions show` and `list` print what
  * models and files wrote (through the sanitiser). The CLI as a child process: test/services/cli-sessions.test.ts.
  */
-import { readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -231,6 +231,19 @@ describe('which conversation a command continues', () => {
         'or run with --no-save',
     );
     expect(readFileSync(file, 'utf8')).toBe('these are not conversations\n'.repeat(100));
+  });
+
+  it("a sessions.db SQLite cannot open (a folder) is a StoreError naming the file and SQLite's code, its cause kept", async () => {
+    const { project, env, file } = setup();
+    mkdirSync(file);
+    const error = await openConversation(options(project), env).catch((e: unknown) => e);
+    console.log(`a folder named sessions.db: ${String(error)}`);
+    expect(error).toBeInstanceOf(StoreError);
+    expect((error as Error).message).toBe(
+      `${file}: the database cannot be opened: unable to open database file (SQLITE_CANTOPEN); run with --no-save`,
+    );
+    expect((error as Error).cause).toMatchObject({ code: 'SQLITE_CANTOPEN' });
+    expect(statSync(file).isDirectory()).toBe(true);
   });
 
   it('a data folder that cannot be made is a StoreError naming the file, the errno and the culprit', async () => {

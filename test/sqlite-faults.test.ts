@@ -109,6 +109,24 @@ describe('a file the store cannot use is a SessionSchemaError, and the file is l
     expect((await openError(file))['problem']).toBe('corrupt');
     expect(existsSync(file)).toBe(true);
   });
+
+  it('a version table set back to 0 beside the tables is corrupt, not a file to migrate from scratch', async () => {
+    const file = await fileWithHistory();
+    const db = new Database(file);
+    db.exec('UPDATE loopctl_schema SET version = 0');
+    db.close();
+    const before = readFileSync(file);
+    const error = await openError(file);
+    console.log(`version 0: ${JSON.stringify(error)}`);
+    expect(error).toEqual({
+      name: 'SessionSchemaError',
+      problem: 'corrupt',
+      expectedVersion: SQLITE_SCHEMA_VERSION,
+      foundVersion: undefined,
+      location: file,
+    });
+    expect(readFileSync(file).equals(before)).toBe(true);
+  });
 });
 
 describe('schema versions', () => {
@@ -309,5 +327,33 @@ describe('a write that fails stores nothing: SessionStorageError, the history in
       .load()
       .catch((e: unknown) => e)) as Record<string, unknown>;
     expect({ name: err['name'], code: err['code'] }).toEqual({ name: 'SessionStorageError', code: 'closed' });
+  });
+});
+
+describe('a path SQLite cannot open is a SessionStorageError naming the file', () => {
+  it('a missing folder, or a folder where the file should be: SQLITE_CANTOPEN, nothing created', () => {
+    const dir = dirs.make();
+    const cases: [string, string][] = [
+      [path.join(dir, 'no', 'such', 'sessions.db'), 'Cannot open database because the directory does not exist'],
+      [dir, 'unable to open database file'],
+    ];
+    for (const [file, why] of cases) {
+      let error: unknown;
+      try {
+        new SqliteSessionStore(file);
+      } catch (e) {
+        error = e;
+      }
+      console.log(`new SqliteSessionStore(${file}) threw ${String(error)}`);
+      const e = error as Record<string, unknown>;
+      expect({ name: e['name'], code: e['code'], sessionId: e['sessionId'], message: e['message'] }).toEqual({
+        name: 'SessionStorageError',
+        code: 'SQLITE_CANTOPEN',
+        sessionId: undefined,
+        message: `${file}: the database cannot be opened: ${why} (SQLITE_CANTOPEN)`,
+      });
+      expect((error as Error).cause).toBeInstanceOf(Error);
+    }
+    expect(existsSync(path.join(dir, 'no'))).toBe(false);
   });
 });

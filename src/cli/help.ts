@@ -23,7 +23,7 @@ export const ENVIRONMENT: Readonly<Record<string, string>> = {
     'API key of the OpenAI-compatible server; the default --provider when neither of the above is ' +
     'set (--api-key wins)',
   OPENAI_BASE_URL: 'its endpoint, an http(s) URL (--base-url wins)',
-  LOOPCTL_OFFLINE_DELAY_MS: 'pause between two words of the offline model, in ms (default 15)',
+  LOOPCTL_OFFLINE_DELAY_MS: 'pause between two words of the offline model, in ms from 0 to 60000 (default 15)',
   LOOPCTL_DATA_DIR:
     'absolute path of the folder of sessions.db, the saved conversations ' +
     '(default $XDG_DATA_HOME/loopctl, else ~/.local/share/loopctl)',
@@ -40,7 +40,7 @@ export const ENVIRONMENT: Readonly<Record<string, string>> = {
 /** The exit codes, in the order the help and docs/cli.md list them. */
 export const EXIT_CODES: readonly (readonly [number, string])[] = [
   [0, 'the run completed (with piped tasks: the last one did)'],
-  [1, 'the run failed (model error, turn limit, …), or sessions.db is unusable'],
+  [1, 'the run failed (model error, turn limit, …), sessions.db is unusable, or the output could not be written'],
   [2, 'bad options or configuration, no task, package not installed, port in use'],
   [130, 'cancelled by Ctrl-C (SIGINT)'],
   [141, 'the output was closed (e.g. piped into head)'],
@@ -123,13 +123,16 @@ export function helpText(options: OptionDefinitions): string {
     'the lines of a file, finds a pattern and summarises a file into a new one.',
     '',
     'Options:',
-    ...optionRows(options).map(([flag, what]) => `  ${pad(flag, width)}${wrap(what)}`),
+    // An option as wide as the column or wider (`--context-window <n>`) has its meaning on the next line.
+    ...optionRows(options).map(([flag, what]) =>
+      flag.length < width ? `  ${pad(flag, width)}${wrap(what)}` : `  ${flag}\n${' '.repeat(width + 2)}${wrap(what)}`,
+    ),
     '',
     'Defaults:',
     ...defaultRows().map(([what, value]) => `  ${what.replace(/`/g, '')}: ${value}`),
     '',
     'Exit codes:',
-    ...EXIT_CODES.map(([code, what]) => `  ${pad(String(code), 5)}${what}`),
+    ...EXIT_CODES.map(([code, what]) => `  ${pad(String(code), 5)}${wrapText(what, 73).join(`\n${' '.repeat(7)}`)}`),
     '',
     'Environment:',
     ...Object.entries(ENVIRONMENT).flatMap(([name, what]) => [

@@ -9,20 +9,30 @@
  * a second): a Ctrl-C then is reported as cancelling the run before it started.
  * A closed stdout or stderr (EPIPE, e.g. `loopctl … | head -1`) is the stop
  * 'SIGPIPE': the run is cancelled quietly (nothing more is written) and the
- * exit code is 141, as for a program killed by SIGPIPE.
+ * exit code is 141, as for a program killed by SIGPIPE. Any other write error
+ * (ENOSPC on a full disk, EIO) stops the run the same way, but what was not
+ * written is lost: the exit code is 1, and for stdout one `loopctl:` line on
+ * stderr says so.
  */
 import { exitAtOnce, StopSignals } from './signals.js';
 
 const stops = new StopSignals();
 
 let outputClosed = false;
-const onOutputError = (): void => {
+let outputFailed = false;
+/** Handles a failed write to `name`; a failed stdout is reported on stderr (stdout holds only answers). */
+const onOutputError = (name: 'stdout' | 'stderr') => (error: NodeJS.ErrnoException) => {
   if (outputClosed) return;
   outputClosed = true;
+  if (error.code !== 'EPIPE') {
+    outputFailed = true;
+    const line = `loopctl: cannot write to ${name}: ${error.message}; what was not written is lost\n`;
+    if (name === 'stdout') process.stderr.write(line);
+  }
   stops.raise('SIGPIPE');
 };
-process.stdout.on('error', onOutputError);
-process.stderr.on('error', onOutputError);
+process.stdout.on('error', onOutputError('stdout'));
+process.stderr.on('error', onOutputError('stderr'));
 /** `stream`, written to only while both outputs work. */
 const guarded = (stream: NodeJS.WriteStream) => ({
   write: (text: string): boolean => outputClosed || stream.write(text),
@@ -37,8 +47,8 @@ const code = await main(process.argv.slice(2), process.env, {
   stdout: guarded(process.stdout),
   stderr: guarded(process.stderr),
   stdin: process.stdin,
-  exit: exitAtOnce,
+  exit: (exitCode) => exitAtOnce(outputFailed && exitCode === 141 ? 1 : exitCode),
   stops,
 });
 if (!outputClosed) await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
-process.exit(code);
+process.exit(outputFailed ? 1 : code);

@@ -166,11 +166,16 @@ export function boundNonStreamed(
   };
 }
 
+/** The longest pause between two words of the offline model (ms): a minute, well within what a timer can wait. */
+const MAX_OFFLINE_DELAY_MS = 60_000;
+
 function offlineDelay(env: NodeJS.ProcessEnv): number {
   const raw = env['LOOPCTL_OFFLINE_DELAY_MS'];
   if (raw === undefined || raw === '') return 15;
   const ms = Number(raw);
-  if (!Number.isFinite(ms) || ms < 0)
-    throw new UsageError(`LOOPCTL_OFFLINE_DELAY_MS must be a number of ms >= 0 (got ${JSON.stringify(raw)})`);
+  if (!Number.isFinite(ms) || ms < 0 || ms > MAX_OFFLINE_DELAY_MS) {
+    const rule = `a number of ms from 0 to ${MAX_OFFLINE_DELAY_MS}`;
+    throw new UsageError(`LOOPCTL_OFFLINE_DELAY_MS must be ${rule} (got ${JSON.stringify(raw)})`);
+  }
   return ms;
 }

@@ -1,4 +1,5 @@
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { checkBaseURL } from './args.js';
 import { UsageError } from './usage-error.js';
 import type { Output } from './output.js';
 import { sanitizeLine } from './sanitize.js';
@@ -43,6 +44,22 @@ export function flushBoundMs(env: NodeJS.ProcessEnv): number {
     if (env[name]?.trim() && Number.isFinite(ms) && ms > 0) return ms;
   }
   return FLUSH_BOUND_MS;
+}
+
+/**
+ * Where the OTLP/HTTP exporter sends spans, as it reads the standard variables (for the warning).
+ * @throws UsageError naming `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` or `OTEL_EXPORTER_OTLP_ENDPOINT` when the one
+ *   it reads is not an http(s) URL (the exporter would send nothing, and the warning would blame the collector).
+ */
+export function checkedTracesEndpoint(env: NodeJS.ProcessEnv): string {
+  for (const name of ['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'OTEL_EXPORTER_OTLP_ENDPOINT']) {
+    const value = env[name]?.trim();
+    if (value) {
+      checkBaseURL(name, value);
+      break;
+    }
+  }
+  return tracesEndpoint(env);
 }
 
 /** Where the OTLP/HTTP exporter sends spans, as it reads the standard variables (for the warning). */

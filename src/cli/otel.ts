@@ -1,7 +1,15 @@
 import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { RunTelemetry } from '../engine/telemetry.js';
 import type { Output } from './output.js';
-import { bounded, ExportAccount, flushBoundMs, lineExporter, tracesEndpoint, tracesExporters } from './otel-export.js';
+import {
+  bounded,
+  checkedTracesEndpoint,
+  ExportAccount,
+  flushBoundMs,
+  lineExporter,
+  tracesEndpoint,
+  tracesExporters,
+} from './otel-export.js';
 import { UsageError } from './usage-error.js';
 
 /** What `--otel` needs beside loopctl, pinned as the project tests them. */
@@ -51,7 +59,8 @@ export interface CliTelemetryIO {
  * (it refused, failed or did not answer) is one `loopctl: --otel: …` line on stderr, printed once.
  * The SDK and the exporter are optional peer dependencies, loaded only here.
  * @throws UsageError (exit 2) with the `npm install` command when one of them is not installed,
- *   and naming `OTEL_TRACES_EXPORTER` for a value it does not know.
+ *   naming `OTEL_TRACES_EXPORTER` for a value it does not know, and naming the OTLP endpoint variable the
+ *   exporter reads when it is not an http(s) URL.
  */
 export async function startCliTelemetry(version: string, io: CliTelemetryIO): Promise<CliTelemetry> {
   // loopctl's own adapter by a literal import(), which a bundle of the CLI (dist/bin) takes in, so that it shares the
@@ -59,6 +68,7 @@ export async function startCliTelemetry(version: string, io: CliTelemetryIO): Pr
   const { env, stderr, load = (s) => (s === OWN_ADAPTER ? import('../otel/index.js') : import(s)) } = io;
   const exporters = tracesExporters(env);
   const otlp = exporters.has('otlp');
+  const endpoint = otlp ? checkedTracesEndpoint(env) : tracesEndpoint(env);
   let sdk: Sdk, exporter: Exporter | undefined, resources: Resources, otel: Otel;
   try {
     [sdk, resources, otel, exporter] = (await Promise.all([
@@ -78,7 +88,7 @@ export async function startCliTelemetry(version: string, io: CliTelemetryIO): Pr
   const resource = defaultResource()
     .merge(resourceFromAttributes({ 'service.name': 'loopctl', 'service.version': version }))
     .merge(detectResources({ detectors: [envDetector] }));
-  const account = new ExportAccount(tracesEndpoint(env), stderr);
+  const account = new ExportAccount(endpoint, stderr);
   const spanProcessors: SpanProcessor[] = [];
   if (exporters.has('console')) spanProcessors.push(new sdk.SimpleSpanProcessor(lineExporter(stderr)));
   if (exporter) {

@@ -12,6 +12,7 @@ import {
   journalOf,
   checkTtl,
   fenceKey,
+  itemIssue,
   suspensionKey,
 } from '../session/checks.js';
 import { JournalFencedError, SessionSchemaError } from '../session/errors.js';
@@ -32,8 +33,8 @@ import type { PostgresBackend } from './backend.js';
 /**
  * One session of a `PostgresSessionStore` (made by `store.session(id)`): the `Session` contract
  * on a Postgres server.
- * - `load()`: the Items in append order; rejects with `SessionSchemaError` (`corrupt`) for a stored
- *   row that is not an Item's JSON, `SessionStorageError` when the query fails.
+ * - `load()`: the Items in append order; rejects with `SessionSchemaError` (`corrupt`, naming the row) for a
+ *   stored row that is not JSON or not an Item, `SessionStorageError` when the query fails.
  * - `append(items, { runId, signal })`: one statement ("a commit is all or nothing"), idempotent per
  *   `runId`; a `signal` aborted before it is sent stores nothing and rejects with its reason (once
  *   sent, "the commit cannot be cancelled": it resolves when it stored). Rejects with
@@ -51,14 +52,21 @@ export class PostgresSession implements Session {
 
   async load(): Promise<readonly Item[]> {
     const rows = await this.store.query<{ item: string }>(this.id, this.store.sql.load, [this.id]);
+    const corrupt = (what: string, cause?: unknown): SessionSchemaError => {
+      const location = where(this.store.schema);
+      const init = { problem: 'corrupt' as const, expectedVersion: POSTGRES_SCHEMA_VERSION, location };
+      return new SessionSchemaError(init, what, { cause });
+    };
     return rows.map((row, i) => {
+      let item: unknown;
       try {
-        return JSON.parse(row.item) as Item;
+        item = JSON.parse(row.item);
       } catch (err) {
-        const location = where(this.store.schema);
-        const init = { problem: 'corrupt' as const, expectedVersion: POSTGRES_SCHEMA_VERSION, location };
-        throw new SessionSchemaError(init, `item ${i} of session "${this.id}" is not JSON`, { cause: err });
+        throw corrupt(`item ${i} of session "${this.id}" is not JSON`, err);
       }
+      const why = itemIssue(item);
+      if (why !== undefined) throw corrupt(`item ${i} of session "${this.id}" is not an Item (${why})`);
+      return item as Item;
     });
   }
 

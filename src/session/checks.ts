@@ -212,13 +212,20 @@ function checkedEntry(entry: StoredJournalEntry, corrupt: (what: string) => Erro
   }
   if (!Array.isArray(items)) throw corrupt(`turn ${turn} is not an array of Items, got ${describeValue(items)}`);
   for (let i = 0; i < items.length; i++) {
-    const parsed = ItemSchema.safeParse(items[i]);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      const path = issue?.path.join('.') ?? '';
-      const why = `${path === '' ? '' : `${path}: `}${issue?.message ?? 'invalid'}`;
-      throw corrupt(`turn ${turn} is not an array of Items (item ${i}: ${why})`);
-    }
+    const why = itemIssue(items[i]);
+    if (why !== undefined) throw corrupt(`turn ${turn} is not an array of Items (item ${i}: ${why})`);
   }
   return { turn, items: items as Item[] };
+}
+
+/**
+ * Why a stored row, parsed, is not an Item (its first issue, with its path: `toolCalls: Invalid input: …`), or
+ * undefined when it is one: a store reads its rows strictly, the history's as the journal's.
+ */
+export function itemIssue(value: unknown): string | undefined {
+  const parsed = ItemSchema.safeParse(value);
+  if (parsed.success) return undefined;
+  const issue = parsed.error.issues[0];
+  const path = issue?.path.join('.') ?? '';
+  return `${path === '' ? '' : `${path}: `}${issue?.message ?? 'invalid'}`;
 }

@@ -99,7 +99,8 @@ function readVersion(db: Database.Database, location: string, expected: number):
   }
   const rows = db.prepare('SELECT version FROM loopctl_schema').pluck().all() as unknown[];
   const version = rows[0];
-  if (rows.length !== 1 || typeof version !== 'number' || !Number.isInteger(version) || version < 0) {
+  // Version 0 is never stored: migration 0 writes it and the same transaction sets the version reached.
+  if (rows.length !== 1 || typeof version !== 'number' || !Number.isInteger(version) || version < 1) {
     throw corrupt(location, expected, `loopctl_schema holds ${JSON.stringify(rows)}, not one version number`);
   }
   return version;

@@ -12,6 +12,7 @@ import {
   journalOf,
   checkTtl,
   fenceKey,
+  itemIssue,
   suspensionKey,
 } from '../session/checks.js';
 import { JournalFencedError } from '../session/errors.js';
@@ -35,8 +36,8 @@ import type { Statements } from './statements.js';
  * on a SQLite file. Each method runs its statements on the store's connection and returns a Promise;
  * while another process holds the write lock it waits on timers (never blocking the event loop), up to
  * the store's `busyTimeoutMs`, then rejects with `SessionStorageError` (`SQLITE_BUSY`).
- * - `load()`: the Items in append order; rejects with `SessionSchemaError` (`corrupt`) for a stored
- *   row that is not an Item's JSON, `SessionStorageError` when the file cannot be read.
+ * - `load()`: the Items in append order; rejects with `SessionSchemaError` (`corrupt`, naming the row) for a
+ *   stored row that is not JSON or not an Item, `SessionStorageError` when the file cannot be read.
  * - `append(items, { runId, signal })`: one transaction ("a commit is all or nothing"), idempotent per
  *   `runId`; a second commit of one `suspensionId` rejects with `ResumeError` (`already_resumed`),
  *   storing nothing; a `signal` already aborted, or aborted while the write waits for the lock, stores
@@ -57,12 +58,22 @@ export class SqliteSession implements Session {
     const rows = await this.store.run(this.id, (sql) => sql.items.all(this.id));
     const items: Item[] = new Array(rows.length);
     for (let i = 0; i < rows.length; i++) {
+      let row: unknown;
       try {
-        items[i] = JSON.parse(rows[i]!) as Item;
+        row = JSON.parse(rows[i]!);
       } catch (err) {
         const what = `item ${i} of session "${this.id}" is not JSON`;
         throw corrupt(this.store.location, SQLITE_SCHEMA_VERSION, what, err);
       }
+      const why = itemIssue(row);
+      if (why !== undefined) {
+        throw corrupt(
+          this.store.location,
+          SQLITE_SCHEMA_VERSION,
+          `item ${i} of session "${this.id}" is not an Item (${why})`,
+        );
+      }
+      items[i] = row as Item;
     }
     return items;
   }

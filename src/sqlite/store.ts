@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { checkDurationMs } from '../duration.js';
 import Database from 'better-sqlite3';
 import { isConfigurationError } from '../errors.js';
@@ -66,7 +68,7 @@ export class SqliteSessionStore implements SessionStore {
     this.#busyTimeoutMs = options.busyTimeoutMs ?? 5000;
     // Opening is synchronous (a constructor): the schema is prepared with SQLite's own busy wait, then
     // every later statement waits without blocking (./busy.ts).
-    this.#db = typeof file === 'string' ? new Database(file, { timeout: this.#busyTimeoutMs }) : file;
+    this.#db = typeof file === 'string' ? openFile(file, this.#busyTimeoutMs) : file;
     this.location = this.#db.name;
     try {
       this.#open();
@@ -206,5 +208,24 @@ export class SqliteSessionStore implements SessionStore {
             ? 'another process kept the database busy'
             : err.message;
     return new SessionStorageError(sessionId, code, `${this.where(sessionId)}: ${what} (${code})`, { cause: err });
+  }
+}
+
+/**
+ * `file` opened by better-sqlite3 (created when missing); `SessionStorageError` naming the file when SQLite cannot
+ * open it (a folder or a dangling symlink in its place) or its folder is missing: better-sqlite3's own error names
+ * neither the file nor, for a missing folder, a code. An error loading the native module itself is thrown as it is.
+ */
+function openFile(file: string, timeout: number): Database.Database {
+  try {
+    return new Database(file, { timeout });
+  } catch (err) {
+    const sqlite = err instanceof Database.SqliteError;
+    if (!sqlite && !(err instanceof TypeError && !existsSync(path.dirname(file)))) throw err;
+    const code = sqlite ? err.code : 'SQLITE_CANTOPEN';
+    const why = err.message;
+    throw new SessionStorageError(undefined, code, `${file}: the database cannot be opened: ${why} (${code})`, {
+      cause: err,
+    });
   }
 }

@@ -3,6 +3,7 @@
  * SessionSchemaError (missing, naming the expected version) and creates nothing; createSchema is explicit and
  * idempotent; an older schema is refused until migrate(pool) upgrades it, keeping the history; a newer one is
  * refused by both. A failed write (a read-only transaction) rejects with SessionStorageError carrying the SQLSTATE.
+ * A stored row that is not JSON, or JSON that is not an Item, makes load reject with SessionSchemaError (corrupt).
  */
 import { describe, expect, it } from 'vitest';
 import type { Item } from '../../src/index.js';
@@ -183,6 +184,34 @@ describe('Postgres schema: explicit createSchema and migrate', () => {
     });
     expect(await store.session('s').load()).toEqual(items('a', 1));
     expect((await store.list()).map((i) => [i.id, i.items])).toEqual([['s', 1]]);
+  });
+
+  it('a stored row that is not JSON or not an Item: load rejects with SessionSchemaError (corrupt) naming the row', async () => {
+    const schema = freshSchema();
+    await createSchema(pool, { schema });
+    const store = new PostgresSessionStore(pool, { schema });
+    await store.session('s').append(items('a', 3), { runId: 'r1' });
+    const rows: [string, string][] = [
+      ['null', 'item 1 of session "s" is not an Item (Invalid input: expected object, received null)'],
+      [
+        '{"type":"assistant","id":"a1","text":"hi"}',
+        'item 1 of session "s" is not an Item (toolCalls: Invalid input: expected array, received undefined)',
+      ],
+      ['{not json', 'item 1 of session "s" is not JSON'],
+    ];
+    for (const [row, what] of rows) {
+      await pool.query(`UPDATE "${schema}".loopctl_items SET item = $1 WHERE seq = 1`, [row]);
+      const err = (await store
+        .session('s')
+        .load()
+        .catch((e: unknown) => e)) as Record<string, unknown>;
+      console.log(`row ${row}: load() rejected with ${String(err)}`);
+      expect({ name: err['name'], problem: err['problem'], message: err['message'] }).toEqual({
+        name: 'SessionSchemaError',
+        problem: 'corrupt',
+        message: `Postgres schema "${schema}": ${what}`,
+      });
+    }
   });
 
   it('a bad schema name is a ConfigurationError naming options.schema', () => {

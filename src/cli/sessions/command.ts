@@ -65,7 +65,7 @@ export async function runSessions(command: Subcommand, env: NodeJS.ProcessEnv, i
     if (action === 'show') return await sessions.show(io, names[0], flag('json'));
     return await sessions.rm(io, names, flag('yes'));
   } catch (error) {
-    throw isInstance(error, StoreError) || isInstance(error, UsageError) ? error : storeError(error);
+    throw isInstance(error, StoreError) || isInstance(error, UsageError) ? error : storeError(error, where);
   } finally {
     await store.close();
   }

@@ -126,7 +126,7 @@ export async function openConversation(options: CliOptions, env: NodeJS.ProcessE
     return { ...conversation, notCreated };
   } catch (error) {
     await store.close();
-    throw error instanceof StoreError ? error : storeError(error);
+    throw error instanceof StoreError ? error : storeError(error, opened.where);
   }
 }
 

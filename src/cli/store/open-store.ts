@@ -79,12 +79,15 @@ export async function openStore(
   try {
     return { kind: 'store', store: new loaded.Store(file), where: file };
   } catch (error) {
-    throw storeError(error);
+    throw storeError(error, file);
   }
 }
 
-/** {@link StoreError} of an error the store threw: its own message, and what the user can do about it. */
-export function storeError(error: unknown): StoreError {
+/**
+ * {@link StoreError} of an error the store at `where` threw: its own message (a store's error names the file or
+ * schema already; any other is prefixed with `where`), what the user can do about it, and the error as its cause.
+ */
+export function storeError(error: unknown, where: string): StoreError {
   const hint = '; move the file away to start afresh, or run with --no-save';
   if (isSessionSchemaError(error)) {
     const use = error.problem === 'newer' ? '; use that loopctl, or run with --no-save' : hint;
@@ -94,5 +97,7 @@ export function storeError(error: unknown): StoreError {
   const text = error instanceof Error ? error.message : describeValue(error);
   const code = (error as { code?: unknown }).code;
   const suffix = typeof code === 'string' ? ` (${code})` : '';
-  return new StoreError(`the saved conversations cannot be opened: ${text}${suffix}`);
+  return new StoreError(`${sanitizeLine(where)}: the saved conversations cannot be opened: ${text}${suffix}`, {
+    cause: error,
+  });
 }
