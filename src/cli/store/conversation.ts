@@ -117,6 +117,9 @@ export async function openConversation(options: CliOptions, env: NodeJS.ProcessE
       note = `new; ${none}loopctl --continue resumes it${same}`;
     }
     const session = store.session(sessionId(folder, name));
+    // A conversation continued is read first, so the header counts what loads, and a history a row was removed
+    // from (or whose count was changed) is refused here, naming the row, before anything runs.
+    if (!fresh) note = `continued: ${(await session.load()).length} items`;
     // `--continue` with one task finishes the conversation's last run first when it was killed before it ended.
     const unfinished = choice.kind !== 'continue' || options.mode !== 'once' ? undefined : await unfinishedIn(session);
     const conversation = stored(store, session, `conversation ${sanitizeLine(name)} (${note})`, unfinished);
