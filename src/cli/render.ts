@@ -41,6 +41,11 @@ export interface RenderSettings {
   readonly deadlines?: { readonly firstEventMs?: number; readonly idleMs?: number; readonly requestMs?: number };
   /** The model server's URL, named by connection errors. */
   readonly baseURL?: string;
+  /**
+   * Whether a completed run is saved (a stored conversation) or kept in memory only (`--no-save`, or no SQLite
+   * driver): the budget stop line says which. Unknown: it says what it did was kept.
+   */
+  readonly saved?: boolean;
 }
 
 interface RunningTool {
@@ -393,17 +398,25 @@ export class TerminalRenderer {
 
   /** The stop reason as the summary line shows it (see {@link stopReason}). */
   stopReason(event: TerminalEvent): string {
-    return stopReason(event, this.#settings.baseURL === undefined ? {} : { baseURL: this.#settings.baseURL });
+    const { baseURL, saved } = this.#settings;
+    return stopReason(event, {
+      ...(baseURL === undefined ? {} : { baseURL }),
+      ...(saved === undefined ? {} : { saved }),
+    });
   }
 }
 
 /**
  * The stop reason as the summary line shows it: `completed`, `stopped (…)`, `budget (…)`,
  * `cancelled (reason: …, phase: …)` or `failed (<stopReason>): <cause>`; a `session_error` adds that nothing of
- * the run was saved. Total: a hostile cancel reason is described, never thrown on ("foreign values are never
- * trusted").
+ * the run was saved. A budget stop says where what it did went: saved (`context.saved` true), kept in memory and
+ * not saved (false), or kept (unknown). Total: a hostile cancel reason is described, never thrown on ("foreign
+ * values are never trusted").
  */
-export function stopReason(event: TerminalEvent, context: { readonly baseURL?: string } = {}): string {
+export function stopReason(
+  event: TerminalEvent,
+  context: { readonly baseURL?: string; readonly saved?: boolean } = {},
+): string {
   switch (event.type) {
     case 'run_completed':
       if (event.stopReason === 'needs_approval') {
@@ -413,7 +426,9 @@ export function stopReason(event: TerminalEvent, context: { readonly baseURL?: s
       if (event.stopReason === 'stopped') return 'stopped (a graceful stop reached its boundary)';
       if (event.stopReason === 'budget') {
         const figures = event.budget === undefined ? '' : `: ${budgetText(event.budget)}`;
-        return `budget (the run reached a limit of its budget${figures}; what it did was saved)`;
+        const kept =
+          context.saved === undefined ? 'was kept' : context.saved ? 'was saved' : 'was kept in memory, not saved';
+        return `budget (the run reached a limit of its budget${figures}; what it did ${kept})`;
       }
       return event.finishReason === 'stop' || event.finishReason === 'tool_calls'
         ? 'completed'

@@ -59,7 +59,7 @@ export async function runScript(
       if (stoppedBy !== undefined) break;
       if (task === '') continue;
       n++;
-      const renderer = cliRenderer(options, model, io);
+      const renderer = cliRenderer(options, model, io, conversation);
       renderer.note(`task ${n}: ${sanitizeLine(task)}`);
       const cancel = (live = new CancelSignal());
       const runOptions = { cancel, session, deadlines: runDeadlines(options), ...budgetOption(options, model) };
