@@ -8,7 +8,7 @@ import {
 } from '../index.js';
 import { isInstance, readProp } from '../describe.js';
 import { argsLine, cancelReasonWords } from '../wording.js';
-import { budgetText, costText, describeError, usageText } from './describe-error.js';
+import { budgetText, costText, describeError, durationText, usageText } from './describe-error.js';
 import type { Output } from './output.js';
 import { sanitize, sanitizeLine, StreamSanitizer } from './sanitize.js';
 import { StatusLine } from './status-line.js';
@@ -178,7 +178,7 @@ export class TerminalRenderer {
         // The backoff replaces the abandoned attempt's wait before the line is written (which redraws the status).
         this.#setWait({ kind: 'backoff', since: this.#now(), until: this.#now() + event.delayMs });
         this.note(
-          `${this.#describe(event.error)}: retrying in ${seconds(event.delayMs)} ` +
+          `${this.#describe(event.error)}: retrying in ${durationText(event.delayMs)} ` +
             `(attempt ${event.attempt})${this.#startsOver()}`,
         );
         break;
@@ -208,7 +208,8 @@ export class TerminalRenderer {
       }
       case 'stop_requested': {
         const where = event.stopAt === 'turn_end' ? 'the end of this turn' : 'the end of the running tool calls';
-        const grace = event.graceMs === undefined ? '' : ` (cancelled if not there within ${seconds(event.graceMs)})`;
+        const grace =
+          event.graceMs === undefined ? '' : ` (cancelled if not there within ${durationText(event.graceMs)})`;
         this.note(`stopping at ${where}${grace}`);
         break;
       }
@@ -462,10 +463,6 @@ function describeCancel(reason: unknown): string {
   if (!isInstance(reason, Error)) return describeReason(reason);
   const { name, message } = serializeError(reason);
   return `${name}: ${message}`;
-}
-
-function seconds(ms: number): string {
-  return `${Math.round(ms / 100) / 10} s`;
 }
 
 function seconds1(ms: number): string {
