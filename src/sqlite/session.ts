@@ -56,9 +56,12 @@ export class SqliteSession implements Session {
   ) {}
 
   async load(): Promise<readonly Item[]> {
-    const rows = await this.store.run(this.id, (sql) => sql.history.all(this.id, this.id));
-    const stored = rows.filter((row) => row.seq !== null) as { seq: number; item: string }[];
-    return historyOf(this.id, rows[0]?.total ?? null, stored, (what, cause) =>
+    // The count and the rows in one read transaction: one snapshot, whatever another process commits meanwhile.
+    const { count, rows } = await this.store.read(this.id, (sql) => ({
+      count: sql.count.get(this.id) ?? null,
+      rows: sql.history.all(this.id).map(([seq, item]) => ({ seq, item })),
+    }));
+    return historyOf(this.id, count, rows, (what, cause) =>
       corrupt(this.store.location, SQLITE_SCHEMA_VERSION, what, cause),
     );
   }
