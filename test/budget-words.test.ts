@@ -29,8 +29,8 @@ const budgetStop: RunCompleted = {
 };
 
 describe('the CLI summary line', () => {
-  it('names the budget stop, the limit and the figures', () => {
-    expect(stopReason(budgetStop)).toBe(
+  it('names the budget stop, the limit and the figures, and that what it did was saved', () => {
+    expect(stopReason(budgetStop, { saved: true })).toBe(
       'budget (the run reached a limit of its budget: maxTotalTokens: 1100 of 1000 used; what it did was saved)',
     );
     const estimated = {
@@ -38,6 +38,16 @@ describe('the CLI summary line', () => {
       budget: { limit: 'maxInputTokens', max: 500, used: 300, estimate: 250 },
     } as const;
     expect(stopReason(estimated)).toContain('maxInputTokens: 300 of 500 used (next request ~250)');
+  });
+
+  it('with a conversation kept in memory (--no-save) says what it did was kept in memory, not saved', () => {
+    const line = stopReason(budgetStop, { saved: false });
+    console.log(`--no-save budget stop: ${line}`);
+    expect(line).toBe(
+      'budget (the run reached a limit of its budget: maxTotalTokens: 1100 of 1000 used; ' +
+        'what it did was kept in memory, not saved)',
+    );
+    expect(stopReason(budgetStop)).toMatch(/; what it did was kept\)$/); // where it went unknown: no claim of a save
   });
 
   it('shows the cost, marked a lower bound when incomplete', () => {

@@ -135,6 +135,7 @@ describe('the prompt loop after the end of input, in-process', () => {
     const conversation = {
       session,
       note: 'conversation in memory',
+      saved: false,
       hold: <T>(_: unknown, body: () => Promise<T>) => body(),
       close: async () => undefined,
     };

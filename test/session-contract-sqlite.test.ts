@@ -4,11 +4,11 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { sessionContract } from 'loopctl/node/testing';
-import { sqliteStore, spawnPeer, tempDirs } from './support/session-stores.js';
+import { sqliteStore, sqliteTamper, spawnPeer, tempDirs } from './support/session-stores.js';
 
 const dirs = tempDirs('loopctl-sqlite-contract-');
 afterAll(() => dirs.removeAll());
 
 describe('SqliteSessionStore: the session contract', () => {
-  sessionContract({ describe, it, expect }, sqliteStore(dirs), { spawnPeer });
+  sessionContract({ describe, it, expect }, sqliteStore(dirs), { spawnPeer, tamper: sqliteTamper });
 });

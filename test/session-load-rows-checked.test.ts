@@ -104,3 +104,36 @@ describe('loopctl sessions show on a tampered row', () => {
     ]);
   });
 });
+
+describe('loopctl --continue on a history with a row removed', () => {
+  it('refuses before any run with one loopctl: line naming the missing row (exit 1); the header never shows its count', async () => {
+    const project = dirs.make();
+    const data = dirs.make();
+    const id = `${folderKey(project)}#work`;
+    const file = path.join(data, 'sessions.db');
+    const store = new SqliteSessionStore(file);
+    await store.session(id).append([...history, { type: 'user', id: 'u2', text: 'and b.md' }], { runId: 'r1' });
+    await store.close();
+    const db = new Database(file);
+    db.prepare('DELETE FROM loopctl_items WHERE session_id = ? AND seq = 1').run(id);
+    db.close();
+    const out = { text: '', isTTY: false, write: (t: string) => void (out.text += t) };
+    const err = { text: '', isTTY: false, write: (t: string) => void (err.text += t) };
+    const exit = (c: number): never => {
+      throw new Error(`exit ${c}`);
+    };
+    const code = await main(
+      ['--continue', 'how many lines in a.md', '--cwd', project],
+      { LOOPCTL_DATA_DIR: data },
+      { stdout: out, stderr: err, exit },
+    );
+    console.log(`--continue exited ${code} with: ${err.text.trim()}`);
+    expect(code).toBe(1);
+    expect(out.text).toBe('');
+    expect(err.text).not.toContain('continued: 3 items');
+    expect(err.text.split('\n').filter((line) => line.startsWith('loopctl:'))).toEqual([
+      `loopctl: ${file}: item 1 of session ${JSON.stringify(id)} is missing (the next stored row is item 2): ` +
+        'a row was removed; the file is left as it is; move the file away to start afresh, or run with --no-save',
+    ]);
+  });
+});

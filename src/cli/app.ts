@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { budgetOption } from './prices.js';
 import { describeValue, isConfigurationError } from '../index.js';
 import { isInstance } from '../describe.js';
-import { HELP, parseCli, UsageError } from './args.js';
+import { HELP, OPTIONS, parseCli, UsageError } from './args.js';
+import { subcommandHelp } from './subcommand-help.js';
 import { sanitizeLine } from './sanitize.js';
 import { selectModel } from './model.js';
 import { runInteractive } from './interactive.js';
@@ -62,7 +63,9 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv, io: 
   };
   try {
     const command = parseCli(argv, env, (io.stdin ?? process.stdin).isTTY === true);
-    if (command.kind === 'help') return (void io.stdout.write(HELP), 0);
+    if (command.kind === 'help') {
+      return (void io.stdout.write(command.topic === undefined ? HELP : subcommandHelp(command.topic, OPTIONS)), 0);
+    }
     if (command.kind === 'version') return (void io.stdout.write(`loopctl ${version()}\n`), 0);
     if (command.kind === 'subcommand') return await runSessions(command, env, io);
     if (early !== undefined) return cancelledEarly(early);

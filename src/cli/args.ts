@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DEFAULTS } from '../defaults.js';
 import { helpText, SUBCOMMANDS } from './help.js';
+import { isHelpTopic, type HelpTopic } from './subcommand-help.js';
 import { OPTIONS } from './options.js';
 import { storeLocation, type StoreLocation } from './store/location.js';
 import { nameProblem } from './store/names.js';
@@ -85,7 +86,8 @@ export type CliCommand =
   | { readonly kind: 'run'; readonly options: CliOptions }
   | { readonly kind: 'serve'; readonly options: CliOptions; readonly port: number; readonly queue?: string }
   | { readonly kind: 'worker'; readonly options: CliOptions; readonly queue: string }
-  | { readonly kind: 'help' }
+  /** The help: the top-level one, or a subcommand's (`topic`). */
+  | { readonly kind: 'help'; readonly topic?: HelpTopic }
   | { readonly kind: 'version' }
   | {
       /** `loopctl sessions` (the only subcommand parsed here: `serve` and `worker` have their own kinds). */
@@ -130,13 +132,18 @@ export function parseCli(
     throw parseArgsError(error);
   }
   const { values, positionals, tokens } = parsed;
-  if (values.help) return { kind: 'help' };
-  if (values.version) return { kind: 'version' };
   const first = tokens.find((t) => t.kind === 'positional' || t.kind === 'option-terminator');
+  // `--help` after a subcommand's name is that subcommand's help (`loopctl sessions --help`).
+  const command = first?.kind === 'positional' ? first.value : undefined;
+  if (values.help) return isHelpTopic(command) ? { kind: 'help', topic: command } : { kind: 'help' };
+  if (values.version) return { kind: 'version' };
   const working = first?.kind === 'positional' && first.value === 'worker';
   const serving = (first?.kind === 'positional' && first.value === 'serve') || working;
   if (first?.kind === 'positional' && Object.hasOwn(SUBCOMMANDS, first.value) && !serving) {
-    if (first.value === 'help') return { kind: 'help' };
+    if (first.value === 'help') {
+      const topic = positionals[1]; // `loopctl help sessions`: that subcommand's help
+      return isHelpTopic(topic) ? { kind: 'help', topic } : { kind: 'help' };
+    }
     return { kind: 'subcommand', name: 'sessions', args: positionals.slice(1), values };
   }
   if (serving) checkServeArgs(values, positionals.slice(1), working ? 'worker' : 'serve');

@@ -22,7 +22,15 @@ const SOCKET_ERRORS: Readonly<Record<string, string>> = {
   ERR_TLS_CERT_ALTNAME_INVALID: "the server's TLS certificate is for another host name",
 };
 
-const seconds = (ms: number) => `${Math.round((ms / 1000) * 10) / 10} s`;
+/**
+ * A duration for a person: in seconds to a tenth from 0.1 s (`60 s`, `1.5 s`), in whole ms below (`37 ms`; `--timeout`
+ * goes down to 0.001 s), `under 1 ms` for a fraction of one: never `0 s` for a wait that was not nothing.
+ */
+export function durationText(ms: number): string {
+  if (ms >= 100) return `${Math.round(ms / 100) / 10} s`;
+  if (ms > 0 && ms < 0.5) return 'under 1 ms';
+  return `${Math.round(ms)} ms`;
+}
 
 /** The host (and port) of `baseURL`, as a connection error names it; the URL itself when it does not parse. */
 export function addressOf(baseURL: string): string {
@@ -48,11 +56,12 @@ export function describeError(error: SerializedError, context: { readonly baseUR
     const ms = typeof field('timeoutMs') === 'number' ? (field('timeoutMs') as number) : undefined;
     const kind = field('kind');
     if (ms !== undefined && kind === 'first_event') {
-      return `the model sent nothing within ${seconds(ms)} (first-event deadline)`;
+      return `the model sent nothing within ${durationText(ms)} (first-event deadline)`;
     }
-    if (ms !== undefined && kind === 'idle') return `the model's stream went silent for ${seconds(ms)} (idle deadline)`;
+    if (ms !== undefined && kind === 'idle')
+      return `the model's stream went silent for ${durationText(ms)} (idle deadline)`;
     if (ms !== undefined && kind === 'request') {
-      return `no complete answer from the model within ${seconds(ms)} (request deadline)`;
+      return `no complete answer from the model within ${durationText(ms)} (request deadline)`;
     }
   }
   if (error.name === 'ModelCallError') {
@@ -66,7 +75,7 @@ export function describeError(error: SerializedError, context: { readonly baseUR
       const after = field('retryAfterMs');
       if (/^rate limited/i.test(message)) return sanitizeLine(`${message} (HTTP 429)`);
       if (typeof after === 'number') {
-        return sanitizeLine(`rate limited, retry after ${seconds(after)} (HTTP 429: ${message})`);
+        return sanitizeLine(`rate limited, retry after ${durationText(after)} (HTTP 429: ${message})`);
       }
       return sanitizeLine(`rate limited (HTTP 429: ${message})`);
     }

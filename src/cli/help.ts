@@ -89,7 +89,6 @@ const pad = (text: string, width: number) => text.padEnd(width);
  */
 export function helpText(options: OptionDefinitions): string {
   const width = 20;
-  const wrap = (text: string) => wrapText(text, 78 - width).join(`\n${' '.repeat(width + 2)}`);
   return [
     'Usage: loopctl [options] "task"     run one task on the current folder, exit',
     '       loopctl [options]            no task: a prompt loop on a terminal; with',
@@ -123,10 +122,7 @@ export function helpText(options: OptionDefinitions): string {
     'the lines of a file, finds a pattern and summarises a file into a new one.',
     '',
     'Options:',
-    // An option as wide as the column or wider (`--context-window <n>`) has its meaning on the next line.
-    ...optionRows(options).map(([flag, what]) =>
-      flag.length < width ? `  ${pad(flag, width)}${wrap(what)}` : `  ${flag}\n${' '.repeat(width + 2)}${wrap(what)}`,
-    ),
+    ...optionLines(optionRows(options), width),
     '',
     'Defaults:',
     ...defaultRows().map(([what, value]) => `  ${what.replace(/`/g, '')}: ${value}`),
@@ -143,7 +139,19 @@ export function helpText(options: OptionDefinitions): string {
   ].join('\n');
 }
 
-function wrapText(text: string, width: number): string[] {
+/**
+ * `[flag, meaning]` rows as the help's option lines: the flag in a column of `width`, its meaning wrapped beside it
+ * (an option as wide as the column or wider, `--context-window <n>`, has its meaning on the next line).
+ */
+export function optionLines(rows: readonly (readonly [string, string])[], width = 20): string[] {
+  const wrap = (text: string) => wrapText(text, 78 - width).join(`\n${' '.repeat(width + 2)}`);
+  return rows.map(([flag, what]) =>
+    flag.length < width ? `  ${pad(flag, width)}${wrap(what)}` : `  ${flag}\n${' '.repeat(width + 2)}${wrap(what)}`,
+  );
+}
+
+/** `text` in lines of at most `width` characters, broken at spaces. */
+export function wrapText(text: string, width: number): string[] {
   const lines: string[] = [];
   let line = '';
   for (const word of text.split(' ')) {

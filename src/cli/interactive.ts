@@ -155,7 +155,10 @@ export class InteractiveLoop {
   }
 
   #startRun(task: string): void {
-    const live: LiveRun = { cancel: new CancelSignal(), renderer: cliRenderer(this.#options, this.#model, this.#io) };
+    const live: LiveRun = {
+      cancel: new CancelSignal(),
+      renderer: cliRenderer(this.#options, this.#model, this.#io, this.#conversation),
+    };
     this.#live = live;
     this.#input.muted = true; // typed input never lands inside the streamed answer
     const options = {

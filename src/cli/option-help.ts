@@ -146,9 +146,13 @@ export function optionFlag(options: OptionDefinitions, name: keyof OptionDefinit
   return definition.short === undefined ? long : `${mark(`-${definition.short}`)}, ${long}`;
 }
 
-/** `[flag, meaning]` of each option for `--help`: plain text, without Markdown's marks. */
-export function optionRows(options: OptionDefinitions): (readonly [string, string])[] {
-  return names().map((name) => [optionFlag(options, name), OPTION_HELP[name].meaning.replace(/`|\*\*/g, '')]);
+/**
+ * `[flag, meaning]` of each option for `--help` (of the options named in `only`, in this table's order, when given):
+ * plain text, without Markdown's marks.
+ */
+export function optionRows(options: OptionDefinitions, only?: readonly string[]): (readonly [string, string])[] {
+  const chosen = only === undefined ? names() : names().filter((name) => only.includes(name));
+  return chosen.map((name) => [optionFlag(options, name), OPTION_HELP[name].meaning.replace(/`|\*\*/g, '')]);
 }
 
 /**

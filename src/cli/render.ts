@@ -8,7 +8,7 @@ import {
 } from '../index.js';
 import { isInstance, readProp } from '../describe.js';
 import { argsLine, cancelReasonWords } from '../wording.js';
-import { budgetText, costText, describeError, usageText } from './describe-error.js';
+import { budgetText, costText, describeError, durationText, usageText } from './describe-error.js';
 import type { Output } from './output.js';
 import { sanitize, sanitizeLine, StreamSanitizer } from './sanitize.js';
 import { StatusLine } from './status-line.js';
@@ -41,6 +41,11 @@ export interface RenderSettings {
   readonly deadlines?: { readonly firstEventMs?: number; readonly idleMs?: number; readonly requestMs?: number };
   /** The model server's URL, named by connection errors. */
   readonly baseURL?: string;
+  /**
+   * Whether a completed run is saved (a stored conversation) or kept in memory only (`--no-save`, or no SQLite
+   * driver): the budget stop line says which. Unknown: it says what it did was kept.
+   */
+  readonly saved?: boolean;
 }
 
 interface RunningTool {
@@ -173,7 +178,7 @@ export class TerminalRenderer {
         // The backoff replaces the abandoned attempt's wait before the line is written (which redraws the status).
         this.#setWait({ kind: 'backoff', since: this.#now(), until: this.#now() + event.delayMs });
         this.note(
-          `${this.#describe(event.error)}: retrying in ${seconds(event.delayMs)} ` +
+          `${this.#describe(event.error)}: retrying in ${durationText(event.delayMs)} ` +
             `(attempt ${event.attempt})${this.#startsOver()}`,
         );
         break;
@@ -203,7 +208,8 @@ export class TerminalRenderer {
       }
       case 'stop_requested': {
         const where = event.stopAt === 'turn_end' ? 'the end of this turn' : 'the end of the running tool calls';
-        const grace = event.graceMs === undefined ? '' : ` (cancelled if not there within ${seconds(event.graceMs)})`;
+        const grace =
+          event.graceMs === undefined ? '' : ` (cancelled if not there within ${durationText(event.graceMs)})`;
         this.note(`stopping at ${where}${grace}`);
         break;
       }
@@ -393,17 +399,25 @@ export class TerminalRenderer {
 
   /** The stop reason as the summary line shows it (see {@link stopReason}). */
   stopReason(event: TerminalEvent): string {
-    return stopReason(event, this.#settings.baseURL === undefined ? {} : { baseURL: this.#settings.baseURL });
+    const { baseURL, saved } = this.#settings;
+    return stopReason(event, {
+      ...(baseURL === undefined ? {} : { baseURL }),
+      ...(saved === undefined ? {} : { saved }),
+    });
   }
 }
 
 /**
  * The stop reason as the summary line shows it: `completed`, `stopped (…)`, `budget (…)`,
  * `cancelled (reason: …, phase: …)` or `failed (<stopReason>): <cause>`; a `session_error` adds that nothing of
- * the run was saved. Total: a hostile cancel reason is described, never thrown on ("foreign values are never
- * trusted").
+ * the run was saved. A budget stop says where what it did went: saved (`context.saved` true), kept in memory and
+ * not saved (false), or kept (unknown). Total: a hostile cancel reason is described, never thrown on ("foreign
+ * values are never trusted").
  */
-export function stopReason(event: TerminalEvent, context: { readonly baseURL?: string } = {}): string {
+export function stopReason(
+  event: TerminalEvent,
+  context: { readonly baseURL?: string; readonly saved?: boolean } = {},
+): string {
   switch (event.type) {
     case 'run_completed':
       if (event.stopReason === 'needs_approval') {
@@ -413,7 +427,9 @@ export function stopReason(event: TerminalEvent, context: { readonly baseURL?: s
       if (event.stopReason === 'stopped') return 'stopped (a graceful stop reached its boundary)';
       if (event.stopReason === 'budget') {
         const figures = event.budget === undefined ? '' : `: ${budgetText(event.budget)}`;
-        return `budget (the run reached a limit of its budget${figures}; what it did was saved)`;
+        const kept =
+          context.saved === undefined ? 'was kept' : context.saved ? 'was saved' : 'was kept in memory, not saved';
+        return `budget (the run reached a limit of its budget${figures}; what it did ${kept})`;
       }
       return event.finishReason === 'stop' || event.finishReason === 'tool_calls'
         ? 'completed'
@@ -447,10 +463,6 @@ function describeCancel(reason: unknown): string {
   if (!isInstance(reason, Error)) return describeReason(reason);
   const { name, message } = serializeError(reason);
   return `${name}: ${message}`;
-}
-
-function seconds(ms: number): string {
-  return `${Math.round(ms / 100) / 10} s`;
 }
 
 function seconds1(ms: number): string {

@@ -51,7 +51,7 @@ export async function runAgent(
   conversation: Conversation,
 ): Promise<number> {
   const agent = cliAgent(options, model);
-  const renderer = cliRenderer(options, model, io);
+  const renderer = cliRenderer(options, model, io, conversation);
 
   const cancel = new CancelSignal();
   let stoppedBy: StopSignal | undefined;

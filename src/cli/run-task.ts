@@ -35,16 +35,19 @@ const NOWHERE: Output = { write: () => true, isTTY: false };
 /**
  * The renderer of one CLI run: the answer on `stdout` (nowhere with
  * `--json`: stdout holds only NDJSON then), everything else on `stderr`,
- * waits shown with the run's deadlines, connection errors naming the server.
+ * waits shown with the run's deadlines, connection errors naming the server, and whether the conversation's
+ * completed runs are saved (for the budget stop line).
  */
 export function cliRenderer(
   options: CliOptions,
   model: SelectedModel,
   io: { stdout: Output; stderr: Output },
+  conversation: { readonly saved: boolean },
 ): TerminalRenderer {
   return new TerminalRenderer(options.json ? NOWHERE : io.stdout, io.stderr, {
     deadlines: cliDeadlines(options),
     baseURL: model.baseURL,
+    saved: conversation.saved,
   });
 }
 

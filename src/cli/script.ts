@@ -21,7 +21,8 @@ export const NO_TASK = 'no task: give one as an argument, or pipe one task per l
  * run sees the completed runs before it; each completed run commits). Lines are
  * never steering: steering is for a person typing. A failed line does not
  * stop the later ones, nor does one refused because another loopctl runs on
- * the conversation (its code is 1). Resolves with the exit code of the last run (0, 1,
+ * the conversation (its code is 1). The header (the model, the conversation) is written before the first task;
+ * stdin that holds none gets only the no-task line. Resolves with the exit code of the last run (0, 1,
  * 130, 141, 143), or 2 when stdin held no task. The first SIGINT or SIGTERM
  * cancels the live run and ends the session: no further line is started,
  * and the code is the signal's; a second one exits at once (`io.exit`).
@@ -49,8 +50,12 @@ export async function runScript(
     },
     io.stops,
   );
-  io.stderr.write(`[loopctl] ${header(agent, options, model)} · tasks from stdin, one per line\n`);
-  io.stderr.write(`[loopctl] ${conversation.note}\n`);
+  // The header names the conversation, so it waits for the first task: stdin with none creates no conversation,
+  // and says only that there is no task (exit 2).
+  const announce = (): void => {
+    io.stderr.write(`[loopctl] ${header(agent, options, model)} · tasks from stdin, one per line\n`);
+    io.stderr.write(`[loopctl] ${conversation.note}\n`);
+  };
   let code: number | undefined;
   let n = 0;
   try {
@@ -58,8 +63,8 @@ export async function runScript(
       const task = raw.trim();
       if (stoppedBy !== undefined) break;
       if (task === '') continue;
-      n++;
-      const renderer = cliRenderer(options, model, io);
+      if (n++ === 0) announce();
+      const renderer = cliRenderer(options, model, io, conversation);
       renderer.note(`task ${n}: ${sanitizeLine(task)}`);
       const cancel = (live = new CancelSignal());
       const runOptions = { cancel, session, deadlines: runDeadlines(options), ...budgetOption(options, model) };

@@ -12,7 +12,7 @@ import {
   journalOf,
   checkTtl,
   fenceKey,
-  itemIssue,
+  historyOf,
   suspensionKey,
 } from '../session/checks.js';
 import { JournalFencedError, SessionSchemaError } from '../session/errors.js';
@@ -34,7 +34,8 @@ import type { PostgresBackend } from './backend.js';
  * One session of a `PostgresSessionStore` (made by `store.session(id)`): the `Session` contract
  * on a Postgres server.
  * - `load()`: the Items in append order; rejects with `SessionSchemaError` (`corrupt`, naming the row) for a
- *   stored row that is not JSON or not an Item, `SessionStorageError` when the query fails.
+ *   stored row that is not JSON or not an Item, a row missing from the sequence, or a stored count that
+ *   disagrees with the rows (`historyOf`); `SessionStorageError` when the query fails.
  * - `append(items, { runId, signal })`: one statement ("a commit is all or nothing"), idempotent per
  *   `runId`; a `signal` aborted before it is sent stores nothing and rejects with its reason (once
  *   sent, "the commit cannot be cancelled": it resolves when it stored). Rejects with
@@ -51,22 +52,13 @@ export class PostgresSession implements Session {
   ) {}
 
   async load(): Promise<readonly Item[]> {
-    const rows = await this.store.query<{ item: string }>(this.id, this.store.sql.load, [this.id]);
-    const corrupt = (what: string, cause?: unknown): SessionSchemaError => {
-      const location = where(this.store.schema);
-      const init = { problem: 'corrupt' as const, expectedVersion: POSTGRES_SCHEMA_VERSION, location };
+    type Row = { total: number | null; seq: number | null; item: string };
+    const rows = await this.store.query<Row>(this.id, this.store.sql.load, [this.id]);
+    const location = where(this.store.schema);
+    const init = { problem: 'corrupt' as const, expectedVersion: POSTGRES_SCHEMA_VERSION, location };
+    const stored = rows.filter((row) => row.seq !== null) as { seq: number; item: string }[];
+    return historyOf(this.id, rows[0]?.total ?? null, stored, (what, cause) => {
       return new SessionSchemaError(init, what, { cause });
-    };
-    return rows.map((row, i) => {
-      let item: unknown;
-      try {
-        item = JSON.parse(row.item);
-      } catch (err) {
-        throw corrupt(`item ${i} of session "${this.id}" is not JSON`, err);
-      }
-      const why = itemIssue(item);
-      if (why !== undefined) throw corrupt(`item ${i} of session "${this.id}" is not an Item (${why})`);
-      return item as Item;
     });
   }
 

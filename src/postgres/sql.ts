@@ -71,7 +71,10 @@ function append(s: string, run: string, gate = 'run'): string {
 
 export function sqlFor(s: string): Sql {
   return {
-    load: `SELECT item FROM ${s}.loopctl_items WHERE session_id = $1 ORDER BY seq`,
+    // One statement, so one snapshot: the session's stored count beside its rows (one row of NULLs when neither is).
+    load: `SELECT s.items AS total, i.seq, i.item FROM (SELECT 1) AS one
+      LEFT JOIN ${s}.loopctl_sessions s ON s.id = $1 LEFT JOIN ${s}.loopctl_items i ON i.session_id = $1
+      ORDER BY i.seq`,
     appendRun: append(
       s,
       `INSERT INTO ${s}.loopctl_runs (session_id, run_id, stored_at) VALUES ($1, $2, ${NOW})

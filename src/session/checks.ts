@@ -229,3 +229,51 @@ export function itemIssue(value: unknown): string | undefined {
   const path = issue?.path.join('.') ?? '';
   return `${path === '' ? '' : `${path}: `}${issue?.message ?? 'invalid'}`;
 }
+
+/** One stored history row as a store read it: its sequence number and its text, neither checked yet. */
+export interface StoredHistoryRow {
+  readonly seq: unknown;
+  readonly item: string;
+}
+
+/**
+ * A session's history from its stored rows (in `seq` order) and the item count the store keeps for it (null
+ * when there is no session row), for the stores: the rows are read strictly, as foreign data. A store numbers a
+ * session's rows 0, 1, 2, … with no gap and counts them in the session row, and no write of it (an append, a
+ * rename, a delete) breaks that, so a row whose number is not its place ("item 3 of session "s" is missing"), a
+ * count that disagrees with the rows ("session "s" counts 5 items but 4 are stored"), a row that is not JSON or
+ * not an Item, throws what `corrupt(what, cause)` makes of it (the store's `SessionSchemaError`, `corrupt`):
+ * a history with a row removed is refused, never loaded in part.
+ */
+export function historyOf(
+  sessionId: string,
+  count: number | null,
+  rows: readonly StoredHistoryRow[],
+  corrupt: (what: string, cause?: unknown) => Error,
+): Item[] {
+  const session = `session "${sessionId}"`;
+  const items: Item[] = new Array(rows.length);
+  for (let i = 0; i < rows.length; i++) {
+    const { seq, item } = rows[i]!;
+    if (seq !== i) {
+      const next =
+        typeof seq === 'number' ? `the next stored row is item ${seq}` : `a row numbered ${describeValue(seq)}`;
+      throw corrupt(`item ${i} of ${session} is missing (${next}): a row was removed`);
+    }
+    let row: unknown;
+    try {
+      row = JSON.parse(item);
+    } catch (err) {
+      throw corrupt(`item ${i} of ${session} is not JSON`, err);
+    }
+    const why = itemIssue(row);
+    if (why !== undefined) throw corrupt(`item ${i} of ${session} is not an Item (${why})`);
+    items[i] = row as Item;
+  }
+  const counted = count ?? 0;
+  if (counted !== rows.length || (count === null && rows.length > 0)) {
+    const counts = count === null ? 'has no session row' : `counts ${counted} item${counted === 1 ? '' : 's'}`;
+    throw corrupt(`${session} ${counts} but ${rows.length} ${rows.length === 1 ? 'is' : 'are'} stored`);
+  }
+  return items;
+}

@@ -12,7 +12,7 @@ import {
   journalOf,
   checkTtl,
   fenceKey,
-  itemIssue,
+  historyOf,
   suspensionKey,
 } from '../session/checks.js';
 import { JournalFencedError } from '../session/errors.js';
@@ -37,7 +37,8 @@ import type { Statements } from './statements.js';
  * while another process holds the write lock it waits on timers (never blocking the event loop), up to
  * the store's `busyTimeoutMs`, then rejects with `SessionStorageError` (`SQLITE_BUSY`).
  * - `load()`: the Items in append order; rejects with `SessionSchemaError` (`corrupt`, naming the row) for a
- *   stored row that is not JSON or not an Item, `SessionStorageError` when the file cannot be read.
+ *   stored row that is not JSON or not an Item, a row missing from the sequence, or a stored count that
+ *   disagrees with the rows (`historyOf`); `SessionStorageError` when the file cannot be read.
  * - `append(items, { runId, signal })`: one transaction ("a commit is all or nothing"), idempotent per
  *   `runId`; a second commit of one `suspensionId` rejects with `ResumeError` (`already_resumed`),
  *   storing nothing; a `signal` already aborted, or aborted while the write waits for the lock, stores
@@ -55,27 +56,14 @@ export class SqliteSession implements Session {
   ) {}
 
   async load(): Promise<readonly Item[]> {
-    const rows = await this.store.run(this.id, (sql) => sql.items.all(this.id));
-    const items: Item[] = new Array(rows.length);
-    for (let i = 0; i < rows.length; i++) {
-      let row: unknown;
-      try {
-        row = JSON.parse(rows[i]!);
-      } catch (err) {
-        const what = `item ${i} of session "${this.id}" is not JSON`;
-        throw corrupt(this.store.location, SQLITE_SCHEMA_VERSION, what, err);
-      }
-      const why = itemIssue(row);
-      if (why !== undefined) {
-        throw corrupt(
-          this.store.location,
-          SQLITE_SCHEMA_VERSION,
-          `item ${i} of session "${this.id}" is not an Item (${why})`,
-        );
-      }
-      items[i] = row as Item;
-    }
-    return items;
+    // The count and the rows in one read transaction: one snapshot, whatever another process commits meanwhile.
+    const { count, rows } = await this.store.read(this.id, (sql) => ({
+      count: sql.count.get(this.id) ?? null,
+      rows: sql.history.all(this.id).map(([seq, item]) => ({ seq, item })),
+    }));
+    return historyOf(this.id, count, rows, (what, cause) =>
+      corrupt(this.store.location, SQLITE_SCHEMA_VERSION, what, cause),
+    );
   }
 
   async append(items: readonly Item[], options?: AppendOptions): Promise<void> {

@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 
 /** The prepared statements of one store (one connection), prepared once. */
 export interface Statements {
-  readonly items: Database.Statement<[string], string>;
+  readonly history: Database.Statement<[string], [number, string]>;
   readonly count: Database.Statement<[string], number>;
   readonly hasRun: Database.Statement<[string, string], number>;
   readonly insertItem: Database.Statement<[string, number, string]>;
@@ -37,7 +37,10 @@ export interface Statements {
 export function prepare(db: Database.Database): Statements {
   const p = <A extends unknown[], R = unknown>(sql: string) => db.prepare<A, R>(sql);
   return {
-    items: p<[string], string>('SELECT item FROM loopctl_items WHERE session_id = ? ORDER BY seq').pluck(),
+    // Read with `count` in one read transaction (one snapshot); `raw`: [seq, item] arrays, cheaper than objects.
+    history: p<[string], [number, string]>(
+      'SELECT seq, item FROM loopctl_items WHERE session_id = ? ORDER BY seq',
+    ).raw(),
     count: p<[string], number>('SELECT items FROM loopctl_sessions WHERE id = ?').pluck(),
     hasRun: p<[string, string], number>('SELECT 1 FROM loopctl_runs WHERE session_id = ? AND run_id = ?').pluck(),
     insertItem: p('INSERT INTO loopctl_items (session_id, seq, item) VALUES (?, ?, ?)'),

@@ -188,6 +188,11 @@ export class SqliteSessionStore implements SessionStore {
     return this.run(sessionId, (sql) => this.#db.transaction(() => body(sql)).immediate(), signal);
   }
 
+  /** @internal `body` in one read transaction (BEGIN DEFERRED: its statements read one snapshot), as {@link run}. */
+  read<T>(sessionId: string | undefined, body: (sql: Statements) => T): Promise<T> {
+    return this.run(sessionId, (sql) => this.#db.transaction(() => body(sql)).deferred());
+  }
+
   /** @internal "session "x" in /path/file.db", for messages. */
   where(sessionId: string | undefined): string {
     return sessionId === undefined ? this.location : `session "${sessionId}" in ${this.location}`;

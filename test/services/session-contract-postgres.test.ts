@@ -4,8 +4,8 @@ import { sessionContract } from '../../src/node/testing/index.js';
 import { spawnPeer } from '../support/session-stores.js';
 import { postgresFixture } from './support/postgres.js';
 
-const { makeStore } = postgresFixture();
+const { makeStore, tamper } = postgresFixture();
 
 describe('PostgresSessionStore: the session contract', () => {
-  sessionContract({ describe, it, expect }, makeStore, { spawnPeer });
+  sessionContract({ describe, it, expect }, makeStore, { spawnPeer, tamper });
 });

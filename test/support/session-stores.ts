@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { spawnSessionPeer, type SpawnPeer } from '../../src/node/testing/index.js';
+import Database from 'better-sqlite3';
+import { spawnSessionPeer, type SpawnPeer, type TamperHooks } from '../../src/node/testing/index.js';
 import type { SessionStore } from '../../src/session/session.js';
 import { SqliteSessionStore } from '../../src/sqlite/index.js';
 import { repoRoot } from './openai-server.js';
@@ -36,4 +37,21 @@ export const spawnPeer: SpawnPeer = (store: SessionStore) => {
   const where = store as { location?: string; schema?: string };
   const args = where.location !== undefined ? ['sqlite', where.location] : ['postgres', where.schema!];
   return spawnSessionPeer({ script: PEER_SCRIPT, args, execArgv: ['--import', TSX_LOADER], cwd: repoRoot });
+};
+
+/** `sql` run on a SQLite store's file through a connection of its own, as a person with the file open would. */
+function editFile(store: SessionStore, sql: string, ...params: unknown[]): void {
+  const db = new Database((store as SqliteSessionStore).location);
+  try {
+    db.prepare(sql).run(...params);
+  } finally {
+    db.close();
+  }
+}
+
+/** The contract's tamper hooks for a SQLite store: a history row deleted, a stored count set. */
+export const sqliteTamper: TamperHooks = {
+  removeItem: (store, id, index) =>
+    editFile(store, 'DELETE FROM loopctl_items WHERE session_id = ? AND seq = ?', id, index),
+  setCount: (store, id, count) => editFile(store, 'UPDATE loopctl_sessions SET items = ? WHERE id = ?', count, id),
 };

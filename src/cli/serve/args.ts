@@ -7,13 +7,13 @@ export const DEFAULT_PORT = 7347;
  * Options of a run that `loopctl serve` has no use for (the page asks, steers and stops), and `loopctl
  * worker`: `--confirm` too (its runs have no one to ask; `serve --confirm` asks in the page).
  */
-const NOT_FOR = { serve: ['interactive', 'json'], worker: ['interactive', 'confirm', 'json'] } as const;
+export const NOT_FOR = { serve: ['interactive', 'json'], worker: ['interactive', 'confirm', 'json'] } as const;
 
 /**
  * Options of a run in the terminal that the runs of `loopctl serve` and `loopctl worker` would ignore: they
  * keep no saved conversation from one run to the next, and export no spans. Each is refused, with why.
  */
-const IGNORED_BY_SERVE: Readonly<Record<string, string>> = {
+export const IGNORED_BY_SERVE: Readonly<Record<string, string>> = {
   continue: 'its runs keep no saved conversation',
   session: 'its runs keep no saved conversation',
   new: 'its runs keep no saved conversation',

@@ -34,6 +34,8 @@ export interface Conversation {
   readonly session: Session;
   /** One line for the header: which conversation, and whether it is new, continued or not saved. */
   readonly note: string;
+  /** True when completed runs are saved in the store; false when the conversation lives in memory only. */
+  readonly saved: boolean;
   /**
    * The run on this conversation whose process stopped before it ended (a `kill -9`), found when it is
    * continued: its journal holds its completed turns, so it is continued first (docs/cli.md).
@@ -117,6 +119,9 @@ export async function openConversation(options: CliOptions, env: NodeJS.ProcessE
       note = `new; ${none}loopctl --continue resumes it${same}`;
     }
     const session = store.session(sessionId(folder, name));
+    // A conversation continued is read first, so the header counts what loads, and a history a row was removed
+    // from (or whose count was changed) is refused here, naming the row, before anything runs.
+    if (!fresh) note = `continued: ${(await session.load()).length} items`;
     // `--continue` with one task finishes the conversation's last run first when it was killed before it ended.
     const unfinished = choice.kind !== 'continue' || options.mode !== 'once' ? undefined : await unfinishedIn(session);
     const conversation = stored(store, session, `conversation ${sanitizeLine(name)} (${note})`, unfinished);
@@ -132,7 +137,8 @@ export async function openConversation(options: CliOptions, env: NodeJS.ProcessE
 
 /** A conversation kept in memory: nothing to lease, nothing to close. */
 function inMemory(note: string): Conversation {
-  return { session: new MemorySession(), note, hold: (_onLost, body) => body(), close: async () => undefined };
+  const hold: Conversation['hold'] = (_onLost, body) => body();
+  return { session: new MemorySession(), note, saved: false, hold, close: async () => undefined };
 }
 
 /** The run of `session` journalled last, when a run's process stopped before it ended (none for a new one). */
@@ -164,6 +170,7 @@ function stored(store: SessionStore, session: Session, note: string, unfinishedR
       ...journal,
     },
     note,
+    saved: true,
     ...(unfinishedRun === undefined ? {} : { unfinishedRun }),
     hold: (onLost, body, signal) => holding(session, onLost, body, signal),
     close: () => store.close(),

@@ -6,6 +6,7 @@ import { journalResponseContract } from './contract-journal-response.js';
 import { leaseContract } from './contract-lease.js';
 import { killContract, peerContract } from './contract-peers.js';
 import { storeContract } from './contract-store.js';
+import { tamperContract, type TamperHooks } from './contract-tamper.js';
 import type { ContractFramework, MakeStore } from './kit.js';
 import type { SpawnPeer } from './peer.js';
 
@@ -15,10 +16,14 @@ import type { SpawnPeer } from './peer.js';
  *   cross-process parts are marked not applicable (`it.skip`): right for an in-process store only.
  * - `kill`: also run the `kill -9` during a commit part (`repetitions` peers, default 30; it spawns that
  *   many processes, so suites usually run it in a slower tier). Needs `spawnPeer`.
+ * - `tamper`: how to remove a stored history row or change a session's stored item count (see `TamperHooks`), for
+ *   the part that checks a tampered history is refused. Without it that part is marked not applicable: right for
+ *   an in-process store only.
  */
 export interface SessionContractOptions {
   readonly spawnPeer?: SpawnPeer;
   readonly kill?: { readonly repetitions?: number };
+  readonly tamper?: TamperHooks;
 }
 
 /**
@@ -41,6 +46,8 @@ export interface SessionContractOptions {
  *   the fence outlives a discard and moves with rename; a run's call starts go with its commit and discard;
  * - leases: one active run per session, renew and release, expiry after `ttlMs`, bad arguments;
  * - the store: list, delete, rename, close, bad ids;
+ * - with `tamper`: a history with a row removed, or whose stored count was changed, is refused by `load()`
+ *   (`SessionSchemaError`, `corrupt`, naming the session and the row), and no write of the store leaves a gap;
  * - with `spawnPeer`: the same across processes (leases, appends, a resumed call's start recorded once), a
  *   SIGKILLed holder's lease taken at once on its host, and with `kill`,
  *   `kill -9` during a commit leaving the whole run or none of it.
@@ -61,6 +68,7 @@ export function sessionContract(
   journalClaimsContract(framework, makeStore);
   leaseContract(framework, makeStore);
   storeContract(framework, makeStore);
+  tamperContract(framework, makeStore, options.tamper);
   const { spawnPeer } = options;
   if (spawnPeer) {
     peerContract(framework, makeStore, spawnPeer);

@@ -8,6 +8,7 @@
  * arguments, so loopctl depends on no test framework.
  */
 export { sessionContract, sessionKillContract, type SessionContractOptions } from './contract.js';
+export type { TamperHooks } from './contract-tamper.js';
 export type { ContractFramework, ContractIt, ContractAssertion, MakeStore, TestBody } from './kit.js';
 export { hostileItems, providerPartItems } from './kit.js';
 export {

@@ -5,6 +5,7 @@
  */
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll } from 'vitest';
+import type { TamperHooks } from '../../../src/node/testing/index.js';
 import { createSchema, PostgresSessionStore } from '../../../src/postgres/index.js';
 
 process.env['PGHOST'] ??= '127.0.0.1';
@@ -23,6 +24,7 @@ export function postgresFixture(): {
   pool: pg.Pool;
   freshSchema: () => string;
   makeStore: () => Promise<PostgresSessionStore>;
+  tamper: TamperHooks;
 } {
   const pool = new pg.Pool({ max: 8 });
   const made: string[] = [];
@@ -47,5 +49,13 @@ export function postgresFixture(): {
     await createSchema(pool, { schema });
     return new PostgresSessionStore(pool, { schema });
   };
-  return { pool, freshSchema, makeStore };
+  // The contract's tamper hooks: a history row deleted, a stored count set, behind the store's back.
+  const schemaOf = (store: unknown): string => `"${(store as PostgresSessionStore).schema}"`;
+  const tamper: TamperHooks = {
+    removeItem: (store, id, index) =>
+      pool.query(`DELETE FROM ${schemaOf(store)}.loopctl_items WHERE session_id = $1 AND seq = $2`, [id, index]),
+    setCount: (store, id, count) =>
+      pool.query(`UPDATE ${schemaOf(store)}.loopctl_sessions SET items = $2 WHERE id = $1`, [id, count]),
+  };
+  return { pool, freshSchema, makeStore, tamper };
 }
