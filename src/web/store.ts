@@ -25,7 +25,13 @@ import { ApiError, api, attachRun, startRun } from './api.js';
 import { loadState, saveState } from './persist.js';
 import type { StreamItem } from './sse.js';
 import { initialState, isTerminal, messagesOf, reduce, type Action, type ChatState } from './state.js';
-import { SLOW_STOP_WORDS } from './wording.js';
+import {
+  CONNECTION_LOST_WORDS,
+  RELAUNCHED_WORDS,
+  RUN_GONE_WORDS,
+  SLOW_STOP_WORDS,
+  UNREACHABLE_WORDS,
+} from './wording.js';
 
 /** The reason the Stop button cancels a run with (shown as the cancelled run's reason). */
 export const STOP_REASON = 'stopped by the user';
@@ -210,6 +216,9 @@ export class ChatStore {
             return timer(UNAVAILABLE_RETRY_MS);
           }
           if (gone(error) || ++failures > ATTACH_RETRIES) return throwError(() => error);
+          // The server does not answer (killed, restarting, a cut network): say so while trying again; the
+          // next stream that answers takes the words away.
+          if (error instanceof TypeError) this.dispatch({ type: 'unavailable', notice: CONNECTION_LOST_WORDS });
           return timer(Math.min(100 * 2 ** failures, 3000));
         },
       }),
@@ -231,7 +240,7 @@ export class ChatStore {
                 : { type: 'frame', ...item },
           ),
         error: (error: unknown) => {
-          if (!unavailable(error)) return this.dispatch({ type: 'lost', notice: describeError(error) });
+          if (!unavailable(error)) return this.dispatch({ type: 'lost', notice: lostWords(error) });
           // The start met the queue's outage: said until the queue answers again (GET /api/queue), not for good.
           this.dispatch({ type: 'lost', notice: undefined });
           this.dispatch({ type: 'unavailable', notice: error.message });
@@ -262,6 +271,14 @@ const unavailable = (error: unknown): error is ApiError =>
 
 /** The run no longer exists for this browser (the server restarted, or forgot it). */
 const gone = (error: unknown): boolean => error instanceof ApiError && error.status >= 400 && error.status < 500;
+
+/** Why the page stopped following its run, in words: the server forgot the page or the run, or is not there. */
+function lostWords(error: unknown): string {
+  if (error instanceof ApiError && error.status === 401) return RELAUNCHED_WORDS;
+  if (error instanceof ApiError && error.code === 'run_not_found') return RUN_GONE_WORDS;
+  if (error instanceof TypeError) return UNREACHABLE_WORDS;
+  return describeError(error);
+}
 
 function describeError(error: unknown): string {
   if (error instanceof ApiError) return error.message;
