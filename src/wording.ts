@@ -203,6 +203,11 @@ export const RUN_GONE_WORDS =
   'loopctl serve no longer has this run (it was restarted, or forgot the run 10 minutes after it ended): what it ' +
   'did after what is shown here is not known.';
 
+/** Steering sent as the run ended: the server took it for no run; the text stays in the box. */
+export const STEER_TOO_LATE_WORDS =
+  'The run ended before your message reached it, so it was not sent; it is still in the box: press Enter to send ' +
+  'it as a new message.';
+
 /** The status line of a run no worker has taken yet (`loopctl serve --queue`). */
 export const WAITING_WORDS = 'Waiting for a worker…';
 

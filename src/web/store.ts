@@ -30,6 +30,7 @@ import {
   RELAUNCHED_WORDS,
   RUN_GONE_WORDS,
   SLOW_STOP_WORDS,
+  STEER_TOO_LATE_WORDS,
   UNREACHABLE_WORDS,
 } from './wording.js';
 
@@ -135,7 +136,13 @@ export class ChatStore {
   async steer(text: string): Promise<boolean> {
     const runId = this.state.run?.runId;
     if (runId === undefined) return false;
-    const answer = await this.#call(() => api.steer(runId, text), 'Steering');
+    const answer = await this.#call(
+      () => api.steer(runId, text),
+      'Steering',
+      (error) =>
+        // It ended meanwhile (its terminal frame may still be on its way): the text stays for a new message.
+        error instanceof ApiError && error.code === 'run_not_live' ? STEER_TOO_LATE_WORDS : undefined,
+    );
     if (answer === undefined) return false;
     this.dispatch({ type: 'steered', runId, id: answer.id, text });
     return true;
@@ -248,17 +255,25 @@ export class ChatStore {
       });
   }
 
-  /** A call whose failure becomes the notice (a 501 says what is not available yet). */
-  async #call<T>(call: () => Promise<T>, what: string): Promise<T | undefined> {
+  /**
+   * A call whose failure becomes the notice (a 501 says what is not available yet); `words` may word a failure
+   * of its own (undefined: the general words).
+   */
+  async #call<T>(
+    call: () => Promise<T>,
+    what: string,
+    words: (error: unknown) => string | undefined = () => undefined,
+  ): Promise<T | undefined> {
     try {
       const answer = await call();
       this.dispatch({ type: 'notice', notice: undefined });
       return answer;
     } catch (error) {
       const notice =
-        error instanceof ApiError && error.status === 501
+        words(error) ??
+        (error instanceof ApiError && error.status === 501
           ? `${what} is not available in this version of loopctl (the server answered 501: ${error.message}).`
-          : `${what} failed: ${describeError(error)}`;
+          : `${what} failed: ${describeError(error)}`);
       this.dispatch({ type: 'notice', notice });
       return undefined;
     }
