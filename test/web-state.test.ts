@@ -462,4 +462,16 @@ describe('web app state: a terminal settles every open card', () => {
     s = reduce(s, { type: 'stopping' });
     expect(words()).toBe('Stopping…');
   });
+
+  it('a Stop whose request failed: the run is no longer said to be stopping, and nothing else of it changes', () => {
+    let s = reduce(sent(), { type: 'run', runId: 'r1' });
+    s = reduce(s, frame('1:0', { type: 'TEXT_MESSAGE_START', messageId: 'm1', role: 'assistant' }));
+    const before = s;
+    s = reduce(s, { type: 'stopping' });
+    expect(statusWords(runActivity(s.run!, s.entries))).toBe('Stopping…');
+    s = reduce(s, { type: 'stop_failed' });
+    expect(s).toEqual(before);
+    expect(statusWords(runActivity(s.run!, s.entries))).toBe('Writing…');
+    expect(reduce(initialState('t'), { type: 'stop_failed' })).toEqual(initialState('t')); // no run: nothing
+  });
 });

@@ -119,7 +119,9 @@ export class ChatStore {
         ? undefined
         : setTimeout(() => this.dispatch({ type: 'notice', notice: SLOW_STOP_WORDS }), SLOW_STOP_MS);
     try {
-      await this.#call(() => api.cancel(runId, STOP_REASON), 'Stop');
+      const answer = await this.#call(() => api.cancel(runId, STOP_REASON), 'Stop');
+      // Not sent, or no answer: the run goes on as far as the page knows (its stream says when it ends).
+      if (answer === undefined && this.state.run?.runId === runId) this.dispatch({ type: 'stop_failed' });
     } finally {
       clearTimeout(slow);
     }
