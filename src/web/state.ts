@@ -91,6 +91,9 @@ export function reduce(state: ChatState, action: Action): ChatState {
       if (state.steering.some((s) => s.id === action.id)) return state;
       return {
         ...state,
+        // A message sent as a new run that steered the thread's live run (another tab's) is not the start of that
+        // run: it joins the conversation where its turn takes it (loopctl.steering_injected), listed queued till then.
+        entries: state.entries.filter((e) => !(e.kind === 'user' && e.id === action.id && !e.steering)),
         steering: [...state.steering, { id: action.id, runId: action.runId, text: action.text, status: 'queued' }],
       };
     case 'withdrawn':
