@@ -88,6 +88,8 @@ export class ChatStore {
       this.dispatch({ type: 'lost', notice: 'The page was reloaded before the run started; send the message again.' });
       return;
     }
+    // A Stop still out when the page went was dropped with it: the run's stream says whether it landed.
+    if (run.stopping) this.dispatch({ type: 'stop_failed' });
     this.#follow(EMPTY);
   }
 
