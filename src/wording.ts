@@ -183,6 +183,31 @@ export const SLOW_STOP_WORDS =
   'Stop is waiting for the worker running this run, which has not answered yet. If it stopped responding, ' +
   "the run ends as lost once the queue notices: within the worker's lock time (30 s with loopctl worker).";
 
+/** While the page cannot reach `loopctl serve` (a connection refused or cut) and tries again to follow its run. */
+export const CONNECTION_LOST_WORDS =
+  'The connection to loopctl serve was lost; trying to reach it again… The run goes on on the server if the ' +
+  'server is still running.';
+
+/** A run the page gave up following because `loopctl serve` could not be reached (every attempt failed). */
+export const UNREACHABLE_WORDS =
+  'loopctl serve cannot be reached, so this run is out of reach: if the server stopped, start it again and open ' +
+  'the address it prints.';
+
+/** A run the page followed, refused by a server that no longer knows this page's token (a new launch). */
+export const RELAUNCHED_WORDS =
+  'loopctl serve was restarted, so this run is out of reach (the server that ran it is gone): open the address ' +
+  'the new launch printed.';
+
+/** A run the server no longer has (it was restarted, or forgot the run once its retention passed). */
+export const RUN_GONE_WORDS =
+  'loopctl serve no longer has this run (it was restarted, or forgot the run 10 minutes after it ended): what it ' +
+  'did after what is shown here is not known.';
+
+/** Steering sent as the run ended: the server took it for no run; the text stays in the box. */
+export const STEER_TOO_LATE_WORDS =
+  'The run ended before your message reached it, so it was not sent; it is still in the box: press Enter to send ' +
+  'it as a new message.';
+
 /** The status line of a run no worker has taken yet (`loopctl serve --queue`). */
 export const WAITING_WORDS = 'Waiting for a worker…';
 

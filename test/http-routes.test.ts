@@ -203,6 +203,22 @@ describe('POST /agents/:agent/runs: bad input', () => {
     expect(await start(url, edited)).toMatchObject(error(409, 'history_conflict', 'messages[1]'));
     expect(await start(url, input([user('u1', 'hello')]))).toMatchObject(error(400, 'bad_request', 'messages'));
   });
+
+  it('two messages of one start with one id: 400 naming the second when they differ; the same message twice counts once', async () => {
+    const { url, hold, model } = await setup({}, ['second']);
+    hold.open();
+    const twice = input([user('u1', 'hello'), user('u2', 'a'), user('u1', 'something else')]);
+    const refused = await start(url, twice);
+    expect(refused).toMatchObject(error(400, 'bad_request', 'messages[2]'));
+    expect((refused.body as { error: { message: string } }).error.message).toMatch(/^messages\[2\]: id "u1" /);
+    const repeated = await readStream(`${url}/agents/helper/runs`, {
+      principal: 'alice',
+      body: input([user('u1', 'hello'), user('u1', 'hello')]),
+    });
+    expect(repeated.frames.at(-1)!.event).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'success' } });
+    const sent = model.requests[0]!.items.flatMap((item) => (item.type === 'user' ? [[item.id, item.text]] : []));
+    expect(sent).toEqual([['u1', 'hello']]);
+  });
 });
 
 describe('the run routes', () => {

@@ -327,6 +327,26 @@ describe('web app state: events by hand (run control, retries, failures)', () =>
   });
 });
 
+describe('web app state: a message that steered another tab’s run', () => {
+  it('is not shown above that run’s answer: listed queued, it joins the conversation where its turn took it', () => {
+    // This tab sent u1 as a new run; the thread had a live run r9 (another tab's): the start answered 202.
+    let s = reduce(sent(), { type: 'run', runId: 'r9' });
+    s = reduce(s, { type: 'steered', runId: 'r9', id: 'u1', text: 'hello?' });
+    expect(s.entries).toEqual([]);
+    expect(s.steering).toEqual([{ id: 'u1', runId: 'r9', text: 'hello?', status: 'queued' }]);
+    // It follows r9 from its start: the other tab's answer, then the turn that took u1.
+    s = reduce(s, frame('0', { type: 'RUN_STARTED', threadId: THREAD, runId: 'r9' }));
+    s = reduce(s, frame('1:0', { type: 'TEXT_MESSAGE_START', messageId: 'm1', role: 'assistant' }));
+    s = reduce(s, frame('1', { type: 'TEXT_MESSAGE_CONTENT', messageId: 'm1', delta: 'The other tab’s answer' }));
+    s = reduce(s, frame('2', { type: 'TEXT_MESSAGE_END', messageId: 'm1' }));
+    const injected = { id: 'u1', content: 'hello?' };
+    s = reduce(s, frame('3', { type: 'CUSTOM', name: 'loopctl.steering_injected', value: injected }));
+    expect(s.entries.map((e) => `${e.kind}:${e.id}`)).toEqual(['answer:m1', 'user:u1']);
+    expect(s.entries[1]).toMatchObject({ kind: 'user', text: 'hello?', steering: true });
+    expect(s.steering).toEqual([{ id: 'u1', runId: 'r9', text: 'hello?', status: 'injected' }]);
+  });
+});
+
 describe('web app state: a terminal settles every open card', () => {
   const write = writeFile;
 
@@ -461,5 +481,17 @@ describe('web app state: a terminal settles every open card', () => {
     expect(words()).toBe('Stopping after this step…');
     s = reduce(s, { type: 'stopping' });
     expect(words()).toBe('Stopping…');
+  });
+
+  it('a Stop whose request failed: the run is no longer said to be stopping, and nothing else of it changes', () => {
+    let s = reduce(sent(), { type: 'run', runId: 'r1' });
+    s = reduce(s, frame('1:0', { type: 'TEXT_MESSAGE_START', messageId: 'm1', role: 'assistant' }));
+    const before = s;
+    s = reduce(s, { type: 'stopping' });
+    expect(statusWords(runActivity(s.run!, s.entries))).toBe('Stopping…');
+    s = reduce(s, { type: 'stop_failed' });
+    expect(s).toEqual(before);
+    expect(statusWords(runActivity(s.run!, s.entries))).toBe('Writing…');
+    expect(reduce(initialState('t'), { type: 'stop_failed' })).toEqual(initialState('t')); // no run: nothing
   });
 });

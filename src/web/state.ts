@@ -49,6 +49,8 @@ export type Action =
   | { readonly type: 'queue'; readonly workers: number; readonly start: string }
   | { readonly type: 'frame'; readonly id: string; readonly event: AGUIEvent }
   | { readonly type: 'stopping' }
+  /** The Stop request failed (the run was not reached): it is not stopping, and Stop can be pressed again. */
+  | { readonly type: 'stop_failed' }
   | { readonly type: 'steered'; readonly runId: string; readonly id: string; readonly text: string }
   | { readonly type: 'withdrawn'; readonly id: string }
   | { readonly type: 'decided'; readonly callId: string; readonly approve: boolean }
@@ -79,11 +81,19 @@ export function reduce(state: ChatState, action: Action): ChatState {
       return applyEvent({ ...state, run: { ...state.run, lastEventId: action.id } }, action.event);
     case 'stopping':
       return state.run ? { ...state, run: { ...state.run, stopping: true } } : state;
+    case 'stop_failed': {
+      if (!state.run) return state;
+      const { stopping: _s, ...run } = state.run;
+      return { ...state, run };
+    }
     case 'steered':
       // The injected event may have come first (a fast turn): then it is already listed.
       if (state.steering.some((s) => s.id === action.id)) return state;
       return {
         ...state,
+        // A message sent as a new run that steered the thread's live run (another tab's) is not the start of that
+        // run: it joins the conversation where its turn takes it (loopctl.steering_injected), listed queued till then.
+        entries: state.entries.filter((e) => !(e.kind === 'user' && e.id === action.id && !e.steering)),
         steering: [...state.steering, { id: action.id, runId: action.runId, text: action.text, status: 'queued' }],
       };
     case 'withdrawn':

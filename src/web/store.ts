@@ -25,7 +25,14 @@ import { ApiError, api, attachRun, startRun } from './api.js';
 import { loadState, saveState } from './persist.js';
 import type { StreamItem } from './sse.js';
 import { initialState, isTerminal, messagesOf, reduce, type Action, type ChatState } from './state.js';
-import { SLOW_STOP_WORDS } from './wording.js';
+import {
+  CONNECTION_LOST_WORDS,
+  RELAUNCHED_WORDS,
+  RUN_GONE_WORDS,
+  SLOW_STOP_WORDS,
+  STEER_TOO_LATE_WORDS,
+  UNREACHABLE_WORDS,
+} from './wording.js';
 
 /** The reason the Stop button cancels a run with (shown as the cancelled run's reason). */
 export const STOP_REASON = 'stopped by the user';
@@ -81,6 +88,8 @@ export class ChatStore {
       this.dispatch({ type: 'lost', notice: 'The page was reloaded before the run started; send the message again.' });
       return;
     }
+    // A Stop still out when the page went was dropped with it: the run's stream says whether it landed.
+    if (run.stopping) this.dispatch({ type: 'stop_failed' });
     this.#follow(EMPTY);
   }
 
@@ -112,7 +121,9 @@ export class ChatStore {
         ? undefined
         : setTimeout(() => this.dispatch({ type: 'notice', notice: SLOW_STOP_WORDS }), SLOW_STOP_MS);
     try {
-      await this.#call(() => api.cancel(runId, STOP_REASON), 'Stop');
+      const answer = await this.#call(() => api.cancel(runId, STOP_REASON), 'Stop');
+      // Not sent, or no answer: the run goes on as far as the page knows (its stream says when it ends).
+      if (answer === undefined && this.state.run?.runId === runId) this.dispatch({ type: 'stop_failed' });
     } finally {
       clearTimeout(slow);
     }
@@ -129,7 +140,13 @@ export class ChatStore {
   async steer(text: string): Promise<boolean> {
     const runId = this.state.run?.runId;
     if (runId === undefined) return false;
-    const answer = await this.#call(() => api.steer(runId, text), 'Steering');
+    const answer = await this.#call(
+      () => api.steer(runId, text),
+      'Steering',
+      (error) =>
+        // It ended meanwhile (its terminal frame may still be on its way): the text stays for a new message.
+        error instanceof ApiError && error.code === 'run_not_live' ? STEER_TOO_LATE_WORDS : undefined,
+    );
     if (answer === undefined) return false;
     this.dispatch({ type: 'steered', runId, id: answer.id, text });
     return true;
@@ -210,6 +227,9 @@ export class ChatStore {
             return timer(UNAVAILABLE_RETRY_MS);
           }
           if (gone(error) || ++failures > ATTACH_RETRIES) return throwError(() => error);
+          // The server does not answer (killed, restarting, a cut network): say so while trying again; the
+          // next stream that answers takes the words away.
+          if (error instanceof TypeError) this.dispatch({ type: 'unavailable', notice: CONNECTION_LOST_WORDS });
           return timer(Math.min(100 * 2 ** failures, 3000));
         },
       }),
@@ -231,7 +251,7 @@ export class ChatStore {
                 : { type: 'frame', ...item },
           ),
         error: (error: unknown) => {
-          if (!unavailable(error)) return this.dispatch({ type: 'lost', notice: describeError(error) });
+          if (!unavailable(error)) return this.dispatch({ type: 'lost', notice: lostWords(error) });
           // The start met the queue's outage: said until the queue answers again (GET /api/queue), not for good.
           this.dispatch({ type: 'lost', notice: undefined });
           this.dispatch({ type: 'unavailable', notice: error.message });
@@ -239,17 +259,25 @@ export class ChatStore {
       });
   }
 
-  /** A call whose failure becomes the notice (a 501 says what is not available yet). */
-  async #call<T>(call: () => Promise<T>, what: string): Promise<T | undefined> {
+  /**
+   * A call whose failure becomes the notice (a 501 says what is not available yet); `words` may word a failure
+   * of its own (undefined: the general words).
+   */
+  async #call<T>(
+    call: () => Promise<T>,
+    what: string,
+    words: (error: unknown) => string | undefined = () => undefined,
+  ): Promise<T | undefined> {
     try {
       const answer = await call();
       this.dispatch({ type: 'notice', notice: undefined });
       return answer;
     } catch (error) {
       const notice =
-        error instanceof ApiError && error.status === 501
+        words(error) ??
+        (error instanceof ApiError && error.status === 501
           ? `${what} is not available in this version of loopctl (the server answered 501: ${error.message}).`
-          : `${what} failed: ${describeError(error)}`;
+          : `${what} failed: ${describeError(error)}`);
       this.dispatch({ type: 'notice', notice });
       return undefined;
     }
@@ -262,6 +290,14 @@ const unavailable = (error: unknown): error is ApiError =>
 
 /** The run no longer exists for this browser (the server restarted, or forgot it). */
 const gone = (error: unknown): boolean => error instanceof ApiError && error.status >= 400 && error.status < 500;
+
+/** Why the page stopped following its run, in words: the server forgot the page or the run, or is not there. */
+function lostWords(error: unknown): string {
+  if (error instanceof ApiError && error.status === 401) return RELAUNCHED_WORDS;
+  if (error instanceof ApiError && error.code === 'run_not_found') return RUN_GONE_WORDS;
+  if (error instanceof TypeError) return UNREACHABLE_WORDS;
+  return describeError(error);
+}
 
 function describeError(error: unknown): string {
   if (error instanceof ApiError) return error.message;
