@@ -6,14 +6,15 @@
  * in its next run's `resume` with the tool's result, and that run completes with the model having read it.
  * A second thread cancels its interrupt instead: the model reads the refusal. docs/ui.md, "Front-end tools".
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, cliEnv, ensureBuilt, removeTempFolders, repoRoot, tempFolder, waitFor } from '../cli-helpers.js';
+import { ensureBuilt, removeTempFolders, repoRoot, tempFolder } from '../cli-helpers.js';
 import { launchChromium, withScreenshot } from './support/browser.js';
+import { startServe, type Served } from './support/serve.js';
 import { startHeldModel, type HeldModel } from './support/held-model.js';
 
 // Under node_modules, so the bundle's imports (@ag-ui/client, rxjs) resolve to the repository's packages.
@@ -21,7 +22,7 @@ const dir = path.join(repoRoot, 'node_modules/.cache', `loopctl-ag-ui-client-${p
 
 let model: HeldModel;
 let serve: ChildProcess;
-let serveErr = '';
+let serveIo: Served['io'];
 let address: string;
 let browser: Browser;
 let bundle: string;
@@ -45,12 +46,11 @@ beforeAll(async () => {
   bundle = readFileSync(path.join(dir, 'out/ag-ui.js'), 'utf8');
   model = await startHeldModel();
   const folder = tempFolder({ 'notes.md': '# notes\n' });
-  const args = ['serve', '--port', '0', '--base-url', model.baseURL, '--api-key', 'test', '--model', 'test-model'];
-  serve = spawn(process.execPath, [BIN, ...args], { cwd: folder, env: cliEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  serve.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
-  serve.stderr!.setEncoding('utf8').on('data', (d: string) => (serveErr += d));
-  address = await waitFor('the address loopctl serve prints', () => /http:\/\/\S+\?token=\S+/.exec(out)?.[0]);
+  const args = ['--port', '0', '--base-url', model.baseURL, '--api-key', 'test', '--model', 'test-model'];
+  const served = await startServe(args, { cwd: folder });
+  serve = served.child;
+  address = served.address;
+  serveIo = served.io;
   browser = await launchChromium();
 }, 180_000);
 
@@ -126,7 +126,7 @@ describe('@ag-ui/client HttpAgent against loopctl serve (Chromium)', () => {
         { chunks: ['Amber it is.'] },
       );
       const [first, second] = await runInPage(page, 'fe-answer', { result: 'amber' });
-      expect(first.error, serveErr).toBeUndefined();
+      expect(first.error, serveIo.stderr).toBeUndefined();
       expect(first.events.find((e) => e.type === 'TOOL_CALL_START')).toMatchObject({ toolCallName: 'pick_color' });
       expect(first.events.at(-1)).toMatchObject({
         type: 'RUN_FINISHED',
@@ -136,7 +136,7 @@ describe('@ag-ui/client HttpAgent against loopctl serve (Chromium)', () => {
         },
       });
       expect(first.pending.map((i) => i.id)).toEqual(['call_pick']);
-      expect(second.error, serveErr).toBeUndefined();
+      expect(second.error, serveIo.stderr).toBeUndefined();
       expect(second.events.find((e) => e.type === 'TOOL_CALL_RESULT')).toMatchObject({
         toolCallId: 'call_pick',
         content: 'amber',
@@ -159,7 +159,7 @@ describe('@ag-ui/client HttpAgent against loopctl serve (Chromium)', () => {
       );
       const [first, second] = await runInPage(page, 'fe-cancel', null);
       expect(first.pending.map((i) => i.reason)).toEqual(['frontend_tool']);
-      expect(second.error, serveErr).toBeUndefined();
+      expect(second.error, serveIo.stderr).toBeUndefined();
       expect(second.events.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'success' } });
       expect(model.requests[n + 1]!.messages.at(-1)).toMatchObject({
         role: 'tool',

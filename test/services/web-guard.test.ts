@@ -4,12 +4,13 @@
  * sentence that matches the pattern never appears, not even for a moment, the sentences before it do, and the run
  * ends with the page's words for a guardrail. A clean answer is shown whole. No wall-clock assertion.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STOP_REASON_WORDS } from '../../src/wording.js';
-import { BIN, cliEnv, ensureBuilt, removeTempFolders, tempFolder, waitFor } from '../cli-helpers.js';
+import { ensureBuilt, removeTempFolders, tempFolder } from '../cli-helpers.js';
 import { launchChromium, withScreenshot } from './support/browser.js';
+import { startServe } from './support/serve.js';
 import { startHeldModel, type HeldModel } from './support/held-model.js';
 
 let model: HeldModel;
@@ -21,12 +22,11 @@ beforeAll(async () => {
   await ensureBuilt({ web: true });
   model = await startHeldModel();
   const folder = tempFolder({ 'notes.md': '# notes\n' });
-  const args = ['serve', '--port', '0', '--base-url', model.baseURL, '--api-key', 'test', '--model', 'test-model'];
+  const args = ['--port', '0', '--base-url', model.baseURL, '--api-key', 'test', '--model', 'test-model'];
   args.push('--guard', '\\bpin is \\d+');
-  serve = spawn(process.execPath, [BIN, ...args], { cwd: folder, env: cliEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  serve.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
-  address = await waitFor('the address loopctl serve prints', () => /http:\/\/\S+\?token=\S+/.exec(out)?.[0]);
+  const served = await startServe(args, { cwd: folder });
+  serve = served.child;
+  address = served.address;
   browser = await launchChromium();
 }, 180_000);
 

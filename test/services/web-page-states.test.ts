@@ -20,6 +20,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BIN, cliEnv, ensureBuilt, removeTempFolders, tempFolder, waitFor } from '../cli-helpers.js';
 import { launchChromium, SCREENSHOTS, withScreenshot } from './support/browser.js';
+import { startServe } from './support/serve.js';
 import { startHeldModel, type HeldModel } from './support/held-model.js';
 
 let model: HeldModel;
@@ -34,13 +35,12 @@ beforeAll(async () => {
   model = await startHeldModel();
   folder = tempFolder({ 'notes.md': '# notes\n' });
   const args = [
-    ...['serve', '--port', '0', '--confirm', '--allow-shell', '--max-turns', '2'],
+    ...['--port', '0', '--confirm', '--allow-shell', '--max-turns', '2'],
     ...['--base-url', model.baseURL, '--api-key', 'test', '--model', 'test-model'],
   ];
-  serve = spawn(process.execPath, [BIN, ...args], { cwd: folder, env: cliEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  serve.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
-  address = await waitFor('the address loopctl serve prints', () => /http:\/\/\S+\?token=\S+/.exec(out)?.[0]);
+  const served = await startServe(args, { cwd: folder });
+  serve = served.child;
+  address = served.address;
   origin = new URL(address).origin;
   browser = await launchChromium();
 }, 180_000);

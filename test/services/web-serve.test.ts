@@ -11,13 +11,14 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, cliEnv, ensureBuilt, removeTempFolders, tempFolder, waitFor } from '../cli-helpers.js';
+import { BIN, cliEnv, ensureBuilt, removeTempFolders, tempFolder } from '../cli-helpers.js';
 import { launchChromium, withScreenshot } from './support/browser.js';
+import { startServe, type Served } from './support/serve.js';
 import { startHeldModel, type HeldModel } from './support/held-model.js';
 
 let model: HeldModel;
 let serve: ChildProcess;
-let serveErr = '';
+let serveIo: Served['io'];
 let address: string; // the printed address, with the token
 let origin: string;
 let port: number;
@@ -28,12 +29,11 @@ beforeAll(async () => {
   await ensureBuilt({ web: true });
   model = await startHeldModel();
   const folder = tempFolder({ 'notes.md': '# notes\n' });
-  const args = ['serve', '--port', '0', '--base-url', model.baseURL, '--api-key', 'test', '--model', 'test-model'];
-  serve = spawn(process.execPath, [BIN, ...args], { cwd: folder, env: cliEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  serve.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
-  serve.stderr!.setEncoding('utf8').on('data', (d: string) => (serveErr += d));
-  address = await waitFor('the address loopctl serve prints', () => /http:\/\/\S+\?token=\S+/.exec(out)?.[0]);
+  const args = ['--port', '0', '--base-url', model.baseURL, '--api-key', 'test', '--model', 'test-model'];
+  const served = await startServe(args, { cwd: folder });
+  serve = served.child;
+  address = served.address;
+  serveIo = served.io;
   port = Number(new URL(address).port);
   origin = `http://127.0.0.1:${port}`;
   browser = await launchChromium();
@@ -369,7 +369,7 @@ describe('loopctl serve as a process', () => {
         'Stopped. The server was stopped (Ctrl-C) while the model was answering.',
       ]);
       expect(await exited).toBe(130);
-      expect(serveErr).toContain('[loopctl serve] SIGINT: cancelling the live runs, closing the server\n');
+      expect(serveIo.stderr).toContain('[loopctl serve] SIGINT: cancelling the live runs, closing the server\n');
       await model.requests[n]!.done;
       expect([model.requests[n]!.closedEarlyAt !== undefined, model.requests[n]!.heldSent]).toEqual([true, false]);
     });

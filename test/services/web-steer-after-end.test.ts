@@ -4,12 +4,13 @@
  * The page says in words that the message was not sent and stays in the box (it showed the server's
  * `Steering failed: run "<id>" has ended`), and Enter then sends it as a new message.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { STEER_TOO_LATE_WORDS } from '../../src/wording.js';
-import { BIN, cliEnv, ensureBuilt, removeTempFolders, tempFolder, waitFor } from '../cli-helpers.js';
+import { cliEnv, ensureBuilt, removeTempFolders, tempFolder } from '../cli-helpers.js';
 import { launchChromium, withScreenshot } from './support/browser.js';
+import { startServe } from './support/serve.js';
 
 let serve: ChildProcess;
 let address: string;
@@ -19,14 +20,9 @@ beforeAll(async () => {
   await ensureBuilt({ web: true });
   const folder = tempFolder({ 'README.md': '# readme\none\ntwo\n' });
   const env = cliEnv({ LOOPCTL_OFFLINE_DELAY_MS: '200' });
-  serve = spawn(process.execPath, [BIN, 'serve', '--port', '0'], {
-    cwd: folder,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  serve.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
-  address = await waitFor('the address loopctl serve prints', () => /http:\/\/\S+\?token=\S+/.exec(out)?.[0]);
+  const served = await startServe(['--port', '0'], { cwd: folder, env });
+  serve = served.child;
+  address = served.address;
   browser = await launchChromium();
 }, 180_000);
 

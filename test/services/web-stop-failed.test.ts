@@ -5,11 +5,12 @@
  * Esc could stop the run); the second Stop ends it. A reload while a Stop's request is still out (it never
  * reaches the server: the reload drops it) shows the run going on with Stop to press, not "Stopping…" for good.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { BIN, cliEnv, ensureBuilt, removeTempFolders, tempFolder, waitFor } from '../cli-helpers.js';
+import { cliEnv, ensureBuilt, removeTempFolders, tempFolder } from '../cli-helpers.js';
 import { launchChromium, withScreenshot } from './support/browser.js';
+import { startServe } from './support/serve.js';
 
 let serve: ChildProcess;
 let address: string;
@@ -20,14 +21,9 @@ beforeAll(async () => {
   // Enough files that the offline model's listing streams for a few seconds.
   const folder = tempFolder(Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`note-${i}.md`, `# ${i}\n`])));
   const env = cliEnv({ LOOPCTL_OFFLINE_DELAY_MS: '100' });
-  serve = spawn(process.execPath, [BIN, 'serve', '--port', '0'], {
-    cwd: folder,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  serve.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
-  address = await waitFor('the address loopctl serve prints', () => /http:\/\/\S+\?token=\S+/.exec(out)?.[0]);
+  const served = await startServe(['--port', '0'], { cwd: folder, env });
+  serve = served.child;
+  address = served.address;
   browser = await launchChromium();
 }, 180_000);
 
