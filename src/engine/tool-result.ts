@@ -4,6 +4,7 @@ import { isObservableTotal, isThenable, toJsonText, type JsonTextResult } from '
 import { ToolExecutionError } from '../errors.js';
 import type { ToolCall, ToolResultItem } from '../items.js';
 import { isZodSchema, type Tool, type ToolReturn } from '../tools/tool.js';
+import { Relay } from './relay.js';
 
 /** A tool's return as an Observable of its result: the last value; an empty Observable is a tool error. */
 export function toolResult$(name: string, callId: string, ret: ToolReturn<unknown>): Observable<unknown> {
@@ -23,30 +24,22 @@ function lastValue$<T>(source: Observable<T>, name: string, callId: string): Obs
   return new Observable<T>((subscriber) => source.subscribe(new LastValue(subscriber, name, callId)));
 }
 
-/** The source's subscriber of {@link lastValue$}. */
-class LastValue<T> extends Subscriber<T> {
+/** The source's subscriber of {@link lastValue$}: its error goes on as {@link Relay} passes it. */
+class LastValue<T> extends Relay<T> {
   #seen = false;
   #value: T | undefined;
 
   constructor(
-    private readonly out: Subscriber<T>,
+    out: Subscriber<T>,
     private readonly name: string,
     private readonly callId: string,
   ) {
-    super();
+    super(out);
   }
 
   protected override _next(value: T): void {
     this.#seen = true;
     this.#value = value;
-  }
-
-  protected override _error(err: unknown): void {
-    try {
-      this.out.error(err);
-    } finally {
-      this.unsubscribe();
-    }
   }
 
   protected override _complete(): void {
