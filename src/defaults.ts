@@ -1,3 +1,5 @@
+import { deepFreeze } from './deep-freeze.js';
+
 /**
  * Every default of the library in one place: the engine, the CLI's `--help`,
  * docs/recovery.md and docs/cli.md read them from here. Deep-frozen.
@@ -23,8 +25,3 @@ export const DEFAULTS = deepFreeze({
   breaker: { failureThreshold: 3, cooldownMs: 30_000 },
   session: { leaseTtlMs: 30_000 },
 } as const);
-
-function deepFreeze<T extends object>(value: T): T {
-  for (const inner of Object.values(value)) if (typeof inner === 'object' && inner !== null) deepFreeze(inner);
-  return Object.freeze(value);
-}

@@ -36,6 +36,8 @@ import { otelHarness } from './support/otel.js';
  * FC_SEED=<seed> FC_PATH=<path> npx vitest run test/properties.test.ts
  */
 const NUM_RUNS = Number(process.env.FC_RUNS ?? 2000);
+/** Every tool's parameters: one schema object, converted to JSON Schema once (as an app's tools are). */
+const PARAMS = z.object({ n: z.number() });
 const TOOL_KINDS = ['fast', 'slow', 'ignore', 'throw', 'empty', 'selfcancel', 'hostile', 'gated'] as const;
 const SOURCES = ['token', 'cancel$', 'signal', 'unsubscribe', 'deadline', 'tool', 'hook'] as const;
 
@@ -207,12 +209,11 @@ function executeRun(s: Scenario): Omit<Outcome, 'unhandled'> {
     const done = () =>
       events.some((e) => e.type === 'run_completed' || e.type === 'run_cancelled' || e.type === 'run_failed');
     const note = () => (raisedAt ??= { requests: model.requests.length, executions, beforeTerminal: !done() });
-    const params = z.object({ n: z.number() });
     const mk = (kind: (typeof TOOL_KINDS)[number]) =>
       tool({
         name: `t_${kind}`,
         description: kind,
-        parameters: params,
+        parameters: PARAMS,
         ...(kind === 'gated' ? { needsApproval: true } : {}),
         execute: (_a, ctx): string | Observable<string> => {
           executions++;

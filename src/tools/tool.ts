@@ -1,4 +1,5 @@
 import type { Observable } from 'rxjs';
+import { deepFreeze } from '../deep-freeze.js';
 import { checkDurationMs } from '../duration.js';
 import { z } from 'zod';
 import type { CancelSignal } from '../cancel/cancel-signal.js';
@@ -149,9 +150,21 @@ export function isZodSchema(parameters: unknown): parameters is z.ZodType {
   return parameters instanceof z.ZodType;
 }
 
-/** The JSON Schema sent on the wire for a tool's parameters. */
+const converted = new WeakMap<z.ZodType, JsonSchema>();
+
+/**
+ * The JSON Schema sent on the wire for a tool's parameters (or an agent's `output`): a raw JSON Schema as it is, a
+ * zod schema converted once per schema object (zod schemas are immutable; `tool()` checks the conversion and every
+ * agent that lists the tool sends it, so an agent defined per request converts nothing), deeply frozen: readers copy
+ * before they change it. @throws what `z.toJSONSchema` throws for a schema JSON Schema cannot express.
+ */
 export function toJsonSchema(parameters: z.ZodType | JsonSchema): JsonSchema {
   if (!isZodSchema(parameters)) return parameters;
-  const { $schema: _drop, ...schema } = z.toJSONSchema(parameters, { io: 'input' }) as Record<string, unknown>;
+  let schema = converted.get(parameters);
+  if (!schema) {
+    const { $schema: _drop, ...json } = z.toJSONSchema(parameters, { io: 'input' }) as Record<string, unknown>;
+    schema = deepFreeze(json);
+    converted.set(parameters, schema);
+  }
   return schema;
 }
