@@ -54,7 +54,12 @@ export function tierConfig(test: {
       pool: 'forks',
       testTimeout: 20_000,
       hookTimeout: 20_000,
-      execArgv: ['--expose-gc'],
+      // PROF_DIR=/some/folder: every worker writes a V8 CPU profile there when it exits (`--cpu-prof`), to see
+      // where a spec file's CPU time goes (e.g. the JSON Schema conversions the property sweep once repeated).
+      execArgv: [
+        '--expose-gc',
+        ...(process.env['PROF_DIR'] ? ['--cpu-prof', `--cpu-prof-dir=${process.env['PROF_DIR']}`] : []),
+      ],
       // The known-long spec files first (test/support/longest-first.ts), so the workers finish together.
       sequence: { sequencer: LongestFirst },
       reporters: report ? ['default', 'json'] : ['default'],

@@ -19,6 +19,7 @@ import type { AssistantItem } from '../src/items.js';
 import { SqliteSessionStore } from '../src/sqlite/index.js';
 import { THINKING, thinkingWeatherAgent } from './support/anthropic-thinking-agent.js';
 import { readAnthropicFixture, startAnthropicServer, type AnthropicServer } from './support/anthropic-server.js';
+import { bundledScript } from './support/bundle-script.js';
 import { sseFrames } from './support/openai-server.js';
 
 const execFileAsync = promisify(execFile);
@@ -34,12 +35,11 @@ afterAll(async () => {
 });
 
 const agentOn = thinkingWeatherAgent;
-const TSX_LOADER = new URL('../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
 const CONTINUE = fileURLToPath(new URL('./support/anthropic-continue.ts', import.meta.url));
 
 /** A second process continues the session `chat` of `file` with `text` (as `loopctl --continue`); its terminal. */
 async function continueInAnotherProcess(baseURL: string, file: string, text: string): Promise<RunEvent> {
-  const { stdout } = await execFileAsync(process.execPath, ['--import', TSX_LOADER, CONTINUE, baseURL, file, text]);
+  const { stdout } = await execFileAsync(process.execPath, [await bundledScript(CONTINUE), baseURL, file, text]);
   return JSON.parse(stdout.trim().split('\n').at(-1)!) as RunEvent;
 }
 

@@ -23,6 +23,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { fsTools, PathOutsideRootError } from '../src/node/index.js';
 import type { Tool } from '../src/tools/tool.js';
+import { bundledScript } from './support/bundle-script.js';
 import { repoRoot } from './support/openai-server.js';
 import { fakeToolContext } from './support/tool-context.js';
 
@@ -92,20 +93,27 @@ describe('writes go through the folder descriptor', () => {
     expect(readFileSync(join(outside, 'secret.txt'), 'utf8')).toBe('OUTSIDE\n');
   });
 
-  it('a temp file being written is removed when the process exits, or dies by a re-raised signal', () => {
+  it('a temp file being written is removed when the process exits, or dies by a re-raised signal', async () => {
     // Registered before it exists (as writeInFolder does), then the process ends in the middle of the write.
-    const run = (ending: string) => {
-      const tmp = join(root, 'd', `.w.txt.${ending}.tmp`);
-      const module = JSON.stringify(join(repoRoot, 'src/node/temp-files.ts'));
-      const script = [
+    const script = join(root, 'ending.ts');
+    const module = JSON.stringify(join(repoRoot, 'src/node/temp-files.ts'));
+    writeFileSync(
+      script,
+      [
         `import { writeFileSync } from 'node:fs';`,
         `import { holdTempFile, removeTempFilesSync } from ${module};`,
-        `holdTempFile(${JSON.stringify(tmp)});`,
-        `writeFileSync(${JSON.stringify(tmp)}, 'half');`,
-        ending === 'exit' ? 'process.exit(3);' : `removeTempFilesSync(); process.kill(process.pid, 'SIGINT');`,
-      ].join('\n');
-      const args = ['--import', 'tsx', '--input-type=module', '-e', script];
-      const child = spawnSync(process.execPath, args, { cwd: repoRoot, encoding: 'utf8' });
+        `const [tmp, ending] = process.argv.slice(2);`,
+        `holdTempFile(tmp);`,
+        `writeFileSync(tmp, 'half');`,
+        `if (ending === 'exit') process.exit(3);`,
+        `removeTempFilesSync();`,
+        `process.kill(process.pid, 'SIGINT');`,
+      ].join('\n'),
+    );
+    const bundle = await bundledScript(script);
+    const run = (ending: string) => {
+      const tmp = join(root, 'd', `.w.txt.${ending}.tmp`);
+      const child = spawnSync(process.execPath, [bundle, tmp, ending], { cwd: repoRoot, encoding: 'utf8' });
       return { status: child.status, signal: child.signal, stderr: child.stderr, left: existsSync(tmp) };
     };
     expect(run('exit')).toEqual({ status: 3, signal: null, stderr: '', left: false });

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { TimeoutError } from '../src/errors.js';
 import { shellTool, type ShellToolOptions } from '../src/node/index.js';
+import { bundledScript } from './support/bundle-script.js';
 import { fakeToolContext } from './support/tool-context.js';
 
 let root: string;
@@ -227,7 +228,7 @@ if (process.argv[3] === 'abort') controller.abort('stop');
 process.exit(0);
 `,
     );
-    const child = spawn(process.execPath, ['--import', TSX_LOADER, script, root, mode], {
+    const child = spawn(process.execPath, [await bundledScript(script), root, mode], {
       cwd: root,
       stdio: ['ignore', 'ignore', 'pipe'],
     });
@@ -266,5 +267,3 @@ function readFileSyncTrim(path: string): string {
 }
 
 const SHELL_TOOL = fileURLToPath(new URL('../src/node/shell-tool.ts', import.meta.url));
-/** tsx's loader (`--import` resolves a bare name from the child's folder, a temp one here). */
-const TSX_LOADER = new URL('../node_modules/tsx/dist/loader.mjs', import.meta.url).href;

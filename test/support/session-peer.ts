@@ -1,11 +1,12 @@
 /**
- * The second process of the session contract's cross-process parts: `node --import tsx session-peer.ts KIND WHERE`
+ * The second process of the session contract's cross-process parts: `node session-peer.ts KIND WHERE` (bundled first:
+ * test/support/bundle-script.ts)
  * opens the store (`sqlite FILE` or `postgres SCHEMA`, with the libpq variables) and serves the parent's requests.
  */
 import pg from 'pg';
-import { servePeer } from '../../src/node/testing/index.js';
-import { PostgresSessionStore } from '../../src/postgres/index.js';
-import { SqliteSessionStore } from '../../src/sqlite/index.js';
+import { servePeer } from '../../src/node/testing/peer.js';
+import { PostgresSessionStore } from '../../src/postgres/store.js';
+import { SqliteSessionStore } from '../../src/sqlite/store.js';
 
 const [kind, where] = process.argv.slice(2);
 void servePeer(() => {

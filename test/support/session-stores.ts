@@ -7,11 +7,10 @@ import Database from 'better-sqlite3';
 import { spawnSessionPeer, type SpawnPeer, type TamperHooks } from '../../src/node/testing/index.js';
 import type { SessionStore } from '../../src/session/session.js';
 import { SqliteSessionStore } from '../../src/sqlite/index.js';
+import { bundledScript } from './bundle-script.js';
 import { repoRoot } from './openai-server.js';
 
 const PEER_SCRIPT = fileURLToPath(new URL('./session-peer.ts', import.meta.url));
-/** tsx's loader by file URL, so the child needs nothing from its working folder. */
-const TSX_LOADER = new URL('../../node_modules/tsx/dist/loader.mjs', import.meta.url).href;
 
 /** A temporary folder per call and its cleanup. */
 export function tempDirs(prefix: string): { make: () => string; removeAll: () => void } {
@@ -32,11 +31,14 @@ export function tempDirs(prefix: string): { make: () => string; removeAll: () =>
 export const sqliteStore = (dirs: { make: () => string }) => (): SqliteSessionStore =>
   new SqliteSessionStore(path.join(dirs.make(), 'sessions.db'));
 
-/** Starts `test/support/session-peer.ts` on the store's own data: its SQLite file or its Postgres schema. */
-export const spawnPeer: SpawnPeer = (store: SessionStore) => {
+/**
+ * Starts `test/support/session-peer.ts` on the store's own data: its SQLite file or its Postgres schema. The script
+ * runs bundled (test/support/bundle-script.ts: a start costs a few tenths of a second of CPU, not 2 s under tsx).
+ */
+export const spawnPeer: SpawnPeer = async (store: SessionStore) => {
   const where = store as { location?: string; schema?: string };
   const args = where.location !== undefined ? ['sqlite', where.location] : ['postgres', where.schema!];
-  return spawnSessionPeer({ script: PEER_SCRIPT, args, execArgv: ['--import', TSX_LOADER], cwd: repoRoot });
+  return spawnSessionPeer({ script: await bundledScript(PEER_SCRIPT), args, cwd: repoRoot });
 };
 
 /** `sql` run on a SQLite store's file through a connection of its own, as a person with the file open would. */
