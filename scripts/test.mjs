@@ -19,10 +19,15 @@ mkdirSync(cache, { recursive: true });
 const checks = [
   // vitest first: it takes longest.
   { name: 'vitest', command: 'vitest', args: ['run', ...process.argv.slice(2)] },
+  // TypeScript 7 (the native compiler, devDependency `typescript-7`): the same checks as TypeScript 5.9 in a third of
+  // the CPU time. 5.9 (`typescript`) stays for what needs its JavaScript API (typescript-eslint) and emits the build.
   {
     name: 'tsc',
-    command: 'tsc',
-    args: ['--noEmit', '-p', '.', '--incremental', '--tsBuildInfoFile', path.join(cache, 'tsc.tsbuildinfo')],
+    command: process.execPath,
+    args: [
+      path.join(root, 'node_modules', 'typescript-7', 'bin', 'tsc'),
+      ...['--noEmit', '-p', '.', '--incremental', '--tsBuildInfoFile', path.join(cache, 'tsc.tsbuildinfo')],
+    ],
   },
   {
     name: 'eslint',
