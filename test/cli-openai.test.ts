@@ -26,6 +26,7 @@ import {
   tempFolder,
   waitFor,
 } from './cli-helpers.js';
+import { runMain } from './support/cli-main.js';
 
 let server: OpenAIServer;
 beforeAll(async () => {
@@ -243,10 +244,16 @@ describe('loopctl options', () => {
     [['--base-url', 'localhost:1234', 'x'], /--base-url must be an http/],
     [[], /no task: give one as an argument, or pipe one task per line/],
   ])('%j → exit 2 with a message naming the option', async (args, message) => {
-    const { code, stderr, stdout } = await runBin(args, tempFolder()).done;
+    const { code, stderr, stdout } = await runMain(args);
     expect(code).toBe(2);
     expect(stderr).toMatch(message);
     expect(stdout).toBe('');
+  });
+
+  it('the bin exits 2 on a bad option, with the message on stderr', async () => {
+    const { code, stderr, stdout } = await runBin(['--max-turns', 'zero', 'x'], tempFolder()).done;
+    expect({ code, stdout }).toEqual({ code: 2, stdout: '' });
+    expect(stderr).toMatch(/^loopctl: option --max-turns must be a positive integer/);
   });
 
   it('OPENAI_BASE_URL is checked like --base-url: exit 2 naming it; --base-url overrides it', async () => {

@@ -5,16 +5,7 @@
  * never printed.
  */
 import { describe, expect, it } from 'vitest';
-import { main } from '../src/cli/app.js';
-
-function io() {
-  const out = { text: '', isTTY: false, write: (t: string) => void (out.text += t) };
-  const err = { text: '', isTTY: false, write: (t: string) => void (err.text += t) };
-  const exit = (code: number): never => {
-    throw new Error(`exit ${code}`);
-  };
-  return { out, err, io: { stdout: out, stderr: err, exit } };
-}
+import { runMain } from './support/cli-main.js';
 
 const SET = 'export LOOPCTL_QUEUE_SECRET=$(openssl rand -hex 32)';
 // Port 1: nothing listens; the secret is checked before Redis is.
@@ -27,21 +18,21 @@ describe('the queue secret of the CLI', () => {
   for (const argv of commands) {
     const name = argv[0] === 'worker' ? 'loopctl worker --queue' : 'loopctl serve --queue';
     it(`${name} without LOOPCTL_QUEUE_SECRET: exit 2, one line showing the command that sets one`, async () => {
-      const { out, err, io: streams } = io();
-      expect(await main(argv, {}, streams)).toBe(2);
-      expect(out.text).toBe('');
-      expect(err.text).toBe(
-        `loopctl: ${name} signs its runs with a secret shared by serve and every worker, and ` +
+      expect(await runMain(argv, {})).toEqual({
+        code: 2,
+        stdout: '',
+        stderr:
+          `loopctl: ${name} signs its runs with a secret shared by serve and every worker, and ` +
           `LOOPCTL_QUEUE_SECRET is not set. Set one in each shell that runs them: ${SET}\n`,
-      );
+      });
     });
 
     it(`${name} with a secret shorter than 32 bytes: exit 2 naming its length, never its value`, async () => {
-      const { err, io: streams } = io();
-      expect(await main(argv, { LOOPCTL_QUEUE_SECRET: 'hunter2-is-short' }, streams)).toBe(2);
-      expect(err.text).toContain('LOOPCTL_QUEUE_SECRET is 16 bytes; it needs at least 32.');
-      expect(err.text).toContain(SET);
-      expect(err.text).not.toContain('hunter2');
+      const { code, stderr } = await runMain(argv, { LOOPCTL_QUEUE_SECRET: 'hunter2-is-short' });
+      expect(code).toBe(2);
+      expect(stderr).toContain('LOOPCTL_QUEUE_SECRET is 16 bytes; it needs at least 32.');
+      expect(stderr).toContain(SET);
+      expect(stderr).not.toContain('hunter2');
     });
   }
 });
