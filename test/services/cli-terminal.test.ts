@@ -128,7 +128,9 @@ describe('a wait is shown within 2 s, bounded, announced, and Ctrl-C works throu
     const lines = stderr.trimEnd().split('\n');
     // the header's 2nd
     expect(lines[1]).toMatch(/^\[loopctl\] conversation \S+ \(new; loopctl --continue resumes it\)$/);
-    expect(lines.slice(2, 4).map((l) => l.replace(/retrying in [\d.]+ s/, 'retrying in N s'))).toEqual([
+    // Full jitter: a backoff under 0.1 s (a fifth of the second attempt's) is shown in ms.
+    const delay = /retrying in (?:[\d.]+ s|\d+ ms)/;
+    expect(lines.slice(2, 4).map((l) => l.replace(delay, 'retrying in N s'))).toEqual([
       '[loopctl] the model sent nothing within 1 s (first-event deadline): retrying in N s (attempt 2)',
       '[loopctl] the model sent nothing within 1 s (first-event deadline): retrying in N s (attempt 3)',
     ]);
