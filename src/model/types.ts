@@ -5,7 +5,11 @@ import type { Item, ProviderParts, TokenCounts, ToolCall } from '../items.js';
 /** A JSON Schema object as sent on the wire (`z.toJSONSchema` output or an MCP tool's `inputSchema`). */
 export type JsonSchema = { readonly [key: string]: unknown };
 
-/** A tool as a model sees it: name, description and JSON Schema parameters. */
+/**
+ * A tool as a model sees it: name, description and JSON Schema parameters. Frozen, and for a zod tool its
+ * `parameters` too, deeply: one object shared by every request of every agent that lists the tool. A provider that
+ * changes a schema for its wire (as the built-in adapters do) copies it first; writing into it throws a `TypeError`.
+ */
 export interface ToolSpec {
   readonly name: string;
   readonly description: string;
