@@ -5,6 +5,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BACKOFF_TEXT } from '../support/backoff-text.js';
 import { chatChunk, sseData, startOpenAIServer, textStream, type OpenAIServer } from '../support/openai-server.js';
 import {
   ensureBuilt,
@@ -128,8 +129,8 @@ describe('a wait is shown within 2 s, bounded, announced, and Ctrl-C works throu
     const lines = stderr.trimEnd().split('\n');
     // the header's 2nd
     expect(lines[1]).toMatch(/^\[loopctl\] conversation \S+ \(new; loopctl --continue resumes it\)$/);
-    // Full jitter: a backoff under 0.1 s (a fifth of the second attempt's) is shown in ms.
-    const delay = /retrying in (?:[\d.]+ s|\d+ ms)/;
+    // Full jitter: a backoff under 0.1 s is shown in ms, one under 0.5 ms as "under 1 ms" (support/backoff-text.ts).
+    const delay = new RegExp(`retrying in ${BACKOFF_TEXT}`);
     expect(lines.slice(2, 4).map((l) => l.replace(delay, 'retrying in N s'))).toEqual([
       '[loopctl] the model sent nothing within 1 s (first-event deadline): retrying in N s (attempt 2)',
       '[loopctl] the model sent nothing within 1 s (first-event deadline): retrying in N s (attempt 3)',
