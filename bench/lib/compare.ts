@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { repoRoot } from './loopctl.js';
+import { emitArgs, repoRoot } from './loopctl.js';
 
 /** The benchmarks `compare` runs against the other build: each prints the baseline's rows and a ratio. */
 export const COMPARED = ['stream', 'memory', 'cancel'] as const;
@@ -50,13 +50,7 @@ export function buildOther(ref: string): OtherBuild {
     symlinkSync(path.join(repoRoot, 'node_modules'), path.join(tree, 'node_modules'), 'dir');
     // Inside the worktree: its package.json makes the output ES modules, and its node_modules link resolves them.
     const dir = path.join(tree, 'dist');
-    const tsc = path.join(repoRoot, 'node_modules/typescript/bin/tsc');
-    const config = path.join(tree, 'tsconfig.build.json');
-    execFileSync(
-      process.execPath,
-      [tsc, '-p', config, '--outDir', dir, '--declaration', 'false', '--sourceMap', 'false', '--noCheck'],
-      { cwd: tree, stdio: 'inherit' },
-    );
+    execFileSync(process.execPath, emitArgs(tree, dir), { cwd: tree, stdio: 'inherit' });
     return { name, dir, remove };
   } catch (error) {
     remove();

@@ -27,27 +27,33 @@ import type * as Testing from '../../src/testing/index.js';
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const BUILD_DIR = path.join(repoRoot, 'node_modules/.cache/loopctl-bench');
 
+/**
+ * The arguments of TypeScript 5.9's `tsc` (`node_modules/typescript/bin/tsc`, the compiler of `npm run build`) that
+ * compile the library of the checkout at `root` into `outDir` as the benchmarks load it: JavaScript only (no
+ * declarations, no source maps, so no `inlineSources` either: tsc refuses it without maps), types not checked
+ * (`npm test` checks them). Used for this checkout and for the other commit of `compare` (./compare.ts).
+ */
+export function emitArgs(root: string, outDir: string): string[] {
+  const config = path.join(root, 'tsconfig.build.json');
+  const off = ['--declaration', '--sourceMap', '--inlineSources'].flatMap((option) => [option, 'false']);
+  return [
+    path.join(repoRoot, 'node_modules/typescript/bin/tsc'),
+    '-p',
+    config,
+    '--outDir',
+    outDir,
+    ...off,
+    '--noCheck',
+  ];
+}
+
 /** Compiles src/ into {@link BUILD_DIR} (incremental). */
 export function buildLibrary(): void {
-  const tsc = path.join(repoRoot, 'node_modules/typescript/bin/tsc');
-  execFileSync(
-    process.execPath,
-    [
-      tsc,
-      '-p',
-      path.join(repoRoot, 'tsconfig.build.json'),
-      '--outDir',
-      BUILD_DIR,
-      '--declaration',
-      'false',
-      '--sourceMap',
-      'false',
-      '--incremental',
-      '--tsBuildInfoFile',
-      path.join(BUILD_DIR, '.tsbuildinfo'),
-    ],
-    { stdio: 'inherit', cwd: repoRoot },
-  );
+  const incremental = ['--incremental', '--tsBuildInfoFile', path.join(BUILD_DIR, '.tsbuildinfo')];
+  execFileSync(process.execPath, [...emitArgs(repoRoot, BUILD_DIR), ...incremental], {
+    stdio: 'inherit',
+    cwd: repoRoot,
+  });
 }
 
 // tsx turns source maps on (process.sourceMapsEnabled): every `err.stack` then walks
