@@ -41,6 +41,10 @@ export function tamperContract({ describe, it, expect }: ContractFramework, make
     });
     return;
   }
+  /** Loading `session` is refused as corrupt (SessionSchemaError, problem `corrupt`), its message naming `what`. */
+  const refusedAsCorrupt = async (session: Session, what: string) =>
+    expect({ ...(await refusalOf(session, what)), what }).toEqual(CORRUPT(what));
+
   describe(title, () => {
     it('a history row removed from the middle: load rejects with SessionSchemaError (corrupt) naming the row', () =>
       withStore(makeStore, async (store) => {
@@ -48,8 +52,7 @@ export function tamperContract({ describe, it, expect }: ContractFramework, make
         await append(s, userItems('a', 2), 'r1');
         await append(s, userItems('b', 2), 'r2');
         await hooks.removeItem(store, 's', 1);
-        const what = 'item 1 of session "s" is missing';
-        expect({ ...(await refusalOf(s, what)), what }).toEqual(CORRUPT(what));
+        await refusedAsCorrupt(s, 'item 1 of session "s" is missing');
       }));
 
     it('the first or the last row removed: load rejects as well (the rows left are numbered, or counted, wrong)', () =>
@@ -57,13 +60,11 @@ export function tamperContract({ describe, it, expect }: ContractFramework, make
         const first = store.session('first');
         await append(first, userItems('f', 3), 'r1');
         await hooks.removeItem(store, 'first', 0);
-        const what0 = 'item 0 of session "first" is missing';
-        expect({ ...(await refusalOf(first, what0)), what: what0 }).toEqual(CORRUPT(what0));
+        await refusedAsCorrupt(first, 'item 0 of session "first" is missing');
         const last = store.session('last');
         await append(last, userItems('l', 3), 'r1');
         await hooks.removeItem(store, 'last', 2);
-        const what2 = 'session "last" counts 3 items but 2 are stored';
-        expect({ ...(await refusalOf(last, what2)), what: what2 }).toEqual(CORRUPT(what2));
+        await refusedAsCorrupt(last, 'session "last" counts 3 items but 2 are stored');
       }));
 
     it('a stored count changed: load rejects with SessionSchemaError (corrupt) naming the count and the rows', () =>
@@ -71,11 +72,9 @@ export function tamperContract({ describe, it, expect }: ContractFramework, make
         const s = store.session('s');
         await append(s, userItems('a', 3), 'r1');
         await hooks.setCount(store, 's', 5);
-        const more = 'session "s" counts 5 items but 3 are stored';
-        expect({ ...(await refusalOf(s, more)), what: more }).toEqual(CORRUPT(more));
+        await refusedAsCorrupt(s, 'session "s" counts 5 items but 3 are stored');
         await hooks.setCount(store, 's', 1);
-        const fewer = 'session "s" counts 1 item but 3 are stored';
-        expect({ ...(await refusalOf(s, fewer)), what: fewer }).toEqual(CORRUPT(fewer));
+        await refusedAsCorrupt(s, 'session "s" counts 1 item but 3 are stored');
       }));
 
     it('no write of the store leaves a gap: appends, journalled runs, rename, delete and a new start all load', () =>
