@@ -6,7 +6,7 @@
  * reaches the server: the reload drops it) shows the run going on with Stop to press, not "Stopping…" for good.
  */
 import type { ChildProcess } from 'node:child_process';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { cliEnv, ensureBuilt, removeTempFolders, tempFolder } from '../cli-helpers.js';
 import { launchChromium, withScreenshot } from './support/browser.js';
@@ -35,15 +35,26 @@ afterAll(async () => {
 
 const poll = <T>(fn: () => Promise<T> | T) => expect.poll(fn, { timeout: 10_000, interval: 25 });
 
-it('a Stop whose request failed leaves the run shown as going on, with Stop to press again', async () => {
+/** A new page (its own context) on the printed address, once its message box is shown. */
+async function openPage(): Promise<Page> {
   const page = await (await browser.newContext()).newPage();
   page.setDefaultTimeout(10_000);
   await page.goto(address);
   await page.getByLabel('Message').waitFor();
+  return page;
+}
+
+/** Sends `text` from the page's message box. */
+async function send(page: Page, text: string): Promise<void> {
+  await page.getByLabel('Message').fill(text);
+  await page.getByLabel('Message').press('Enter');
+}
+
+it('a Stop whose request failed leaves the run shown as going on, with Stop to press again', async () => {
+  const page = await openPage();
   await withScreenshot(page, 'stop-failed', async () => {
     await page.route('**/cancel', (route) => route.abort('connectionreset'));
-    await page.getByLabel('Message').fill('List the markdown files');
-    await page.getByLabel('Message').press('Enter');
+    await send(page, 'List the markdown files');
     const state = page.locator('.run-state');
     const stop = page.getByRole('button', { name: 'Stop', exact: true });
     await poll(() => state.innerText()).toBe('Writing…');
@@ -60,14 +71,10 @@ it('a Stop whose request failed leaves the run shown as going on, with Stop to p
 }, 60_000);
 
 it('a reload while a Stop request is still out shows the run going on, with Stop to press again', async () => {
-  const page = await (await browser.newContext()).newPage();
-  page.setDefaultTimeout(10_000);
-  await page.goto(address);
-  await page.getByLabel('Message').waitFor();
+  const page = await openPage();
   await withScreenshot(page, 'stop-reloaded', async () => {
     await page.route('**/cancel', () => undefined); // held: never reaches the server
-    await page.getByLabel('Message').fill('List the markdown files');
-    await page.getByLabel('Message').press('Enter');
+    await send(page, 'List the markdown files');
     const state = page.locator('.run-state');
     const stop = page.getByRole('button', { name: 'Stop', exact: true });
     await poll(() => state.innerText()).toBe('Writing…');
