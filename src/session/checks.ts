@@ -271,7 +271,7 @@ export function historyOf(
     items[i] = row as Item;
   }
   const counted = count ?? 0;
-  if (counted !== rows.length || (count === null && rows.length > 0)) {
+  if (counted !== rows.length) {
     const counts = count === null ? 'has no session row' : `counts ${counted} item${counted === 1 ? '' : 's'}`;
     throw corrupt(`${session} ${counts} but ${rows.length} ${rows.length === 1 ? 'is' : 'are'} stored`);
   }
