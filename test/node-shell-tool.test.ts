@@ -108,14 +108,21 @@ function exitListeners(count: number): Promise<void> {
   });
 }
 
-/** Members of process group `pgid` per /proc (Linux), zombies excluded. */
+/**
+ * Members of process group `pgid` per /proc (Linux) that are alive: not zombies and not exiting. A process that is
+ * exiting has closed its descriptors (which is what ended {@link allExited}'s read) a moment before the kernel makes
+ * it a zombie; in that moment /proc lists it with its old state but no descriptors, so a member counts only while it
+ * still holds one (every command here keeps at least stdin, stdout and stderr while it runs).
+ */
 async function groupMembers(pgid: number): Promise<number> {
   let n = 0;
   for (const name of await readdir('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     const stat = await readFile(`/proc/${name}/stat`, 'utf8').catch(() => '');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (fields[0] !== 'Z' && Number(fields[2]) === pgid) n++;
+    if (fields[0] === 'Z' || Number(fields[2]) !== pgid) continue;
+    const descriptors = await readdir(`/proc/${name}/fd`).catch(() => []);
+    if (descriptors.length > 0) n++;
   }
   return n;
 }
