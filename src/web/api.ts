@@ -1,6 +1,6 @@
 import { runHttpRequest } from '@ag-ui/client';
 import type { Message, RunAgentInput } from '@ag-ui/core';
-import { Observable, from, map, of, switchMap } from 'rxjs';
+import { EMPTY, Observable, concat, defer, from, map, of, switchMap, throwError } from 'rxjs';
 import { sseFrames, type StreamItem } from './sse.js';
 
 /** Where `loopctl serve` mounts loopctl/http (docs/ui.md, "Routes"). */
@@ -81,9 +81,42 @@ async function apiError(response: Response): Promise<ApiError> {
   return new ApiError(response.status, code, message);
 }
 
-/** The frames of an SSE response (`runHttpRequest` reads the body; unsubscribing cancels it). */
+/**
+ * The frames of an SSE response (`runHttpRequest` reads the body; unsubscribing cancels it). A body that fails
+ * mid-stream (the connection cut, the server killed) errors the frames with the body's error, as a read would, but
+ * `runHttpRequest` is shown a body that ends: on an error it cancels the body it read, and that cancel, rejected
+ * with the same error, was thrown again where nothing catches it (an uncaught "TypeError: network error" in the
+ * console for every cut stream).
+ */
 function frames(response: Response): Observable<StreamItem> {
-  return runHttpRequest(() => Promise.resolve(response)).pipe(sseFrames());
+  return defer(() => {
+    let failure: { error: unknown } | undefined;
+    const reader = response.body?.getReader();
+    const body =
+      reader &&
+      new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          try {
+            const { done, value } = await reader.read();
+            if (done) controller.close();
+            else controller.enqueue(value);
+          } catch (error) {
+            failure = { error };
+            controller.close();
+          }
+        },
+        cancel: (reason) => reader.cancel(reason).catch(() => undefined),
+      });
+    const read = new Response(body, {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
+    return concat(
+      runHttpRequest(() => Promise.resolve(read)).pipe(sseFrames()),
+      defer(() => (failure ? throwError(() => failure!.error) : EMPTY)),
+    );
+  });
 }
 
 /** `POST /agents/:agent/runs` with the conversation as an AG-UI `RunAgentInput`. */
